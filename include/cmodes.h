@@ -1,0 +1,443 @@
+/* cmodes.h: the public API of cmodes, the coupled normal-contact penalty-mode
+ * analyser.
+ *
+ * Data flow:  scene -> system (M, J, K) -> operator (B = K^1/2 J L^-T)
+ *             -> spectrum (largest eig of S = B B^T) -> report.
+ *
+ * Units: any consistent set; the docs use SI (kg, m, s, N/m, rad/s).
+ * Conventions: every call that can fail takes a cm_context_t and returns a
+ * status (0 ok, < 0 error, > 0 warning); the context then holds the message
+ * and the input path ("contacts[17].normal") of the failure. Objects follow
+ * create -> use -> destroy; destroy takes the handle's address, accepts NULL
+ * and sets the handle to NULL.
+ */
+#ifndef CMODES_H
+#define CMODES_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define CM_VERSION_MAJOR 0
+#define CM_VERSION_MINOR 1
+#define CM_VERSION_PATCH 0
+#define CM_VERSION_STRING "0.1.0"
+
+#if defined(_WIN32)
+#define CM_EXTERN
+#else
+#define CM_EXTERN __attribute__((visibility("default")))
+#endif
+
+/* ------------------------------------------------------------------------ */
+/* Status codes                                                              */
+/* ------------------------------------------------------------------------ */
+
+/* X(NAME, value, "message", http_status, cli_exit_code)
+ * One list generates the enum, the name and message tables, the HTTP mapping
+ * and the command-line exit codes, so they never drift apart. */
+#define CM_STATUS_MAP(X)                                                      \
+  X(OK, 0, "ok", 200, 0)                                                      \
+  X(NOT_CONVERGED, 1, "not converged: partial result", 200, 5)                \
+  X(USAGE, -1, "invalid argument or option", 400, 2)                          \
+  X(PARSE, -2, "malformed input", 400, 3)                                     \
+  X(INVALID_SCENE, -3, "invalid scene", 400, 3)                               \
+  X(NOT_SPD, -4, "matrix not positive definite", 422, 4)                      \
+  X(NUMERIC, -5, "numerical failure", 422, 4)                                 \
+  X(NOMEM, -6, "out of memory", 500, 1)                                       \
+  X(IO, -7, "input/output error", 500, 3)                                     \
+  X(LIMIT, -8, "size limit exceeded", 413, 3)                                 \
+  X(NOT_FOUND, -9, "not found", 404, 3)                                       \
+  X(METHOD, -10, "method not allowed", 405, 2)                                \
+  X(CONFLICT, -11, "conflict", 409, 2)                                        \
+  X(MEDIA_TYPE, -12, "unsupported media type", 415, 2)                        \
+  X(BUSY, -13, "busy: queue full", 503, 1)                                    \
+  X(UNAUTHORIZED, -14, "unauthorized", 401, 2)                                \
+  X(TOO_MANY, -15, "too many requests", 429, 1)                               \
+  X(INTERNAL, -16, "internal error", 500, 1)
+
+#define CM__STATUS_ENUM(name, val, msg, http, exitc) CM_##name = (val),
+typedef enum cm_status { CM_STATUS_MAP(CM__STATUS_ENUM) } cm_status_t;
+#undef CM__STATUS_ENUM
+
+/* Cannot fail; unknown codes give "unknown" / 500 / 1. */
+CM_EXTERN const char *cm_status_name(int status);    /* "invalid_scene" */
+CM_EXTERN const char *cm_status_message(int status); /* "invalid scene" */
+CM_EXTERN int cm_status_http(int status);            /* 400 */
+CM_EXTERN int cm_status_exit(int status);            /* CLI exit code */
+
+/* ------------------------------------------------------------------------ */
+/* Context: parameters, last status                                          */
+/* ------------------------------------------------------------------------ */
+
+typedef struct cm_context {
+  int threads;        /* OpenMP threads for parallel kernels; 0 = default */
+  int status;         /* last status set by a failing call (0 = none) */
+  char message[1024]; /* human message of the last failure */
+  char path[256];     /* where in the input, e.g. "contacts[17].normal" */
+  const char *file;   /* source file that raised it (for bug reports) */
+  int line;           /* source line that raised it */
+} cm_context_t;
+
+/* Sets defaults; cannot fail. */
+CM_EXTERN void cm_context_init(cm_context_t *ctx);
+/* Clears the last status; cannot fail. */
+CM_EXTERN void cm_context_clear(cm_context_t *ctx);
+
+/* ------------------------------------------------------------------------ */
+/* Scene: bodies and contacts                                                */
+/* ------------------------------------------------------------------------ */
+
+#define CM_WORLD (-1) /* body index meaning "the world" (fixed, no dofs) */
+
+typedef struct cm_body {
+  int fixed;             /* nonzero: no dofs (ground, walls) */
+  double mass;           /* kg; > 0 for moving bodies */
+  double inertia[9];     /* body-frame inertia about the COM, row-major 3x3
+                            (3D); 2D uses inertia[0], the scalar about z */
+  double position[3];    /* COM in the world frame; 2D uses [0..1] */
+  double orientation[4]; /* unit quaternion w,x,y,z body->world (3D only) */
+} cm_body_t;
+
+typedef struct cm_contact {
+  int a, b;           /* body indices, b may be CM_WORLD; normal points b->a */
+  double point[3];    /* world contact point; 2D uses [0..1] */
+  double normal[3];   /* unit normal from b to a (normalised on add) */
+  double stiffness;   /* penalty stiffness k_c > 0, N/m */
+} cm_contact_t;
+
+typedef struct cm_scene {
+  int dim;                /* 2 or 3 */
+  int nbodies;            /* bodies in use */
+  int ncontacts;          /* contacts in use */
+  cm_body_t *bodies;      /* size nbodies */
+  cm_contact_t *contacts; /* size ncontacts */
+  /* private: capacities and names (use the accessors) */
+  int body_cap, contact_cap;
+  long *body_name;        /* size body_cap: offset into names, -1 none */
+  long *contact_name;     /* size contact_cap: offset into names, -1 none */
+  char *names;            /* NUL-separated name pool */
+  size_t names_len, names_cap;
+  void *name_index;       /* body-name hash index (private) */
+  char *meta_json;        /* the scene's "meta" object as JSON text, or NULL */
+} cm_scene_t;
+
+/* Returns a new empty scene, or NULL when out of memory or dim not 2 or 3.
+ * The caller owns it and frees it with cm_scene_destroy. */
+CM_EXTERN cm_scene_t *cm_scene_create(int dim);
+CM_EXTERN void cm_scene_destroy(cm_scene_t **scene);
+/* Deep copy, or NULL when out of memory. */
+CM_EXTERN cm_scene_t *cm_scene_copy(const cm_scene_t *scene);
+
+/* Defaults: moving, mass 1, identity inertia and orientation, origin. */
+CM_EXTERN void cm_body_init(cm_body_t *body);
+CM_EXTERN void cm_contact_init(cm_contact_t *contact);
+
+/* Appends a body (copied) with an optional name (NULL: unnamed). Returns the
+ * new index (>= 0) or a negative status (duplicate name, out of memory).
+ * Values are checked by cm_scene_validate, not here. */
+CM_EXTERN int cm_scene_add_body(cm_context_t *ctx, cm_scene_t *scene,
+                                const cm_body_t *body, const char *name);
+/* Appends a contact (copied); the normal is normalised when it has a finite
+ * nonzero length. Returns the new index or a negative status. */
+CM_EXTERN int cm_scene_add_contact(cm_context_t *ctx, cm_scene_t *scene,
+                                   const cm_contact_t *contact,
+                                   const char *name);
+/* Removes contact i, moving the last one into its place. Cannot fail for a
+ * valid i; returns CM_USAGE otherwise. */
+CM_EXTERN int cm_scene_remove_contact(cm_context_t *ctx, cm_scene_t *scene,
+                                      int i);
+
+/* Name of body/contact i, or NULL when unnamed. Cannot fail. */
+CM_EXTERN const char *cm_scene_body_name(const cm_scene_t *scene, int i);
+CM_EXTERN const char *cm_scene_contact_name(const cm_scene_t *scene, int i);
+/* Index of the body with that name, or -1. */
+CM_EXTERN int cm_scene_find_body(const cm_scene_t *scene, const char *name);
+/* Writes a display label for body i into buf ("bar", or "#3" when unnamed,
+ * "world" for CM_WORLD) and returns buf. */
+CM_EXTERN const char *cm_scene_body_label(const cm_scene_t *scene, int i,
+                                          char *buf, size_t size);
+
+/* Checks every value: finite numbers, positive mass, SPD inertia, unit
+ * quaternion, indices in range, a != b, not both fixed, k > 0, unit normal.
+ * Returns CM_OK or CM_INVALID_SCENE with ctx->path naming the place. */
+CM_EXTERN int cm_scene_validate(cm_context_t *ctx, const cm_scene_t *scene);
+
+/* Reads a scene in the JSON format (docs/scene-format.md) from text of
+ * length len; source names the input in messages ("bar2d.json", "-").
+ * On success *out is a new scene owned by the caller. Errors: CM_PARSE
+ * (malformed JSON, with line and column), CM_INVALID_SCENE, CM_NOMEM. */
+CM_EXTERN int cm_scene_parse_json(cm_context_t *ctx, const char *text,
+                                  size_t len, const char *source,
+                                  cm_scene_t **out);
+/* Reads a whole file ("-" = standard input) and parses it as above. */
+CM_EXTERN int cm_scene_read_file(cm_context_t *ctx, const char *path,
+                                 cm_scene_t **out);
+/* Returns the scene as JSON text (malloc'd, caller frees) or NULL. */
+CM_EXTERN char *cm_scene_to_json(cm_context_t *ctx, const cm_scene_t *scene);
+CM_EXTERN int cm_scene_write_json(cm_context_t *ctx, const cm_scene_t *scene,
+                                  FILE *out);
+
+/* ------------------------------------------------------------------------ */
+/* System: M, J, K assembled from a scene, or given as matrices              */
+/* ------------------------------------------------------------------------ */
+
+/* Rows of J (contacts) and columns (active dofs) are ordered by component,
+ * so component c owns rows [comp_row[c], comp_row[c+1]) and columns
+ * [comp_col[c], comp_col[c+1]) and J is block diagonal in that order. */
+typedef struct cm_system {
+  int dim;         /* 2 or 3; 0 for a system given as matrices */
+  int nbodies;     /* bodies of the scene (0 for matrices) */
+  int ndofs;       /* dofs of all moving bodies (3 or 6 each) */
+  int n;           /* active dofs: columns of J */
+  int nc;          /* contacts: rows of J */
+  int block;       /* 1: M block-diagonal by body (fast path); 0: general */
+  /* J in CSR, nc x n */
+  int *Jp;         /* row pointers, size nc+1 */
+  int *Jj;         /* column indices, size Jp[nc] */
+  double *Jx;      /* values, size Jp[nc] */
+  double *k;       /* stiffness of each row, size nc */
+  /* M, lower triangle with diagonal, CSC, n x n */
+  int *Mp;         /* column pointers, size n+1 */
+  int *Mi;         /* row indices, size Mp[n] */
+  double *Mx;      /* values, size Mp[n] */
+  /* maps */
+  int *row_contact;  /* size nc: scene contact of each row */
+  int *contact_row;  /* size nc: row of each scene contact */
+  int *col_body;     /* size n: body of each column (-1 for matrices) */
+  int *col_dof;      /* size n: local dof of that body (0..2 or 0..5) */
+  int *row_a, *row_b;/* size nc: bodies of each row (CM_WORLD if none) */
+  /* components */
+  int ncomp;         /* independent sub-problems */
+  int *comp_row;     /* size ncomp+1 */
+  int *comp_col;     /* size ncomp+1 */
+  int *body_comp;    /* size nbodies: component of each body, -1 if none */
+  /* counts */
+  int moving_bodies; /* bodies that are not fixed */
+  int free_bodies;   /* moving bodies that touch no contact */
+  int dropped_dofs;  /* dofs removed: untouched or structural zeros */
+  double t_assemble_s; /* wall time of assembly */
+} cm_system_t;
+
+/* Validates the scene and assembles M and J with OpenMP (deterministic at any
+ * thread count). *out is owned by the caller. */
+CM_EXTERN int cm_system_assemble(cm_context_t *ctx, const cm_scene_t *scene,
+                                 cm_system_t **out);
+/* Builds a general system from matrices: M (n x n, CSC, symmetric: lower
+ * triangle or both triangles), J (nc x n, CSR), k (nc). Arrays are copied.
+ * Components are not split (one component). */
+CM_EXTERN int cm_system_from_matrices(cm_context_t *ctx, int n, int nc,
+                                      const int *Mp, const int *Mi,
+                                      const double *Mx, const int *Jp,
+                                      const int *Jj, const double *Jx,
+                                      const double *k, cm_system_t **out);
+CM_EXTERN void cm_system_destroy(cm_system_t **sys);
+
+/* ------------------------------------------------------------------------ */
+/* Operator: B = K^1/2 J L^-T with M = L L^T, S = B B^T                      */
+/* ------------------------------------------------------------------------ */
+
+typedef struct cm_operator cm_operator_t; /* opaque */
+
+/* Factors M with CHOLMOD and forms B (block-diagonal M) or keeps the factor
+ * for solves (general M). A mass matrix that is not positive definite gives
+ * CM_NOT_SPD naming the body. The operator keeps a pointer to sys: keep sys
+ * alive while op is used. */
+CM_EXTERN int cm_operator_create(cm_context_t *ctx, const cm_system_t *sys,
+                                 cm_operator_t **out);
+CM_EXTERN void cm_operator_destroy(cm_operator_t **op);
+CM_EXTERN int cm_operator_rows(const cm_operator_t *op); /* nc */
+CM_EXTERN int cm_operator_cols(const cm_operator_t *op); /* n */
+/* y = S x on the rows [r0, r1) of component c (x, y local to it), or the
+ * whole operator with c = -1. Deterministic at any thread count. */
+CM_EXTERN int cm_operator_apply_S(cm_operator_t *op, int comp,
+                                  const double *x, double *y);
+/* y = B x (y: nc, x: n) and x = B^T y, on the whole operator. */
+CM_EXTERN int cm_operator_apply_B(cm_operator_t *op, const double *x,
+                                  double *y);
+CM_EXTERN int cm_operator_apply_BT(cm_operator_t *op, const double *y,
+                                   double *x);
+/* Forms S (nc x nc, column-major, malloc'd) densely; for tests, `compare`
+ * and verification. NULL on failure. */
+CM_EXTERN double *cm_operator_dense_S(cm_context_t *ctx, cm_operator_t *op);
+/* Timings of the factor and operator phases (seconds). */
+CM_EXTERN double cm_operator_factor_seconds(const cm_operator_t *op);
+CM_EXTERN double cm_operator_build_seconds(const cm_operator_t *op);
+
+/* ------------------------------------------------------------------------ */
+/* Analysis options and report                                               */
+/* ------------------------------------------------------------------------ */
+
+typedef enum cm_method {
+  CM_METHOD_AUTO = 0,   /* dense for small components, ARPACK otherwise */
+  CM_METHOD_ARPACK = 1, /* ARPACK-ng Lanczos (dense only when too small) */
+  CM_METHOD_DENSE = 2   /* LAPACK dsyevr on the explicitly formed operator */
+} cm_method_t;
+
+typedef struct cm_options {
+  int modes;             /* top modes wanted, default 6 */
+  double tol;            /* ARPACK relative residual tolerance, default 1e-10 */
+  int method;            /* cm_method_t, default CM_METHOD_AUTO */
+  int ncv;               /* Lanczos basis size, 0 = auto max(2 nev+1, 20) */
+  int max_iter;          /* ARPACK restarts, default 3000 */
+  double max_seconds;    /* eigen-solve budget per analysis, 0 = none */
+  int dense_max;         /* auto: components of operator size <= this are
+                            solved densely, default 400 */
+  double damping_ratio;  /* modal damping for central difference, default 0 */
+  double newmark_gamma;  /* default 0.5 */
+  double newmark_beta;   /* default 0.25 */
+  double freq_tol;       /* accuracy-step frequency error, default 0.01 */
+  int top_contacts;      /* contacts listed per mode, default 5 */
+  int top_bodies;        /* bodies listed per mode, default 5 */
+  int top_components;    /* components listed, default 10 */
+  const double *warm_start; /* optional start vector over scene contacts
+                               (size ncontacts), e.g. a previous report's
+                               dominant vector; NULL = seeded random */
+} cm_options_t;
+
+CM_EXTERN void cm_options_init(cm_options_t *opts);
+
+typedef struct cm_share {
+  int index;      /* contact or body index in the scene */
+  double share;   /* energy fraction in [0, 1] */
+  char *name;     /* contact name / body label (owned by the report) */
+  char *a_name;   /* contacts: label of body a (owned), NULL for bodies */
+  char *b_name;   /* contacts: label of body b ("world"), NULL for bodies */
+} cm_share_t;
+
+typedef struct cm_mode {
+  double omega;         /* rad/s */
+  double lambda;        /* omega^2 */
+  double residual;      /* ||S z - lambda z|| / lambda */
+  int component;        /* component index */
+  int ncontacts;        /* entries in contacts */
+  cm_share_t *contacts; /* top strain-energy shares e_c = k_c xi_c^2/lambda */
+  int nbodies;          /* entries in bodies */
+  cm_share_t *bodies;   /* top kinetic-energy shares */
+} cm_mode_t;
+
+typedef struct cm_component {
+  int index;          /* component index */
+  int nbodies;        /* moving bodies in it */
+  int ncontacts;      /* contacts (rows) */
+  int ndofs;          /* active dofs (columns) */
+  double omega_max;   /* its largest frequency, rad/s (0 if none) */
+  double omega_upper; /* its Gershgorin bound */
+  int method;         /* cm_method_t actually used */
+  int iterations;     /* ARPACK restarts (0 dense) */
+  int matvecs;        /* operator applications */
+  int converged;      /* 1 if every wanted Ritz pair met tol */
+  int rank;           /* rank of its J (dense only), -1 if unknown */
+  int nlisted;        /* bodies listed */
+  char **body_names;  /* up to 20 labels (owned) */
+} cm_component_t;
+
+typedef struct cm_step {
+  double h_s;         /* critical step from omega_max, s; NAN = none */
+  double certified_s; /* step from the rigorous omega_upper, s; NAN = none */
+  const char *note;   /* reason when h_s is NAN (static string) */
+} cm_step_t;
+
+typedef struct cm_report {
+  int status;             /* CM_OK or CM_NOT_CONVERGED */
+  double omega_max;       /* largest coupled angular frequency, rad/s */
+  int nmodes;             /* modes listed (<= options.modes) */
+  cm_mode_t *modes;       /* descending by omega */
+  /* per-contact (separate scalar effective mass) estimate */
+  double pc_omega_max;    /* max_c sqrt(k_c A_cc) */
+  int pc_contact;         /* the contact attaining it */
+  double pc_ratio;        /* omega_max / pc_omega_max */
+  double omega_lower;     /* rigorous lower bound (= pc_omega_max) */
+  double omega_upper;     /* rigorous Gershgorin upper bound */
+  /* time steps */
+  double damping_ratio;   /* as used */
+  double newmark_gamma, newmark_beta;
+  cm_step_t central_difference, rk3, rk4, explicit_euler, newmark;
+  double freq_tol;        /* accuracy tolerance used */
+  double accuracy_h_s;    /* CD step keeping the top-mode error < freq_tol */
+  /* counts */
+  int nbodies, moving_bodies, fixed_bodies, free_bodies;
+  int ndofs, active_dofs, ncontacts, dropped_dofs;
+  int free_motions;       /* dofs - rank J, -1 unless every component dense */
+  int zero_modes;         /* nc - rank J (redundant gaps), -1 likewise */
+  /* components */
+  int ncomp;              /* number of components */
+  int ncomp_listed;       /* entries in components */
+  cm_component_t *components; /* top ones by omega_max */
+  int comp_max;           /* component that sets the step */
+  /* solver */
+  const char *method;     /* "arpack", "dense", "mixed" or "none" */
+  int nev, ncv, iterations, matvecs, converged;
+  double tol;
+  /* timings, seconds */
+  double t_parse, t_assemble, t_factor, t_operator, t_eigen, t_report;
+  /* dominant vector over scene contacts (size ncontacts): for warm starts */
+  int nstart;
+  double *start_vector;
+} cm_report_t;
+
+/* Runs the whole pipeline on a scene. On CM_OK or CM_NOT_CONVERGED *out is a
+ * report owned by the caller; on error *out is NULL. */
+CM_EXTERN int cm_analyze(cm_context_t *ctx, const cm_scene_t *scene,
+                         const cm_options_t *opts, cm_report_t **out);
+/* The same from an assembled system (general M allowed). The scene, if not
+ * NULL, supplies names for the report. */
+CM_EXTERN int cm_analyze_system(cm_context_t *ctx, const cm_system_t *sys,
+                                const cm_scene_t *scene,
+                                const cm_options_t *opts, cm_report_t **out);
+CM_EXTERN void cm_report_destroy(cm_report_t **report);
+
+/* JSON report (docs/report-format.md): malloc'd text, caller frees; NULL on
+ * failure. flags: CM_JSON_INDENT for pretty output, CM_JSON_NO_TIMINGS to
+ * omit the timings (for bitwise comparisons). */
+#define CM_JSON_INDENT 1
+#define CM_JSON_NO_TIMINGS 2
+CM_EXTERN char *cm_report_to_json(const cm_report_t *report, int flags);
+/* Human-readable report. */
+CM_EXTERN int cm_report_write_text(const cm_report_t *report, FILE *out);
+
+/* ------------------------------------------------------------------------ */
+/* Spectrum of one operator (no component split): for compare and benches   */
+/* ------------------------------------------------------------------------ */
+
+typedef struct cm_spectrum {
+  int nev;            /* pairs found */
+  double *lambda;     /* descending, size nev */
+  double *residual;   /* relative residuals, size nev */
+  double *z;          /* eigenvectors of S, nc x nev column-major, or NULL */
+  int method;         /* cm_method_t used */
+  int ncv, iterations, matvecs, converged;
+  double seconds;     /* wall time */
+} cm_spectrum_t;
+
+/* Top opts->modes eigenpairs of S for component comp (-1: whole operator,
+ * which must then have one component or be dense). */
+CM_EXTERN int cm_spectrum_solve(cm_context_t *ctx, cm_operator_t *op,
+                                int comp, const cm_options_t *opts,
+                                cm_spectrum_t **out);
+CM_EXTERN void cm_spectrum_destroy(cm_spectrum_t **spec);
+
+/* ------------------------------------------------------------------------ */
+/* Time-step formulas (undamped unless stated; omega in rad/s, h in s)       */
+/* ------------------------------------------------------------------------ */
+
+/* Central difference / leapfrog / velocity Verlet / symplectic Euler with
+ * modal damping ratio zeta: 2 (sqrt(1 + zeta^2) - zeta) / omega. */
+CM_EXTERN double cm_step_central_difference(double omega, double zeta);
+CM_EXTERN double cm_step_rk3(double omega); /* sqrt(3) / omega */
+CM_EXTERN double cm_step_rk4(double omega); /* 2 sqrt(2) / omega */
+/* Newmark(gamma, beta): NAN when unconditionally stable (2 beta >= gamma),
+ * else 1 / (omega sqrt(gamma/2 - beta)). gamma must be >= 1/2. */
+CM_EXTERN double cm_step_newmark(double omega, double gamma, double beta);
+/* Largest CD step with (2/h) asin(h omega/2) / omega - 1 <= tol. */
+CM_EXTERN double cm_step_accuracy(double omega, double tol);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* CMODES_H */

@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# setup.sh: installs what is missing (Debian 12, as root), builds cmodes, and
+#   run   analyses the bundled reference bar (data/bar2d.json), or
+#   test  builds the tests (also under ASan/UBSan) and runs them with ctest.
+# Usage: scripts/setup.sh run|test|deps|build
+set -euo pipefail
+top=$(cd "$(dirname "$0")/.." && pwd)
+cd "$top"
+what=${1:-run}
+
+pkgs=(build-essential cmake pkg-config libsuitesparse-dev libarpack2-dev
+      libparpack2-dev libopenblas-dev liblapacke-dev libjansson-dev
+      libmicrohttpd-dev curl python3)
+deps() {
+  local missing=()
+  for p in "${pkgs[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" ||
+      missing+=("$p")
+  done
+  if [ ${#missing[@]} -gt 0 ]; then
+    echo "setup: installing ${missing[*]}"
+    if [ "$(id -u)" -ne 0 ]; then
+      echo "setup: these Debian packages are missing and this is not root:" \
+           "install them with: apt-get install ${missing[*]}" >&2
+      exit 1
+    fi
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -qq
+    apt-get install -y -qq --no-install-recommends "${missing[@]}"
+  fi
+}
+
+jobs=$(nproc 2>/dev/null || echo 2)
+build() { # build DIR [cmake args...]
+  local dir=$1; shift
+  cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo "$@" >/dev/null
+  cmake --build "$dir" -j "$jobs"
+}
+
+case "$what" in
+deps) deps ;;
+build) deps; build build ;;
+run)
+  deps; build build
+  ./build/cmodes analyze data/bar2d.json
+  ;;
+test)
+  deps
+  build build
+  (cd build && ctest --output-on-failure -j "$jobs")
+  build build-asan -DCMODES_SANITIZE=ON
+  (cd build-asan &&
+    ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
+    UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+    LSAN_OPTIONS=suppressions="$top/tests/lsan.supp" \
+    ctest --output-on-failure -j "$jobs" -LE no-sanitizer)
+  ;;
+*) echo "usage: scripts/setup.sh run|test|deps|build" >&2; exit 2 ;;
+esac

@@ -1,0 +1,55 @@
+/* main.c: the `cmodes` program: dispatches to a subcommand. Subcommands are
+ * weak so a module still being written leaves the others usable. */
+#include "cli.h"
+#include "cmodes.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#pragma weak cm__cmd_generate
+#pragma weak cm__cmd_export
+#pragma weak cm__cmd_compare
+#pragma weak cm__cmd_verify
+#pragma weak cm__cmd_serve
+
+typedef struct {
+  const char *name;                /* subcommand */
+  int (*fn)(int argc, char **argv);/* entry point, NULL if not built */
+  const char *help;                /* one line */
+} cm__cmd_t;
+
+static void cm__usage(FILE *out, const cm__cmd_t *cmds, int n) {
+  fprintf(out, "usage: cmodes COMMAND [options] ...\n\ncommands:\n");
+  for (int i = 0; i < n; i++)
+    if (cmds[i].fn)
+      fprintf(out, "  %-9s %s\n", cmds[i].name, cmds[i].help);
+  fprintf(out, "\n'cmodes COMMAND --help' describes one command; "
+               "'cmodes --version' prints the version.\n");
+}
+
+int main(int argc, char **argv) {
+  const cm__cmd_t cmds[] = {
+      {"analyze", cm__cmd_analyze, "coupled contact modes and stable steps"},
+      {"generate", cm__cmd_generate, "write a generated scene (pile, crystal, "
+                                     "stack, fleet, bar)"},
+      {"export", cm__cmd_export, "write M, J, k of a scene as Matrix Market"},
+      {"compare", cm__cmd_compare, "sparse against dense on one scene"},
+      {"verify", cm__cmd_verify, "simulate and check the predictions"},
+      {"serve", cm__cmd_serve, "HTTP/JSON server (or --stdio)"},
+  };
+  int n = (int)(sizeof cmds / sizeof cmds[0]);
+  if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
+    cm__usage(argc < 2 ? stderr : stdout, cmds, n);
+    return argc < 2 ? cm_status_exit(CM_USAGE) : 0;
+  }
+  if (!strcmp(argv[1], "--version")) {
+    printf("cmodes %s\n", CM_VERSION_STRING);
+    return 0;
+  }
+  for (int i = 0; i < n; i++)
+    if (cmds[i].fn && !strcmp(argv[1], cmds[i].name))
+      return cmds[i].fn(argc - 1, argv + 1);
+  fprintf(stderr, "cmodes: unknown command '%s'\n\n", argv[1]);
+  cm__usage(stderr, cmds, n);
+  return cm_status_exit(CM_USAGE);
+}

@@ -1,0 +1,45 @@
+/* internal.h: helpers shared by the modules of libcmodes; not installed.
+ * Error raising, timers, deterministic parallel reductions, seeded random
+ * numbers and the BLAS thread guard. Not for anything a user calls. */
+#ifndef CM_INTERNAL_H
+#define CM_INTERNAL_H
+
+#include "cmodes.h"
+
+#include <stdarg.h>
+#include <stddef.h>
+
+/* Records status, location and a formatted message in ctx; returns status.
+ * path may be NULL. Cannot fail. */
+int cm__error_at(cm_context_t *ctx, int status, const char *file, int line,
+                 const char *path, const char *fmt, ...)
+    __attribute__((format(printf, 6, 7)));
+#define CM__ERR(ctx, st, path, ...)                                           \
+  cm__error_at((ctx), (st), __FILE__, __LINE__, (path), __VA_ARGS__)
+
+/* Wall-clock seconds from a monotonic clock. */
+double cm__now(void);
+
+/* Threads to use for ctx (ctx->threads, or the OpenMP default). */
+int cm__threads(const cm_context_t *ctx);
+
+/* Forces single-threaded BLAS so reductions inside ARPACK and LAPACK do not
+ * depend on the thread count (parallelism lives in our own kernels). */
+void cm__blas_single_thread(void);
+
+/* Deterministic sums: the input is cut into fixed chunks whatever the thread
+ * count, and the partial sums are added in chunk order. */
+double cm__dot(int n, const double *x, const double *y, int threads);
+double cm__nrm2(int n, const double *x, int threads);
+
+/* Seeded pseudo-random numbers in (-1, 1): value i of stream seed. */
+double cm__hash_uniform(uint64_t seed, uint64_t i);
+
+/* Allocation that records CM_NOMEM in ctx on failure. */
+void *cm__malloc(cm_context_t *ctx, size_t n, size_t size);
+void *cm__calloc(cm_context_t *ctx, size_t n, size_t size);
+
+/* strdup that returns NULL on NULL or failure. */
+char *cm__strdup(const char *s);
+
+#endif

@@ -1,0 +1,106 @@
+/* util.c: timers, threads, deterministic reductions, seeded random numbers,
+ * checked allocation. */
+#include "internal.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+double cm__now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+int cm__threads(const cm_context_t *ctx) {
+  if (ctx && ctx->threads > 0)
+    return ctx->threads;
+#ifdef _OPENMP
+  return omp_get_max_threads();
+#else
+  return 1;
+#endif
+}
+
+/* OpenBLAS exports this; other BLAS builds do not, hence the weak symbol. */
+extern void openblas_set_num_threads(int) __attribute__((weak));
+
+void cm__blas_single_thread(void) {
+  if (openblas_set_num_threads)
+    openblas_set_num_threads(1);
+}
+
+#define CM__CHUNK 8192 /* fixed reduction chunk: independent of threads */
+
+double cm__dot(int n, const double *x, const double *y, int threads) {
+  int nchunk = (n + CM__CHUNK - 1) / CM__CHUNK;
+  if (nchunk <= 1) {
+    double s = 0;
+    for (int i = 0; i < n; i++)
+      s += x[i] * y[i];
+    return s;
+  }
+  double stack[64], *part = nchunk <= 64 ? stack : malloc(sizeof(double) * (size_t)nchunk);
+  if (!part)
+    return NAN;
+#pragma omp parallel for schedule(static) num_threads(threads)
+  for (int c = 0; c < nchunk; c++) {
+    int i0 = c * CM__CHUNK, i1 = i0 + CM__CHUNK < n ? i0 + CM__CHUNK : n;
+    double s = 0;
+    for (int i = i0; i < i1; i++)
+      s += x[i] * y[i];
+    part[c] = s;
+  }
+  double s = 0;
+  for (int c = 0; c < nchunk; c++)
+    s += part[c];
+  if (part != stack)
+    free(part);
+  return s;
+}
+
+double cm__nrm2(int n, const double *x, int threads) {
+  return sqrt(cm__dot(n, x, x, threads));
+}
+
+static uint64_t cm__splitmix(uint64_t z) {
+  z += 0x9e3779b97f4a7c15ULL;
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  return z ^ (z >> 31);
+}
+
+double cm__hash_uniform(uint64_t seed, uint64_t i) {
+  uint64_t h = cm__splitmix(cm__splitmix(seed) ^ (i * 0xd1b54a32d192ed03ULL));
+  return ((double)(h >> 11) + 0.5) / 9007199254740992.0 * 2.0 - 1.0;
+}
+
+void *cm__malloc(cm_context_t *ctx, size_t n, size_t size) {
+  void *p = (n && size) ? malloc(n * size) : malloc(1);
+  if (!p)
+    CM__ERR(ctx, CM_NOMEM, NULL, "out of memory allocating %zu x %zu bytes",
+            n, size);
+  return p;
+}
+
+void *cm__calloc(cm_context_t *ctx, size_t n, size_t size) {
+  void *p = (n && size) ? calloc(n, size) : calloc(1, 1);
+  if (!p)
+    CM__ERR(ctx, CM_NOMEM, NULL, "out of memory allocating %zu x %zu bytes",
+            n, size);
+  return p;
+}
+
+char *cm__strdup(const char *s) {
+  if (!s)
+    return NULL;
+  size_t n = strlen(s) + 1;
+  char *d = malloc(n);
+  if (d)
+    memcpy(d, s, n);
+  return d;
+}

@@ -1,0 +1,442 @@
+/* scene.c: the in-memory scene (bodies, contacts, names) and its validation.
+ * Not for file formats (io/) or assembly (system/). */
+#include "internal.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- name index: open addressing over body names ---------------------- */
+
+typedef struct {
+  int *slot;   /* body index or -1, size cap (power of two) */
+  size_t cap;  /* table size */
+} cm__name_index_t;
+
+static uint64_t cm__fnv(const char *s) {
+  uint64_t h = 1469598103934665603ULL;
+  for (; *s; s++)
+    h = (h ^ (unsigned char)*s) * 1099511628211ULL;
+  return h;
+}
+
+static const char *cm__name_at(const cm_scene_t *s, long off) {
+  return off < 0 ? NULL : s->names + off;
+}
+
+static void cm__index_free(cm_scene_t *s) {
+  cm__name_index_t *ix = s->name_index;
+  if (ix) {
+    free(ix->slot);
+    free(ix);
+  }
+  s->name_index = NULL;
+}
+
+/* Inserts body i (which has a name); grows the table at half load. */
+static int cm__index_put(cm_scene_t *s, int i) {
+  cm__name_index_t *ix = s->name_index;
+  if (!ix) {
+    ix = calloc(1, sizeof *ix);
+    if (!ix)
+      return CM_NOMEM;
+    s->name_index = ix;
+  }
+  if (2 * (size_t)(s->nbodies + 1) > ix->cap) {
+    size_t cap = ix->cap ? 2 * ix->cap : 64;
+    while (cap < 4 * (size_t)(s->nbodies + 1))
+      cap *= 2;
+    int *slot = malloc(cap * sizeof *slot);
+    if (!slot)
+      return CM_NOMEM;
+    for (size_t j = 0; j < cap; j++)
+      slot[j] = -1;
+    free(ix->slot);
+    ix->slot = slot;
+    ix->cap = cap;
+    for (int b = 0; b < s->nbodies; b++) {
+      const char *nm = cm__name_at(s, s->body_name[b]);
+      if (b == i || !nm)
+        continue;
+      size_t h = cm__fnv(nm) & (cap - 1);
+      while (slot[h] >= 0)
+        h = (h + 1) & (cap - 1);
+      slot[h] = b;
+    }
+  }
+  size_t h = cm__fnv(cm__name_at(s, s->body_name[i])) & (ix->cap - 1);
+  while (ix->slot[h] >= 0)
+    h = (h + 1) & (ix->cap - 1);
+  ix->slot[h] = i;
+  return CM_OK;
+}
+
+int cm_scene_find_body(const cm_scene_t *s, const char *name) {
+  const cm__name_index_t *ix = s ? s->name_index : NULL;
+  if (!ix || !name)
+    return -1;
+  size_t h = cm__fnv(name) & (ix->cap - 1);
+  while (ix->slot[h] >= 0) {
+    int b = ix->slot[h];
+    if (strcmp(cm__name_at(s, s->body_name[b]), name) == 0)
+      return b;
+    h = (h + 1) & (ix->cap - 1);
+  }
+  return -1;
+}
+
+/* ---- lifecycle ----------------------------------------------------------- */
+
+cm_scene_t *cm_scene_create(int dim) {
+  if (dim != 2 && dim != 3)
+    return NULL;
+  cm_scene_t *s = calloc(1, sizeof *s);
+  if (s)
+    s->dim = dim;
+  return s;
+}
+
+void cm_scene_destroy(cm_scene_t **sp) {
+  if (!sp || !*sp)
+    return;
+  cm_scene_t *s = *sp;
+  cm__index_free(s);
+  free(s->bodies);
+  free(s->contacts);
+  free(s->body_name);
+  free(s->contact_name);
+  free(s->names);
+  free(s->meta_json);
+  free(s);
+  *sp = NULL;
+}
+
+static long cm__pool_add(cm_scene_t *s, const char *name) {
+  if (!name)
+    return -1;
+  size_t n = strlen(name) + 1;
+  if (s->names_len + n > s->names_cap) {
+    size_t cap = s->names_cap ? s->names_cap : 256;
+    while (cap < s->names_len + n)
+      cap *= 2;
+    char *p = realloc(s->names, cap);
+    if (!p)
+      return -2;
+    s->names = p;
+    s->names_cap = cap;
+  }
+  long off = (long)s->names_len;
+  memcpy(s->names + off, name, n);
+  s->names_len += n;
+  return off;
+}
+
+cm_scene_t *cm_scene_copy(const cm_scene_t *src) {
+  if (!src)
+    return NULL;
+  cm_scene_t *s = cm_scene_create(src->dim);
+  if (!s)
+    return NULL;
+  s->nbodies = s->body_cap = src->nbodies;
+  s->ncontacts = s->contact_cap = src->ncontacts;
+  size_t nb = (size_t)src->nbodies, nc = (size_t)src->ncontacts;
+  s->bodies = malloc((nb ? nb : 1) * sizeof *s->bodies);
+  s->body_name = malloc((nb ? nb : 1) * sizeof *s->body_name);
+  s->contacts = malloc((nc ? nc : 1) * sizeof *s->contacts);
+  s->contact_name = malloc((nc ? nc : 1) * sizeof *s->contact_name);
+  s->names = malloc(src->names_cap ? src->names_cap : 1);
+  s->meta_json = src->meta_json ? cm__strdup(src->meta_json) : NULL;
+  if (!s->bodies || !s->body_name || !s->contacts || !s->contact_name ||
+      !s->names || (src->meta_json && !s->meta_json)) {
+    cm_scene_destroy(&s);
+    return NULL;
+  }
+  if (nb) {
+    memcpy(s->bodies, src->bodies, nb * sizeof *s->bodies);
+    memcpy(s->body_name, src->body_name, nb * sizeof *s->body_name);
+  }
+  if (nc) {
+    memcpy(s->contacts, src->contacts, nc * sizeof *s->contacts);
+    memcpy(s->contact_name, src->contact_name, nc * sizeof *s->contact_name);
+  }
+  if (src->names_len)
+    memcpy(s->names, src->names, src->names_len);
+  s->names_len = src->names_len;
+  s->names_cap = src->names_cap ? src->names_cap : 1;
+  for (int b = 0; b < s->nbodies; b++)
+    if (s->body_name[b] >= 0 && cm__index_put(s, b) != CM_OK) {
+      cm_scene_destroy(&s);
+      return NULL;
+    }
+  return s;
+}
+
+void cm_body_init(cm_body_t *b) {
+  memset(b, 0, sizeof *b);
+  b->mass = 1.0;
+  b->inertia[0] = b->inertia[4] = b->inertia[8] = 1.0;
+  b->orientation[0] = 1.0;
+}
+
+void cm_contact_init(cm_contact_t *c) {
+  memset(c, 0, sizeof *c);
+  c->b = CM_WORLD;
+  c->stiffness = 1.0;
+}
+
+/* ---- adding ---------------------------------------------------------------- */
+
+static void cm__normalize(double *v, int n) {
+  double s = 0;
+  for (int i = 0; i < n; i++)
+    s += v[i] * v[i];
+  s = sqrt(s);
+  if (s > 0 && isfinite(s))
+    for (int i = 0; i < n; i++)
+      v[i] /= s;
+}
+
+int cm_scene_add_body(cm_context_t *ctx, cm_scene_t *s, const cm_body_t *b,
+                      const char *name) {
+  if (!s || !b)
+    return CM__ERR(ctx, CM_USAGE, NULL, "cm_scene_add_body: NULL argument");
+  if (name && cm_scene_find_body(s, name) >= 0) {
+    char path[64];
+    snprintf(path, sizeof path, "bodies[%d].name", s->nbodies);
+    return CM__ERR(ctx, CM_INVALID_SCENE, path,
+                   "duplicate body name \"%s\" (first used by bodies[%d]); "
+                   "give every body a unique name",
+                   name, cm_scene_find_body(s, name));
+  }
+  if (s->nbodies == s->body_cap) {
+    int cap = s->body_cap ? 2 * s->body_cap : 16;
+    cm_body_t *nb = realloc(s->bodies, (size_t)cap * sizeof *nb);
+    if (nb)
+      s->bodies = nb;
+    long *nn = realloc(s->body_name, (size_t)cap * sizeof *nn);
+    if (nn)
+      s->body_name = nn;
+    if (!nb || !nn)
+      return CM__ERR(ctx, CM_NOMEM, NULL, "out of memory adding a body");
+    s->body_cap = cap;
+  }
+  long off = cm__pool_add(s, name);
+  if (off == -2)
+    return CM__ERR(ctx, CM_NOMEM, NULL, "out of memory adding a body name");
+  int i = s->nbodies++;
+  s->bodies[i] = *b;
+  if (s->dim == 3)
+    cm__normalize(s->bodies[i].orientation, 4);
+  s->body_name[i] = off;
+  if (off >= 0 && cm__index_put(s, i) != CM_OK)
+    return CM__ERR(ctx, CM_NOMEM, NULL, "out of memory indexing body names");
+  return i;
+}
+
+int cm_scene_add_contact(cm_context_t *ctx, cm_scene_t *s,
+                         const cm_contact_t *c, const char *name) {
+  if (!s || !c)
+    return CM__ERR(ctx, CM_USAGE, NULL, "cm_scene_add_contact: NULL argument");
+  if (s->ncontacts == s->contact_cap) {
+    int cap = s->contact_cap ? 2 * s->contact_cap : 16;
+    cm_contact_t *nc = realloc(s->contacts, (size_t)cap * sizeof *nc);
+    if (nc)
+      s->contacts = nc;
+    long *nn = realloc(s->contact_name, (size_t)cap * sizeof *nn);
+    if (nn)
+      s->contact_name = nn;
+    if (!nc || !nn)
+      return CM__ERR(ctx, CM_NOMEM, NULL, "out of memory adding a contact");
+    s->contact_cap = cap;
+  }
+  long off = cm__pool_add(s, name);
+  if (off == -2)
+    return CM__ERR(ctx, CM_NOMEM, NULL, "out of memory adding a contact name");
+  int i = s->ncontacts++;
+  s->contacts[i] = *c;
+  cm__normalize(s->contacts[i].normal, s->dim);
+  if (s->dim == 2)
+    s->contacts[i].normal[2] = s->contacts[i].point[2] = 0;
+  s->contact_name[i] = off;
+  return i;
+}
+
+int cm_scene_remove_contact(cm_context_t *ctx, cm_scene_t *s, int i) {
+  if (!s || i < 0 || i >= s->ncontacts)
+    return CM__ERR(ctx, CM_USAGE, NULL, "no contact %d to remove", i);
+  int last = --s->ncontacts;
+  s->contacts[i] = s->contacts[last];
+  s->contact_name[i] = s->contact_name[last];
+  return CM_OK;
+}
+
+const char *cm_scene_body_name(const cm_scene_t *s, int i) {
+  if (!s || i < 0 || i >= s->nbodies)
+    return NULL;
+  return cm__name_at(s, s->body_name[i]);
+}
+
+const char *cm_scene_contact_name(const cm_scene_t *s, int i) {
+  if (!s || i < 0 || i >= s->ncontacts)
+    return NULL;
+  return cm__name_at(s, s->contact_name[i]);
+}
+
+const char *cm_scene_body_label(const cm_scene_t *s, int i, char *buf,
+                                size_t size) {
+  const char *nm = cm_scene_body_name(s, i);
+  if (i == CM_WORLD)
+    snprintf(buf, size, "world");
+  else if (nm)
+    snprintf(buf, size, "%s", nm);
+  else
+    snprintf(buf, size, "#%d", i);
+  return buf;
+}
+
+/* ---- validation ---------------------------------------------------------- */
+
+static int cm__finite_n(const double *v, int n) {
+  for (int i = 0; i < n; i++)
+    if (!isfinite(v[i]))
+      return 0;
+  return 1;
+}
+
+/* Cholesky of a symmetric 3x3: returns 1 if positive definite. */
+static int cm__spd3(const double *I) {
+  double a = I[0];
+  if (!(a > 0))
+    return 0;
+  double l10 = I[3] / sqrt(a), l20 = I[6] / sqrt(a);
+  double d1 = I[4] - l10 * l10;
+  if (!(d1 > 0))
+    return 0;
+  double l21 = (I[7] - l20 * l10) / sqrt(d1);
+  double d2 = I[8] - l20 * l20 - l21 * l21;
+  return d2 > 0;
+}
+
+static int cm__validate_body(cm_context_t *ctx, const cm_scene_t *s, int i) {
+  const cm_body_t *b = &s->bodies[i];
+  char path[64];
+  int d = s->dim;
+  snprintf(path, sizeof path, "bodies[%d].position", i);
+  if (!cm__finite_n(b->position, d))
+    return CM__ERR(ctx, CM_INVALID_SCENE, path,
+                   "%s: not a finite number (NaN or infinity)", path);
+  if (b->fixed)
+    return CM_OK;
+  snprintf(path, sizeof path, "bodies[%d].mass", i);
+  if (!isfinite(b->mass))
+    return CM__ERR(ctx, CM_INVALID_SCENE, path,
+                   "%s: not a finite number (NaN or infinity)", path);
+  if (!(b->mass > 0))
+    return CM__ERR(ctx, CM_INVALID_SCENE, path,
+                   "%s: %g is not positive; a moving body needs a mass > 0 "
+                   "(or mark it \"fixed\": true)",
+                   path, b->mass);
+  snprintf(path, sizeof path, "bodies[%d].inertia", i);
+  if (!cm__finite_n(b->inertia, d == 2 ? 1 : 9))
+    return CM__ERR(ctx, CM_INVALID_SCENE, path,
+                   "%s: not a finite number (NaN or infinity)", path);
+  if (d == 2) {
+    if (!(b->inertia[0] > 0))
+      return CM__ERR(ctx, CM_INVALID_SCENE, path,
+                     "%s: %g is not positive; a planar body needs a positive "
+                     "moment of inertia about its centre of mass",
+                     path, b->inertia[0]);
+    return CM_OK;
+  }
+  const double *I = b->inertia;
+  double scale = fabs(I[0]) + fabs(I[4]) + fabs(I[8]);
+  for (int r = 0; r < 3; r++)
+    for (int c = r + 1; c < 3; c++)
+      if (fabs(I[3 * r + c] - I[3 * c + r]) > 1e-12 * scale)
+        return CM__ERR(ctx, CM_INVALID_SCENE, path,
+                       "%s: not symmetric (I[%d][%d] = %g but I[%d][%d] = %g)",
+                       path, r, c, I[3 * r + c], c, r, I[3 * c + r]);
+  if (!cm__spd3(I))
+    return CM__ERR(ctx, CM_INVALID_SCENE, path,
+                   "%s: not positive definite; a 3D body needs an inertia "
+                   "tensor with positive eigenvalues",
+                   path);
+  snprintf(path, sizeof path, "bodies[%d].orientation", i);
+  const double *q = b->orientation;
+  double qn = sqrt(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3]);
+  if (!cm__finite_n(q, 4) || fabs(qn - 1.0) > 1e-9)
+    return CM__ERR(ctx, CM_INVALID_SCENE, path,
+                   "%s: not a unit quaternion [w, x, y, z] (zero or not finite)",
+                   path);
+  return CM_OK;
+}
+
+static int cm__validate_contact(cm_context_t *ctx, const cm_scene_t *s, int i) {
+  const cm_contact_t *c = &s->contacts[i];
+  char path[64];
+  int d = s->dim;
+  snprintf(path, sizeof path, "contacts[%d].a", i);
+  if (c->a < 0 || c->a >= s->nbodies)
+    return CM__ERR(ctx, CM_INVALID_SCENE, path,
+                   "%s: body index %d out of range (0..%d); a must be a body",
+                   path, c->a, s->nbodies - 1);
+  snprintf(path, sizeof path, "contacts[%d].b", i);
+  if (c->b != CM_WORLD && (c->b < 0 || c->b >= s->nbodies))
+    return CM__ERR(ctx, CM_INVALID_SCENE, path,
+                   "%s: body index %d out of range (0..%d, or null for the "
+                   "world)",
+                   path, c->b, s->nbodies - 1);
+  if (c->a == c->b)
+    return CM__ERR(ctx, CM_INVALID_SCENE, path,
+                   "contacts[%d]: a and b are the same body (%d); a contact "
+                   "joins two different bodies",
+                   i, c->a);
+  int fa = s->bodies[c->a].fixed, fb = c->b == CM_WORLD || s->bodies[c->b].fixed;
+  if (fa && fb)
+    return CM__ERR(ctx, CM_INVALID_SCENE, path,
+                   "contacts[%d]: both bodies are fixed (or the world); such "
+                   "a contact cannot oscillate: remove it or free a body",
+                   i);
+  snprintf(path, sizeof path, "contacts[%d].point", i);
+  if (!cm__finite_n(c->point, d))
+    return CM__ERR(ctx, CM_INVALID_SCENE, path,
+                   "%s: not a finite number (NaN or infinity)", path);
+  snprintf(path, sizeof path, "contacts[%d].normal", i);
+  if (!cm__finite_n(c->normal, d))
+    return CM__ERR(ctx, CM_INVALID_SCENE, path,
+                   "%s: not a finite number (NaN or infinity)", path);
+  double nn = 0;
+  for (int j = 0; j < d; j++)
+    nn += c->normal[j] * c->normal[j];
+  if (!(fabs(nn - 1.0) < 1e-9))
+    return CM__ERR(ctx, CM_INVALID_SCENE, path,
+                   "%s: zero length; give the unit normal from b to a", path);
+  snprintf(path, sizeof path, "contacts[%d].stiffness", i);
+  if (!isfinite(c->stiffness))
+    return CM__ERR(ctx, CM_INVALID_SCENE, path,
+                   "%s: not a finite number (NaN or infinity)", path);
+  if (!(c->stiffness > 0))
+    return CM__ERR(ctx, CM_INVALID_SCENE, path,
+                   "%s: %g is not positive; a penalty stiffness must be > 0",
+                   path, c->stiffness);
+  return CM_OK;
+}
+
+int cm_scene_validate(cm_context_t *ctx, const cm_scene_t *s) {
+  if (!s)
+    return CM__ERR(ctx, CM_USAGE, NULL, "no scene");
+  if (s->dim != 2 && s->dim != 3)
+    return CM__ERR(ctx, CM_INVALID_SCENE, "dim", "dim: %d is not 2 or 3",
+                   s->dim);
+  for (int i = 0; i < s->nbodies; i++) {
+    int st = cm__validate_body(ctx, s, i);
+    if (st)
+      return st;
+  }
+  for (int i = 0; i < s->ncontacts; i++) {
+    int st = cm__validate_contact(ctx, s, i);
+    if (st)
+      return st;
+  }
+  return CM_OK;
+}

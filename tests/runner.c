@@ -1,0 +1,94 @@
+/* runner.c: runs the registered tests named on the command line, or all. */
+#include "cmtest.h"
+
+#include <sys/wait.h>
+
+#define CMT_MAX 1024
+static struct {
+  const char *name;
+  cmt_fn fn;
+} cmt_tests[CMT_MAX];
+static int cmt_count;
+int cmt_failures;
+
+void cmt_register(const char *name, cmt_fn fn) {
+  if (cmt_count < CMT_MAX) {
+    cmt_tests[cmt_count].name = name;
+    cmt_tests[cmt_count].fn = fn;
+    cmt_count++;
+  }
+}
+
+char *cmt_run(const char *cmd, int *code) {
+  FILE *p = popen(cmd, "r");
+  if (!p) {
+    *code = -1;
+    return NULL;
+  }
+  size_t cap = 4096, len = 0;
+  char *buf = malloc(cap);
+  size_t got;
+  while (buf && (got = fread(buf + len, 1, cap - len - 1, p)) > 0) {
+    len += got;
+    if (cap - len < 2) {
+      char *nb = realloc(buf, cap * 2);
+      if (!nb) {
+        free(buf);
+        buf = NULL;
+        break;
+      }
+      buf = nb;
+      cap *= 2;
+    }
+  }
+  if (buf)
+    buf[len] = 0;
+  int st = pclose(p);
+  *code = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+  return buf;
+}
+
+char *cmt_read_file(const char *path) {
+  FILE *f = fopen(path, "rb");
+  if (!f)
+    return NULL;
+  fseek(f, 0, SEEK_END);
+  long n = ftell(f);
+  fseek(f, 0, SEEK_SET);
+  char *buf = malloc((size_t)n + 1);
+  if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) {
+    free(buf);
+    buf = NULL;
+  }
+  if (buf)
+    buf[n] = 0;
+  fclose(f);
+  return buf;
+}
+
+int main(int argc, char **argv) {
+  int ran = 0, failed = 0;
+  for (int t = 0; t < cmt_count; t++) {
+    int wanted = argc < 2;
+    for (int a = 1; a < argc; a++)
+      if (strcmp(argv[a], cmt_tests[t].name) == 0)
+        wanted = 1;
+    if (!wanted)
+      continue;
+    int before = cmt_failures;
+    cmt_tests[t].fn();
+    ran++;
+    if (cmt_failures > before) {
+      failed++;
+      fprintf(stderr, "FAIL %s\n", cmt_tests[t].name);
+    } else {
+      printf("ok   %s\n", cmt_tests[t].name);
+    }
+  }
+  if (ran == 0) {
+    fprintf(stderr, "no test matched\n");
+    return 2;
+  }
+  printf("%d passed, %d failed\n", ran - failed, failed);
+  return failed ? 1 : 0;
+}
