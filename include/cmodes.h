@@ -436,6 +436,11 @@ CM_EXTERN double cm_step_newmark(double omega, double gamma, double beta);
 /* Largest CD step with (2/h) asin(h omega/2) / omega - 1 <= tol. */
 CM_EXTERN double cm_step_accuracy(double omega, double tol);
 
+/* Modules with their own headers. */
+#include "cmodes/generate.h"
+#include "cmodes/import.h"
+#include "cmodes/verify.h"
+
 #ifdef __cplusplus
 }
 #endif

@@ -11,6 +11,7 @@
 #pragma weak cm__cmd_compare
 #pragma weak cm__cmd_verify
 #pragma weak cm__cmd_serve
+#pragma weak cm__cmd_import
 
 typedef struct {
   const char *name;                /* subcommand */
@@ -32,6 +33,7 @@ int main(int argc, char **argv) {
       {"analyze", cm__cmd_analyze, "coupled contact modes and stable steps"},
       {"generate", cm__cmd_generate, "write a generated scene (pile, crystal, "
                                      "stack, fleet, bar)"},
+      {"import", cm__cmd_import, "convert a LAMMPS/LIGGGHTS dump to a scene"},
       {"export", cm__cmd_export, "write M, J, k of a scene as Matrix Market"},
       {"compare", cm__cmd_compare, "sparse against dense on one scene"},
       {"verify", cm__cmd_verify, "simulate and check the predictions"},
