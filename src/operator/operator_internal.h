@@ -1,0 +1,30 @@
+/* operator_internal.h: what the spectrum and report modules need from the
+ * operator beyond the public API: component views of B, dense forms, and
+ * row-wise bounds. All vectors are local to the component (offsets removed). */
+#ifndef CM_OPERATOR_INTERNAL_H
+#define CM_OPERATOR_INTERNAL_H
+
+#include "internal.h"
+
+/* Rows [*r0, *r0 + *m) and columns [*c0, *c0 + *n) of component comp
+ * (comp = -1: everything). */
+void cm__op_comp(const cm_operator_t *op, int comp, int *r0, int *m, int *c0,
+                 int *n);
+/* y = B_c x (y: m, x: n) and x = B_c^T y. Thread-safe for the block path
+ * (distinct components may be applied concurrently); the general path
+ * (one component) must not be applied concurrently. */
+void cm__op_B(cm_operator_t *op, int comp, const double *x, double *y);
+void cm__op_BT(cm_operator_t *op, int comp, const double *y, double *x);
+/* Dense B_c, m x n column-major, into Bd (caller allocates m*n). */
+int cm__op_dense_B(cm_operator_t *op, int comp, double *Bd);
+/* Per row r of component comp: S_rr = |B_r|^2 (diag) and the Gershgorin row
+ * sum g_r = (|B| |B|^T 1)_r, both over the component's rows. For the general
+ * path these are computed from dense columns of B^T (one solve per row). */
+int cm__op_row_bounds(cm_context_t *ctx, cm_operator_t *op, int comp,
+                      double *diag, double *gersh);
+/* OpenMP threads of the operator's kernels. */
+int cm__op_threads(const cm_operator_t *op);
+/* 1 for the block-diagonal fast path (explicit B). */
+int cm__op_is_block(const cm_operator_t *op);
+
+#endif

@@ -1,0 +1,558 @@
+/* analyze.c: the whole pipeline on a system: operator, eigen-solves per
+ * component (small ones densely and in parallel, large ones by Lanczos),
+ * bounds, time steps, energy shares and counts, into a cm_report_t.
+ * Not for output formats (report_json.c, report_text.c). */
+#include "spectrum/spectrum_internal.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+void cm_options_init(cm_options_t *o) {
+  memset(o, 0, sizeof *o);
+  o->modes = 6;
+  o->tol = 1e-10;
+  o->method = CM_METHOD_AUTO;
+  o->max_iter = 3000;
+  o->dense_max = 400;
+  o->newmark_gamma = 0.5;
+  o->newmark_beta = 0.25;
+  o->freq_tol = 0.01;
+  o->top_contacts = 5;
+  o->top_bodies = 5;
+  o->top_components = 10;
+}
+
+static int cm__check_options(cm_context_t *ctx, const cm_options_t *o) {
+  if (o->modes < 1 || o->modes > 1000)
+    return CM__ERR(ctx, CM_USAGE, "modes",
+                   "modes: %d is not in 1..1000", o->modes);
+  if (!(o->tol > 0) || !(o->tol < 1))
+    return CM__ERR(ctx, CM_USAGE, "tol", "tol: %g is not in (0, 1)", o->tol);
+  if (o->method < CM_METHOD_AUTO || o->method > CM_METHOD_DENSE)
+    return CM__ERR(ctx, CM_USAGE, "method", "method: unknown (%d)", o->method);
+  if (o->ncv < 0 || o->max_iter < 0 || o->dense_max < 0)
+    return CM__ERR(ctx, CM_USAGE, "ncv",
+                   "ncv, max_iter and dense_max must not be negative");
+  if (!(o->max_seconds >= 0))
+    return CM__ERR(ctx, CM_USAGE, "max_seconds",
+                   "max_seconds: %g must be >= 0", o->max_seconds);
+  if (!(o->damping_ratio >= 0) || !isfinite(o->damping_ratio))
+    return CM__ERR(ctx, CM_USAGE, "damping_ratio",
+                   "damping_ratio: %g must be finite and >= 0",
+                   o->damping_ratio);
+  if (!(o->newmark_gamma >= 0.5) || !isfinite(o->newmark_gamma))
+    return CM__ERR(ctx, CM_USAGE, "newmark_gamma",
+                   "newmark_gamma: %g must be >= 0.5 (smaller values are "
+                   "unstable for every step)",
+                   o->newmark_gamma);
+  if (!(o->newmark_beta >= 0) || !isfinite(o->newmark_beta))
+    return CM__ERR(ctx, CM_USAGE, "newmark_beta",
+                   "newmark_beta: %g must be finite and >= 0", o->newmark_beta);
+  if (!(o->freq_tol > 0) || !isfinite(o->freq_tol))
+    return CM__ERR(ctx, CM_USAGE, "freq_tol", "freq_tol: %g must be > 0",
+                   o->freq_tol);
+  return CM_OK;
+}
+
+/* ---- report teardown --------------------------------------------------- */
+
+static void cm__shares_free(cm_share_t *s, int n) {
+  for (int i = 0; s && i < n; i++)
+    free(s[i].name), free(s[i].a_name), free(s[i].b_name);
+  free(s);
+}
+
+void cm_report_destroy(cm_report_t **rp) {
+  if (!rp || !*rp)
+    return;
+  cm_report_t *r = *rp;
+  for (int i = 0; r->modes && i < r->nmodes; i++) {
+    cm__shares_free(r->modes[i].contacts, r->modes[i].ncontacts);
+    cm__shares_free(r->modes[i].bodies, r->modes[i].nbodies);
+  }
+  free(r->modes);
+  for (int i = 0; r->components && i < r->ncomp_listed; i++) {
+    for (int j = 0; j < r->components[i].nlisted; j++)
+      free(r->components[i].body_names[j]);
+    free(r->components[i].body_names);
+  }
+  free(r->components);
+  free(r->start_vector);
+  free(r);
+  *rp = NULL;
+}
+
+/* ---- eigen-solves of all components ------------------------------------- */
+
+static int cm__solve_all(cm_context_t *ctx, cm_operator_t *op,
+                         const cm_system_t *sys, const cm_options_t *opts,
+                         cm__eig_t *eig) {
+  int ncomp = sys->ncomp, first_err = ncomp, nsmall = 0;
+  cm_context_t err_ctx;
+  cm_context_init(&err_ctx);
+  double t0 = cm__now();
+  double deadline = opts->max_seconds > 0 ? t0 + opts->max_seconds : 0;
+  int *small = malloc(sizeof(int) * ((size_t)ncomp + 1));
+  int *status = calloc((size_t)ncomp + 1, sizeof(int));
+  if (!small || !status) {
+    free(small), free(status);
+    return CM__ERR(ctx, CM_NOMEM, NULL, "out of memory");
+  }
+  for (int c = 0; c < ncomp; c++) {
+    int r0, m, c0, n;
+    cm__op_comp(op, c, &r0, &m, &c0, &n);
+    if (cm__eig_is_dense(opts, m, n))
+      small[nsmall++] = c;
+  }
+  /* small components: dense, in parallel, each sequential inside */
+#pragma omp parallel for schedule(dynamic, 1) num_threads(cm__threads(ctx))
+  for (int i = 0; i < nsmall; i++) {
+    cm_context_t local;
+    cm_context_init(&local);
+    int c = small[i];
+    status[c] = cm__eig_component(&local, op, c, opts, NULL, 0, &eig[c]);
+    if (status[c] < 0) {
+#pragma omp critical(cm__solve_err)
+      if (c < first_err) {
+        first_err = c;
+        err_ctx = local;
+      }
+    }
+  }
+  /* large components: Lanczos one at a time, parallel matvecs */
+  double *start = NULL;
+  int is_small_j = 0;
+  for (int c = 0; c < ncomp && first_err == ncomp; c++) {
+    while (is_small_j < nsmall && small[is_small_j] < c)
+      is_small_j++;
+    if (is_small_j < nsmall && small[is_small_j] == c)
+      continue;
+    int r0, m, c0, n;
+    cm__op_comp(op, c, &r0, &m, &c0, &n);
+    if (opts->warm_start) {
+      free(start);
+      start = malloc(sizeof(double) * (size_t)m);
+      for (int i = 0; start && i < m; i++)
+        start[i] = opts->warm_start[sys->row_contact[r0 + i]];
+    }
+    status[c] = cm__eig_component(&err_ctx, op, c, opts, start, deadline,
+                                  &eig[c]);
+    if (status[c] < 0)
+      first_err = c;
+    else
+      cm_context_clear(&err_ctx);
+  }
+  free(start);
+  int st = CM_OK;
+  if (first_err < ncomp) {
+    *ctx = err_ctx;
+    st = ctx->status ? ctx->status : CM_NUMERIC;
+    char msg[sizeof ctx->message];
+    snprintf(msg, sizeof msg, "component %d: %s", first_err, err_ctx.message);
+    memcpy(ctx->message, msg, sizeof msg);
+  } else {
+    for (int c = 0; c < ncomp; c++)
+      if (status[c] == CM_NOT_CONVERGED)
+        st = CM_NOT_CONVERGED;
+  }
+  free(small), free(status);
+  return st;
+}
+
+/* ---- shares ------------------------------------------------------------ */
+
+typedef struct {
+  int index;    /* scene index */
+  double share; /* energy share */
+} cm__pick_t;
+
+/* Keeps the top T by share (ties: lower index) in pick[0..*n). */
+static void cm__pick(cm__pick_t *pick, int *n, int T, int index,
+                     double share) {
+  int k = *n;
+  if (k == T && !(share > pick[k - 1].share ||
+                  (share == pick[k - 1].share && index < pick[k - 1].index)))
+    return;
+  if (k < T)
+    (*n)++;
+  else
+    k = T - 1;
+  while (k > 0 && (share > pick[k - 1].share ||
+                   (share == pick[k - 1].share && index < pick[k - 1].index))) {
+    pick[k] = pick[k - 1];
+    k--;
+  }
+  pick[k].index = index;
+  pick[k].share = share;
+}
+
+static int cm__mode_shares(cm_operator_t *op, const cm_system_t *sys,
+                           const cm_scene_t *scene, const cm_options_t *opts,
+                           int comp, const double *z, double lambda,
+                           cm_mode_t *mode) {
+  int r0, m, c0, n;
+  cm__op_comp(op, comp, &r0, &m, &c0, &n);
+  int T = opts->top_contacts > 0 ? opts->top_contacts : 1;
+  cm__pick_t *pick = malloc(sizeof *pick * (size_t)(T + 1));
+  double *u = malloc(sizeof(double) * ((size_t)n + 1));
+  if (!pick || !u) {
+    free(pick), free(u);
+    return CM_NOMEM;
+  }
+  char buf[256];
+  /* contacts: e_c = k_c xi_c^2 / lambda = z_c^2 */
+  int np = 0;
+  for (int i = 0; i < m; i++)
+    cm__pick(pick, &np, T, sys->row_contact[r0 + i], z[i] * z[i]);
+  mode->contacts = calloc((size_t)np + 1, sizeof(cm_share_t));
+  if (!mode->contacts)
+    goto nomem;
+  mode->ncontacts = np;
+  for (int i = 0; i < np; i++) {
+    cm_share_t *s = &mode->contacts[i];
+    int c = pick[i].index, row = sys->contact_row[c];
+    s->index = c;
+    s->share = pick[i].share;
+    s->name = cm__strdup(scene ? cm_scene_contact_name(scene, c) : NULL);
+    if (sys->dim) {
+      s->a_name = cm__strdup(
+          cm_scene_body_label(scene, sys->row_a[row], buf, sizeof buf));
+      s->b_name = cm__strdup(
+          cm_scene_body_label(scene, sys->row_b[row], buf, sizeof buf));
+    }
+  }
+  /* bodies: kinetic-energy share of the mass-normalised mode, |u_b|^2 with
+   * u = B^T z / sigma */
+  if (sys->dim && n > 0) {
+    cm__op_BT(op, comp, z, u);
+    int TB = opts->top_bodies > 0 ? opts->top_bodies : 1;
+    cm__pick_t *bp = realloc(pick, sizeof *bp * (size_t)(TB + 1));
+    if (!bp)
+      goto nomem;
+    pick = bp;
+    np = 0;
+    for (int j = 0; j < n;) {
+      int b = sys->col_body[c0 + j];
+      double e = 0;
+      for (; j < n && sys->col_body[c0 + j] == b; j++)
+        e += u[j] * u[j] / lambda;
+      cm__pick(pick, &np, TB, b, e);
+    }
+    mode->bodies = calloc((size_t)np + 1, sizeof(cm_share_t));
+    if (!mode->bodies)
+      goto nomem;
+    mode->nbodies = np;
+    for (int i = 0; i < np; i++) {
+      mode->bodies[i].index = pick[i].index;
+      mode->bodies[i].share = pick[i].share;
+      mode->bodies[i].name = cm__strdup(
+          cm_scene_body_label(scene, pick[i].index, buf, sizeof buf));
+    }
+  }
+  free(pick), free(u);
+  return CM_OK;
+nomem:
+  free(pick), free(u);
+  return CM_NOMEM;
+}
+
+/* ---- modes: the global top k over all components -------------------------- */
+
+typedef struct {
+  double lambda; /* eigenvalue */
+  int comp, idx; /* component and pair within it */
+} cm__cand_t;
+
+static int cm__cand_cmp(const void *pa, const void *pb) {
+  const cm__cand_t *a = pa, *b = pb;
+  if (a->lambda != b->lambda)
+    return a->lambda > b->lambda ? -1 : 1;
+  if (a->comp != b->comp)
+    return a->comp < b->comp ? -1 : 1;
+  return a->idx - b->idx;
+}
+
+static int cm__collect_modes(cm_operator_t *op, const cm_system_t *sys,
+                             const cm_scene_t *scene, const cm_options_t *opts,
+                             const cm__eig_t *eig, cm_report_t *r) {
+  size_t total = 0;
+  for (int c = 0; c < sys->ncomp; c++)
+    total += (size_t)eig[c].nev;
+  cm__cand_t *cand = malloc(sizeof *cand * (total + 1));
+  if (!cand)
+    return CM_NOMEM;
+  size_t k = 0;
+  for (int c = 0; c < sys->ncomp; c++)
+    for (int i = 0; i < eig[c].nev; i++)
+      cand[k++] = (cm__cand_t){eig[c].lambda[i], c, i};
+  qsort(cand, total, sizeof *cand, cm__cand_cmp);
+  int nm = (int)(total < (size_t)opts->modes ? total : (size_t)opts->modes);
+  r->modes = calloc((size_t)nm + 1, sizeof(cm_mode_t));
+  if (!r->modes) {
+    free(cand);
+    return CM_NOMEM;
+  }
+  r->nmodes = nm;
+  int st = CM_OK;
+  for (int i = 0; i < nm && !st; i++) {
+    const cm__eig_t *e = &eig[cand[i].comp];
+    int r0, m, c0, n;
+    cm__op_comp(op, cand[i].comp, &r0, &m, &c0, &n);
+    cm_mode_t *md = &r->modes[i];
+    md->lambda = cand[i].lambda;
+    md->omega = sqrt(md->lambda);
+    md->residual = e->res[cand[i].idx];
+    md->component = cand[i].comp;
+    st = cm__mode_shares(op, sys, scene, opts, cand[i].comp,
+                         e->z + (size_t)cand[i].idx * (size_t)m, md->lambda,
+                         md);
+  }
+  free(cand);
+  return st;
+}
+
+/* ---- components listing ---------------------------------------------------- */
+
+static int cm__list_components(cm_operator_t *op, const cm_system_t *sys,
+                               const cm_scene_t *scene,
+                               const cm_options_t *opts, const cm__eig_t *eig,
+                               const double *gersh, cm_report_t *r) {
+  int ncomp = sys->ncomp;
+  cm__cand_t *ord = malloc(sizeof *ord * ((size_t)ncomp + 1));
+  if (!ord)
+    return CM_NOMEM;
+  for (int c = 0; c < ncomp; c++)
+    ord[c] = (cm__cand_t){eig[c].nev ? eig[c].lambda[0] : 0, c, 0};
+  qsort(ord, (size_t)ncomp, sizeof *ord, cm__cand_cmp);
+  int nl = ncomp < opts->top_components ? ncomp : opts->top_components;
+  r->components = calloc((size_t)nl + 1, sizeof(cm_component_t));
+  if (!r->components) {
+    free(ord);
+    return CM_NOMEM;
+  }
+  r->ncomp_listed = nl;
+  char buf[256];
+  for (int i = 0; i < nl; i++) {
+    int c = ord[i].comp, r0, m, c0, n;
+    cm__op_comp(op, c, &r0, &m, &c0, &n);
+    cm_component_t *ci = &r->components[i];
+    const cm__eig_t *e = &eig[c];
+    ci->index = c;
+    ci->ncontacts = m;
+    ci->ndofs = n;
+    ci->omega_max = e->nev ? sqrt(e->lambda[0]) : 0;
+    double g = 0;
+    for (int q = 0; q < m; q++)
+      g = gersh[r0 + q] > g ? gersh[r0 + q] : g;
+    ci->omega_upper = sqrt(g);
+    ci->method = e->method;
+    ci->iterations = e->iterations;
+    ci->matvecs = e->matvecs;
+    ci->converged = e->converged;
+    ci->rank = e->rank;
+    ci->body_names = calloc(20, sizeof(char *));
+    if (!ci->body_names) {
+      free(ord);
+      return CM_NOMEM;
+    }
+    for (int j = 0; j < n && sys->dim; j++) {
+      int b = sys->col_body[c0 + j];
+      if (j > 0 && sys->col_body[c0 + j - 1] == b)
+        continue;
+      if (ci->nlisted < 20)
+        ci->body_names[ci->nlisted++] =
+            cm__strdup(cm_scene_body_label(scene, b, buf, sizeof buf));
+      ci->nbodies++;
+    }
+  }
+  free(ord);
+  return CM_OK;
+}
+
+/* ---- bounds, steps, counts -------------------------------------------------- */
+
+static void cm__steps(const cm_options_t *o, cm_report_t *r) {
+  static const char *none = "no contacts: no contact mode limits the step";
+  double w = r->omega_max, wu = r->omega_upper;
+  r->damping_ratio = o->damping_ratio;
+  r->newmark_gamma = o->newmark_gamma;
+  r->newmark_beta = o->newmark_beta;
+  r->freq_tol = o->freq_tol;
+  r->central_difference.h_s = cm_step_central_difference(w, o->damping_ratio);
+  r->central_difference.certified_s =
+      cm_step_central_difference(wu, o->damping_ratio);
+  r->rk3.h_s = cm_step_rk3(w), r->rk3.certified_s = cm_step_rk3(wu);
+  r->rk4.h_s = cm_step_rk4(w), r->rk4.certified_s = cm_step_rk4(wu);
+  r->explicit_euler.h_s = r->explicit_euler.certified_s = NAN;
+  r->explicit_euler.note =
+      "unstable for every step: |1 + i h omega| > 1 for all h > 0";
+  r->newmark.h_s = cm_step_newmark(w, o->newmark_gamma, o->newmark_beta);
+  r->newmark.certified_s =
+      cm_step_newmark(wu, o->newmark_gamma, o->newmark_beta);
+  if (2 * o->newmark_beta >= o->newmark_gamma)
+    r->newmark.note = "unconditionally stable (2 beta >= gamma)";
+  r->accuracy_h_s = cm_step_accuracy(w, o->freq_tol);
+  if (!(w > 0)) {
+    r->central_difference.note = r->rk3.note = r->rk4.note = none;
+    if (!r->newmark.note)
+      r->newmark.note = none;
+  }
+}
+
+static int cm__bounds(cm_context_t *ctx, cm_operator_t *op,
+                      const cm_system_t *sys, cm_report_t *r, double *diag,
+                      double *gersh) {
+  if (sys->nc == 0 || sys->n == 0)
+    return CM_OK;
+  int st = cm__op_row_bounds(ctx, op, -1, diag, gersh);
+  if (st)
+    return st;
+  double dmax = -1, gmax = 0;
+  int rmax = 0;
+  for (int i = 0; i < sys->nc; i++) {
+    if (diag[i] > dmax)
+      dmax = diag[i], rmax = i;
+    if (gersh[i] > gmax)
+      gmax = gersh[i];
+  }
+  r->pc_omega_max = sqrt(dmax);
+  r->pc_contact = sys->row_contact[rmax];
+  r->omega_lower = r->pc_omega_max;
+  r->omega_upper = sqrt(gmax);
+  return CM_OK;
+}
+
+static void cm__counts(const cm_system_t *sys, const cm__eig_t *eig,
+                       const cm_options_t *o, cm_report_t *r) {
+  r->nbodies = sys->nbodies;
+  r->moving_bodies = sys->moving_bodies;
+  r->fixed_bodies = sys->nbodies - sys->moving_bodies;
+  r->free_bodies = sys->free_bodies;
+  r->ndofs = sys->ndofs;
+  r->active_dofs = sys->n;
+  r->ncontacts = sys->nc;
+  r->dropped_dofs = sys->dropped_dofs;
+  r->ncomp = sys->ncomp;
+  int rank = 0, known = 1, nd = 0, na = 0;
+  r->converged = 1;
+  for (int c = 0; c < sys->ncomp; c++) {
+    if (eig[c].rank < 0)
+      known = 0;
+    else
+      rank += eig[c].rank;
+    if (eig[c].method == CM_METHOD_DENSE)
+      nd++;
+    else
+      na++;
+    r->iterations += eig[c].iterations;
+    r->matvecs += eig[c].matvecs;
+    if (eig[c].ncv > r->ncv)
+      r->ncv = eig[c].ncv;
+    if (!eig[c].converged)
+      r->converged = 0;
+  }
+  r->free_motions = known ? sys->ndofs - rank : -1;
+  r->zero_modes = known ? sys->nc - rank : -1;
+  r->method = !sys->ncomp ? "none" : !na ? "dense" : !nd ? "arpack" : "mixed";
+  r->nev = o->modes;
+  r->tol = o->tol;
+}
+
+/* Dominant vector per component, over scene contacts: the warm start of a
+ * later solve of a changed scene. */
+static int cm__start_vector(cm_operator_t *op, const cm_system_t *sys,
+                            const cm__eig_t *eig, cm_report_t *r) {
+  r->nstart = sys->nc;
+  r->start_vector = calloc((size_t)sys->nc + 1, sizeof(double));
+  if (!r->start_vector)
+    return CM_NOMEM;
+  for (int c = 0; c < sys->ncomp; c++) {
+    int r0, m, c0, n;
+    cm__op_comp(op, c, &r0, &m, &c0, &n);
+    for (int i = 0; eig[c].nev && i < m; i++)
+      r->start_vector[sys->row_contact[r0 + i]] = eig[c].z[i];
+  }
+  return CM_OK;
+}
+
+int cm_analyze_system(cm_context_t *ctx, const cm_system_t *sys,
+                      const cm_scene_t *scene, const cm_options_t *opts,
+                      cm_report_t **out) {
+  *out = NULL;
+  cm_options_t def;
+  if (!opts) {
+    cm_options_init(&def);
+    opts = &def;
+  }
+  /* ---- check inputs ---- */
+  int st = cm__check_options(ctx, opts);
+  if (st)
+    return st;
+  cm__blas_single_thread();
+  /* ---- allocate ---- */
+  cm_report_t *r = calloc(1, sizeof *r);
+  cm__eig_t *eig = calloc((size_t)sys->ncomp + 1, sizeof *eig);
+  double *diag = calloc((size_t)sys->nc + 1, sizeof(double));
+  double *gersh = calloc((size_t)sys->nc + 1, sizeof(double));
+  cm_operator_t *op = NULL;
+  if (!r || !eig || !diag || !gersh) {
+    st = CM__ERR(ctx, CM_NOMEM, NULL, "out of memory");
+    goto done;
+  }
+  r->t_assemble = sys->t_assemble_s;
+  /* ---- compute ---- */
+  st = cm_operator_create(ctx, sys, &op);
+  if (st)
+    goto done;
+  r->t_factor = cm_operator_factor_seconds(op);
+  r->t_operator = cm_operator_build_seconds(op);
+  double t0 = cm__now();
+  st = cm__solve_all(ctx, op, sys, opts, eig);
+  if (st < 0)
+    goto done;
+  r->status = st;
+  double t1 = cm__now();
+  r->t_eigen = t1 - t0;
+  int st2 = cm__bounds(ctx, op, sys, r, diag, gersh);
+  if (!st2)
+    st2 = cm__collect_modes(op, sys, scene, opts, eig, r);
+  if (!st2)
+    st2 = cm__list_components(op, sys, scene, opts, eig, gersh, r);
+  if (!st2)
+    st2 = cm__start_vector(op, sys, eig, r);
+  if (st2) {
+    st = ctx->status ? ctx->status : CM__ERR(ctx, CM_NOMEM, NULL,
+                                             "out of memory in the report");
+    goto done;
+  }
+  r->omega_max = r->nmodes ? r->modes[0].omega : 0;
+  r->comp_max = r->nmodes ? r->modes[0].component : -1;
+  r->pc_ratio = r->pc_omega_max > 0 ? r->omega_max / r->pc_omega_max : NAN;
+  cm__steps(opts, r);
+  cm__counts(sys, eig, opts, r);
+  r->t_report = cm__now() - t1;
+done:
+  for (int c = 0; eig && c < sys->ncomp; c++)
+    cm__eig_free(&eig[c]);
+  free(eig), free(diag), free(gersh);
+  cm_operator_destroy(&op);
+  if (st < 0) {
+    cm_report_destroy(&r);
+    return st;
+  }
+  *out = r;
+  return st;
+}
+
+int cm_analyze(cm_context_t *ctx, const cm_scene_t *scene,
+               const cm_options_t *opts, cm_report_t **out) {
+  *out = NULL;
+  cm_system_t *sys = NULL;
+  int st = cm_system_assemble(ctx, scene, &sys);
+  if (st)
+    return st;
+  st = cm_analyze_system(ctx, sys, scene, opts, out);
+  cm_system_destroy(&sys);
+  return st;
+}

@@ -1,0 +1,176 @@
+/* report_json.c: the report as JSON (docs/report-format.md), built with
+ * jansson; numbers print with 17 significant digits so they round-trip
+ * bit for bit. Not for the human-readable text (report_text.c). */
+#include "internal.h"
+#include "report_json.h"
+
+#include <math.h>
+#include <stdlib.h>
+
+static json_t *cm__num(double v) {
+  return isfinite(v) ? json_real(v) : json_null();
+}
+
+static json_t *cm__str(const char *s) {
+  return s ? json_string(s) : json_null();
+}
+
+static json_t *cm__step(const cm_step_t *s) {
+  json_t *o = json_object();
+  json_object_set_new(o, "h", cm__num(s->h_s));
+  json_object_set_new(o, "certified", cm__num(s->certified_s));
+  if (s->note)
+    json_object_set_new(o, "reason", json_string(s->note));
+  return o;
+}
+
+static json_t *cm__shares(const cm_share_t *s, int n, int contacts) {
+  json_t *a = json_array();
+  for (int i = 0; i < n; i++) {
+    json_t *o = json_object();
+    json_object_set_new(o, "index", json_integer(s[i].index));
+    json_object_set_new(o, "name", cm__str(s[i].name));
+    if (contacts) {
+      json_object_set_new(o, "a", cm__str(s[i].a_name));
+      json_object_set_new(o, "b", cm__str(s[i].b_name));
+    }
+    json_object_set_new(o, "share", cm__num(s[i].share));
+    json_array_append_new(a, o);
+  }
+  return a;
+}
+
+static const char *cm__method_name(int m) {
+  return m == CM_METHOD_ARPACK ? "arpack" : m == CM_METHOD_DENSE ? "dense"
+                                                                 : "auto";
+}
+
+static json_t *cm__count(int v) { return v < 0 ? json_null() : json_integer(v); }
+
+json_t *cm__report_json(const cm_report_t *r, int flags) {
+  json_t *o = json_object();
+  json_object_set_new(o, "format", json_string("cmodes-report"));
+  json_object_set_new(o, "version", json_integer(1));
+  json_object_set_new(o, "status", json_string(r->status == CM_NOT_CONVERGED
+                                                   ? "not_converged"
+                                                   : "ok"));
+  json_object_set_new(o, "omega_max", cm__num(r->omega_max));
+  /* modes */
+  json_t *modes = json_array();
+  for (int i = 0; i < r->nmodes; i++) {
+    const cm_mode_t *m = &r->modes[i];
+    json_t *jm = json_object();
+    json_object_set_new(jm, "omega", cm__num(m->omega));
+    json_object_set_new(jm, "lambda", cm__num(m->lambda));
+    json_object_set_new(jm, "residual", cm__num(m->residual));
+    json_object_set_new(jm, "component", json_integer(m->component));
+    json_object_set_new(jm, "contacts", cm__shares(m->contacts, m->ncontacts, 1));
+    json_object_set_new(jm, "bodies", cm__shares(m->bodies, m->nbodies, 0));
+    json_array_append_new(modes, jm);
+  }
+  json_object_set_new(o, "modes", modes);
+  /* per-contact estimate and bounds */
+  json_t *pc = json_object();
+  json_object_set_new(pc, "omega_max", cm__num(r->pc_omega_max));
+  json_object_set_new(pc, "contact", r->ncontacts ? json_integer(r->pc_contact)
+                                                  : json_null());
+  json_object_set_new(pc, "ratio", cm__num(r->pc_ratio));
+  json_object_set_new(o, "per_contact", pc);
+  json_t *bd = json_object();
+  json_object_set_new(bd, "omega_lower", cm__num(r->omega_lower));
+  json_object_set_new(bd, "omega_upper", cm__num(r->omega_upper));
+  json_object_set_new(o, "bounds", bd);
+  /* time steps */
+  json_t *ts = json_object();
+  json_t *cd = cm__step(&r->central_difference);
+  json_t *covers = json_array();
+  json_array_append_new(covers, json_string("leapfrog"));
+  json_array_append_new(covers, json_string("velocity_verlet"));
+  json_array_append_new(covers, json_string("symplectic_euler"));
+  json_object_set_new(cd, "covers", covers);
+  json_object_set_new(cd, "damping_ratio", json_real(r->damping_ratio));
+  json_object_set_new(ts, "central_difference", cd);
+  json_object_set_new(ts, "rk3", cm__step(&r->rk3));
+  json_object_set_new(ts, "rk4", cm__step(&r->rk4));
+  json_object_set_new(ts, "explicit_euler", cm__step(&r->explicit_euler));
+  json_t *nm = cm__step(&r->newmark);
+  json_object_set_new(nm, "gamma", json_real(r->newmark_gamma));
+  json_object_set_new(nm, "beta", json_real(r->newmark_beta));
+  json_object_set_new(ts, "newmark", nm);
+  json_object_set_new(o, "timestep", ts);
+  json_t *acc = json_object();
+  json_object_set_new(acc, "freq_tol", json_real(r->freq_tol));
+  json_object_set_new(acc, "h", cm__num(r->accuracy_h_s));
+  json_object_set_new(o, "accuracy", acc);
+  /* counts */
+  json_t *ct = json_object();
+  json_object_set_new(ct, "bodies", json_integer(r->nbodies));
+  json_object_set_new(ct, "moving_bodies", json_integer(r->moving_bodies));
+  json_object_set_new(ct, "fixed_bodies", json_integer(r->fixed_bodies));
+  json_object_set_new(ct, "free_bodies", json_integer(r->free_bodies));
+  json_object_set_new(ct, "dofs", json_integer(r->ndofs));
+  json_object_set_new(ct, "active_dofs", json_integer(r->active_dofs));
+  json_object_set_new(ct, "contacts", json_integer(r->ncontacts));
+  json_object_set_new(ct, "free_motions_removed", json_integer(r->dropped_dofs));
+  json_object_set_new(ct, "free_motions", cm__count(r->free_motions));
+  json_object_set_new(ct, "zero_modes", cm__count(r->zero_modes));
+  json_object_set_new(o, "counts", ct);
+  /* components */
+  json_t *cp = json_object();
+  json_object_set_new(cp, "count", json_integer(r->ncomp));
+  json_object_set_new(cp, "sets_step", r->comp_max >= 0
+                                           ? json_integer(r->comp_max)
+                                           : json_null());
+  json_t *top = json_array();
+  for (int i = 0; i < r->ncomp_listed; i++) {
+    const cm_component_t *c = &r->components[i];
+    json_t *jc = json_object();
+    json_object_set_new(jc, "index", json_integer(c->index));
+    json_object_set_new(jc, "omega_max", cm__num(c->omega_max));
+    json_object_set_new(jc, "omega_upper", cm__num(c->omega_upper));
+    json_object_set_new(jc, "bodies", json_integer(c->nbodies));
+    json_object_set_new(jc, "contacts", json_integer(c->ncontacts));
+    json_object_set_new(jc, "dofs", json_integer(c->ndofs));
+    json_object_set_new(jc, "method", json_string(cm__method_name(c->method)));
+    json_object_set_new(jc, "rank", cm__count(c->rank));
+    json_t *names = json_array();
+    for (int j = 0; j < c->nlisted; j++)
+      json_array_append_new(names, cm__str(c->body_names[j]));
+    json_object_set_new(jc, "body_names", names);
+    json_array_append_new(top, jc);
+  }
+  json_object_set_new(cp, "top", top);
+  json_object_set_new(o, "components", cp);
+  /* solver */
+  json_t *sv = json_object();
+  json_object_set_new(sv, "method", json_string(r->method ? r->method : "none"));
+  json_object_set_new(sv, "nev", json_integer(r->nev));
+  json_object_set_new(sv, "ncv", json_integer(r->ncv));
+  json_object_set_new(sv, "iterations", json_integer(r->iterations));
+  json_object_set_new(sv, "matvecs", json_integer(r->matvecs));
+  json_object_set_new(sv, "converged", json_boolean(r->converged));
+  json_object_set_new(sv, "tol", json_real(r->tol));
+  json_object_set_new(o, "solver", sv);
+  if (!(flags & CM_JSON_NO_TIMINGS)) {
+    json_t *tm = json_object();
+    json_object_set_new(tm, "parse", json_real(r->t_parse));
+    json_object_set_new(tm, "assemble", json_real(r->t_assemble));
+    json_object_set_new(tm, "factor", json_real(r->t_factor));
+    json_object_set_new(tm, "operator", json_real(r->t_operator));
+    json_object_set_new(tm, "eigen", json_real(r->t_eigen));
+    json_object_set_new(tm, "report", json_real(r->t_report));
+    json_object_set_new(o, "timings", tm);
+  }
+  return o;
+}
+
+char *cm_report_to_json(const cm_report_t *r, int flags) {
+  json_t *o = cm__report_json(r, flags);
+  if (!o)
+    return NULL;
+  size_t jf = JSON_REAL_PRECISION(17) |
+              ((flags & CM_JSON_INDENT) ? JSON_INDENT(2) : JSON_COMPACT);
+  char *s = json_dumps(o, jf);
+  json_decref(o);
+  return s;
+}

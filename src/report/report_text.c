@@ -1,0 +1,82 @@
+/* report_text.c: the report for a person to read. Not for machines
+ * (report_json.c is the stable format). */
+#include "internal.h"
+
+#include <math.h>
+
+static void cm__h(FILE *f, const char *label, const cm_step_t *s) {
+  if (isnan(s->h_s)) {
+    fprintf(f, "  %-22s none      (%s)\n", label, s->note ? s->note : "");
+    return;
+  }
+  fprintf(f, "  %-22s %-12.6g s   certified %.6g s\n", label, s->h_s,
+          s->certified_s);
+}
+
+int cm_report_write_text(const cm_report_t *r, FILE *f) {
+  fprintf(f, "cmodes report%s\n",
+          r->status == CM_NOT_CONVERGED ? "  [NOT CONVERGED: partial result]"
+                                        : "");
+  fprintf(f, "\nomega_max            %.10g rad/s  (%.6g Hz)\n", r->omega_max,
+          r->omega_max / (2 * M_PI));
+  fprintf(f, "bounds               %.10g <= omega_max <= %.10g rad/s\n",
+          r->omega_lower, r->omega_upper);
+  if (r->ncontacts)
+    fprintf(f,
+            "per-contact estimate %.10g rad/s (contact %d): coupled/"
+            "per-contact = %.4f\n",
+            r->pc_omega_max, r->pc_contact, r->pc_ratio);
+  fprintf(f, "\nstable time step (critical; certified from the upper bound)\n");
+  cm__h(f, "central difference", &r->central_difference);
+  fprintf(f, "  %-22s (also leapfrog, velocity Verlet, symplectic Euler%s)\n",
+          "", r->damping_ratio > 0 ? "; damped" : "");
+  cm__h(f, "RK3", &r->rk3);
+  cm__h(f, "RK4", &r->rk4);
+  cm__h(f, "explicit Euler", &r->explicit_euler);
+  char nm[64];
+  snprintf(nm, sizeof nm, "Newmark(%.3g, %.3g)", r->newmark_gamma,
+           r->newmark_beta);
+  cm__h(f, nm, &r->newmark);
+  if (!isnan(r->accuracy_h_s))
+    fprintf(f, "  %-22s %-12.6g s   (CD frequency error of the top mode <= "
+               "%g)\n",
+            "accuracy step", r->accuracy_h_s, r->freq_tol);
+  fprintf(f, "\nmodes (omega rad/s, residual, top contacts by strain energy)\n");
+  for (int i = 0; i < r->nmodes; i++) {
+    const cm_mode_t *m = &r->modes[i];
+    fprintf(f, "  %2d  %14.8g  res %.1e  comp %d:", i + 1, m->omega,
+            m->residual, m->component);
+    for (int j = 0; j < m->ncontacts && j < 3; j++)
+      fprintf(f, "  c%d(%s-%s) %.3f", m->contacts[j].index,
+              m->contacts[j].a_name ? m->contacts[j].a_name : "?",
+              m->contacts[j].b_name ? m->contacts[j].b_name : "?",
+              m->contacts[j].share);
+    fprintf(f, "\n");
+    if (m->nbodies) {
+      fprintf(f, "      bodies:");
+      for (int j = 0; j < m->nbodies && j < 3; j++)
+        fprintf(f, "  %s %.3f", m->bodies[j].name, m->bodies[j].share);
+      fprintf(f, "\n");
+    }
+  }
+  fprintf(f, "\ncounts  bodies %d (moving %d, fixed %d, free %d)  contacts %d\n",
+          r->nbodies, r->moving_bodies, r->fixed_bodies, r->free_bodies,
+          r->ncontacts);
+  fprintf(f, "        dofs %d, active %d, free motions removed %d", r->ndofs,
+          r->active_dofs, r->dropped_dofs);
+  if (r->free_motions >= 0)
+    fprintf(f, ", free motions %d, zero modes %d", r->free_motions,
+            r->zero_modes);
+  fprintf(f, "\ncomponents %d", r->ncomp);
+  if (r->comp_max >= 0)
+    fprintf(f, "; component %d sets the step", r->comp_max);
+  fprintf(f, "\nsolver  %s, nev %d, ncv %d, iterations %d, matvecs %d, %s, "
+             "tol %g\n",
+          r->method, r->nev, r->ncv, r->iterations, r->matvecs,
+          r->converged ? "converged" : "NOT converged", r->tol);
+  fprintf(f, "timings parse %.3g s, assemble %.3g s, factor %.3g s, operator "
+             "%.3g s, eigen %.3g s, report %.3g s\n",
+          r->t_parse, r->t_assemble, r->t_factor, r->t_operator, r->t_eigen,
+          r->t_report);
+  return ferror(f) ? CM_IO : CM_OK;
+}

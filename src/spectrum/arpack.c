@@ -1,0 +1,260 @@
+/* arpack.c: the ARPACK-ng Lanczos backend (dsaupd_c/dseupd_c, which = "LA")
+ * on the smaller of S = B B^T and G = B^T B, from a seeded or warm start.
+ * ARPACK keeps Fortran SAVE state between reverse-communication calls, so
+ * one process-wide lock is held across each dsaupd..dseupd sequence; the
+ * parallelism lives in the matvecs. A run stopped by the iteration or time
+ * budget yields Rayleigh-Ritz pairs from its Lanczos basis, flagged not
+ * converged. Not for small problems (dense.c). */
+#include "spectrum_internal.h"
+
+#include <arpack/arpack.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+static pthread_mutex_t cm__arpack_lock = PTHREAD_MUTEX_INITIALIZER;
+
+#define CM__SEED 0x636d6f646573ULL /* "cmodes" */
+
+static const char *cm__arpack_msg(int info) {
+  switch (info) {
+  case 1: return "maximum number of iterations reached";
+  case 3: return "no shifts could be applied: increase ncv";
+  case -1: return "N must be positive";
+  case -2: return "NEV must be positive";
+  case -3: return "NCV must satisfy NEV < NCV <= N";
+  case -4: return "the maximum number of iterations must be positive";
+  case -5: return "WHICH is invalid";
+  case -6: return "BMAT is invalid";
+  case -7: return "the work array is too short";
+  case -8: return "LAPACK failed on the tridiagonal eigenproblem";
+  case -9: return "the starting vector is zero";
+  case -10: return "IPARAM(7) (mode) is invalid";
+  case -11: return "mode 1 is incompatible with BMAT = G";
+  case -12: return "IPARAM(1) must be 0 or 1";
+  case -13: return "NEV and WHICH = BE are incompatible";
+  case -14: return "no eigenvalue reached the requested accuracy";
+  case -15: return "HOWMNY is invalid";
+  case -16: return "HOWMNY = S is not implemented";
+  case -17: return "dseupd found a different number of converged Ritz "
+                   "values than dsaupd";
+  case -9999: return "could not build a Lanczos factorization (the operator "
+                     "is probably rank deficient for this NCV)";
+  default: return "unknown ARPACK error";
+  }
+}
+
+/* y = Op x for the component: S = B B^T (use_S) or G = B^T B. */
+static void cm__apply(cm_operator_t *op, int comp, int use_S,
+                      const double *x, double *y, double *tmp) {
+  if (use_S) {
+    cm__op_BT(op, comp, x, tmp); /* tmp = B^T x */
+    cm__op_B(op, comp, tmp, y);  /* y = B tmp */
+  } else {
+    cm__op_B(op, comp, x, tmp);  /* tmp = B x */
+    cm__op_BT(op, comp, tmp, y); /* y = B^T tmp */
+  }
+}
+
+/* Rayleigh-Ritz on the columns of V (N x ncv, destroyed): top nev pairs,
+ * ascending into w, vectors into Y (N x nev). Returns pairs found. */
+static int cm__rayleigh_ritz(cm_operator_t *op, int comp, int use_S, int N,
+                             int ncv, double *V, int nev, double *w, double *Y,
+                             double *tmp, int *matvecs) {
+  int th = cm__op_threads(op), kept = 0;
+  for (int j = 0; j < ncv; j++) { /* two passes of modified Gram-Schmidt */
+    double *v = V + (size_t)j * N, n0 = cm__nrm2(N, v, th);
+    if (!(n0 > 0))
+      continue;
+    for (int pass = 0; pass < 2; pass++)
+      for (int i = 0; i < kept; i++) {
+        double *q = V + (size_t)i * N, c = cm__dot(N, q, v, th);
+        for (int l = 0; l < N; l++)
+          v[l] -= c * q[l];
+      }
+    double n1 = cm__nrm2(N, v, th);
+    if (!(n1 > 1e-8 * n0))
+      continue;
+    double *dst = V + (size_t)kept * N;
+    for (int l = 0; l < N; l++)
+      dst[l] = v[l] / n1;
+    kept++;
+  }
+  if (kept == 0)
+    return 0;
+  double *W = malloc(sizeof(double) * (size_t)N * (size_t)kept);
+  double *H = malloc(sizeof(double) * (size_t)kept * (size_t)kept);
+  double *hw = malloc(sizeof(double) * (size_t)kept);
+  double *U = malloc(sizeof(double) * (size_t)kept * (size_t)kept);
+  int found = 0;
+  if (W && H && hw && U) {
+    for (int j = 0; j < kept; j++) {
+      cm__apply(op, comp, use_S, V + (size_t)j * N, W + (size_t)j * N, tmp);
+      (*matvecs)++;
+    }
+    for (int j = 0; j < kept; j++) /* H = V^T Op V */
+      for (int i = 0; i <= j; i++) {
+        double h = 0.5 * (cm__dot(N, V + (size_t)i * N, W + (size_t)j * N, th) +
+                          cm__dot(N, V + (size_t)j * N, W + (size_t)i * N, th));
+        H[(size_t)j * kept + i] = H[(size_t)i * kept + j] = h;
+      }
+    int k = nev < kept ? nev : kept;
+    found = cm__syevr_top(kept, H, k, hw, U);
+    for (int p = 0; p < found; p++) {
+      w[p] = hw[p];
+      double *y = Y + (size_t)p * N;
+      for (int l = 0; l < N; l++) {
+        double s = 0;
+        for (int i = 0; i < kept; i++)
+          s += V[(size_t)i * N + l] * U[(size_t)p * kept + i];
+        y[l] = s;
+      }
+    }
+    if (found < 0)
+      found = 0;
+  }
+  free(W), free(H), free(hw), free(U);
+  return found;
+}
+
+int cm__eig_arpack(cm_context_t *ctx, cm_operator_t *op, int comp,
+                   const cm_options_t *opts, const double *start,
+                   double deadline, cm__eig_t *out) {
+  int r0, m, c0, n;
+  cm__op_comp(op, comp, &r0, &m, &c0, &n);
+  int use_S = m <= n, N = use_S ? m : n, other = use_S ? n : m;
+  int nev = opts->modes < N - 1 ? opts->modes : N - 1;
+  int ncv = opts->ncv > 0 ? opts->ncv : (2 * nev + 1 > 20 ? 2 * nev + 1 : 20);
+  if (ncv > N)
+    ncv = N;
+  out->method = CM_METHOD_ARPACK;
+  out->rank = -1;
+  out->ncv = ncv;
+  if (nev < 1 || ncv <= nev)
+    return CM__ERR(ctx, CM_USAGE, NULL,
+                   "ARPACK needs nev < ncv <= N (nev %d, ncv %d, N %d)", nev,
+                   ncv, N);
+  /* ---- allocate ---- */
+  int lworkl = ncv * (ncv + 8);
+  double *resid = malloc(sizeof(double) * (size_t)N);
+  double *V = malloc(sizeof(double) * (size_t)N * (size_t)ncv);
+  double *workd = malloc(sizeof(double) * 3 * (size_t)N);
+  double *workl = malloc(sizeof(double) * (size_t)lworkl);
+  double *tmp = malloc(sizeof(double) * ((size_t)other + 1));
+  double *d = malloc(sizeof(double) * (size_t)ncv);
+  double *Zv = malloc(sizeof(double) * (size_t)N * (size_t)ncv);
+  int *select = calloc((size_t)ncv, sizeof(int));
+  int st = CM_OK;
+  if (!resid || !V || !workd || !workl || !tmp || !d || !Zv || !select) {
+    st = CM__ERR(ctx, CM_NOMEM, NULL, "out of memory for ARPACK (N = %d)", N);
+    goto done;
+  }
+  /* ---- start vector: warm (mapped to the operator) or seeded ---- */
+  int th = cm__op_threads(op);
+  double snorm = 0;
+  if (start) {
+    if (use_S)
+      memcpy(resid, start, sizeof(double) * (size_t)N);
+    else
+      cm__op_BT(op, comp, start, resid); /* u0 = B^T z0 */
+    snorm = cm__nrm2(N, resid, th);
+  }
+  if (start && snorm > 0) { /* a little seeded noise keeps the other modes */
+    for (int i = 0; i < N; i++)
+      resid[i] = resid[i] / snorm +
+                 1e-3 * cm__hash_uniform(CM__SEED, (uint64_t)(use_S ? r0 : c0) + (uint64_t)i) /
+                     sqrt((double)N);
+  } else {
+    for (int i = 0; i < N; i++)
+      resid[i] = cm__hash_uniform(CM__SEED + (use_S ? 0 : 1),
+                                  (uint64_t)(use_S ? r0 : c0) + (uint64_t)i);
+  }
+  /* ---- Lanczos under the process-wide lock ---- */
+  int iparam[11] = {0}, ipntr[11] = {0}, ido = 0, info = 1, timed_out = 0;
+  iparam[0] = 1; /* exact shifts */
+  iparam[2] = opts->max_iter > 0 ? opts->max_iter : 3000;
+  iparam[6] = 1; /* mode 1: standard problem */
+  double tol = opts->tol > 0 ? opts->tol : 1e-10;
+  pthread_mutex_lock(&cm__arpack_lock);
+  for (;;) {
+    dsaupd_c(&ido, "I", N, "LA", nev, tol, resid, ncv, V, N, iparam, ipntr,
+             workd, workl, lworkl, &info);
+    if (ido != 1 && ido != -1)
+      break;
+    cm__apply(op, comp, use_S, workd + ipntr[0] - 1, workd + ipntr[1] - 1,
+              tmp);
+    out->matvecs++;
+    if (deadline > 0 && cm__now() > deadline) {
+      timed_out = 1;
+      break;
+    }
+  }
+  out->iterations = iparam[2];
+  int found = 0;
+  if (info < 0 && !timed_out) {
+    pthread_mutex_unlock(&cm__arpack_lock);
+    st = CM__ERR(ctx, CM_NUMERIC, NULL, "ARPACK dsaupd failed (info %d): %s",
+                 info, cm__arpack_msg(info));
+    goto done;
+  }
+  if (info == 1 || timed_out) { /* partial: Ritz pairs of the basis */
+    pthread_mutex_unlock(&cm__arpack_lock);
+    found = cm__rayleigh_ritz(op, comp, use_S, N, ncv, V, nev, d, Zv, tmp,
+                              &out->matvecs);
+    out->converged = 0;
+    st = CM_NOT_CONVERGED;
+    CM__ERR(ctx, CM_NOT_CONVERGED, NULL,
+            "eigen-solve stopped by its %s budget after %d matvecs; partial "
+            "result",
+            timed_out ? "time" : "iteration", out->matvecs);
+  } else {
+    dseupd_c(1, "A", select, d, Zv, N, 0.0, "I", N, "LA", nev, tol, resid,
+             ncv, V, N, iparam, ipntr, workd, workl, lworkl, &info);
+    pthread_mutex_unlock(&cm__arpack_lock);
+    if (info != 0) {
+      st = CM__ERR(ctx, CM_NUMERIC, NULL,
+                   "ARPACK dseupd failed (info %d): %s", info,
+                   cm__arpack_msg(info));
+      goto done;
+    }
+    found = iparam[4];
+    out->converged = found >= nev;
+  }
+  /* ---- return: descending, positive only ---- */
+  {
+    double *vecs = malloc(sizeof(double) * (size_t)N * (size_t)(found + 1));
+    out->lambda = malloc(sizeof(double) * (size_t)(found + 1));
+    if (!vecs || !out->lambda) {
+      free(vecs);
+      st = CM__ERR(ctx, CM_NOMEM, NULL, "out of memory");
+      goto done;
+    }
+    int *ord = malloc(sizeof(int) * (size_t)(found + 1));
+    for (int i = 0; ord && i < found; i++)
+      ord[i] = i;
+    for (int i = 1; ord && i < found; i++) /* insertion sort, descending */
+      for (int j = i; j > 0 && d[ord[j]] > d[ord[j - 1]]; j--) {
+        int t = ord[j];
+        ord[j] = ord[j - 1], ord[j - 1] = t;
+      }
+    int k = 0;
+    for (int i = 0; ord && i < found; i++)
+      if (d[ord[i]] > 0) {
+        out->lambda[k] = d[ord[i]];
+        memcpy(vecs + (size_t)k * N, Zv + (size_t)ord[i] * N,
+               sizeof(double) * (size_t)N);
+        k++;
+      }
+    free(ord);
+    out->nev = k;
+    int fst = cm__eig_finish(ctx, op, comp, use_S, vecs, out);
+    free(vecs);
+    if (fst)
+      st = fst;
+  }
+done:
+  free(resid), free(V), free(workd), free(workl), free(tmp), free(d);
+  free(Zv), free(select);
+  return st;
+}

@@ -1,0 +1,131 @@
+/* spectrum.c: picks the backend for a component (dense for small ones, on
+ * request, and when ARPACK fails; ARPACK otherwise), converts eigenvectors to
+ * unit z over the contacts with their residuals, and offers the public
+ * cm_spectrum_solve. Not for the report (report/). */
+#include "spectrum_internal.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define CM__DENSE_FALLBACK_MAX 8000 /* largest N solved densely on failure */
+
+void cm__eig_free(cm__eig_t *e) {
+  if (!e)
+    return;
+  free(e->lambda), free(e->z), free(e->res);
+  memset(e, 0, sizeof *e);
+}
+
+int cm__eig_finish(cm_context_t *ctx, cm_operator_t *op, int comp, int use_S,
+                   const double *vecs, cm__eig_t *out) {
+  int r0, m, c0, n;
+  cm__op_comp(op, comp, &r0, &m, &c0, &n);
+  int N = use_S ? m : n, k = out->nev, th = cm__op_threads(op);
+  out->z = malloc(sizeof(double) * ((size_t)m * (size_t)k + 1));
+  out->res = malloc(sizeof(double) * ((size_t)k + 1));
+  double *t = malloc(sizeof(double) * ((size_t)n + 1));
+  double *y = malloc(sizeof(double) * ((size_t)m + 1));
+  if (!out->z || !out->res || !t || !y) {
+    free(t), free(y);
+    return CM__ERR(ctx, CM_NOMEM, NULL, "out of memory");
+  }
+  for (int p = 0; p < k; p++) {
+    double *z = out->z + (size_t)p * m;
+    if (use_S)
+      memcpy(z, vecs + (size_t)p * N, sizeof(double) * (size_t)m);
+    else
+      cm__op_B(op, comp, vecs + (size_t)p * N, z); /* z ~ B u */
+    double nz = cm__nrm2(m, z, th);
+    for (int i = 0; i < m && nz > 0; i++)
+      z[i] /= nz;
+    /* sign convention: the largest |z_i| (first on ties) is positive */
+    int imax = 0;
+    for (int i = 1; i < m; i++)
+      if (fabs(z[i]) > fabs(z[imax]))
+        imax = i;
+    if (m && z[imax] < 0)
+      for (int i = 0; i < m; i++)
+        z[i] = -z[i];
+    cm__op_BT(op, comp, z, t); /* residual of S z = B B^T z */
+    cm__op_B(op, comp, t, y);
+    double lam = out->lambda[p];
+    for (int i = 0; i < m; i++)
+      y[i] -= lam * z[i];
+    out->res[p] = cm__nrm2(m, y, th) / lam;
+  }
+  free(t), free(y);
+  return CM_OK;
+}
+
+int cm__eig_is_dense(const cm_options_t *opts, int m, int n) {
+  int N = m < n ? m : n;
+  int too_small = N < opts->modes + 2 || N < 8; /* ARPACK needs nev < ncv <= N */
+  return opts->method == CM_METHOD_DENSE || too_small ||
+         (opts->method == CM_METHOD_AUTO && N <= opts->dense_max);
+}
+
+int cm__eig_component(cm_context_t *ctx, cm_operator_t *op, int comp,
+                      const cm_options_t *opts, const double *start,
+                      double deadline, cm__eig_t *out) {
+  memset(out, 0, sizeof *out);
+  int r0, m, c0, n;
+  cm__op_comp(op, comp, &r0, &m, &c0, &n);
+  int N = m < n ? m : n, nev = opts->modes > 0 ? opts->modes : 6;
+  if (N == 0)
+    return CM_OK;
+  if (cm__eig_is_dense(opts, m, n))
+    return cm__eig_dense(ctx, op, comp, nev, out);
+  int st = cm__eig_arpack(ctx, op, comp, opts, start, deadline, out);
+  if (st >= 0)
+    return st;
+  if (st == CM_NUMERIC && N <= CM__DENSE_FALLBACK_MAX) {
+    int iters = out->iterations, mv = out->matvecs;
+    cm__eig_free(out);
+    cm_context_clear(ctx);
+    st = cm__eig_dense(ctx, op, comp, nev, out);
+    out->iterations = iters;
+    out->matvecs = mv;
+  }
+  return st;
+}
+
+/* ---- public: one operator, no component split ------------------------- */
+
+void cm_spectrum_destroy(cm_spectrum_t **sp) {
+  if (!sp || !*sp)
+    return;
+  free((*sp)->lambda), free((*sp)->residual), free((*sp)->z);
+  free(*sp);
+  *sp = NULL;
+}
+
+int cm_spectrum_solve(cm_context_t *ctx, cm_operator_t *op, int comp,
+                      const cm_options_t *opts, cm_spectrum_t **out) {
+  *out = NULL;
+  cm_options_t def;
+  if (!opts) {
+    cm_options_init(&def);
+    opts = &def;
+  }
+  double t0 = cm__now();
+  cm__eig_t e;
+  double deadline = opts->max_seconds > 0 ? t0 + opts->max_seconds : 0;
+  int st = cm__eig_component(ctx, op, comp, opts, NULL, deadline, &e);
+  if (st < 0) {
+    cm__eig_free(&e);
+    return st;
+  }
+  cm_spectrum_t *s = calloc(1, sizeof *s);
+  if (!s) {
+    cm__eig_free(&e);
+    return CM__ERR(ctx, CM_NOMEM, NULL, "out of memory");
+  }
+  s->nev = e.nev;
+  s->lambda = e.lambda, s->residual = e.res, s->z = e.z;
+  s->method = e.method, s->ncv = e.ncv, s->iterations = e.iterations;
+  s->matvecs = e.matvecs, s->converged = e.converged;
+  s->seconds = cm__now() - t0;
+  *out = s;
+  return st;
+}

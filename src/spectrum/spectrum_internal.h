@@ -1,0 +1,48 @@
+/* spectrum_internal.h: eigen-solves of one component, by backend.
+ * The operator of a component with m rows and n columns is S = B B^T (m x m)
+ * when m <= n, else G = B^T B (n x n): the same nonzero spectrum. */
+#ifndef CM_SPECTRUM_INTERNAL_H
+#define CM_SPECTRUM_INTERNAL_H
+
+#include "operator/operator_internal.h"
+
+typedef struct {
+  int nev;         /* pairs found (descending, all with lambda > 0) */
+  double *lambda;  /* size nev */
+  double *z;       /* unit eigenvectors of S over the component rows, m x nev */
+  double *res;     /* ||S z - lambda z|| / lambda, size nev */
+  int method;      /* CM_METHOD_DENSE or CM_METHOD_ARPACK */
+  int ncv, iterations, matvecs, converged;
+  int rank;        /* rank of B (dense only), -1 if unknown */
+} cm__eig_t;
+
+/* Top nev eigenpairs of component comp (-1: all). start: optional start
+ * vector over the component rows (size m), else a seeded one. deadline: an
+ * absolute cm__now() time after which ARPACK stops with a partial result
+ * (0: none). Returns CM_OK, CM_NOT_CONVERGED (partial, out filled) or an
+ * error; out is zeroed first and owned by the caller (cm__eig_free). */
+int cm__eig_component(cm_context_t *ctx, cm_operator_t *op, int comp,
+                      const cm_options_t *opts, const double *start,
+                      double deadline, cm__eig_t *out);
+void cm__eig_free(cm__eig_t *e);
+/* 1 if a component with m rows and n columns is solved densely. */
+int cm__eig_is_dense(const cm_options_t *opts, int m, int n);
+
+/* Backends. op_dim: size of the operator (m or n), use_S: 1 for S. */
+int cm__eig_dense(cm_context_t *ctx, cm_operator_t *op, int comp, int nev,
+                  cm__eig_t *out);
+int cm__eig_arpack(cm_context_t *ctx, cm_operator_t *op, int comp,
+                   const cm_options_t *opts, const double *start,
+                   double deadline, cm__eig_t *out);
+
+/* Symmetric eigen-solve of a dense N x N column-major A (destroyed): the top
+ * k pairs (all N when k >= N or all_values), ascending, into w (size N) and
+ * Z (N x k). Returns the number found or -1. */
+int cm__syevr_top(int N, double *A, int k, double *w, double *Z);
+
+/* Converts eigenvectors of the operator to unit z over the rows and computes
+ * the S residuals. vecs: op_dim x nev column-major. */
+int cm__eig_finish(cm_context_t *ctx, cm_operator_t *op, int comp, int use_S,
+                   const double *vecs, cm__eig_t *out);
+
+#endif
