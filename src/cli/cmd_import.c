@@ -1,0 +1,246 @@
+/* cmd_import.c: `cmodes import dump FILE [options]`: converts one snapshot of
+ * a LAMMPS / LIGGGHTS text dump into a scene (JSON on stdout or -o FILE).
+ * Not for Matrix Market input (`cmodes analyze --matrices` reads those). */
+#include "cli.h"
+#include "cmodes.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void cm__import_usage(FILE *f) {
+  fprintf(f,
+"usage: cmodes import dump FILE [options] > scene.json\n"
+"\n"
+"Reads the last snapshot (or --timestep N) of a LAMMPS/LIGGGHTS text dump\n"
+"(ITEM: ATOMS with named columns: id type x y z | xu yu zu | xs ys zs,\n"
+"radius | diameter, mass), finds the overlapping pairs and wall contacts\n"
+"and writes a cmodes scene. FILE '-' reads standard input.\n"
+"\n"
+"particles:\n"
+"  --dim 2|3             3: spheres (default); 2: disks, z ignored\n"
+"  --timestep N          snapshot to take (default: the last)\n"
+"  --density RHO         kg/m^3: mass from the radius (overrides a mass\n"
+"                        column; needed when there is none)\n"
+"  --thickness T         2D disk thickness, m (default 1: per unit)\n"
+"  --radius R            radius of every atom when the dump has no\n"
+"                        radius or diameter column\n"
+"stiffness (one of):\n"
+"  --k K                 linear penalty stiffness, N/m\n"
+"  --young E --poisson NU\n"
+"                        Hertz, linearised at each overlap:\n"
+"                        k = 2 E* sqrt(R* delta), E* = E / (2 (1 - nu^2))\n"
+"  --touch-tol TOL       m: pairs with overlap > -TOL count (default 0);\n"
+"                        Hertz k is taken at max(delta, TOL)\n"
+"walls (repeatable planes, one cylinder):\n"
+"  --wall-plane SPEC     'z=0' or 'z>0' (inside is z > 0), 'x<0.05'\n"
+"                        (inside is x < 0.05), or px,py,pz,nx,ny,nz\n"
+"                        (a point and the inward normal; 2D px,py,nx,ny)\n"
+"  --wall-zcylinder R[,CX,CY]  particles inside a z-cylinder\n"
+"  --wall-bodies         walls as fixed bodies (default: the world)\n"
+"  --periodic error|ignore\n"
+"                        a periodic box is an error (default) or its\n"
+"                        cross-boundary pairs are dropped\n"
+"output:\n"
+"  -o, --output FILE     write the scene there (default: stdout)\n"
+"  --threads N           threads for the contact search\n"
+"  -q, --quiet           no summary on stderr\n"
+"  -h, --help            this help\n"
+"\n"
+"example (the LIGGGHTS contactModels tutorial):\n"
+"  cmodes import dump dump20000.newModels --density 2500 --young 5e6 \\\n"
+"      --poisson 0.45 --wall-plane z=0 --wall-zcylinder 0.05 > bed.json\n");
+}
+
+/* Parses a double option value; 0 on error (message printed). */
+static int cm__num_arg(const char *opt, const char *s, double *v) {
+  char *end;
+  errno = 0;
+  *v = strtod(s, &end);
+  if (end == s || *end || errno) {
+    fprintf(stderr, "cmodes import: %s '%s': expected a number\n", opt, s);
+    return 0;
+  }
+  return 1;
+}
+
+static int cm__fail(cm_context_t *ctx, int st) {
+  fprintf(stderr, "cmodes import: %s\n", ctx->message);
+  return cm_status_exit(st);
+}
+
+int cm__cmd_import(int argc, char **argv) {
+  enum {
+    O_DIM = 256, O_TIMESTEP, O_DENSITY, O_THICK, O_RADIUS, O_K, O_YOUNG,
+    O_POISSON, O_TOL, O_PLANE, O_CYL, O_WALLB, O_PERIODIC, O_THREADS
+  };
+  static const struct option longopts[] = {
+      {"dim", required_argument, 0, O_DIM},
+      {"timestep", required_argument, 0, O_TIMESTEP},
+      {"density", required_argument, 0, O_DENSITY},
+      {"thickness", required_argument, 0, O_THICK},
+      {"radius", required_argument, 0, O_RADIUS},
+      {"k", required_argument, 0, O_K},
+      {"young", required_argument, 0, O_YOUNG},
+      {"poisson", required_argument, 0, O_POISSON},
+      {"touch-tol", required_argument, 0, O_TOL},
+      {"wall-plane", required_argument, 0, O_PLANE},
+      {"wall-zcylinder", required_argument, 0, O_CYL},
+      {"wall-bodies", no_argument, 0, O_WALLB},
+      {"periodic", required_argument, 0, O_PERIODIC},
+      {"threads", required_argument, 0, O_THREADS},
+      {"output", required_argument, 0, 'o'},
+      {"quiet", no_argument, 0, 'q'},
+      {"help", no_argument, 0, 'h'},
+      {0, 0, 0, 0}};
+  cm_context_t ctx;
+  cm_context_init(&ctx);
+  cm_dump_options_t o;
+  cm_dump_options_init(&o);
+  const char *output = NULL;
+  int quiet = 0, c, have_poisson = 0;
+  double v;
+  optind = 1;
+  while ((c = getopt_long(argc, argv, "o:qh", longopts, NULL)) != -1) {
+    switch (c) {
+    case O_DIM:
+      if (strcmp(optarg, "2") && strcmp(optarg, "3")) {
+        fprintf(stderr, "cmodes import: --dim '%s': expected 2 or 3\n",
+                optarg);
+        return cm_status_exit(CM_USAGE);
+      }
+      o.dim = atoi(optarg);
+      break;
+    case O_TIMESTEP: {
+      char *end;
+      errno = 0;
+      o.timestep = strtol(optarg, &end, 10);
+      if (end == optarg || *end || errno || o.timestep < 0) {
+        fprintf(stderr, "cmodes import: --timestep '%s': expected a step "
+                        ">= 0\n", optarg);
+        return cm_status_exit(CM_USAGE);
+      }
+      break;
+    }
+    case O_DENSITY:
+    case O_THICK:
+    case O_RADIUS:
+    case O_K:
+    case O_YOUNG:
+    case O_TOL: {
+      const char *nm = c == O_DENSITY ? "--density" : c == O_THICK ? "--thickness"
+                       : c == O_RADIUS ? "--radius" : c == O_K ? "--k"
+                       : c == O_YOUNG ? "--young" : "--touch-tol";
+      if (!cm__num_arg(nm, optarg, &v))
+        return cm_status_exit(CM_USAGE);
+      if (c == O_TOL ? !(v >= 0) : !(v > 0)) {
+        fprintf(stderr, "cmodes import: %s %s: expected a number %s 0\n", nm,
+                optarg, c == O_TOL ? ">=" : ">");
+        return cm_status_exit(CM_USAGE);
+      }
+      double *dst = c == O_DENSITY ? &o.density : c == O_THICK ? &o.thickness
+                    : c == O_RADIUS ? &o.radius : c == O_K ? &o.k
+                    : c == O_YOUNG ? &o.young : &o.touch_tol;
+      *dst = v;
+      break;
+    }
+    case O_POISSON:
+      if (!cm__num_arg("--poisson", optarg, &o.poisson))
+        return cm_status_exit(CM_USAGE);
+      have_poisson = 1;
+      break;
+    case O_PLANE:
+      if (cm_dump_options_add_plane(&ctx, &o, optarg))
+        return cm__fail(&ctx, CM_USAGE);
+      break;
+    case O_CYL:
+      if (cm_dump_options_set_cylinder(&ctx, &o, optarg))
+        return cm__fail(&ctx, CM_USAGE);
+      break;
+    case O_WALLB:
+      o.wall_bodies = 1;
+      break;
+    case O_PERIODIC:
+      if (!strcmp(optarg, "ignore"))
+        o.periodic_ignore = 1;
+      else if (strcmp(optarg, "error")) {
+        fprintf(stderr, "cmodes import: --periodic '%s': expected error or "
+                        "ignore\n", optarg);
+        return cm_status_exit(CM_USAGE);
+      }
+      break;
+    case O_THREADS:
+      o.threads = atoi(optarg);
+      ctx.threads = o.threads;
+      break;
+    case 'o':
+      output = optarg;
+      break;
+    case 'q':
+      quiet = 1;
+      break;
+    case 'h':
+      cm__import_usage(stdout);
+      return 0;
+    default:
+      cm__import_usage(stderr);
+      return cm_status_exit(CM_USAGE);
+    }
+  }
+  /* ---- operands: dump FILE ---- */
+  if (optind >= argc || strcmp(argv[optind], "dump")) {
+    fprintf(stderr, "cmodes import: expected 'dump FILE'%s%s%s\n\n",
+            optind < argc ? " (got '" : "", optind < argc ? argv[optind] : "",
+            optind < argc ? "')" : "");
+    cm__import_usage(stderr);
+    return cm_status_exit(CM_USAGE);
+  }
+  if (optind + 2 != argc) {
+    fprintf(stderr, "cmodes import dump: expected exactly one FILE\n");
+    return cm_status_exit(CM_USAGE);
+  }
+  if (o.young > 0 && !have_poisson) {
+    fprintf(stderr, "cmodes import: --young needs --poisson NU\n");
+    return cm_status_exit(CM_USAGE);
+  }
+  const char *path = argv[optind + 1];
+  /* ---- import ---- */
+  cm_dump_t *d = NULL;
+  cm_scene_t *s = NULL;
+  int st = cm_dump_read(&ctx, path, &o, &d);
+  if (!st)
+    st = cm_dump_to_scene(&ctx, d, &o, &s);
+  if (st) {
+    cm_dump_destroy(&d);
+    return cm__fail(&ctx, st);
+  }
+  FILE *f = output ? fopen(output, "w") : stdout;
+  if (!f) {
+    fprintf(stderr, "cmodes import: cannot write %s: %s\n", output,
+            strerror(errno));
+    cm_dump_destroy(&d);
+    cm_scene_destroy(&s);
+    return cm_status_exit(CM_IO);
+  }
+  st = cm_scene_write_json(&ctx, s, f);
+  if (output && fclose(f) && !st)
+    st = CM_IO;
+  if (!st && !quiet) {
+    int walls = 0;
+    for (int i = 0; i < s->ncontacts; i++)
+      walls += s->contacts[i].b == CM_WORLD ||
+               s->contacts[i].b >= d->natoms;
+    fprintf(stderr,
+            "cmodes import: %s: timestep %ld (snapshot %d), %d particles, "
+            "%d contacts (%d pairs, %d with walls)\n",
+            path, d->timestep, d->snapshots, d->natoms, s->ncontacts,
+            s->ncontacts - walls, walls);
+  }
+  cm_dump_destroy(&d);
+  cm_scene_destroy(&s);
+  if (st)
+    return cm__fail(&ctx, st);
+  return 0;
+}

@@ -1,0 +1,559 @@
+/* dump_contacts.c: turns a dump snapshot into a frozen contact scene:
+ * overlapping pairs from a cell list (OpenMP, same result at any thread
+ * count), plane and z-cylinder wall contacts, linear or linearised Hertz
+ * stiffness, masses and inertias. Not for reading files (dump.c). */
+#include "internal.h"
+
+#include <jansson.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define CM__PI 3.14159265358979323846
+
+/* ---- checks shared by contacts and scenes ------------------------------- */
+
+static int cm__check_walls(cm_context_t *ctx, const cm_dump_t *d,
+                           const cm_dump_options_t *o) {
+  int dim = o->dim;
+  if (o->nplanes < 0 || o->nplanes > CM_DUMP_MAX_PLANES)
+    return CM__ERR(ctx, CM_USAGE, "walls", "nplanes %d out of range",
+                   o->nplanes);
+  for (int w = 0; w < o->nplanes; w++) {
+    const double *n = o->planes[w] + 3;
+    double nn = dim == 3 ? n[0] * n[0] + n[1] * n[1] + n[2] * n[2]
+                         : n[0] * n[0] + n[1] * n[1];
+    if (!(nn > 0) || !isfinite(nn))
+      return CM__ERR(ctx, CM_USAGE, "walls",
+                     "wall plane %d: the inward normal is zero%s", w,
+                     dim == 2 ? " in the plane of motion (2D uses nx, ny)"
+                              : "");
+  }
+  if (o->cylinder && !(o->cyl_radius > 0))
+    return CM__ERR(ctx, CM_USAGE, "walls",
+                   "z-cylinder wall: radius %g is not positive",
+                   o->cyl_radius);
+  for (int a = 0; a < dim; a++)
+    if (strchr(d->boundary[a], 'p') && !o->periodic_ignore)
+      return CM__ERR(ctx, CM_USAGE, "boundary",
+                     "%s: the box is periodic along %c (boundary '%s'); a "
+                     "scene cannot hold contacts across a periodic boundary: "
+                     "give --periodic ignore to drop them (the pile is then "
+                     "cut open there)",
+                     d->source ? d->source : "dump", "xyz"[a],
+                     d->boundary[a]);
+  return CM_OK;
+}
+
+/* ---- cell list -------------------------------------------------------------- */
+
+typedef struct {
+  int dim;          /* 2 or 3 */
+  double lo[3];     /* lower corner of the grid */
+  double h;         /* cell edge */
+  long nc[3];       /* cells per axis (nc[2] = 1 in 2D) */
+  int *start;       /* first slot of each cell, size ncells+1 */
+  int *atoms;       /* atoms by cell, ascending within a cell, size n */
+  long *cell;       /* cell of each atom, size n */
+} cm__grid_t;
+
+static void cm__grid_free(cm__grid_t *g) {
+  free(g->start);
+  free(g->atoms);
+  free(g->cell);
+}
+
+/* Bins the atoms into cells of edge >= 2 rmax + tol (counting sort, serial:
+ * deterministic). The cell count is capped near 2n by enlarging h. */
+static int cm__grid_build(cm_context_t *ctx, const cm_dump_t *d, int dim,
+                          double tol, cm__grid_t *g) {
+  int n = d->natoms;
+  memset(g, 0, sizeof *g);
+  g->dim = dim;
+  double rmax = 0, hi[3];
+  for (int a = 0; a < 3; a++)
+    g->lo[a] = hi[a] = n ? d->x[a] : 0;
+  for (int i = 0; i < n; i++) {
+    rmax = fmax(rmax, d->radius[i]);
+    for (int a = 0; a < dim; a++) {
+      g->lo[a] = fmin(g->lo[a], d->x[3 * i + a]);
+      hi[a] = fmax(hi[a], d->x[3 * i + a]);
+    }
+  }
+  g->h = 2 * rmax + (tol > 0 ? tol : 0);
+  if (!(g->h > 0))
+    g->h = 1;
+  double cells;
+  for (;;) {
+    cells = 1;
+    for (int a = 0; a < 3; a++) {
+      g->nc[a] = a < dim ? (long)floor((hi[a] - g->lo[a]) / g->h) + 1 : 1;
+      cells *= (double)g->nc[a];
+    }
+    if (cells <= 2.0 * n + 8)
+      break;
+    g->h *= 1.26; /* about 2x fewer cells in 3D */
+  }
+  long ncells = g->nc[0] * g->nc[1] * g->nc[2];
+  g->start = calloc((size_t)ncells + 1, sizeof *g->start);
+  g->atoms = malloc((size_t)(n ? n : 1) * sizeof *g->atoms);
+  g->cell = malloc((size_t)(n ? n : 1) * sizeof *g->cell);
+  if (!g->start || !g->atoms || !g->cell) {
+    cm__grid_free(g);
+    return CM__ERR(ctx, CM_NOMEM, NULL, "out of memory for the cell list");
+  }
+  for (int i = 0; i < n; i++) {
+    long c[3] = {0, 0, 0};
+    for (int a = 0; a < dim; a++) {
+      c[a] = (long)floor((d->x[3 * i + a] - g->lo[a]) / g->h);
+      if (c[a] >= g->nc[a])
+        c[a] = g->nc[a] - 1;
+    }
+    g->cell[i] = (c[2] * g->nc[1] + c[1]) * g->nc[0] + c[0];
+    g->start[g->cell[i] + 1]++;
+  }
+  for (long c = 0; c < ncells; c++)
+    g->start[c + 1] += g->start[c];
+  int *fill = malloc((size_t)ncells * sizeof *fill);
+  if (!fill) {
+    cm__grid_free(g);
+    return CM__ERR(ctx, CM_NOMEM, NULL, "out of memory for the cell list");
+  }
+  memcpy(fill, g->start, (size_t)ncells * sizeof *fill);
+  for (int i = 0; i < n; i++)
+    g->atoms[fill[g->cell[i]]++] = i;
+  free(fill);
+  return CM_OK;
+}
+
+/* Overlap of atoms i, j: delta = r_i + r_j - |x_i - x_j|; also returns the
+ * distance. */
+static double cm__pair_overlap(const cm_dump_t *d, int dim, int i, int j,
+                               double *dist) {
+  double s = 0;
+  for (int a = 0; a < dim; a++) {
+    double t = d->x[3 * i + a] - d->x[3 * j + a];
+    s += t * t;
+  }
+  *dist = sqrt(s);
+  return d->radius[i] + d->radius[j] - *dist;
+}
+
+/* Visits the neighbours j > i of atom i that are contacts; writes them to
+ * out (when not NULL) and returns their count, or -1 - j when atom j sits
+ * at the same position as i. */
+static int cm__pairs_of(const cm_dump_t *d, const cm__grid_t *g, double tol,
+                        int i, cm_dump_contact_t *out) {
+  int dim = g->dim, count = 0;
+  long c = g->cell[i];
+  long cx = c % g->nc[0], cy = (c / g->nc[0]) % g->nc[1],
+       cz = c / (g->nc[0] * g->nc[1]);
+  for (long z = cz - 1; z <= cz + 1; z++) {
+    if (z < 0 || z >= g->nc[2])
+      continue;
+    for (long y = cy - 1; y <= cy + 1; y++) {
+      if (y < 0 || y >= g->nc[1])
+        continue;
+      for (long x = cx - 1; x <= cx + 1; x++) {
+        if (x < 0 || x >= g->nc[0])
+          continue;
+        long cc = (z * g->nc[1] + y) * g->nc[0] + x;
+        for (int s = g->start[cc]; s < g->start[cc + 1]; s++) {
+          int j = g->atoms[s];
+          if (j <= i)
+            continue;
+          double dist, delta = cm__pair_overlap(d, dim, i, j, &dist);
+          if (!(delta > -tol))
+            continue;
+          if (!(dist > 0))
+            return -1 - j;
+          if (out) {
+            cm_dump_contact_t *k = &out[count];
+            memset(k, 0, sizeof *k);
+            k->i = i, k->j = j, k->wall = -1, k->overlap = delta;
+            for (int a = 0; a < dim; a++) {
+              k->normal[a] = (d->x[3 * i + a] - d->x[3 * j + a]) / dist;
+              k->point[a] = d->x[3 * j + a] +
+                            (d->radius[j] - 0.5 * delta) * k->normal[a];
+            }
+          }
+          count++;
+        }
+      }
+    }
+  }
+  if (out) /* cell order -> ascending j (insertion sort: few neighbours) */
+    for (int a = 1; a < count; a++)
+      for (int b = a; b > 0 && out[b - 1].j > out[b].j; b--) {
+        cm_dump_contact_t t = out[b];
+        out[b] = out[b - 1];
+        out[b - 1] = t;
+      }
+  return count;
+}
+
+/* All pairs, ordered by (i, j): count per atom in parallel, prefix sum,
+ * fill in parallel into the precomputed offsets. */
+static int cm__find_pairs(cm_context_t *ctx, const cm_dump_t *d, int dim,
+                          double tol, int threads, cm_dump_contact_t **out,
+                          int *count) {
+  int n = d->natoms, st;
+  cm__grid_t g;
+  if ((st = cm__grid_build(ctx, d, dim, tol, &g)))
+    return st;
+  long *off = calloc((size_t)n + 1, sizeof *off);
+  if (!off) {
+    cm__grid_free(&g);
+    return CM__ERR(ctx, CM_NOMEM, NULL, "out of memory");
+  }
+  int bad = n; /* smallest atom that coincides with another */
+#pragma omp parallel for schedule(dynamic, 256) num_threads(threads) \
+    reduction(min : bad)
+  for (int i = 0; i < n; i++) {
+    int c = cm__pairs_of(d, &g, tol, i, NULL);
+    if (c < 0 && i < bad)
+      bad = i;
+    off[i + 1] = c < 0 ? 0 : c;
+  }
+  if (bad < n) {
+    int j = -1 - cm__pairs_of(d, &g, tol, bad, NULL);
+    free(off);
+    cm__grid_free(&g);
+    return CM__ERR(ctx, CM_INVALID_SCENE, "atoms",
+                   "%s:%ld: atoms %ld and %ld (line %ld) are at the same "
+                   "position: no contact normal; remove the duplicate",
+                   d->source ? d->source : "dump", d->line[bad], d->id[bad],
+                   d->id[j], d->line[j]);
+  }
+  for (int i = 0; i < n; i++)
+    off[i + 1] += off[i];
+  long total = off[n];
+  cm_dump_contact_t *c = total <= 1000000000L
+                             ? malloc((size_t)(total ? total : 1) * sizeof *c)
+                             : NULL;
+  if (!c) {
+    free(off);
+    cm__grid_free(&g);
+    return CM__ERR(ctx, total > 1000000000L ? CM_LIMIT : CM_NOMEM, NULL,
+                   "%ld contacts: too many or out of memory", total);
+  }
+#pragma omp parallel for schedule(dynamic, 256) num_threads(threads)
+  for (int i = 0; i < n; i++)
+    cm__pairs_of(d, &g, tol, i, c + off[i]);
+  *out = c;
+  *count = (int)off[n];
+  free(off);
+  cm__grid_free(&g);
+  return CM_OK;
+}
+
+/* Contact of atom i with wall w (planes, then the cylinder); 1 if it is a
+ * contact, 0 if not, -1 if the centre is on the wrong side of the wall. */
+static int cm__wall_contact(const cm_dump_t *d, const cm_dump_options_t *o,
+                            int w, int i, cm_dump_contact_t *k) {
+  int dim = o->dim;
+  const double *x = d->x + 3 * i;
+  double r = d->radius[i], n[3] = {0, 0, 0}, dist;
+  if (w < o->nplanes) { /* plane: dist = (x - p) . n */
+    const double *p = o->planes[w];
+    double nn = 0;
+    for (int a = 0; a < dim; a++)
+      nn += p[3 + a] * p[3 + a];
+    nn = sqrt(nn);
+    dist = 0;
+    for (int a = 0; a < dim; a++) {
+      n[a] = p[3 + a] / nn;
+      dist += (x[a] - p[a]) * n[a];
+    }
+  } else { /* z-cylinder, particles inside: dist = R - rho */
+    double rx = x[0] - o->cyl_center[0], ry = x[1] - o->cyl_center[1];
+    double rho = sqrt(rx * rx + ry * ry);
+    dist = o->cyl_radius - rho;
+    if (rho > 0)
+      n[0] = -rx / rho, n[1] = -ry / rho;
+    else
+      n[0] = 1; /* on the axis: no contact unless R < r */
+  }
+  if (dist < 0)
+    return -1;
+  double delta = r - dist;
+  if (!(delta > -o->touch_tol))
+    return 0;
+  memset(k, 0, sizeof *k);
+  k->i = i, k->j = -1, k->wall = w, k->overlap = delta;
+  for (int a = 0; a < dim; a++) {
+    k->normal[a] = n[a];
+    k->point[a] = x[a] - (r - 0.5 * delta) * n[a];
+  }
+  return 1;
+}
+
+static void cm__wall_name(const cm_dump_options_t *o, int w, char *buf,
+                          size_t size) {
+  if (w < o->nplanes)
+    snprintf(buf, size, "wall-plane-%d", w);
+  else
+    snprintf(buf, size, "wall-zcylinder");
+}
+
+int cm_dump_find_contacts(cm_context_t *ctx, const cm_dump_t *d,
+                          const cm_dump_options_t *o, cm_dump_contact_t **out,
+                          int *count) {
+  /* ---- check inputs ---- */
+  if (!d || !o || !out || !count)
+    return CM__ERR(ctx, CM_USAGE, NULL, "cm_dump_find_contacts: NULL "
+                                        "argument");
+  *out = NULL;
+  *count = 0;
+  if (o->dim != 2 && o->dim != 3)
+    return CM__ERR(ctx, CM_USAGE, "dim", "dim %d: expected 2 or 3", o->dim);
+  if (!(o->touch_tol >= 0) || !isfinite(o->touch_tol))
+    return CM__ERR(ctx, CM_USAGE, "touch_tol",
+                   "touch tolerance %g: expected a finite number >= 0",
+                   o->touch_tol);
+  int st = cm__check_walls(ctx, d, o);
+  if (st)
+    return st;
+  int threads = o->threads > 0 ? o->threads : cm__threads(ctx);
+  /* ---- pairs ---- */
+  cm_dump_contact_t *c = NULL;
+  int np = 0;
+  if ((st = cm__find_pairs(ctx, d, o->dim, o->touch_tol, threads, &c, &np)))
+    return st;
+  /* ---- walls: count, then fill (walls by index, atoms ascending) ---- */
+  int nwalls = o->nplanes + (o->cylinder ? 1 : 0), nw = 0;
+  cm_dump_contact_t k;
+  for (int w = 0; w < nwalls; w++)
+    for (int i = 0; i < d->natoms; i++) {
+      int r = cm__wall_contact(d, o, w, i, &k);
+      if (r < 0) {
+        char nm[32];
+        cm__wall_name(o, w, nm, sizeof nm);
+        free(c);
+        return CM__ERR(ctx, CM_USAGE, "walls",
+                       "%s:%ld: atom %ld is outside %s (its centre is on "
+                       "the wrong side): check the wall's position and its "
+                       "inward direction (z=V and z>V mean inside is z > V, "
+                       "z<V the opposite)",
+                       d->source ? d->source : "dump", d->line[i], d->id[i],
+                       nm);
+      }
+      nw += r;
+    }
+  if (nw > 0) {
+    cm_dump_contact_t *cc = realloc(c, (size_t)(np + nw) * sizeof *cc);
+    if (!cc) {
+      free(c);
+      return CM__ERR(ctx, CM_NOMEM, NULL, "out of memory");
+    }
+    c = cc;
+    int m = np;
+    for (int w = 0; w < nwalls; w++)
+      for (int i = 0; i < d->natoms; i++)
+        if (cm__wall_contact(d, o, w, i, &c[m]) == 1)
+          m++;
+  }
+  *out = c;
+  *count = np + nw;
+  return CM_OK;
+}
+
+/* ---- stiffness ---------------------------------------------------------------- */
+
+double cm_dump_stiffness(const cm_dump_options_t *o, const cm_dump_t *d,
+                         const cm_dump_contact_t *c) {
+  if (o->k > 0)
+    return o->k;
+  if (!(o->young > 0))
+    return 0;
+  double estar = o->young / (2 * (1 - o->poisson * o->poisson));
+  double ri = d->radius[c->i];
+  double rstar = c->j >= 0 ? ri * d->radius[c->j] / (ri + d->radius[c->j])
+                           : ri;
+  double delta = fmax(c->overlap, o->touch_tol);
+  return 2 * estar * sqrt(rstar * delta); /* dF/d delta, F = 4/3 E* sqrt(R*)
+                                             delta^1.5 */
+}
+
+/* ---- scene ------------------------------------------------------------------ */
+
+static int cm__check_model(cm_context_t *ctx, const cm_dump_t *d,
+                           const cm_dump_options_t *o) {
+  if (o->k > 0 && o->young > 0)
+    return CM__ERR(ctx, CM_USAGE, "stiffness",
+                   "give either a linear stiffness (--k) or Hertz "
+                   "(--young, --poisson), not both");
+  if (!(o->k > 0) && !(o->young > 0))
+    return CM__ERR(ctx, CM_USAGE, "stiffness",
+                   "no contact stiffness: give --k K (linear, N/m) or "
+                   "--young E --poisson NU (Hertz, linearised at each "
+                   "overlap)");
+  if (!isfinite(o->k) || !isfinite(o->young))
+    return CM__ERR(ctx, CM_USAGE, "stiffness", "stiffness is not finite");
+  if (o->young > 0 && !(o->poisson > -1 && o->poisson < 0.5))
+    return CM__ERR(ctx, CM_USAGE, "poisson",
+                   "Poisson's ratio %g: expected -1 < nu < 0.5", o->poisson);
+  if (o->young > 0 && o->dim == 2)
+    return CM__ERR(ctx, CM_USAGE, "young",
+                   "Hertz contact is for spheres: for disks (--dim 2) give a "
+                   "linear stiffness (--k)");
+  if (!(o->density > 0) && !d->mass)
+    return CM__ERR(ctx, CM_USAGE, "density",
+                   "%s: the dump has no mass column: give the particle "
+                   "density (--density, kg/m^3)",
+                   d->source ? d->source : "dump");
+  if (o->dim == 2 && !(o->thickness > 0))
+    return CM__ERR(ctx, CM_USAGE, "thickness",
+                   "disk thickness %g: expected > 0", o->thickness);
+  return CM_OK;
+}
+
+/* The scene's meta object: where it came from and how it was built. */
+static char *cm__meta(const cm_dump_t *d, const cm_dump_options_t *o, int np,
+                      int nw) {
+  json_t *m = json_object(), *st = json_object(), *walls = json_array();
+  json_object_set_new(m, "importer", json_string("cmodes import dump"));
+  json_object_set_new(m, "source", json_string(d->source ? d->source : ""));
+  json_object_set_new(m, "timestep", json_integer(d->timestep));
+  json_object_set_new(m, "atoms", json_integer(d->natoms));
+  json_object_set_new(m, "pairs", json_integer(np));
+  json_object_set_new(m, "wall_contacts", json_integer(nw));
+  json_object_set_new(m, "positions", json_string(d->position));
+  if (o->density > 0)
+    json_object_set_new(m, "density", json_real(o->density));
+  else
+    json_object_set_new(m, "mass", json_string("dump column"));
+  if (o->dim == 2)
+    json_object_set_new(m, "thickness", json_real(o->thickness));
+  if (o->k > 0) {
+    json_object_set_new(st, "model", json_string("linear"));
+    json_object_set_new(st, "k", json_real(o->k));
+  } else {
+    json_object_set_new(st, "model", json_string("hertz"));
+    json_object_set_new(st, "young", json_real(o->young));
+    json_object_set_new(st, "poisson", json_real(o->poisson));
+  }
+  json_object_set_new(st, "touch_tol", json_real(o->touch_tol));
+  json_object_set_new(m, "stiffness", st);
+  for (int w = 0; w < o->nplanes; w++) {
+    json_t *p = json_pack("{s:s,s:[f,f,f],s:[f,f,f]}", "type", "plane",
+                          "point", o->planes[w][0], o->planes[w][1],
+                          o->planes[w][2], "normal", o->planes[w][3],
+                          o->planes[w][4], o->planes[w][5]);
+    json_array_append_new(walls, p);
+  }
+  if (o->cylinder)
+    json_array_append_new(
+        walls, json_pack("{s:s,s:f,s:[f,f]}", "type", "zcylinder", "radius",
+                         o->cyl_radius, "center", o->cyl_center[0],
+                         o->cyl_center[1]));
+  json_object_set_new(m, "walls", walls);
+  char *text = json_dumps(m, JSON_COMPACT | JSON_REAL_PRECISION(17));
+  json_decref(m);
+  return text;
+}
+
+/* Appends the atoms as bodies and the walls as fixed bodies (if asked). */
+static int cm__add_bodies(cm_context_t *ctx, const cm_dump_t *d,
+                          const cm_dump_options_t *o, cm_scene_t *s) {
+  int dim = o->dim;
+  for (int i = 0; i < d->natoms; i++) {
+    cm_body_t b;
+    cm_body_init(&b);
+    double r = d->radius[i];
+    if (o->density > 0)
+      b.mass = dim == 3 ? 4.0 / 3.0 * CM__PI * r * r * r * o->density
+                        : CM__PI * r * r * o->thickness * o->density;
+    else
+      b.mass = d->mass[i];
+    double I = (dim == 3 ? 0.4 : 0.5) * b.mass * r * r; /* 2/5 or 1/2 m r^2 */
+    memset(b.inertia, 0, sizeof b.inertia);
+    b.inertia[0] = I;
+    if (dim == 3)
+      b.inertia[4] = b.inertia[8] = I;
+    memcpy(b.position, d->x + 3 * i, 3 * sizeof(double));
+    char name[40];
+    snprintf(name, sizeof name, "atom-%ld", d->id[i]);
+    int st = cm_scene_add_body(ctx, s, &b, name);
+    if (st < 0)
+      return st;
+  }
+  if (!o->wall_bodies)
+    return CM_OK;
+  int nwalls = o->nplanes + (o->cylinder ? 1 : 0);
+  for (int w = 0; w < nwalls; w++) {
+    cm_body_t b;
+    cm_body_init(&b);
+    b.fixed = 1;
+    if (w < o->nplanes)
+      memcpy(b.position, o->planes[w], 3 * sizeof(double));
+    else
+      b.position[0] = o->cyl_center[0], b.position[1] = o->cyl_center[1];
+    char name[32];
+    cm__wall_name(o, w, name, sizeof name);
+    int st = cm_scene_add_body(ctx, s, &b, name);
+    if (st < 0)
+      return st;
+  }
+  return CM_OK;
+}
+
+int cm_dump_to_scene(cm_context_t *ctx, const cm_dump_t *d,
+                     const cm_dump_options_t *o, cm_scene_t **out) {
+  /* ---- check inputs ---- */
+  if (!d || !o || !out)
+    return CM__ERR(ctx, CM_USAGE, NULL, "cm_dump_to_scene: NULL argument");
+  *out = NULL;
+  int st = cm__check_model(ctx, d, o);
+  if (st)
+    return st;
+  /* ---- contacts ---- */
+  cm_dump_contact_t *c = NULL;
+  int nc = 0;
+  if ((st = cm_dump_find_contacts(ctx, d, o, &c, &nc)))
+    return st;
+  /* ---- scene ---- */
+  cm_scene_t *s = cm_scene_create(o->dim);
+  if (!s) {
+    free(c);
+    return CM__ERR(ctx, CM_NOMEM, NULL, "out of memory");
+  }
+  st = cm__add_bodies(ctx, d, o, s);
+  int np = 0;
+  for (int q = 0; q < nc && st >= 0; q++) {
+    cm_contact_t k;
+    cm_contact_init(&k);
+    k.a = c[q].i;
+    k.b = c[q].j >= 0 ? c[q].j
+                      : (o->wall_bodies ? d->natoms + c[q].wall : CM_WORLD);
+    np += c[q].j >= 0;
+    memcpy(k.point, c[q].point, sizeof k.point);
+    memcpy(k.normal, c[q].normal, sizeof k.normal);
+    k.stiffness = cm_dump_stiffness(o, d, &c[q]);
+    st = cm_scene_add_contact(ctx, s, &k, NULL);
+  }
+  if (st >= 0) {
+    s->meta_json = cm__meta(d, o, np, nc - np);
+    st = s->meta_json ? cm_scene_validate(ctx, s)
+                      : CM__ERR(ctx, CM_NOMEM, NULL, "out of memory");
+  }
+  free(c);
+  if (st < 0) {
+    cm_scene_destroy(&s);
+    return st;
+  }
+  *out = s;
+  return CM_OK;
+}
+
+int cm_import_dump(cm_context_t *ctx, const char *path,
+                   const cm_dump_options_t *opts, cm_scene_t **out) {
+  cm_dump_t *d = NULL;
+  if (out)
+    *out = NULL;
+  int st = cm_dump_read(ctx, path, opts, &d);
+  if (!st)
+    st = cm_dump_to_scene(ctx, d, opts, out);
+  cm_dump_destroy(&d);
+  return st;
+}
