@@ -148,9 +148,10 @@ static int cm__solve_all(cm_context_t *ctx, cm_operator_t *op,
   if (first_err < ncomp) {
     *ctx = err_ctx;
     st = ctx->status ? ctx->status : CM_NUMERIC;
-    char msg[sizeof ctx->message];
+    char msg[sizeof ctx->message + 32];
     snprintf(msg, sizeof msg, "component %d: %s", first_err, err_ctx.message);
-    memcpy(ctx->message, msg, sizeof msg);
+    msg[sizeof ctx->message - 1] = 0;
+    memcpy(ctx->message, msg, sizeof ctx->message);
   } else {
     for (int c = 0; c < ncomp; c++)
       if (status[c] == CM_NOT_CONVERGED)

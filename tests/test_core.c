@@ -1,0 +1,574 @@
+/* test_core.c: the core engine against independent truths: the reference bar
+ * (analytic), random 2D/3D scenes against a dense LAPACK solve of S built
+ * here from the scene without the library's assembly, invariances, bounds,
+ * determinism across thread counts, and bad inputs. */
+#include "cmodes.h"
+#include "cmtest.h"
+
+#include <lapacke.h>
+
+/* ---- helpers --------------------------------------------------------------- */
+
+static uint64_t rng_state;
+static double urand(void) { /* xorshift64*, in [0, 1) */
+  rng_state ^= rng_state >> 12;
+  rng_state ^= rng_state << 25;
+  rng_state ^= rng_state >> 27;
+  return (double)((rng_state * 2685821657736338717ULL) >> 11) / 9007199254740992.0;
+}
+static double urange(double a, double b) { return a + (b - a) * urand(); }
+
+static void quat_R(const double *q, double *R) {
+  double w = q[0], x = q[1], y = q[2], z = q[3];
+  double M[9] = {w * w + x * x - y * y - z * z, 2 * (x * y - w * z),
+                 2 * (x * z + w * y),           2 * (x * y + w * z),
+                 w * w - x * x + y * y - z * z, 2 * (y * z - w * x),
+                 2 * (x * z - w * y),           2 * (y * z + w * x),
+                 w * w - x * x - y * y + z * z};
+  memcpy(R, M, sizeof M);
+}
+
+/* Eigenvalues of S (descending) from a dense solve built straight from the
+ * scene: J full (nc x ndof), M dense, A = J M^-1 J^T by dposv. Returns nc. */
+static int ref_eigs(const cm_scene_t *s, double *lam) {
+  int nb = s->nbodies, nc = s->ncontacts, per = s->dim == 2 ? 3 : 6;
+  int *dof0 = malloc(sizeof(int) * (size_t)nb), nd = 0;
+  for (int b = 0; b < nb; b++) {
+    dof0[b] = s->bodies[b].fixed ? -1 : nd;
+    nd += s->bodies[b].fixed ? 0 : per;
+  }
+  double *J = calloc((size_t)nc * nd + 1, sizeof(double));
+  double *M = calloc((size_t)nd * nd + 1, sizeof(double));
+  for (int c = 0; c < nc; c++) {
+    const cm_contact_t *ct = &s->contacts[c];
+    int side[2] = {ct->a, ct->b};
+    for (int k = 0; k < 2; k++) {
+      int b = side[k];
+      if (b < 0 || s->bodies[b].fixed)
+        continue;
+      double sg = k ? -1 : 1, r[3] = {0}, *n = (double *)ct->normal;
+      for (int i = 0; i < s->dim; i++)
+        r[i] = ct->point[i] - s->bodies[b].position[i];
+      double *row = J + (size_t)c * nd + dof0[b]; /* row-major nc x nd */
+      if (s->dim == 2) {
+        row[0] = sg * n[0], row[1] = sg * n[1];
+        row[2] = sg * (r[0] * n[1] - r[1] * n[0]);
+      } else {
+        for (int i = 0; i < 3; i++)
+          row[i] = sg * n[i];
+        row[3] = sg * (r[1] * n[2] - r[2] * n[1]);
+        row[4] = sg * (r[2] * n[0] - r[0] * n[2]);
+        row[5] = sg * (r[0] * n[1] - r[1] * n[0]);
+      }
+    }
+  }
+  for (int b = 0; b < nb; b++) {
+    if (dof0[b] < 0)
+      continue;
+    const cm_body_t *bd = &s->bodies[b];
+    int o = dof0[b];
+    int nt = s->dim == 2 ? 2 : 3;
+    for (int i = 0; i < nt; i++)
+      M[(size_t)(o + i) * nd + o + i] = bd->mass;
+    if (s->dim == 2) {
+      M[(size_t)(o + 2) * nd + o + 2] = bd->inertia[0];
+    } else {
+      double R[9];
+      quat_R(bd->orientation, R);
+      for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 3; j++) {
+          double v = 0; /* (R I R^T)_ij */
+          for (int a = 0; a < 3; a++)
+            for (int c = 0; c < 3; c++)
+              v += R[3 * i + a] * bd->inertia[3 * a + c] * R[3 * j + c];
+          M[(size_t)(o + 3 + i) * nd + o + 3 + j] = v;
+        }
+    }
+  }
+  /* X = M^-1 J^T (nd x nc, row-major) */
+  double *X = malloc(sizeof(double) * ((size_t)nd * nc + 1));
+  for (int i = 0; i < nd; i++)
+    for (int c = 0; c < nc; c++)
+      X[(size_t)i * nc + c] = J[(size_t)c * nd + i];
+  int info = nd ? LAPACKE_dposv(LAPACK_ROW_MAJOR, 'L', nd, nc, M, nd, X, nc) : 0;
+  CMT_EQ_INT(info, 0);
+  double *S = calloc((size_t)nc * nc + 1, sizeof(double));
+  for (int i = 0; i < nc; i++)
+    for (int j = 0; j < nc; j++) {
+      double v = 0;
+      for (int l = 0; l < nd; l++)
+        v += J[(size_t)i * nd + l] * X[(size_t)l * nc + j];
+      S[(size_t)i * nc + j] =
+          sqrt(s->contacts[i].stiffness * s->contacts[j].stiffness) * v;
+    }
+  for (int i = 0; i < nc; i++) /* symmetrise */
+    for (int j = 0; j < i; j++)
+      S[(size_t)i * nc + j] = S[(size_t)j * nc + i] =
+          0.5 * (S[(size_t)i * nc + j] + S[(size_t)j * nc + i]);
+  double *w = malloc(sizeof(double) * ((size_t)nc + 1));
+  int found = 0;
+  info = nc ? LAPACKE_dsyevd(LAPACK_ROW_MAJOR, 'N', 'U', nc, S, nc, w) : 0;
+  found = nc;
+  CMT_EQ_INT(info, 0);
+  for (int i = 0; i < nc; i++)
+    lam[i] = w[nc - 1 - i];
+  free(dof0), free(J), free(M), free(X), free(S), free(w);
+  return found;
+}
+
+/* A random scene: nb bodies (about 1 in 6 fixed), nc contacts. */
+static cm_scene_t *random_scene(int dim, int nb, int nc, uint64_t seed) {
+  rng_state = seed * 2654435761ULL + 88172645463325252ULL;
+  cm_context_t ctx;
+  cm_context_init(&ctx);
+  cm_scene_t *s = cm_scene_create(dim);
+  for (int b = 0; b < nb; b++) {
+    cm_body_t bd;
+    cm_body_init(&bd);
+    bd.fixed = b > 0 && urand() < 1.0 / 6;
+    bd.mass = urange(0.5, 5);
+    for (int i = 0; i < dim; i++)
+      bd.position[i] = urange(-1, 1);
+    if (dim == 2) {
+      bd.inertia[0] = urange(0.01, 0.5);
+    } else {
+      double A[9], In[9];
+      for (int i = 0; i < 9; i++)
+        A[i] = urange(-0.5, 0.5);
+      for (int i = 0; i < 3; i++) /* I = A A^T + 0.05 */
+        for (int j = 0; j < 3; j++) {
+          double v = i == j ? 0.05 : 0;
+          for (int l = 0; l < 3; l++)
+            v += A[3 * i + l] * A[3 * j + l];
+          In[3 * i + j] = v;
+        }
+      memcpy(bd.inertia, In, sizeof In);
+      for (int i = 0; i < 4; i++)
+        bd.orientation[i] = urange(-1, 1);
+    }
+    cm_scene_add_body(&ctx, s, &bd, NULL);
+  }
+  for (int c = 0; c < nc; c++) {
+    cm_contact_t ct;
+    cm_contact_init(&ct);
+    do {
+      ct.a = (int)(urand() * nb);
+    } while (s->bodies[ct.a].fixed);
+    ct.b = urand() < 0.2 ? CM_WORLD : (int)(urand() * nb);
+    if (ct.b == ct.a)
+      ct.b = CM_WORLD;
+    if (c > 0 && urand() < 0.3) { /* several contacts per body pair */
+      ct.a = s->contacts[c - 1].a;
+      ct.b = s->contacts[c - 1].b;
+    }
+    for (int i = 0; i < dim; i++) {
+      ct.point[i] = s->bodies[ct.a].position[i] + urange(-0.3, 0.3);
+      ct.normal[i] = urange(-1, 1);
+    }
+    ct.stiffness = pow(10, urange(4, 6));
+    cm_scene_add_contact(&ctx, s, &ct, NULL);
+  }
+  return s;
+}
+
+static cm_report_t *analyze(cm_scene_t *s, int method, int modes) {
+  cm_context_t ctx;
+  cm_context_init(&ctx);
+  cm_options_t o;
+  cm_options_init(&o);
+  o.method = method;
+  o.modes = modes;
+  cm_report_t *r = NULL;
+  int st = cm_analyze(&ctx, s, &o, &r);
+  if (st)
+    CMT_FAIL("cm_analyze: %d %s", st, ctx.message);
+  return r;
+}
+
+static cm_scene_t *load(const char *rel) {
+  char path[1024];
+  snprintf(path, sizeof path, "%s/%s", CM_SOURCE_DIR, rel);
+  cm_context_t ctx;
+  cm_context_init(&ctx);
+  cm_scene_t *s = NULL;
+  if (cm_scene_read_file(&ctx, path, &s))
+    CMT_FAIL("read %s: %s", path, ctx.message);
+  return s;
+}
+
+/* ---- the reference bar -------------------------------------------------- */
+
+CM_TEST(core_bar2d_reference) {
+  cm_scene_t *s = load("data/bar2d.json");
+  cm_report_t *r = analyze(s, CM_METHOD_AUTO, 6);
+  CMT_EQ_INT(r->nmodes, 2);
+  CMT_REL(r->modes[0].omega, sqrt(2 * 1e5 * 0.01 / 0.005), 1e-6); /* 632.5 */
+  CMT_REL(r->modes[1].omega, sqrt(2 * 1e5 / 2.0), 1e-6);          /* 316.2 */
+  CMT_REL(r->pc_omega_max, 500.0, 1e-12);
+  CMT_REL(r->central_difference.h_s, 2.0 / sqrt(4e5), 1e-9); /* 3.162 ms */
+  CMT_REL(r->central_difference.h_s, 3.162e-3, 1e-3);
+  CMT_EQ_INT(r->modes[0].ncontacts, 2);
+  CMT_REL(r->modes[0].contacts[0].share, 0.5, 1e-12);
+  CMT_REL(r->modes[0].contacts[1].share, 0.5, 1e-12);
+  CMT_REL(r->modes[0].bodies[0].share, 1.0, 1e-12);
+  CMT_LE(r->omega_lower, r->omega_max);
+  CMT_LE(r->omega_max, r->omega_upper);
+  CMT_REL(r->pc_ratio, sqrt(4e5) / 500, 1e-12);
+  CMT_REL(r->rk4.h_s, 2 * sqrt(2) / sqrt(4e5), 1e-12);
+  CMT_REL(r->rk3.h_s, sqrt(3) / sqrt(4e5), 1e-12);
+  CMT_TRUE(isnan(r->explicit_euler.h_s));
+  CMT_TRUE(isnan(r->newmark.h_s)); /* average acceleration: unconditional */
+  CMT_EQ_INT(r->free_motions, 1);  /* x translation */
+  CMT_EQ_INT(r->zero_modes, 0);
+  CMT_EQ_INT(r->ncomp, 1);
+  cm_report_destroy(&r);
+  cm_scene_destroy(&s);
+}
+
+/* The same bar in 3D, rotated about z in its body frame: same frequencies. */
+CM_TEST(core_bar3d_same_modes) {
+  cm_context_t ctx;
+  cm_context_init(&ctx);
+  cm_scene_t *s = cm_scene_create(3);
+  cm_body_t b;
+  cm_body_init(&b);
+  b.mass = 2;
+  double th = 0.4; /* body frame rotated by th about z */
+  b.orientation[0] = cos(th / 2), b.orientation[3] = sin(th / 2);
+  memset(b.inertia, 0, sizeof b.inertia);
+  b.inertia[0] = 0.001, b.inertia[4] = 0.004, b.inertia[8] = 0.005;
+  cm_scene_add_body(&ctx, s, &b, "bar");
+  cm_body_t g;
+  cm_body_init(&g);
+  g.fixed = 1;
+  cm_scene_add_body(&ctx, s, &g, "ground");
+  for (int i = 0; i < 2; i++) {
+    cm_contact_t c;
+    cm_contact_init(&c);
+    c.a = 0, c.b = 1;
+    c.point[0] = i ? 0.1 : -0.1;
+    c.normal[1] = 1;
+    c.stiffness = 1e5;
+    cm_scene_add_contact(&ctx, s, &c, NULL);
+  }
+  cm_report_t *r = analyze(s, CM_METHOD_AUTO, 6);
+  CMT_EQ_INT(r->nmodes, 2);
+  CMT_REL(r->modes[0].omega, 632.45553203367586, 1e-12);
+  CMT_REL(r->modes[1].omega, 316.22776601683793, 1e-12);
+  CMT_EQ_INT(r->active_dofs, 2); /* y and rotation about z */
+  cm_report_destroy(&r);
+  cm_scene_destroy(&s);
+}
+
+/* ---- random scenes against dense LAPACK --------------------------------- */
+
+static void check_against_dense(cm_scene_t *s, int method, double rel) {
+  double *lam = malloc(sizeof(double) * ((size_t)s->ncontacts + 1));
+  ref_eigs(s, lam);
+  cm_report_t *r = analyze(s, method, 6);
+  if (!r)
+    return;
+  int k = r->nmodes;
+  CMT_TRUE(k >= 1);
+  for (int i = 0; i < k; i++)
+    CMT_REL(r->modes[i].omega, sqrt(lam[i]), rel);
+  CMT_LE(r->omega_lower, r->omega_max * (1 + 1e-12));
+  CMT_LE(r->omega_max, r->omega_upper * (1 + 1e-12));
+  /* the shares of every mode sum to 1 over all contacts: the top ones <= 1 */
+  double sum = 0;
+  for (int j = 0; j < r->modes[0].ncontacts; j++)
+    sum += r->modes[0].contacts[j].share;
+  CMT_LE(sum, 1 + 1e-12);
+  cm_report_destroy(&r);
+  free(lam);
+}
+
+CM_TEST(core_random_scenes_vs_lapack) {
+  int n = 0;
+  for (int seed = 1; seed <= 30; seed++) {
+    int dim = seed % 2 ? 2 : 3;
+    /* ~70 bodies and 160 contacts: one large component, Lanczos path */
+    cm_scene_t *s = random_scene(dim, 70, 160, (uint64_t)seed);
+    check_against_dense(s, CM_METHOD_ARPACK, 1e-8);
+    check_against_dense(s, CM_METHOD_DENSE, 1e-10);
+    cm_scene_destroy(&s);
+    n++;
+  }
+  for (int seed = 100; seed < 125; seed++) { /* small, many components */
+    int dim = seed % 2 ? 2 : 3;
+    cm_scene_t *s = random_scene(dim, 40, 30, (uint64_t)seed);
+    check_against_dense(s, CM_METHOD_AUTO, 1e-10);
+    cm_scene_destroy(&s);
+    n++;
+  }
+  CMT_TRUE(n >= 50);
+}
+
+/* ---- invariances --------------------------------------------------------- */
+
+static void omegas(cm_scene_t *s, double *w, int *k) {
+  cm_report_t *r = analyze(s, CM_METHOD_AUTO, 6);
+  *k = r ? r->nmodes : 0;
+  for (int i = 0; i < *k; i++)
+    w[i] = r->modes[i].omega;
+  cm_report_destroy(&r);
+}
+
+static void qmul(const double *a, const double *b, double *o) {
+  o[0] = a[0] * b[0] - a[1] * b[1] - a[2] * b[2] - a[3] * b[3];
+  o[1] = a[0] * b[1] + a[1] * b[0] + a[2] * b[3] - a[3] * b[2];
+  o[2] = a[0] * b[2] - a[1] * b[3] + a[2] * b[0] + a[3] * b[1];
+  o[3] = a[0] * b[3] + a[1] * b[2] - a[2] * b[1] + a[3] * b[0];
+}
+
+CM_TEST(core_invariances) {
+  for (int dim = 2; dim <= 3; dim++) {
+    cm_scene_t *s = random_scene(dim, 30, 60, 7 + (uint64_t)dim);
+    double w0[6], w1[6];
+    int k0, k1;
+    omegas(s, w0, &k0);
+    /* rigid motion: rotate about z (2D) or a general axis (3D), translate */
+    cm_scene_t *t = cm_scene_copy(s);
+    double q[4] = {cos(0.35), 0, 0, sin(0.35)};
+    if (dim == 3) {
+      double ax[3] = {0.3, -0.5, 0.8}, na = sqrt(0.09 + 0.25 + 0.64);
+      q[1] = sin(0.35) * ax[0] / na, q[2] = sin(0.35) * ax[1] / na;
+      q[3] = sin(0.35) * ax[2] / na;
+    }
+    double R[9];
+    quat_R(q, R);
+    double shift[3] = {3.0, -2.0, 1.5};
+#define ROT(v)                                                                 \
+  do {                                                                         \
+    double o_[3] = {0};                                                        \
+    for (int i_ = 0; i_ < 3; i_++)                                             \
+      for (int j_ = 0; j_ < 3; j_++)                                           \
+        o_[i_] += R[3 * i_ + j_] * (v)[j_];                                    \
+    memcpy((v), o_, sizeof o_);                                                \
+  } while (0)
+    for (int b = 0; b < t->nbodies; b++) {
+      ROT(t->bodies[b].position);
+      for (int i = 0; i < dim; i++)
+        t->bodies[b].position[i] += shift[i];
+      if (dim == 3) {
+        double o[4];
+        qmul(q, t->bodies[b].orientation, o);
+        memcpy(t->bodies[b].orientation, o, sizeof o);
+      }
+    }
+    for (int c = 0; c < t->ncontacts; c++) {
+      ROT(t->contacts[c].point);
+      ROT(t->contacts[c].normal);
+      for (int i = 0; i < dim; i++)
+        t->contacts[c].point[i] += shift[i];
+    }
+    omegas(t, w1, &k1);
+    CMT_EQ_INT(k0, k1);
+    for (int i = 0; i < k0 && i < k1; i++)
+      CMT_REL(w1[i], w0[i], 1e-9);
+    cm_scene_destroy(&t);
+    /* renumber bodies (reverse) and reorder contacts (reverse) */
+    cm_context_t ctx;
+    cm_context_init(&ctx);
+    t = cm_scene_create(dim);
+    for (int b = s->nbodies - 1; b >= 0; b--)
+      cm_scene_add_body(&ctx, t, &s->bodies[b], NULL);
+    for (int c = s->ncontacts - 1; c >= 0; c--) {
+      cm_contact_t ct = s->contacts[c];
+      ct.a = s->nbodies - 1 - ct.a;
+      if (ct.b != CM_WORLD)
+        ct.b = s->nbodies - 1 - ct.b;
+      cm_scene_add_contact(&ctx, t, &ct, NULL);
+    }
+    omegas(t, w1, &k1);
+    CMT_EQ_INT(k0, k1);
+    for (int i = 0; i < k0 && i < k1; i++)
+      CMT_REL(w1[i], w0[i], 1e-9);
+    cm_scene_destroy(&t);
+    /* k * 4 -> omega * 2; masses and inertias * 9 -> omega / 3 */
+    t = cm_scene_copy(s);
+    for (int c = 0; c < t->ncontacts; c++)
+      t->contacts[c].stiffness *= 4;
+    omegas(t, w1, &k1);
+    for (int i = 0; i < k0 && i < k1; i++)
+      CMT_REL(w1[i], 2 * w0[i], 1e-9);
+    cm_scene_destroy(&t);
+    t = cm_scene_copy(s);
+    for (int b = 0; b < t->nbodies; b++) {
+      t->bodies[b].mass *= 9;
+      for (int i = 0; i < 9; i++)
+        t->bodies[b].inertia[i] *= 9;
+    }
+    omegas(t, w1, &k1);
+    for (int i = 0; i < k0 && i < k1; i++)
+      CMT_REL(w1[i], w0[i] / 3, 1e-9);
+    cm_scene_destroy(&t);
+    cm_scene_destroy(&s);
+  }
+}
+
+/* ---- general sparse M against dense ------------------------------------- */
+
+CM_TEST(core_general_mass_matrix) {
+  /* n = 40 dofs, M = tridiagonal SPD (not block-diagonal), J random sparse */
+  int n = 40, nc = 55;
+  rng_state = 12345;
+  int Mp[41], Mi[120];
+  double Mx[120];
+  int nz = 0;
+  double Md[40 * 40] = {0};
+  for (int j = 0; j < n; j++) { /* lower triangle CSC */
+    Mp[j] = nz;
+    Mi[nz] = j, Mx[nz] = 4 + urand(), Md[j * n + j] = Mx[nz], nz++;
+    if (j + 1 < n) {
+      Mi[nz] = j + 1, Mx[nz] = urange(-1, 1);
+      Md[j * n + j + 1] = Md[(j + 1) * n + j] = Mx[nz];
+      nz++;
+    }
+  }
+  Mp[n] = nz;
+  int Jp[56], Jj[55 * 4];
+  double Jx[55 * 4], k[55], Jd[55 * 40] = {0};
+  nz = 0;
+  for (int r = 0; r < nc; r++) {
+    Jp[r] = nz;
+    int c0 = (int)(urand() * (n - 4));
+    for (int q = 0; q < 4; q++) {
+      Jj[nz] = c0 + q;
+      Jx[nz] = urange(-1, 1);
+      Jd[r * n + c0 + q] = Jx[nz];
+      nz++;
+    }
+    k[r] = pow(10, urange(3, 5));
+  }
+  Jp[nc] = nz;
+  cm_context_t ctx;
+  cm_context_init(&ctx);
+  cm_system_t *sys = NULL;
+  CMT_EQ_INT(cm_system_from_matrices(&ctx, n, nc, Mp, Mi, Mx, Jp, Jj, Jx, k,
+                                     &sys), 0);
+  /* dense reference: S = K^1/2 J M^-1 J^T K^1/2 */
+  double X[40 * 55];
+  for (int i = 0; i < n; i++)
+    for (int r = 0; r < nc; r++)
+      X[i * nc + r] = Jd[r * n + i];
+  CMT_EQ_INT(LAPACKE_dposv(LAPACK_ROW_MAJOR, 'L', n, nc, Md, n, X, nc), 0);
+  double S[55 * 55], w[55];
+  for (int i = 0; i < nc; i++)
+    for (int j = 0; j < nc; j++) {
+      double v = 0;
+      for (int l = 0; l < n; l++)
+        v += Jd[i * n + l] * X[l * nc + j];
+      S[i * nc + j] = sqrt(k[i] * k[j]) * v;
+    }
+  for (int i = 0; i < nc; i++)
+    for (int j = 0; j < i; j++)
+      S[i * nc + j] = S[j * nc + i] = 0.5 * (S[i * nc + j] + S[j * nc + i]);
+  CMT_EQ_INT(LAPACKE_dsyevd(LAPACK_ROW_MAJOR, 'N', 'U', nc, S, nc, w), 0);
+  for (int method = CM_METHOD_ARPACK; method <= CM_METHOD_DENSE; method++) {
+    cm_options_t o;
+    cm_options_init(&o);
+    o.method = method;
+    cm_report_t *r = NULL;
+    CMT_EQ_INT(cm_analyze_system(&ctx, sys, NULL, &o, &r), 0);
+    CMT_EQ_INT(r->nmodes, 6);
+    for (int i = 0; i < 6; i++)
+      CMT_REL(r->modes[i].omega, sqrt(w[nc - 1 - i]), 1e-9);
+    CMT_LE(r->omega_lower, r->omega_max);
+    CMT_LE(r->omega_max, r->omega_upper);
+    cm_report_destroy(&r);
+  }
+  cm_system_destroy(&sys);
+  /* a mass matrix that is not SPD is reported */
+  Mx[0] = -1;
+  CMT_EQ_INT(cm_system_from_matrices(&ctx, n, nc, Mp, Mi, Mx, Jp, Jj, Jx, k,
+                                     &sys), 0);
+  cm_report_t *r = NULL;
+  CMT_EQ_INT(cm_analyze_system(&ctx, sys, NULL, NULL, &r), CM_NOT_SPD);
+  CMT_CONTAINS(ctx.message, "not positive definite");
+  cm_system_destroy(&sys);
+}
+
+/* ---- components: many small problems --------------------------------- */
+
+CM_TEST(core_components_fleet_like) {
+  /* 200 bars of different masses: 200 components, the lightest sets it */
+  cm_context_t ctx;
+  cm_context_init(&ctx);
+  cm_scene_t *s = cm_scene_create(2);
+  cm_body_t g;
+  cm_body_init(&g);
+  g.fixed = 1;
+  cm_scene_add_body(&ctx, s, &g, "ground");
+  for (int i = 0; i < 200; i++) {
+    cm_body_t b;
+    cm_body_init(&b);
+    b.mass = 2.0 + 0.01 * ((i * 37) % 200);
+    b.inertia[0] = 0.005;
+    b.position[0] = 0; /* all at the origin: bitwise equal rocking modes */
+    char name[32];
+    snprintf(name, sizeof name, "bar%d", i);
+    int bi = cm_scene_add_body(&ctx, s, &b, name);
+    for (int j = 0; j < 2; j++) {
+      cm_contact_t c;
+      cm_contact_init(&c);
+      c.a = bi, c.b = 0;
+      c.point[0] = b.position[0] + (j ? 0.1 : -0.1);
+      c.normal[1] = 1;
+      c.stiffness = 1e5;
+      cm_scene_add_contact(&ctx, s, &c, NULL);
+    }
+  }
+  cm_report_t *r = analyze(s, CM_METHOD_AUTO, 4);
+  CMT_EQ_INT(r->ncomp, 200);
+  /* rocking depends on I only: 200 equal rocking modes at 632.46 */
+  CMT_REL(r->omega_max, 632.45553203367586, 1e-12);
+  CMT_EQ_INT(r->nmodes, 4);
+  CMT_EQ_INT(r->zero_modes, 0);
+  CMT_EQ_INT(r->free_motions, 200);
+  CMT_EQ_INT(r->modes[0].component, 0); /* ties: lowest component first */
+  cm_report_destroy(&r);
+  cm_scene_destroy(&s);
+}
+
+/* ---- determinism across thread counts ------------------------------------ */
+
+static char *report_json(cm_scene_t *s, int threads) {
+  cm_context_t ctx;
+  cm_context_init(&ctx);
+  ctx.threads = threads;
+  cm_options_t o;
+  cm_options_init(&o);
+  cm_report_t *r = NULL;
+  if (cm_analyze(&ctx, s, &o, &r) < 0) {
+    CMT_FAIL("analyze: %s", ctx.message);
+    return NULL;
+  }
+  char *j = cm_report_to_json(r, CM_JSON_NO_TIMINGS);
+  cm_report_destroy(&r);
+  return j;
+}
+
+CM_TEST(core_threads_bitwise) {
+  /* large enough for parallel kernels (> 4096 rows) and Lanczos */
+  cm_scene_t *s = random_scene(3, 3000, 9000, 99);
+  char *a = report_json(s, 1), *b = report_json(s, 2);
+  CMT_TRUE(a && b && strcmp(a, b) == 0);
+  CMT_CONTAINS(a, "\"method\":\"arpack\"");
+  free(a), free(b);
+  cm_scene_destroy(&s);
+  /* and the CLI on the bar */
+  char cmd[2048];
+  int c1, c2;
+  snprintf(cmd, sizeof cmd, "%s analyze --json --no-timings --threads 1 %s/data/bar2d.json",
+           CM_BINARY, CM_SOURCE_DIR);
+  char *o1 = cmt_run(cmd, &c1);
+  snprintf(cmd, sizeof cmd, "%s analyze --json --no-timings --threads 2 %s/data/bar2d.json",
+           CM_BINARY, CM_SOURCE_DIR);
+  char *o2 = cmt_run(cmd, &c2);
+  CMT_EQ_INT(c1, 0);
+  CMT_EQ_INT(c2, 0);
+  CMT_TRUE(o1 && o2 && strcmp(o1, o2) == 0);
+  CMT_CONTAINS(o1, "\"omega_max\": 632.45553203367");
+  free(o1), free(o2);
+}

@@ -1,0 +1,183 @@
+/* test_errors.c: every bad input gets a clear message naming the place and a
+ * non-zero status or exit code. */
+#include "cmodes.h"
+#include "cmtest.h"
+
+#include <unistd.h>
+
+static const char *bar_head =
+    "{\"format\": \"cmodes-scene\", \"version\": 1, \"dim\": 2,\n"
+    " \"bodies\": [{\"name\": \"bar\", \"mass\": 2.0, \"inertia\": 0.005, "
+    "\"position\": [0, 0]}, {\"name\": \"ground\", \"fixed\": true}],\n";
+
+/* Parses text, expects status st and a message containing want. */
+static void expect(const char *text, int st, const char *want) {
+  cm_context_t ctx;
+  cm_context_init(&ctx);
+  cm_scene_t *s = NULL;
+  int got = cm_scene_parse_json(&ctx, text, strlen(text), "t.json", &s);
+  CMT_EQ_INT(got, st);
+  CMT_TRUE(s == NULL);
+  CMT_CONTAINS(ctx.message, want);
+  cm_scene_destroy(&s);
+}
+
+static void expect_contact(const char *contact, int st, const char *want) {
+  char buf[4096];
+  snprintf(buf, sizeof buf, "%s \"contacts\": [%s]}", bar_head, contact);
+  expect(buf, st, want);
+}
+
+CM_TEST(errors_malformed_json_line_column) {
+  expect("{\"format\": \"cmodes-scene\",\n \"dim\": 2,\n  \"bodies\": [,]}",
+         CM_PARSE, "t.json:3:");
+  expect("{\"format\": \"cmodes-scene\", \"dim\": NaN}", CM_PARSE,
+         "malformed JSON");
+  expect("{\"format\": \"cmodes-scene\", \"dim\": 1e999}", CM_PARSE,
+         "malformed JSON");
+}
+
+CM_TEST(errors_scene_values) {
+  expect_contact("{\"a\": \"bar\", \"b\": \"floor\", \"point\": [0, 0], "
+                 "\"normal\": [0, 1], \"stiffness\": 1e5}",
+                 CM_INVALID_SCENE, "contacts[0].b: unknown body \"floor\"");
+  expect_contact("{\"a\": \"bar\", \"point\": [0, 0], \"normal\": [0, 0], "
+                 "\"stiffness\": 1e5}",
+                 CM_INVALID_SCENE, "contacts[0].normal: zero length");
+  expect_contact("{\"a\": \"bar\", \"point\": [0, 0], \"normal\": [0, 1], "
+                 "\"stiffness\": 0}",
+                 CM_INVALID_SCENE, "contacts[0].stiffness");
+  expect_contact("{\"a\": \"bar\", \"point\": [0, 0], \"normal\": [0, 1], "
+                 "\"stiffness\": -5}",
+                 CM_INVALID_SCENE, "must be > 0");
+  expect_contact("{\"a\": \"bar\", \"b\": \"bar\", \"point\": [0, 0], "
+                 "\"normal\": [0, 1], \"stiffness\": 1e5}",
+                 CM_INVALID_SCENE, "same body");
+  expect_contact("{\"a\": \"bar\", \"point\": [0, 0, 0], \"normal\": [0, 1], "
+                 "\"stiffness\": 1e5}",
+                 CM_INVALID_SCENE, "contacts[0].point: expected [x, y]");
+  expect_contact("{\"a\": \"ground\", \"point\": [0, 0], \"normal\": [0, 1], "
+                 "\"stiffness\": 1e5}",
+                 CM_INVALID_SCENE, "both bodies are fixed");
+  expect_contact("{\"a\": \"bar\", \"point\": [0, 0], \"normal\": [0, 1], "
+                 "\"stiffness\": 1e5, \"colour\": 3}",
+                 CM_INVALID_SCENE, "contacts[0].colour: unknown key");
+  expect_contact("{\"a\": 7, \"point\": [0, 0], \"normal\": [0, 1], "
+                 "\"stiffness\": 1e5}",
+                 CM_INVALID_SCENE, "contacts[0].a: body index 7 out of range");
+}
+
+CM_TEST(errors_body_values) {
+  const char *tail = "], \"contacts\": []}";
+  const char *head = "{\"format\": \"cmodes-scene\", \"version\": 1, "
+                     "\"dim\": 3, \"bodies\": [";
+  char buf[2048];
+  snprintf(buf, sizeof buf, "%s{\"mass\": -1, \"inertia\": [1, 1, 1], "
+           "\"position\": [0, 0, 0]}%s", head, tail);
+  expect(buf, CM_INVALID_SCENE, "bodies[0].mass: -1 is not positive");
+  snprintf(buf, sizeof buf, "%s{\"mass\": 1, \"inertia\": [[1, 0, 0], [0, 1, 2], "
+           "[0, 2, 1]], \"position\": [0, 0, 0]}%s", head, tail);
+  expect(buf, CM_INVALID_SCENE, "bodies[0].inertia: not positive definite");
+  snprintf(buf, sizeof buf, "%s{\"mass\": 1, \"inertia\": [[1, 0, 0], [0, 1, 0.5], "
+           "[0, 0, 1]], \"position\": [0, 0, 0]}%s", head, tail);
+  expect(buf, CM_INVALID_SCENE, "bodies[0].inertia: not symmetric");
+  snprintf(buf, sizeof buf, "%s{\"name\": \"x\", \"mass\": 1, \"inertia\": [1, 1, 1], "
+           "\"position\": [0, 0, 0]}, {\"name\": \"x\", \"fixed\": true}%s",
+           head, tail);
+  expect(buf, CM_INVALID_SCENE, "duplicate body name \"x\"");
+  snprintf(buf, sizeof buf, "%s{\"mass\": 1, \"inertia\": [1, 1, 1], "
+           "\"position\": [0, 0]}%s", head, tail);
+  expect(buf, CM_INVALID_SCENE, "bodies[0].position: expected [x, y, z]");
+  snprintf(buf, sizeof buf, "%s{\"mass\": 1, \"inertia\": [1, 1, 1], "
+           "\"position\": [0, 0, 0], \"orientation\": [0, 0, 0, 0]}%s", head,
+           tail);
+  expect(buf, CM_INVALID_SCENE, "zero quaternion");
+  /* NaN and infinity reach the library through the C API */
+  cm_context_t ctx;
+  cm_context_init(&ctx);
+  cm_scene_t *s = cm_scene_create(2);
+  cm_body_t b;
+  cm_body_init(&b);
+  b.mass = NAN;
+  cm_scene_add_body(&ctx, s, &b, NULL);
+  CMT_EQ_INT(cm_scene_validate(&ctx, s), CM_INVALID_SCENE);
+  CMT_CONTAINS(ctx.message, "bodies[0].mass: not a finite number");
+  s->bodies[0].mass = 1;
+  s->bodies[0].position[1] = INFINITY;
+  CMT_EQ_INT(cm_scene_validate(&ctx, s), CM_INVALID_SCENE);
+  CMT_CONTAINS(ctx.path, "bodies[0].position");
+  cm_scene_destroy(&s);
+}
+
+CM_TEST(errors_cli_exit_codes) {
+  char path[] = "/tmp/cmodes_bad_XXXXXX";
+  int fd = mkstemp(path);
+  const char *bad = "{\"format\": \"cmodes-scene\", \"version\": 1, \"dim\": 2,"
+                    " \"bodies\": [], \"contacts\": [{\"a\": \"nobody\"}]}";
+  CMT_TRUE(write(fd, bad, strlen(bad)) == (ssize_t)strlen(bad));
+  close(fd);
+  char cmd[1024];
+  int code;
+  snprintf(cmd, sizeof cmd, "%s analyze %s 2>&1", CM_BINARY, path);
+  char *out = cmt_run(cmd, &code);
+  CMT_EQ_INT(code, cm_status_exit(CM_INVALID_SCENE));
+  CMT_CONTAINS(out, "contacts[0].a: unknown body \"nobody\"");
+  free(out);
+  snprintf(cmd, sizeof cmd, "%s analyze --modes x %s 2>&1", CM_BINARY, path);
+  out = cmt_run(cmd, &code);
+  CMT_EQ_INT(code, cm_status_exit(CM_USAGE));
+  CMT_CONTAINS(out, "--modes: 'x' is not a non-negative integer");
+  free(out);
+  snprintf(cmd, sizeof cmd, "%s analyze /nonexistent/scene.json 2>&1", CM_BINARY);
+  out = cmt_run(cmd, &code);
+  CMT_EQ_INT(code, cm_status_exit(CM_IO));
+  CMT_CONTAINS(out, "/nonexistent/scene.json: cannot open");
+  free(out);
+  unlink(path);
+  /* exit codes are distinct for the documented classes */
+  CMT_EQ_INT(cm_status_exit(CM_OK), 0);
+  CMT_EQ_INT(cm_status_exit(CM_USAGE), 2);
+  CMT_EQ_INT(cm_status_exit(CM_INVALID_SCENE), 3);
+  CMT_EQ_INT(cm_status_exit(CM_NUMERIC), 4);
+  CMT_EQ_INT(cm_status_exit(CM_NOT_CONVERGED), 5);
+}
+
+CM_TEST(errors_edge_scenes) {
+  cm_context_t ctx;
+  cm_context_init(&ctx);
+  /* no contacts; only fixed bodies; a free body */
+  const char *none = "{\"format\": \"cmodes-scene\", \"version\": 1, \"dim\": 2,"
+                     " \"bodies\": [{\"name\": \"g\", \"fixed\": true}, "
+                     "{\"mass\": 1, \"inertia\": 1, \"position\": [0, 0]}]}";
+  cm_scene_t *s = NULL;
+  CMT_EQ_INT(cm_scene_parse_json(&ctx, none, strlen(none), "n", &s), 0);
+  cm_report_t *r = NULL;
+  CMT_EQ_INT(cm_analyze(&ctx, s, NULL, &r), 0);
+  CMT_TRUE(r->omega_max == 0);
+  CMT_TRUE(isnan(r->central_difference.h_s));
+  CMT_EQ_INT(r->free_bodies, 1);
+  CMT_EQ_INT(r->free_motions, 3);
+  CMT_EQ_INT(r->ncomp, 0);
+  char *j = cm_report_to_json(r, 0);
+  CMT_CONTAINS(j, "\"central_difference\":{\"h\":null");
+  free(j);
+  cm_report_destroy(&r);
+  cm_scene_destroy(&s);
+  /* a non-SPD inertia given through the C API after validation is refused */
+  s = cm_scene_create(3);
+  cm_body_t b;
+  cm_body_init(&b);
+  b.inertia[8] = -1;
+  cm_scene_add_body(&ctx, s, &b, "wobbly");
+  CMT_EQ_INT(cm_analyze(&ctx, s, NULL, &r), CM_INVALID_SCENE);
+  CMT_CONTAINS(ctx.message, "bodies[0].inertia: not positive definite");
+  cm_scene_destroy(&s);
+  /* bad options */
+  cm_options_t o;
+  cm_options_init(&o);
+  o.newmark_gamma = 0.4;
+  s = cm_scene_create(2);
+  CMT_EQ_INT(cm_analyze(&ctx, s, &o, &r), CM_USAGE);
+  CMT_CONTAINS(ctx.message, "newmark_gamma");
+  cm_scene_destroy(&s);
+}
