@@ -1,0 +1,61 @@
+/* queue.c: the solve queue of `cmodes serve`: one eigen-solve at a time, in
+ * arrival order, with a bounded number admitted. Parsing and assembly run
+ * before it, in parallel; only the factor and eigen phases wait here.
+ * Not a general work queue: callers block in their own threads. */
+#include "server.h"
+
+/* ---- init / destroy: cannot fail ------------------------------------------ */
+
+void cm__queue_init(cm__queue_t *q, int depth) {
+  pthread_mutex_init(&q->lock, NULL);
+  pthread_cond_init(&q->turn, NULL);
+  q->depth = depth < 1 ? 1 : depth;
+  q->admitted = q->running = 0;
+  q->next = q->now = 0;
+  q->ewma_s = 1.0;
+}
+
+void cm__queue_destroy(cm__queue_t *q) {
+  pthread_cond_destroy(&q->turn);
+  pthread_mutex_destroy(&q->lock);
+}
+
+/* ---- enter: admit, then wait for the ticket's turn ------------------------ */
+
+int cm__queue_enter(cm__queue_t *q, int *retry_after_s) {
+  pthread_mutex_lock(&q->lock);
+  if (q->admitted >= q->depth) {
+    /* the whole queue ahead must drain: about depth smoothed solve times */
+    double wait = q->ewma_s * q->admitted;
+    int s = (int)(wait + 0.999);
+    *retry_after_s = s < 1 ? 1 : s > 3600 ? 3600 : s;
+    pthread_mutex_unlock(&q->lock);
+    return CM_BUSY;
+  }
+  q->admitted++;
+  unsigned long ticket = q->next++;
+  while (q->now != ticket)
+    pthread_cond_wait(&q->turn, &q->lock);
+  q->running = 1;
+  pthread_mutex_unlock(&q->lock);
+  return CM_OK;
+}
+
+/* ---- leave: hand the turn to the next ticket ------------------------------ */
+
+void cm__queue_leave(cm__queue_t *q, double seconds) {
+  pthread_mutex_lock(&q->lock);
+  q->running = 0;
+  q->admitted--;
+  q->now++;
+  q->ewma_s = 0.8 * q->ewma_s + 0.2 * (seconds > 0 ? seconds : 0);
+  pthread_cond_broadcast(&q->turn);
+  pthread_mutex_unlock(&q->lock);
+}
+
+void cm__queue_gauges(cm__queue_t *q, int *admitted, int *running) {
+  pthread_mutex_lock(&q->lock);
+  *admitted = q->admitted;
+  *running = q->running;
+  pthread_mutex_unlock(&q->lock);
+}

@@ -1,0 +1,172 @@
+/* stdio.c: `cmodes serve --stdio`: the HTTP routes as JSON lines, for
+ * simulators that run cmodes as a subprocess. One request per input line,
+ *   {"id": 7, "method": "POST", "path": "/v1/analyze?modes=3", "body": {...}}
+ * one response per output line, in order, flushed:
+ *   {"id": 7, "status": 200, "headers": {...}, "body": {...}}
+ * The body of a request may be a JSON value or a string holding JSON text;
+ * the body of a response is the JSON the HTTP route would send (a string for
+ * /metrics). No authentication: the pipe is private to the parent process.
+ * Requests are handled one at a time. Not for HTTP (http.c). */
+#include "server.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* Writes {"id":..., "status":..., "headers":{...}, "body":<raw>} as one
+ * line; the body text is spliced in unchanged so numbers keep their bits. */
+static void cm__emit(FILE *out, json_t *id, const cm__response_t *r) {
+  json_t *h = json_object();
+  if (r->location[0])
+    json_object_set_new(h, "Location", json_string(r->location));
+  if (r->allow[0])
+    json_object_set_new(h, "Allow", json_string(r->allow));
+  if (r->retry_after_s > 0)
+    json_object_set_new(h, "Retry-After", json_integer(r->retry_after_s));
+  json_object_set_new(h, "Content-Type", json_string(r->content_type));
+  char *hs = json_dumps(h, JSON_COMPACT);
+  char *ids = json_dumps(id ? id : json_null(), JSON_COMPACT | JSON_ENCODE_ANY);
+  fprintf(out, "{\"id\":%s,\"status\":%d,\"headers\":%s,\"body\":",
+          ids ? ids : "null", r->status, hs ? hs : "{}");
+  if (strncmp(r->content_type, "application/json", 16)) {
+    json_t *s = json_stringn(r->body ? r->body : "", r->body_len);
+    char *t = json_dumps(s, JSON_ENCODE_ANY);
+    fputs(t ? t : "null", out);
+    free(t);
+    json_decref(s);
+  } else if (r->body_len) {
+    /* the JSON text has no raw newlines only if compact; strip any */
+    for (size_t i = 0; i < r->body_len; i++)
+      fputc(r->body[i] == '\n' ? ' ' : r->body[i], out);
+  } else {
+    fputs("null", out);
+  }
+  fputs("}\n", out);
+  fflush(out);
+  free(hs);
+  free(ids);
+  json_decref(h);
+}
+
+/* A response for a line that is not a request. */
+static void cm__emit_bad(FILE *out, json_t *id, int status, const char *msg,
+                         const char *path) {
+  cm__response_t r;
+  memset(&r, 0, sizeof r);
+  snprintf(r.content_type, sizeof r.content_type, "application/json");
+  r.status = cm_status_http(status);
+  json_t *j = json_pack("{s:s, s:s, s:s}", "error", cm_status_name(status),
+                        "message", msg, "path", path);
+  r.body = json_dumps(j, JSON_COMPACT);
+  r.body_len = r.body ? strlen(r.body) : 0;
+  json_decref(j);
+  cm__emit(out, id, &r);
+  free(r.body);
+}
+
+/* ---- one line ---------------------------------------------------------------- */
+
+static void cm__line(cm__server_t *srv, const char *line, size_t len,
+                     FILE *out) {
+  json_error_t err;
+  json_t *root = json_loadb(line, len, JSON_REJECT_DUPLICATES, &err);
+  if (!root || !json_is_object(root)) {
+    char msg[300];
+    snprintf(msg, sizeof msg, "request line:%d: %s", err.column,
+             root ? "expected an object {\"id\", \"method\", \"path\", "
+                    "\"body\"}" : err.text);
+    cm__emit_bad(out, NULL, CM_PARSE, msg, "(line)");
+    json_decref(root);
+    return;
+  }
+  json_t *id = json_object_get(root, "id");
+  json_t *jm = json_object_get(root, "method"), *jp = json_object_get(root, "path");
+  json_t *jb = json_object_get(root, "body");
+  const char *key;
+  json_t *v;
+  json_object_foreach(root, key, v) {
+    if (strcmp(key, "id") && strcmp(key, "method") && strcmp(key, "path") &&
+        strcmp(key, "body")) {
+      char msg[200];
+      snprintf(msg, sizeof msg, "%.64s: unknown key (allowed: id, method, "
+               "path, body)", key);
+      cm__emit_bad(out, id, CM_USAGE, msg, key);
+      json_decref(root);
+      return;
+    }
+  }
+  if (!json_is_string(jm) || !json_is_string(jp)) {
+    cm__emit_bad(out, id, CM_USAGE, "a request needs \"method\" and \"path\" "
+                 "strings", json_is_string(jm) ? "path" : "method");
+    json_decref(root);
+    return;
+  }
+  char *path = cm__strdup(json_string_value(jp));
+  char *body = NULL;
+  size_t blen = 0;
+  if (json_is_string(jb)) {
+    blen = json_string_length(jb);
+    body = malloc(blen + 1);
+    if (body)
+      memcpy(body, json_string_value(jb), blen);
+  } else if (jb && !json_is_null(jb)) {
+    body = json_dumps(jb, JSON_COMPACT | JSON_ENCODE_ANY);
+    blen = body ? strlen(body) : 0;
+  }
+  cm__request_t req;
+  memset(&req, 0, sizeof req);
+  req.method = json_string_value(jm);
+  req.path = path;
+  req.body = body ? body : "";
+  req.body_len = blen;
+  char *q = path ? strchr(path, '?') : NULL;
+  int st = CM_OK;
+  if (q) {
+    *q++ = 0;
+    st = cm__query_parse(q, &req);
+  }
+  if (!path || (jb && !json_is_null(jb) && !body)) {
+    cm__emit_bad(out, id, CM_NOMEM, "out of memory", "(line)");
+  } else if (st) {
+    cm__emit_bad(out, id, CM_LIMIT, "too many query parameters", "path");
+  } else {
+    cm__response_t r;
+    pthread_mutex_lock(&srv->lock);
+    srv->in_flight++;
+    pthread_mutex_unlock(&srv->lock);
+    cm__route(srv, &req, &r);
+    pthread_mutex_lock(&srv->lock);
+    srv->in_flight--;
+    pthread_mutex_unlock(&srv->lock);
+    cm__emit(out, id, &r);
+    free(r.body);
+  }
+  free(body);
+  free(path);
+  json_decref(root);
+}
+
+int cm__serve_stdio(cm__server_t *srv, FILE *in, FILE *out) {
+  char *line = NULL;
+  size_t cap = 0;
+  ssize_t n;
+  /* a line holds a body plus its envelope */
+  size_t limit = srv->cfg.max_body_bytes + 65536;
+  while ((n = getline(&line, &cap, in)) >= 0) {
+    while (n > 0 && (line[n - 1] == '\n' || line[n - 1] == '\r'))
+      n--;
+    if (n == 0)
+      continue;
+    if ((size_t)n > limit) {
+      char msg[200];
+      snprintf(msg, sizeof msg, "request line of %zd bytes: larger than the "
+               "server's limit (--max-body-bytes %zu)", n,
+               srv->cfg.max_body_bytes);
+      cm__emit_bad(out, NULL, CM_LIMIT, msg, "(line)");
+      continue;
+    }
+    cm__line(srv, line, (size_t)n, out);
+    cm__store_expire(&srv->store, cm__now());
+  }
+  free(line);
+  return 0;
+}

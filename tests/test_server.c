@@ -1,0 +1,1051 @@
+/* test_server.c: integration tests of `cmodes serve`: the real binary
+ * (CM_BINARY), started with fork/exec on port 0, driven over a loopback
+ * socket by the small HTTP/1.1 client below (or over --stdio pipes). Every
+ * test stops its server and reaps it. */
+#include "cmtest.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <jansson.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdint.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/time.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+/* ---- server process ---------------------------------------------------------- */
+
+typedef struct {
+  pid_t pid;     /* server process */
+  int port;      /* its port */
+  char log[64];  /* its stderr, a temporary file */
+} srv_t;
+
+static double now_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return ts.tv_sec + 1e-9 * ts.tv_nsec;
+}
+
+static void nap_ms(int ms) {
+  struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+  nanosleep(&ts, NULL);
+}
+
+/* Starts `cmodes serve --listen 127.0.0.1:0 ARGS...` (args space-separated)
+ * and waits for its "listening on" line. Returns 0 on success. */
+static int srv_start(srv_t *s, const char *args) {
+  char buf[1024], *argv[40];
+  int argc = 0;
+  argv[argc++] = (char *)CM_BINARY;
+  argv[argc++] = (char *)"serve";
+  argv[argc++] = (char *)"--listen";
+  argv[argc++] = (char *)"127.0.0.1:0";
+  snprintf(buf, sizeof buf, "%s", args ? args : "");
+  for (char *t = strtok(buf, " "); t && argc < 38; t = strtok(NULL, " "))
+    argv[argc++] = t;
+  argv[argc] = NULL;
+  snprintf(s->log, sizeof s->log, "/tmp/cmt_server_XXXXXX");
+  int fd = mkstemp(s->log);
+  if (fd < 0)
+    return -1;
+  s->port = 0;
+  s->pid = fork();
+  if (s->pid == 0) {
+    dup2(fd, 2);
+    int devnull = open("/dev/null", O_RDWR);
+    dup2(devnull, 0);
+    dup2(devnull, 1);
+    execv(CM_BINARY, argv);
+    _exit(127);
+  }
+  close(fd);
+  for (double t0 = now_s(); now_s() - t0 < 30;) {
+    char *log = cmt_read_file(s->log);
+    const char *p = log ? strstr(log, "listening on 127.0.0.1:") : NULL;
+    if (p && strchr(p, '\n'))
+      s->port = atoi(p + strlen("listening on 127.0.0.1:"));
+    free(log);
+    if (s->port > 0)
+      return 0;
+    if (waitpid(s->pid, NULL, WNOHANG) == s->pid) {
+      s->pid = 0;
+      return -1;
+    }
+    nap_ms(10);
+  }
+  return -1;
+}
+
+/* Sends sig, waits (bounded) and returns the exit code, or -1 when it did
+ * not exit by itself (then it is killed). Removes the log. */
+static int srv_stop_sig(srv_t *s, int sig) {
+  int code = -1, st;
+  if (s->pid <= 0)
+    return -1;
+  kill(s->pid, sig);
+  for (double t0 = now_s(); now_s() - t0 < 60; nap_ms(10))
+    if (waitpid(s->pid, &st, WNOHANG) == s->pid) {
+      code = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+      s->pid = 0;
+      break;
+    }
+  if (s->pid > 0) {
+    kill(s->pid, SIGKILL);
+    waitpid(s->pid, &st, 0);
+    s->pid = 0;
+  }
+  unlink(s->log);
+  return code;
+}
+
+static int srv_stop(srv_t *s) { return srv_stop_sig(s, SIGTERM); }
+
+/* ---- a small HTTP/1.1 client ------------------------------------------------- */
+
+typedef struct {
+  int status;     /* HTTP status, -1 when the exchange failed */
+  char *headers;  /* raw header block (malloc'd) */
+  char *body;     /* body, NUL-terminated (malloc'd) */
+  size_t len;     /* body length */
+} resp_t;
+
+static void resp_free(resp_t *r) {
+  free(r->headers);
+  free(r->body);
+  memset(r, 0, sizeof *r);
+}
+
+/* Value of header name (case-insensitive) into buf, or NULL. */
+static const char *resp_header(const resp_t *r, const char *name, char *buf,
+                               size_t size) {
+  size_t n = strlen(name);
+  for (const char *p = r->headers; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL) {
+    if (!strncasecmp(p, name, n) && p[n] == ':') {
+      const char *v = p + n + 1;
+      while (*v == ' ')
+        v++;
+      size_t l = strcspn(v, "\r\n");
+      snprintf(buf, size, "%.*s", (int)(l < size ? l : size - 1), v);
+      return buf;
+    }
+  }
+  return NULL;
+}
+
+static int send_all(int fd, const char *p, size_t n) {
+  while (n) {
+    ssize_t w = send(fd, p, n, MSG_NOSIGNAL);
+    if (w <= 0)
+      return -1;
+    p += w;
+    n -= (size_t)w;
+  }
+  return 0;
+}
+
+/* One request on a fresh connection (Connection: close); reads to EOF.
+ * extra: more header lines ("Name: value\r\n..."), may be NULL. */
+static resp_t http_req(int port, const char *method, const char *path,
+                       const char *extra, const char *body, size_t len) {
+  resp_t r = {-1, NULL, NULL, 0};
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  struct sockaddr_in a;
+  memset(&a, 0, sizeof a);
+  a.sin_family = AF_INET;
+  a.sin_port = htons((uint16_t)port);
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  struct timeval tv = {120, 0};
+  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  if (connect(fd, (struct sockaddr *)&a, sizeof a)) {
+    close(fd);
+    return r;
+  }
+  char head[2048];
+  int hn = snprintf(head, sizeof head,
+                    "%s %s HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n"
+                    "%s%s",
+                    method, path, extra ? extra : "",
+                    body && !(extra && strstr(extra, "Content-Type"))
+                        ? "Content-Type: application/json\r\n" : "");
+  if (body)
+    hn += snprintf(head + hn, sizeof head - (size_t)hn,
+                   "Content-Length: %zu\r\n", len);
+  hn += snprintf(head + hn, sizeof head - (size_t)hn, "\r\n");
+  send_all(fd, head, (size_t)hn); /* errors show as a failed read below */
+  if (body)
+    send_all(fd, body, len);
+  size_t cap = 65536, n = 0;
+  char *buf = malloc(cap);
+  for (;;) {
+    if (n + 1 >= cap)
+      buf = realloc(buf, cap *= 2);
+    ssize_t got = recv(fd, buf + n, cap - n - 1, 0);
+    if (got <= 0)
+      break;
+    n += (size_t)got;
+  }
+  close(fd);
+  buf[n] = 0;
+  char *sep = strstr(buf, "\r\n\r\n");
+  if (!sep || strncmp(buf, "HTTP/1.", 7)) {
+    free(buf);
+    return r;
+  }
+  r.status = atoi(buf + 9);
+  r.headers = strndup(buf, (size_t)(sep - buf) + 2);
+  r.len = n - (size_t)(sep + 4 - buf);
+  r.body = malloc(r.len + 1);
+  memcpy(r.body, sep + 4, r.len);
+  r.body[r.len] = 0;
+  free(buf);
+  return r;
+}
+
+static resp_t http_get(int port, const char *path) {
+  return http_req(port, "GET", path, NULL, NULL, 0);
+}
+
+static resp_t http_post(int port, const char *path, const char *body) {
+  return http_req(port, "POST", path, NULL, body, strlen(body));
+}
+
+/* ---- JSON helpers ------------------------------------------------------------- */
+
+static json_t *jparse(const char *text) {
+  json_error_t e;
+  return text ? json_loads(text, 0, &e) : NULL;
+}
+
+/* The report without its timings, compact and sorted: equal strings mean
+ * equal numbers (jansson prints doubles with 17 significant digits). */
+static char *report_canon(const char *text) {
+  json_t *j = jparse(text);
+  if (!j)
+    return NULL;
+  json_object_del(j, "timings");
+  char *s = json_dumps(j, JSON_COMPACT | JSON_SORT_KEYS);
+  json_decref(j);
+  return s;
+}
+
+static double jnum_path(json_t *j, const char *a, const char *b) {
+  json_t *v = json_object_get(j, a);
+  if (b)
+    v = json_object_get(v, b);
+  return json_is_number(v) ? json_number_value(v) : NAN;
+}
+
+static const char *jstr(json_t *j, const char *key) {
+  json_t *v = json_object_get(j, key);
+  return json_is_string(v) ? json_string_value(v) : "";
+}
+
+/* Asserts an error response: status, "error" name and (if given) path. */
+#define CHECK_ERROR(r, http, name, path)                                      \
+  do {                                                                        \
+    CMT_EQ_INT((r).status, http);                                             \
+    json_t *e_ = jparse((r).body);                                            \
+    CMT_TRUE(e_ != NULL);                                                     \
+    if (!e_)                                                                  \
+      CMT_FAIL("body: %s", (r).body ? (r).body : "(none)");                   \
+    CMT_CONTAINS(jstr(e_, "error"), name);                                    \
+    CMT_TRUE(strlen(jstr(e_, "message")) > 0);                                \
+    if (path)                                                                 \
+      CMT_CONTAINS(jstr(e_, "path"), (const char *)(path));                   \
+    json_decref(e_);                                                          \
+  } while (0)
+
+/* ---- scenes ------------------------------------------------------------------- */
+
+/* The reference bar of DESIGN.md with every stiffness times kf. */
+static char *bar_json(double kf) {
+  char *s = malloc(1024);
+  snprintf(s, 1024,
+           "{\"format\": \"cmodes-scene\", \"version\": 1, \"dim\": 2,"
+           " \"bodies\": [{\"name\": \"bar\", \"mass\": 2.0, \"inertia\": 0.005,"
+           " \"position\": [0, 0]}, {\"name\": \"ground\", \"fixed\": true}],"
+           " \"contacts\": ["
+           "{\"a\": \"bar\", \"b\": \"ground\", \"point\": [-0.1, 0],"
+           " \"normal\": [0, 1], \"stiffness\": %.17g},"
+           "{\"a\": \"bar\", \"b\": \"ground\", \"point\": [0.1, 0],"
+           " \"normal\": [0, 1], \"stiffness\": %.17g}]}",
+           1e5 * kf, 1e5 * kf);
+  return s;
+}
+
+/* Rocking mode of the bar: sqrt(2 k d^2 / I) with d = 0.1, I = 0.005. */
+static double bar_omega(double kf) { return sqrt(2 * 1e5 * kf * 0.01 / 0.005); }
+
+static double urand(uint64_t *st) { /* splitmix64 -> [0, 1) */
+  uint64_t z = (*st += 0x9e3779b97f4a7c15ULL);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  return (double)((z ^ (z >> 31)) >> 11) / 9007199254740992.0;
+}
+
+/* A pile-like 3D scene: n^3 spheres on a jittered lattice, contacts between
+ * lattice neighbours and from the bottom layer to a fixed floor; one
+ * component. k[c] (size ncontacts, filled if not NULL) are the stiffnesses,
+ * so a test can rebuild the scene with changed ones. */
+typedef struct {
+  int n, nbodies, ncontacts;
+  double *pos;   /* 3 per body */
+  double *mass;  /* per body */
+  int *ca, *cb;  /* contact bodies (cb = -1: floor) */
+  double *k;     /* per contact */
+} pile_t;
+
+static void pile_make(pile_t *p, int n, uint64_t seed) {
+  uint64_t st = seed;
+  p->n = n;
+  p->nbodies = n * n * n;
+  p->pos = malloc(sizeof(double) * 3 * (size_t)p->nbodies);
+  p->mass = malloc(sizeof(double) * (size_t)p->nbodies);
+  int cap = 3 * p->nbodies + n * n;
+  p->ca = malloc(sizeof(int) * (size_t)cap);
+  p->cb = malloc(sizeof(int) * (size_t)cap);
+  p->k = malloc(sizeof(double) * (size_t)cap);
+  for (int z = 0; z < n; z++)
+    for (int y = 0; y < n; y++)
+      for (int x = 0; x < n; x++) {
+        int i = (z * n + y) * n + x;
+        p->pos[3 * i] = x + 0.08 * (urand(&st) - 0.5);
+        p->pos[3 * i + 1] = y + 0.08 * (urand(&st) - 0.5);
+        p->pos[3 * i + 2] = 0.5 + z + 0.08 * (urand(&st) - 0.5);
+        p->mass[i] = 1.0 + 0.3 * urand(&st);
+      }
+  int c = 0;
+  for (int z = 0; z < n; z++)
+    for (int y = 0; y < n; y++)
+      for (int x = 0; x < n; x++) {
+        int i = (z * n + y) * n + x;
+        if (z == 0)
+          p->ca[c] = i, p->cb[c] = -1, p->k[c++] = 1e5 * (1 + urand(&st));
+        if (x + 1 < n && urand(&st) < 0.9)
+          p->ca[c] = i + 1, p->cb[c] = i, p->k[c++] = 1e5 * (1 + urand(&st));
+        if (y + 1 < n && urand(&st) < 0.9)
+          p->ca[c] = i + n, p->cb[c] = i, p->k[c++] = 1e5 * (1 + urand(&st));
+        if (z + 1 < n)
+          p->ca[c] = i + n * n, p->cb[c] = i, p->k[c++] = 1e5 * (1 + urand(&st));
+      }
+  p->ncontacts = c;
+}
+
+static void pile_free(pile_t *p) {
+  free(p->pos), free(p->mass), free(p->ca), free(p->cb), free(p->k);
+}
+
+/* The scene JSON; wrap != NULL gives {"scene": ..., "options": wrap}. */
+static char *pile_json(const pile_t *p, const char *wrap) {
+  char *buf = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream(&buf, &len);
+  if (wrap)
+    fprintf(f, "{\"options\": %s, \"scene\": ", wrap);
+  fprintf(f, "{\"format\": \"cmodes-scene\", \"version\": 1, \"dim\": 3,"
+             " \"bodies\": [{\"name\": \"floor\", \"fixed\": true}");
+  for (int i = 0; i < p->nbodies; i++) {
+    double m = p->mass[i], I = 0.4 * m * 0.25;
+    fprintf(f, ",\n{\"mass\": %.17g, \"inertia\": [%.17g, %.17g, %.17g],"
+               " \"position\": [%.17g, %.17g, %.17g]}",
+            m, I, I, I, p->pos[3 * i], p->pos[3 * i + 1], p->pos[3 * i + 2]);
+  }
+  fprintf(f, "], \"contacts\": [");
+  for (int c = 0; c < p->ncontacts; c++) {
+    const double *a = p->pos + 3 * p->ca[c];
+    double pt[3], nv[3], nn = 0;
+    if (p->cb[c] < 0) {
+      pt[0] = a[0], pt[1] = a[1], pt[2] = 0;
+      nv[0] = 0, nv[1] = 0, nv[2] = 1, nn = 1;
+    } else {
+      const double *b = p->pos + 3 * p->cb[c];
+      for (int d = 0; d < 3; d++) {
+        pt[d] = 0.5 * (a[d] + b[d]);
+        nv[d] = a[d] - b[d];
+        nn += nv[d] * nv[d];
+      }
+      nn = sqrt(nn);
+    }
+    fprintf(f, "%s\n{\"a\": %d, \"b\": %d, \"point\": [%.17g, %.17g, %.17g],"
+               " \"normal\": [%.17g, %.17g, %.17g], \"stiffness\": %.17g}",
+            c ? "," : "", p->ca[c] + 1, p->cb[c] < 0 ? 0 : p->cb[c] + 1,
+            pt[0], pt[1], pt[2], nv[0] / nn, nv[1] / nn, nv[2] / nn, p->k[c]);
+  }
+  fprintf(f, "]}%s\n", wrap ? "}" : "");
+  fclose(f);
+  return buf;
+}
+
+static char *bar_file_text(void) {
+  char *t = cmt_read_file(CM_SOURCE_DIR "/data/bar2d.json");
+  return t ? t : bar_json(1.0);
+}
+
+/* ---- tests ---------------------------------------------------------------------- */
+
+/* The bar over HTTP equals the CLI's report bit for bit (minus timings) and
+ * the analytic rocking frequency; /healthz and /metrics answer. */
+CM_TEST(server_bar_matches_cli) {
+  srv_t s;
+  if (srv_start(&s, "")) {
+    CMT_FAIL("server did not start");
+    return;
+  }
+  char *bar = bar_file_text();
+  resp_t r = http_post(s.port, "/v1/analyze", bar);
+  CMT_EQ_INT(r.status, 200);
+  int code;
+  char *cli = cmt_run(CM_BINARY " analyze --json " CM_SOURCE_DIR
+                      "/data/bar2d.json", &code);
+  CMT_EQ_INT(code, 0);
+  char *a = report_canon(r.body), *b = report_canon(cli);
+  CMT_TRUE(a && b);
+  if (a && b && strcmp(a, b))
+    CMT_FAIL("server and CLI reports differ:\n%s\n%s", a, b);
+  json_t *j = jparse(r.body);
+  CMT_REL(jnum_path(j, "omega_max", NULL), bar_omega(1.0), 1e-12);
+  CMT_CONTAINS(jstr(j, "status"), "ok");
+  json_decref(j);
+  free(a), free(b), free(cli);
+  resp_free(&r);
+
+  /* the wrapped form with options and a query parameter */
+  char *wrapped = malloc(strlen(bar) + 64);
+  sprintf(wrapped, "{\"scene\": %s, \"options\": {\"modes\": 1}}", bar);
+  r = http_post(s.port, "/v1/analyze?freq_tol=0.001", wrapped);
+  CMT_EQ_INT(r.status, 200);
+  j = jparse(r.body);
+  CMT_REL(jnum_path(j, "omega_max", NULL), bar_omega(1.0), 1e-12);
+  CMT_EQ_INT(json_array_size(json_object_get(j, "modes")), 1);
+  json_decref(j);
+  resp_free(&r);
+  free(wrapped);
+
+  r = http_get(s.port, "/healthz");
+  CMT_EQ_INT(r.status, 200);
+  CMT_CONTAINS(r.body, "\"ok\"");
+  resp_free(&r);
+  r = http_get(s.port, "/metrics");
+  CMT_EQ_INT(r.status, 200);
+  CMT_CONTAINS(r.body, "cmodes_http_requests_total{route=\"/v1/analyze\","
+                       "status=\"200\"} 2");
+  CMT_CONTAINS(r.body, "cmodes_solve_duration_seconds_count 2");
+  CMT_CONTAINS(r.body, "# TYPE cmodes_solve_duration_seconds histogram");
+  CMT_CONTAINS(r.body, "cmodes_queue_depth 0");
+  resp_free(&r);
+  free(bar);
+  CMT_EQ_INT(srv_stop(&s), 0);
+}
+
+/* Parses the report's omega_max and solver.matvecs. */
+static void report_nums(const char *body, double *omega, double *matvecs) {
+  json_t *j = jparse(body);
+  *omega = jnum_path(j, "omega_max", NULL);
+  *matvecs = jnum_path(j, "solver", "matvecs");
+  json_decref(j);
+}
+
+/* A session on a pile: PATCH 1% of the stiffnesses; the warm-started report
+ * agrees with a cold solve of the patched scene (built here, independently
+ * of the server's patch code) to 1e-8 with fewer matvecs. Then contacts are
+ * removed and added, and the report again matches a cold solve. */
+CM_TEST(server_session_warm_start) {
+  srv_t s;
+  if (srv_start(&s, "--quiet")) {
+    CMT_FAIL("server did not start");
+    return;
+  }
+  pile_t p;
+  pile_make(&p, 9, 42);
+  CMT_TRUE(p.ncontacts > 1000);
+  const char *opts = "{\"modes\": 1, \"tol\": 1e-12}";
+  char *body = pile_json(&p, opts);
+  resp_t r = http_post(s.port, "/v1/scenes", body);
+  free(body);
+  CMT_EQ_INT(r.status, 201);
+  char loc[128] = "", path[200];
+  resp_header(&r, "Location", loc, sizeof loc);
+  CMT_TRUE(!strncmp(loc, "/v1/scenes/", 11) && strlen(loc) == 43);
+  json_t *j = jparse(r.body);
+  CMT_EQ_INT(json_integer_value(json_object_get(j, "contacts")), p.ncontacts);
+  CMT_EQ_INT(json_integer_value(json_object_get(j, "version")), 1);
+  json_decref(j);
+  resp_free(&r);
+
+  /* cold report of the original scene: stores the warm start */
+  snprintf(path, sizeof path, "%s/report", loc);
+  r = http_get(s.port, path);
+  CMT_EQ_INT(r.status, 200);
+  CMT_CONTAINS(r.body, "\"arpack\"");
+  resp_free(&r);
+
+  /* PATCH 1% of the stiffnesses (x1.02) */
+  char *patch = NULL;
+  size_t plen = 0;
+  FILE *f = open_memstream(&patch, &plen);
+  fprintf(f, "{\"version\": 1, \"contacts\": {\"set\": [");
+  int nchg = p.ncontacts / 100;
+  for (int i = 0; i < nchg; i++) {
+    int c = (int)((37L * i + 11) % p.ncontacts);
+    fprintf(f, "%s{\"contact\": %d, \"scale\": 1.02}", i ? ", " : "", c);
+    p.k[c] *= 1.02;
+  }
+  fprintf(f, "]}}");
+  fclose(f);
+  r = http_req(s.port, "PATCH", loc, NULL, patch, strlen(patch));
+  CMT_EQ_INT(r.status, 200);
+  CMT_CONTAINS(r.body, "\"version\":2");
+  resp_free(&r);
+  free(patch);
+
+  r = http_get(s.port, path);
+  CMT_EQ_INT(r.status, 200);
+  double w_omega, w_mv, c_omega, c_mv;
+  report_nums(r.body, &w_omega, &w_mv);
+  resp_free(&r);
+  body = pile_json(&p, opts);
+  r = http_post(s.port, "/v1/analyze", body);
+  free(body);
+  CMT_EQ_INT(r.status, 200);
+  report_nums(r.body, &c_omega, &c_mv);
+  resp_free(&r);
+  CMT_REL(w_omega, c_omega, 1e-8);
+  CMT_TRUE(w_mv < c_mv);
+  printf("server_session_warm_start: omega %.12g (warm) vs %.12g (cold); "
+         "matvecs %g warm / %g cold = %.3f\n", w_omega, c_omega, w_mv, c_mv,
+         w_mv / c_mv);
+
+  /* the cached report comes back unchanged */
+  r = http_get(s.port, path);
+  double again, again_mv;
+  report_nums(r.body, &again, &again_mv);
+  CMT_TRUE(again == w_omega && again_mv == w_mv);
+  resp_free(&r);
+
+  /* remove contacts 0 and 5, add one floor contact under body 10 */
+  const double *b10 = p.pos + 3 * 9;
+  char add[600];
+  snprintf(add, sizeof add,
+           "{\"contacts\": {\"remove\": [0, 5], \"add\": [{\"a\": 10, "
+           "\"b\": \"floor\", \"point\": [%.17g, %.17g, 0], \"normal\": [0, 0, "
+           "1], \"stiffness\": 2e5, \"name\": \"extra\"}]}}",
+           b10[0], b10[1]);
+  r = http_req(s.port, "PATCH", loc, NULL, add, strlen(add));
+  CMT_EQ_INT(r.status, 200);
+  j = jparse(r.body);
+  CMT_EQ_INT(json_integer_value(json_object_get(j, "contacts")),
+             p.ncontacts - 1);
+  CMT_EQ_INT(json_integer_value(json_array_get(json_object_get(j, "added"), 0)),
+             p.ncontacts - 2);
+  json_decref(j);
+  resp_free(&r);
+  /* the same change in the test's own model: drop 0 and 5, append */
+  for (int c = 5; c + 1 < p.ncontacts; c++)
+    p.ca[c] = p.ca[c + 1], p.cb[c] = p.cb[c + 1], p.k[c] = p.k[c + 1];
+  for (int c = 0; c + 1 < p.ncontacts; c++)
+    p.ca[c] = p.ca[c + 1], p.cb[c] = p.cb[c + 1], p.k[c] = p.k[c + 1];
+  p.ncontacts -= 2;
+  p.ca[p.ncontacts] = 9, p.cb[p.ncontacts] = -1, p.k[p.ncontacts] = 2e5;
+  p.ncontacts++;
+  r = http_get(s.port, path);
+  CMT_EQ_INT(r.status, 200);
+  report_nums(r.body, &w_omega, &w_mv);
+  resp_free(&r);
+  body = pile_json(&p, opts);
+  r = http_post(s.port, "/v1/analyze", body);
+  free(body);
+  report_nums(r.body, &c_omega, &c_mv);
+  resp_free(&r);
+  CMT_REL(w_omega, c_omega, 1e-8);
+  printf("server_session_warm_start: after remove/add: matvecs %g warm / %g "
+         "cold\n", w_mv, c_mv);
+
+  /* counts, the stored scene, delete */
+  r = http_get(s.port, loc);
+  CMT_EQ_INT(r.status, 200);
+  CMT_CONTAINS(r.body, "\"version\":3");
+  resp_free(&r);
+  snprintf(path, sizeof path, "%s/scene", loc);
+  r = http_get(s.port, path);
+  CMT_EQ_INT(r.status, 200);
+  CMT_CONTAINS(r.body, "\"extra\"");
+  resp_free(&r);
+  r = http_req(s.port, "DELETE", loc, NULL, NULL, 0);
+  CMT_EQ_INT(r.status, 200);
+  resp_free(&r);
+  r = http_get(s.port, loc);
+  CHECK_ERROR(r, 404, "not_found", NULL);
+  resp_free(&r);
+  pile_free(&p);
+  CMT_EQ_INT(srv_stop(&s), 0);
+}
+
+/* ---- concurrent clients -------------------------------------------------------- */
+
+typedef struct {
+  int port, id;      /* server port, client number */
+  int ok, bad;       /* answers right / wrong */
+  char why[256];     /* first wrong answer */
+} client_t;
+
+static void client_wrong(client_t *c, const char *what, const resp_t *r) {
+  if (!c->bad++)
+    snprintf(c->why, sizeof c->why, "client %d: %s: status %d: %.120s", c->id,
+             what, r->status, r->body ? r->body : "");
+}
+
+/* 25 mixed requests; each answer is checked against this client's own
+ * stiffness factor, so an answer meant for another client is caught. */
+static void *client_run(void *arg) {
+  client_t *c = arg;
+  double kf = 1.0 + c->id, want = bar_omega(kf);
+  char *bar = bar_json(kf), id[64] = "";
+  for (int i = 0; i < 25; i++) {
+    resp_t r;
+    json_t *j = NULL;
+    int good = 0;
+    switch ((i + c->id) % 5) {
+    case 0: /* valid analysis */
+      r = http_post(c->port, "/v1/analyze?modes=2", bar);
+      j = jparse(r.body);
+      good = r.status == 200 &&
+             fabs(jnum_path(j, "omega_max", NULL) - want) <= 1e-10 * want;
+      break;
+    case 1: /* malformed JSON */
+      r = http_post(c->port, "/v1/analyze", "{\"format\": \"cmodes-scene\",");
+      j = jparse(r.body);
+      good = r.status == 400 && !strcmp(jstr(j, "error"), "parse");
+      break;
+    case 2: { /* invalid scene: this client's contact index is wrong */
+      char bad[1024];
+      snprintf(bad, sizeof bad, "{\"format\": \"cmodes-scene\", \"version\": 1,"
+               " \"dim\": 2, \"bodies\": [{\"mass\": 1, \"inertia\": 1, "
+               "\"position\": [0, 0]}], \"contacts\": [{\"a\": %d, \"point\": "
+               "[0, 0], \"normal\": [0, 1], \"stiffness\": 1}]}", c->id + 5);
+      r = http_post(c->port, "/v1/analyze", bad);
+      j = jparse(r.body);
+      char msg[64];
+      snprintf(msg, sizeof msg, "index %d", c->id + 5);
+      good = r.status == 400 && !strcmp(jstr(j, "error"), "invalid_scene") &&
+             !strcmp(jstr(j, "path"), "contacts[0].a") &&
+             strstr(jstr(j, "message"), msg);
+      break;
+    }
+    case 3: /* session: create, then report on the next turn */
+      if (!id[0]) {
+        r = http_post(c->port, "/v1/scenes", bar);
+        j = jparse(r.body);
+        good = r.status == 201 && strlen(jstr(j, "id")) == 32;
+        if (good)
+          snprintf(id, sizeof id, "%s", jstr(j, "id"));
+      } else {
+        char path[128];
+        snprintf(path, sizeof path, "/v1/scenes/%s/report", id);
+        r = http_get(c->port, path);
+        j = jparse(r.body);
+        good = r.status == 200 &&
+               fabs(jnum_path(j, "omega_max", NULL) - want) <= 1e-10 * want;
+      }
+      break;
+    default: /* unknown route */
+      r = http_get(c->port, "/v1/nothing");
+      j = jparse(r.body);
+      good = r.status == 404 && !strcmp(jstr(j, "error"), "not_found");
+    }
+    if (good)
+      c->ok++;
+    else
+      client_wrong(c, "request", &r);
+    json_decref(j);
+    resp_free(&r);
+  }
+  free(bar);
+  return NULL;
+}
+
+CM_TEST(server_concurrent_clients) {
+  srv_t s;
+  if (srv_start(&s, "--quiet --queue 64")) {
+    CMT_FAIL("server did not start");
+    return;
+  }
+  client_t c[8];
+  pthread_t th[8];
+  for (int i = 0; i < 8; i++) {
+    memset(&c[i], 0, sizeof c[i]);
+    c[i].port = s.port;
+    c[i].id = i;
+    pthread_create(&th[i], NULL, client_run, &c[i]);
+  }
+  int ok = 0;
+  for (int i = 0; i < 8; i++) {
+    pthread_join(th[i], NULL);
+    ok += c[i].ok;
+    if (c[i].bad)
+      CMT_FAIL("%s", c[i].why);
+  }
+  CMT_EQ_INT(ok, 8 * 25);
+  resp_t r = http_get(s.port, "/metrics");
+  long total = 0;
+  for (const char *p = r.body; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL)
+    if (!strncmp(p, "cmodes_http_requests_total{", 27)) {
+      const char *sp = strstr(p, "} "); /* labels may hold "{id}" */
+      while (sp && strstr(sp + 1, "} ") && strstr(sp + 1, "} ") < strchr(p, '\n'))
+        sp = strstr(sp + 1, "} ");
+      total += sp ? atol(sp + 2) : 0;
+    }
+  CMT_EQ_INT(total, 8 * 25); /* every request counted once */
+  if (total != 8 * 25)
+    fprintf(stderr, "%s\n", r.body);
+  resp_free(&r);
+  CMT_EQ_INT(srv_stop(&s), 0);
+}
+
+/* ---- every error status ---------------------------------------------------------- */
+
+CM_TEST(server_errors) {
+  char tokfile[] = "/tmp/cmt_token_XXXXXX";
+  int fd = mkstemp(tokfile);
+  CMT_TRUE(fd >= 0);
+  CMT_TRUE(write(fd, "s3cret-token\n", 13) == 13);
+  close(fd);
+  char args[256];
+  snprintf(args, sizeof args, "--token-file %s --max-body-bytes 4096 "
+           "--max-contacts 3 --max-depth 8 --max-sessions 1", tokfile);
+  srv_t s;
+  if (srv_start(&s, args)) {
+    CMT_FAIL("server did not start");
+    unlink(tokfile);
+    return;
+  }
+  const char *auth = "Authorization: Bearer s3cret-token\r\n";
+  char *bar = bar_json(1.0), hv[128];
+  size_t blen = strlen(bar);
+
+  /* 401: no token, wrong token (same length and not); /healthz is open */
+  resp_t r = http_post(s.port, "/v1/analyze", bar);
+  CHECK_ERROR(r, 401, "unauthorized", NULL);
+  CMT_TRUE(resp_header(&r, "WWW-Authenticate", hv, sizeof hv) != NULL);
+  resp_free(&r);
+  r = http_req(s.port, "POST", "/v1/analyze",
+               "Authorization: Bearer s3cret-tokem\r\n", bar, blen);
+  CHECK_ERROR(r, 401, "unauthorized", NULL);
+  resp_free(&r);
+  r = http_req(s.port, "GET", "/metrics", "Authorization: Bearer s3\r\n",
+               NULL, 0);
+  CHECK_ERROR(r, 401, "unauthorized", NULL);
+  resp_free(&r);
+  r = http_get(s.port, "/healthz");
+  CMT_EQ_INT(r.status, 200);
+  resp_free(&r);
+  r = http_req(s.port, "POST", "/v1/analyze", auth, bar, blen);
+  CMT_EQ_INT(r.status, 200);
+  resp_free(&r);
+
+  /* 400: malformed JSON, invalid scene with its path, unknown option */
+  r = http_req(s.port, "POST", "/v1/analyze", auth, "{\"dim\": 2,,}", 12);
+  CHECK_ERROR(r, 400, "parse", NULL);
+  CMT_CONTAINS(r.body, "1:");
+  resp_free(&r);
+  char *zero = strdup(bar);
+  char *last = strstr(strstr(zero, "[0.1, 0]"), "[0, 1]");
+  memcpy(last, "[0, 0]", 6);
+  r = http_req(s.port, "POST", "/v1/analyze", auth, zero, strlen(zero));
+  CHECK_ERROR(r, 400, "invalid_scene", "contacts[1].normal");
+  resp_free(&r);
+  free(zero);
+  r = http_req(s.port, "POST", "/v1/analyze?tol=abc", auth, bar, blen);
+  CHECK_ERROR(r, 400, "usage", "?tol");
+  resp_free(&r);
+  r = http_req(s.port, "POST", "/v1/analyze?colour=red", auth, bar, blen);
+  CHECK_ERROR(r, 400, "usage", "?colour");
+  resp_free(&r);
+
+  /* 404, 405 */
+  r = http_req(s.port, "GET", "/v2/whatever", auth, NULL, 0);
+  CHECK_ERROR(r, 404, "not_found", NULL);
+  resp_free(&r);
+  r = http_req(s.port, "GET", "/v1/scenes/0123456789abcdef0123456789abcdef",
+               auth, NULL, 0);
+  CHECK_ERROR(r, 404, "not_found", NULL);
+  resp_free(&r);
+  r = http_req(s.port, "GET", "/v1/analyze", auth, NULL, 0);
+  CHECK_ERROR(r, 405, "method", NULL);
+  CMT_CONTAINS(resp_header(&r, "Allow", hv, sizeof hv), "POST");
+  resp_free(&r);
+
+  /* 413: body past the limit (declared and sent), contacts, nesting */
+  size_t big = 5000;
+  char *pad = malloc(big + 1);
+  memset(pad, ' ', big);
+  memcpy(pad, bar, blen);
+  pad[big] = 0;
+  r = http_req(s.port, "POST", "/v1/analyze", auth, pad, big);
+  CHECK_ERROR(r, 413, "limit", NULL);
+  resp_free(&r);
+  free(pad);
+  char four[2048];
+  snprintf(four, sizeof four, "{\"format\": \"cmodes-scene\", \"version\": 1, "
+           "\"dim\": 2, \"bodies\": [{\"mass\": 1, \"inertia\": 1, \"position\":"
+           " [0, 0]}], \"contacts\": [%s]}",
+           "{\"a\": 0, \"point\": [0, 0], \"normal\": [0, 1], \"stiffness\": 1},"
+           "{\"a\": 0, \"point\": [1, 0], \"normal\": [0, 1], \"stiffness\": 1},"
+           "{\"a\": 0, \"point\": [2, 0], \"normal\": [0, 1], \"stiffness\": 1},"
+           "{\"a\": 0, \"point\": [3, 0], \"normal\": [0, 1], \"stiffness\": 1}");
+  r = http_req(s.port, "POST", "/v1/analyze", auth, four, strlen(four));
+  CHECK_ERROR(r, 413, "limit", "contacts");
+  resp_free(&r);
+  const char *deep = "{\"meta\": [[[[[[[[[[1]]]]]]]]]]}";
+  r = http_req(s.port, "POST", "/v1/analyze", auth, deep, strlen(deep));
+  CHECK_ERROR(r, 413, "limit", NULL);
+  resp_free(&r);
+
+  /* 415 */
+  r = http_req(s.port, "POST", "/v1/analyze",
+               "Authorization: Bearer s3cret-token\r\n"
+               "Content-Type: text/plain\r\n", bar, blen);
+  CHECK_ERROR(r, 415, "media_type", NULL);
+  resp_free(&r);
+
+  /* 422: an inertia SPD in the body frame whose rotation is not (roundoff),
+   * then a mass so small against the stiffness that omega overflows */
+  const char *spd =
+      "{\"format\": \"cmodes-scene\", \"version\": 1, \"dim\": 3, \"bodies\": "
+      "[{\"mass\": 1, \"inertia\": [[1, 0.9999999999999999, 0], "
+      "[0.9999999999999999, 1, 0], [0, 0, 1]], \"position\": [0, 0, 0], "
+      "\"orientation\": [0.9998638281864641, 0.011184377777850807, "
+      "-0.0012288187868555005, -0.012071652017033337]}], \"contacts\": "
+      "[{\"a\": 0, \"point\": [1, 0.3, 0.2], \"normal\": [0, 0, 1], "
+      "\"stiffness\": 1}]}";
+  r = http_req(s.port, "POST", "/v1/analyze", auth, spd, strlen(spd));
+  CHECK_ERROR(r, 422, "not_spd", "bodies[0]");
+  resp_free(&r);
+  const char *huge =
+      "{\"format\": \"cmodes-scene\", \"version\": 1, \"dim\": 2, \"bodies\": "
+      "[{\"mass\": 1e-300, \"inertia\": 1e-300, \"position\": [0, 0]}], "
+      "\"contacts\": [{\"a\": 0, \"point\": [0, 0], \"normal\": [0, 1], "
+      "\"stiffness\": 1e300}]}";
+  r = http_req(s.port, "POST", "/v1/analyze", auth, huge, strlen(huge));
+  CHECK_ERROR(r, 422, "numeric", NULL);
+  resp_free(&r);
+
+  /* 409 (stale version), then 429 (session limit 1) */
+  r = http_req(s.port, "POST", "/v1/scenes", auth, bar, blen);
+  CMT_EQ_INT(r.status, 201);
+  char loc[128] = "";
+  resp_header(&r, "Location", loc, sizeof loc);
+  resp_free(&r);
+  const char *stale = "{\"version\": 7, \"contacts\": {\"set\": "
+                      "[{\"contact\": 0, \"stiffness\": 2e5}]}}";
+  r = http_req(s.port, "PATCH", loc, auth, stale, strlen(stale));
+  CHECK_ERROR(r, 409, "conflict", "version");
+  resp_free(&r);
+  const char *twice = "{\"contacts\": {\"remove\": [1, 1]}}";
+  r = http_req(s.port, "PATCH", loc, auth, twice, strlen(twice));
+  CHECK_ERROR(r, 409, "conflict", "contacts.remove[1]");
+  resp_free(&r);
+  const char *badref = "{\"contacts\": {\"set\": [{\"contact\": 9, "
+                       "\"stiffness\": 1}]}}";
+  r = http_req(s.port, "PATCH", loc, auth, badref, strlen(badref));
+  CHECK_ERROR(r, 404, "not_found", "contacts.set[0].contact");
+  resp_free(&r);
+  const char *negk = "{\"contacts\": {\"set\": [{\"contact\": 1, "
+                     "\"stiffness\": -1}]}}";
+  r = http_req(s.port, "PATCH", loc, auth, negk, strlen(negk));
+  CHECK_ERROR(r, 400, "invalid_scene", "contacts.set[0].stiffness");
+  resp_free(&r);
+  r = http_req(s.port, "POST", "/v1/scenes", auth, bar, blen);
+  CHECK_ERROR(r, 429, "too_many", NULL);
+  CMT_TRUE(resp_header(&r, "Retry-After", hv, sizeof hv) && atoi(hv) >= 1);
+  resp_free(&r);
+  r = http_req(s.port, "DELETE", loc, auth, NULL, 0);
+  CMT_EQ_INT(r.status, 200);
+  resp_free(&r);
+  r = http_req(s.port, "POST", "/v1/scenes", auth, bar, blen);
+  CMT_EQ_INT(r.status, 201); /* the slot is free again */
+  resp_free(&r);
+
+  /* the access log has a line per request */
+  char *log = cmt_read_file(s.log);
+  CMT_CONTAINS(log, "POST /v1/analyze 415");
+  CMT_CONTAINS(log, "GET /healthz 200");
+  free(log);
+  free(bar);
+  CMT_EQ_INT(srv_stop(&s), 0);
+  unlink(tokfile);
+}
+
+/* ---- a slow solve: full queue, budget, SIGTERM ----------------------------------- */
+
+typedef struct {
+  int port;
+  const char *path, *body;
+  resp_t r;
+} bg_t;
+
+static void *bg_run(void *arg) {
+  bg_t *b = arg;
+  b->r = http_post(b->port, b->path, b->body);
+  return NULL;
+}
+
+/* Polls /metrics until a solve is running (1) or the request finished. */
+static int wait_running(int port, bg_t *b, double timeout_s) {
+  for (double t0 = now_s(); now_s() - t0 < timeout_s; nap_ms(5)) {
+    resp_t m = http_get(port, "/metrics");
+    int run = m.body && strstr(m.body, "\ncmodes_solves_running 1");
+    resp_free(&m);
+    if (run)
+      return 1;
+    if (b->r.status)
+      return 0;
+  }
+  return 0;
+}
+
+/* A dense solve of a few thousand contacts: long enough to act during it. */
+static char *slow_body(void) {
+  pile_t p;
+  pile_make(&p, 11, 7);
+  char *body = pile_json(&p, "{\"method\": \"dense\", \"modes\": 3}");
+  pile_free(&p);
+  return body;
+}
+
+CM_TEST(server_queue_full) {
+  srv_t s;
+  if (srv_start(&s, "--quiet --queue 1")) {
+    CMT_FAIL("server did not start");
+    return;
+  }
+  char *slow = slow_body();
+  bg_t b = {s.port, "/v1/analyze", slow, {0, NULL, NULL, 0}};
+  pthread_t th;
+  pthread_create(&th, NULL, bg_run, &b);
+  int seen = wait_running(s.port, &b, 60);
+  CMT_TRUE(seen);
+  if (seen) {
+    char *bar = bar_json(1.0), hv[32];
+    resp_t r = http_post(s.port, "/v1/analyze", bar);
+    CHECK_ERROR(r, 503, "busy", NULL);
+    CMT_TRUE(resp_header(&r, "Retry-After", hv, sizeof hv) && atoi(hv) >= 1);
+    resp_free(&r);
+    free(bar);
+  }
+  pthread_join(th, NULL);
+  CMT_EQ_INT(b.r.status, 200);
+  resp_free(&b.r);
+  /* a solve budget: one restart cannot converge: a partial report */
+  pile_t p;
+  pile_make(&p, 9, 3);
+  char *body = pile_json(&p, "{\"method\": \"arpack\", \"modes\": 6, "
+                             "\"tol\": 1e-14, \"max_iter\": 1}");
+  resp_t r = http_post(s.port, "/v1/analyze", body);
+  CMT_EQ_INT(r.status, 200);
+  json_t *j = jparse(r.body);
+  CMT_CONTAINS(jstr(j, "status"), "not_converged");
+  json_decref(j);
+  resp_free(&r);
+  free(body);
+  pile_free(&p);
+  free(slow);
+  CMT_EQ_INT(srv_stop(&s), 0);
+}
+
+CM_TEST(server_sigterm_during_solve) {
+  srv_t s;
+  if (srv_start(&s, "")) {
+    CMT_FAIL("server did not start");
+    return;
+  }
+  char *slow = slow_body();
+  bg_t b = {s.port, "/v1/analyze", slow, {0, NULL, NULL, 0}};
+  pthread_t th;
+  pthread_create(&th, NULL, bg_run, &b);
+  int seen = wait_running(s.port, &b, 60);
+  CMT_TRUE(seen);
+  kill(s.pid, SIGTERM);
+  pthread_join(th, NULL);
+  CMT_EQ_INT(b.r.status, 200); /* the request in flight completes */
+  json_t *j = jparse(b.r.body);
+  CMT_TRUE(jnum_path(j, "omega_max", NULL) > 0);
+  json_decref(j);
+  resp_free(&b.r);
+  char *log = cmt_read_file(s.log);
+  CMT_EQ_INT(srv_stop_sig(&s, 0), 0); /* exits 0 by itself */
+  CMT_CONTAINS(log, "SIGTERM");
+  free(log);
+  free(slow);
+}
+
+/* ---- --stdio ---------------------------------------------------------------------- */
+
+CM_TEST(server_stdio) {
+  char in[] = "/tmp/cmt_stdio_XXXXXX";
+  int fd = mkstemp(in);
+  FILE *f = fdopen(fd, "w");
+  char *bar = bar_file_text();
+  json_t *scene = jparse(bar);
+  json_t *req = json_pack("{s:i, s:s, s:s, s:O}", "id", 1, "method", "POST",
+                          "path", "/v1/analyze", "body", scene);
+  char *line = json_dumps(req, JSON_COMPACT);
+  fprintf(f, "%s\n", line);
+  free(line);
+  json_decref(req);
+  fprintf(f, "{\"id\": \"two\", \"method\": \"GET\", \"path\": "
+             "\"/v1/analyze\"}\n");
+  fprintf(f, "this is not json\n");
+  char *compact = json_dumps(scene, JSON_COMPACT);
+  fprintf(f, "{\"id\": 4, \"method\": \"POST\", \"path\": \"/v1/scenes\", "
+             "\"body\": %s}\n", compact);
+  free(compact);
+  fprintf(f, "{\"id\": 5, \"method\": \"GET\", \"path\": \"/healthz\"}\n");
+  fclose(f);
+  char cmd[512];
+  snprintf(cmd, sizeof cmd, CM_BINARY " serve --stdio < %s", in);
+  int code;
+  char *out = cmt_run(cmd, &code);
+  CMT_EQ_INT(code, 0);
+  char *cli = cmt_run(CM_BINARY " analyze --json " CM_SOURCE_DIR
+                      "/data/bar2d.json", &code);
+  int n = 0;
+  for (char *save = NULL, *l = strtok_r(out, "\n", &save); l;
+       l = strtok_r(NULL, "\n", &save), n++) {
+    json_t *j = jparse(l);
+    CMT_TRUE(j != NULL);
+    int st = (int)json_integer_value(json_object_get(j, "status"));
+    json_t *id = json_object_get(j, "id"), *body = json_object_get(j, "body");
+    if (n == 0) {
+      CMT_EQ_INT(json_integer_value(id), 1);
+      CMT_EQ_INT(st, 200);
+      char *t = json_dumps(body, JSON_COMPACT);
+      char *a = report_canon(t), *b = report_canon(cli);
+      CMT_TRUE(a && b && !strcmp(a, b));
+      free(a), free(b), free(t);
+    } else if (n == 1) {
+      CMT_CONTAINS(json_string_value(id), "two");
+      CMT_EQ_INT(st, 405);
+    } else if (n == 2) {
+      CMT_TRUE(json_is_null(id));
+      CMT_EQ_INT(st, 400);
+      CMT_CONTAINS(jstr(body, "error"), "parse");
+    } else if (n == 3) {
+      CMT_EQ_INT(st, 201);
+      CMT_EQ_INT(strlen(jstr(body, "id")), 32);
+    } else if (n == 4) {
+      CMT_EQ_INT(st, 200);
+    }
+    json_decref(j);
+  }
+  CMT_EQ_INT(n, 5);
+  json_decref(scene);
+  free(out), free(cli), free(bar);
+  unlink(in);
+}
