@@ -264,6 +264,13 @@ CM_EXTERN int cm_operator_apply_BT(cm_operator_t *op, const double *y,
 /* Forms S (nc x nc, column-major, malloc'd) densely; for tests, `compare`
  * and verification. NULL on failure. */
 CM_EXTERN double *cm_operator_dense_S(cm_context_t *ctx, cm_operator_t *op);
+/* Nonzeros of B (block path), or of J for a general M. Cannot fail. */
+CM_EXTERN long cm_operator_nnz(const cm_operator_t *op);
+/* The per-contact estimate max_c sqrt(S_cc) (a lower bound on omega_max) and
+ * the Gershgorin upper bound sqrt(max_c (|B| |B|^T 1)_c), whole operator.
+ * This is all an engine's separate-scalar-mass estimate costs. */
+CM_EXTERN int cm_operator_bounds(cm_context_t *ctx, cm_operator_t *op,
+                                 double *omega_lower, double *omega_upper);
 /* Timings of the factor and operator phases (seconds). */
 CM_EXTERN double cm_operator_factor_seconds(const cm_operator_t *op);
 CM_EXTERN double cm_operator_build_seconds(const cm_operator_t *op);

@@ -26,6 +26,8 @@ int cm__threads(const cm_context_t *ctx);
 /* Forces single-threaded BLAS so reductions inside ARPACK and LAPACK do not
  * depend on the thread count (parallelism lives in our own kernels). */
 void cm__blas_single_thread(void);
+/* Sets the BLAS thread count (OpenBLAS only; others are left alone). */
+void cm__blas_threads(int n);
 
 /* Deterministic sums: the input is cut into fixed chunks whatever the thread
  * count, and the partial sums are added in chunk order. */

@@ -29,10 +29,12 @@ int cm__threads(const cm_context_t *ctx) {
 /* OpenBLAS exports this; other BLAS builds do not, hence the weak symbol. */
 extern void openblas_set_num_threads(int) __attribute__((weak));
 
-void cm__blas_single_thread(void) {
+void cm__blas_threads(int n) {
   if (openblas_set_num_threads)
-    openblas_set_num_threads(1);
+    openblas_set_num_threads(n > 0 ? n : 1);
 }
+
+void cm__blas_single_thread(void) { cm__blas_threads(1); }
 
 #define CM__CHUNK 8192 /* fixed reduction chunk: independent of threads */
 

@@ -464,6 +464,33 @@ int cm__op_row_bounds(cm_context_t *ctx, cm_operator_t *op, int comp,
   return CM_OK;
 }
 
+long cm_operator_nnz(const cm_operator_t *op) {
+  if (!op)
+    return 0;
+  if (op->block)
+    return op->Bp ? (long)op->Bp[op->nr] : 0;
+  return (long)op->sys->Jp[op->sys->nc];
+}
+
+int cm_operator_bounds(cm_context_t *ctx, cm_operator_t *op,
+                       double *omega_lower, double *omega_upper) {
+  *omega_lower = *omega_upper = 0;
+  if (op->nr == 0 || op->ncol == 0)
+    return CM_OK;
+  double *d = cm__malloc(ctx, (size_t)op->nr, sizeof(double));
+  double *g = cm__malloc(ctx, (size_t)op->nr, sizeof(double));
+  int st = d && g ? cm__op_row_bounds(ctx, op, -1, d, g) : CM_NOMEM;
+  double dm = 0, gm = 0;
+  for (int i = 0; !st && i < op->nr; i++) {
+    dm = d[i] > dm ? d[i] : dm;
+    gm = g[i] > gm ? g[i] : gm;
+  }
+  *omega_lower = sqrt(dm);
+  *omega_upper = sqrt(gm);
+  free(d), free(g);
+  return st;
+}
+
 double *cm_operator_dense_S(cm_context_t *ctx, cm_operator_t *op) {
   int m = op->nr, n = op->ncol;
   double *Bd = cm__malloc(ctx, (size_t)m * (size_t)n + 1, sizeof(double));

@@ -1,0 +1,197 @@
+/* cmd_compare.c: `cmodes compare SCENE`: the sparse path (ARPACK on B) and
+ * dense LAPACK (dsyevr top-k, dsyevd all) on the explicitly formed S of the
+ * same scene, with their times and agreement. For users who benchmark
+ * against dense solvers. Not a benchmark harness (bench/ is). */
+#include "cli.h"
+#include "cmodes.h"
+#include "internal.h"
+
+#include <getopt.h>
+#include <lapacke.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void cm__compare_usage(FILE *f) {
+  fprintf(f,
+    "usage: cmodes compare [options] SCENE\n\n"
+    "Top modes by the sparse path (ARPACK Lanczos on B = K^1/2 J L^-T) and by\n"
+    "dense LAPACK on S = B B^T formed explicitly; prints times and agreement.\n\n"
+    "  -k, --modes K       modes compared (default 6)\n"
+    "      --tol T         ARPACK tolerance (default 1e-10)\n"
+    "      --threads N     threads for both paths (default: all)\n"
+    "      --max-dense N   refuse the dense path above N contacts (12000)\n"
+    "      --no-dsyevd     skip the all-eigenvalue dsyevd run\n"
+    "      --json          machine-readable output\n");
+}
+
+typedef struct {
+  const char *name;   /* method */
+  double seconds;     /* wall time of the eigen-solve only */
+  int k;              /* values found */
+  double omega[64];   /* descending */
+} cm__run_t;
+
+static int cm__dense_run(double *S, int nc, int k, int all, cm__run_t *run) {
+  double *A = malloc(sizeof(double) * (size_t)nc * (size_t)nc);
+  double *w = malloc(sizeof(double) * (size_t)nc);
+  double *Z = all ? NULL : malloc(sizeof(double) * (size_t)nc * (size_t)k);
+  int *isuppz = malloc(sizeof(int) * 2 * (size_t)(k + 1));
+  if (!A || !w || (!all && !Z) || !isuppz) {
+    free(A), free(w), free(Z), free(isuppz);
+    return CM_NOMEM;
+  }
+  memcpy(A, S, sizeof(double) * (size_t)nc * (size_t)nc);
+  double t0 = cm__now();
+  int found = 0, info;
+  if (all) {
+    info = LAPACKE_dsyevd(LAPACK_COL_MAJOR, 'N', 'U', nc, A, nc, w);
+    found = nc;
+  } else {
+    info = LAPACKE_dsyevr(LAPACK_COL_MAJOR, 'V', 'I', 'U', nc, A, nc, 0, 0,
+                          nc - k + 1, nc, 0.0, &found, w, Z, nc, isuppz);
+  }
+  run->seconds = cm__now() - t0;
+  run->k = k < found ? k : found;
+  for (int i = 0; i < run->k; i++)
+    run->omega[i] = sqrt(fmax(0, w[found - 1 - i]));
+  free(A), free(w), free(Z), free(isuppz);
+  return info ? CM_NUMERIC : CM_OK;
+}
+
+int cm__cmd_compare(int argc, char **argv) {
+  static const struct option longopts[] = {
+      {"modes", required_argument, 0, 'k'}, {"tol", required_argument, 0, 't'},
+      {"threads", required_argument, 0, 'T'},
+      {"max-dense", required_argument, 0, 'D'},
+      {"no-dsyevd", no_argument, 0, 'N'}, {"json", no_argument, 0, 'j'},
+      {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
+  cm_options_t opts;
+  cm_options_init(&opts);
+  cm_context_t ctx;
+  cm_context_init(&ctx);
+  int max_dense = 12000, no_evd = 0, json = 0, c;
+  optind = 1;
+  while ((c = getopt_long(argc, argv, "k:h", longopts, NULL)) != -1) {
+    switch (c) {
+    case 'k': opts.modes = atoi(optarg); break;
+    case 't': opts.tol = atof(optarg); break;
+    case 'T': ctx.threads = atoi(optarg); break;
+    case 'D': max_dense = atoi(optarg); break;
+    case 'N': no_evd = 1; break;
+    case 'j': json = 1; break;
+    case 'h': cm__compare_usage(stdout); return 0;
+    default: cm__compare_usage(stderr); return cm_status_exit(CM_USAGE);
+    }
+  }
+  if (optind != argc - 1 || opts.modes < 1 || opts.modes > 64 ||
+      !(opts.tol > 0)) {
+    fprintf(stderr, "cmodes compare: expected one scene, 1 <= modes <= 64 "
+                    "and tol > 0; try --help\n");
+    return cm_status_exit(CM_USAGE);
+  }
+  /* ---- sparse path ---- */
+  cm_scene_t *scene = NULL;
+  cm_system_t *sys = NULL;
+  cm_operator_t *op = NULL;
+  cm_spectrum_t *spec = NULL;
+  double *S = NULL;
+  int st = cm_scene_read_file(&ctx, argv[optind], &scene);
+  double t0 = cm__now();
+  if (!st)
+    st = cm_system_assemble(&ctx, scene, &sys);
+  if (!st)
+    st = cm_operator_create(&ctx, sys, &op);
+  double t_setup = cm__now() - t0;
+  cm__run_t runs[3];
+  memset(runs, 0, sizeof runs);
+  int nruns = 0;
+  if (!st && sys->nc > max_dense) {
+    st = CM__ERR(&ctx, CM_LIMIT, NULL,
+                 "%d contacts: the dense S would need %.1f GB; raise "
+                 "--max-dense to force it",
+                 sys->nc, 8e-9 * sys->nc * (double)sys->nc);
+  }
+  if (!st) {
+    cm__blas_single_thread();
+    opts.method = CM_METHOD_ARPACK;
+    st = cm_spectrum_solve(&ctx, op, -1, &opts, &spec);
+    if (st == CM_NOT_CONVERGED)
+      st = CM_OK;
+  }
+  if (!st) {
+    runs[0].name = spec->method == CM_METHOD_ARPACK ? "arpack" : "dense";
+    runs[0].seconds = spec->seconds;
+    runs[0].k = spec->nev < opts.modes ? spec->nev : opts.modes;
+    for (int i = 0; i < runs[0].k; i++)
+      runs[0].omega[i] = sqrt(spec->lambda[i]);
+    nruns = 1;
+    /* ---- dense path: same operator, formed explicitly ---- */
+    double t1 = cm__now();
+    S = cm_operator_dense_S(&ctx, op);
+    double t_form = cm__now() - t1;
+    if (!S)
+      st = ctx.status ? ctx.status : CM_NOMEM;
+    cm__blas_threads(ctx.threads > 0 ? ctx.threads : 2);
+    if (!st) {
+      runs[1].name = "dsyevr";
+      st = cm__dense_run(S, sys->nc, opts.modes, 0, &runs[1]);
+      nruns = 2;
+    }
+    if (!st && !no_evd) {
+      runs[2].name = "dsyevd";
+      st = cm__dense_run(S, sys->nc, opts.modes, 1, &runs[2]);
+      nruns = 3;
+    }
+    if (!st) {
+      if (json) {
+        printf("{\"contacts\": %d, \"dofs\": %d, \"setup_s\": %.6g, "
+               "\"form_dense_s\": %.6g, \"runs\": [", sys->nc, sys->n,
+               t_setup, t_form);
+        for (int r = 0; r < nruns; r++) {
+          double dmax = 0;
+          for (int i = 0; i < runs[r].k && i < runs[1].k; i++)
+            dmax = fmax(dmax, fabs(runs[r].omega[i] - runs[1].omega[i]) /
+                                  runs[1].omega[i]);
+          printf("%s{\"method\": \"%s\", \"seconds\": %.6g, \"max_rel_diff_"
+                 "vs_dsyevr\": %.3g, \"omega\": [", r ? ", " : "",
+                 runs[r].name, runs[r].seconds, dmax);
+          for (int i = 0; i < runs[r].k; i++)
+            printf("%s%.17g", i ? ", " : "", runs[r].omega[i]);
+          printf("]}");
+        }
+        printf("], \"matvecs\": %d}\n", spec->matvecs);
+      } else {
+        printf("scene %s: %d contacts, %d active dofs\n", argv[optind],
+               sys->nc, sys->n);
+        printf("setup (assemble, factor, operator) %.4g s; forming dense S "
+               "%.4g s\n\n", t_setup, t_form);
+        printf("| method | eigen time (s) | speed-up vs dsyevr | max rel diff "
+               "vs dsyevr |\n|---|---|---|---|\n");
+        for (int r = 0; r < nruns; r++) {
+          double dmax = 0;
+          for (int i = 0; i < runs[r].k && i < runs[1].k; i++)
+            dmax = fmax(dmax, fabs(runs[r].omega[i] - runs[1].omega[i]) /
+                                  runs[1].omega[i]);
+          printf("| %s | %.4g | %.1f | %.2e |\n", runs[r].name,
+                 runs[r].seconds, runs[1].seconds / runs[r].seconds, dmax);
+        }
+        printf("\n| mode | %s | dsyevr |\n|---|---|---|\n", runs[0].name);
+        for (int i = 0; i < runs[0].k; i++)
+          printf("| %d | %.12g | %.12g |\n", i + 1, runs[0].omega[i],
+                 i < runs[1].k ? runs[1].omega[i] : NAN);
+        printf("\nARPACK: %d matvecs, %d restarts, ncv %d\n", spec->matvecs,
+               spec->iterations, spec->ncv);
+      }
+    }
+  }
+  if (st)
+    fprintf(stderr, "cmodes compare: %s\n", ctx.message[0] ? ctx.message
+                                                             : cm_status_message(st));
+  free(S);
+  cm_spectrum_destroy(&spec);
+  cm_operator_destroy(&op);
+  cm_system_destroy(&sys);
+  cm_scene_destroy(&scene);
+  return cm_status_exit(st);
+}
