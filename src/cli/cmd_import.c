@@ -1,6 +1,8 @@
 /* cmd_import.c: `cmodes import dump FILE [options]`: converts one snapshot of
- * a LAMMPS / LIGGGHTS text dump into a scene (JSON on stdout or -o FILE).
- * Not for Matrix Market input (`cmodes analyze --matrices` reads those). */
+ * a LAMMPS / LIGGGHTS text dump into a scene (JSON on stdout or -o FILE);
+ * `cmodes import matrices MANIFEST | M.mtx J.mtx k.mtx` checks a Matrix
+ * Market system and prints its sizes. Not for analysis (`cmodes analyze
+ * --matrices` analyses such a system). */
 #include "cli.h"
 #include "cmodes.h"
 
@@ -13,6 +15,10 @@
 static void cm__import_usage(FILE *f) {
   fprintf(f,
 "usage: cmodes import dump FILE [options] > scene.json\n"
+"       cmodes import matrices MANIFEST | M.mtx J.mtx k.mtx\n"
+"\n"
+"'matrices' reads a Matrix Market system (as written by cmodes export)\n"
+"with every check of 'cmodes analyze --matrices' and prints its sizes.\n"
 "\n"
 "Reads the last snapshot (or --timestep N) of a LAMMPS/LIGGGHTS text dump\n"
 "(ITEM: ATOMS with named columns: id type x y z | xu yu zu | xs ys zs,\n"
@@ -69,6 +75,25 @@ static int cm__num_arg(const char *opt, const char *s, double *v) {
 static int cm__fail(cm_context_t *ctx, int st) {
   fprintf(stderr, "cmodes import: %s\n", ctx->message);
   return cm_status_exit(st);
+}
+
+/* `import matrices`: reads and checks, prints n, nc and the nonzeros. */
+static int cm__import_matrices(cm_context_t *ctx, int nargs, char **args) {
+  if (nargs != 1 && nargs != 3) {
+    fprintf(stderr, "cmodes import matrices: expected a manifest or three "
+                    "files M.mtx J.mtx k.mtx\n");
+    return cm_status_exit(CM_USAGE);
+  }
+  cm_system_t *sys = NULL;
+  int st = nargs == 1
+               ? cm_system_read_manifest(ctx, args[0], &sys)
+               : cm_system_read_matrices(ctx, args[0], args[1], args[2], &sys);
+  if (st)
+    return cm__fail(ctx, st);
+  printf("n %d\nnc %d\nM_nonzeros_lower %d\nJ_nonzeros %d\n", sys->n,
+         sys->nc, sys->Mp[sys->n], sys->Jp[sys->nc]);
+  cm_system_destroy(&sys);
+  return 0;
 }
 
 int cm__cmd_import(int argc, char **argv) {
@@ -189,6 +214,9 @@ int cm__cmd_import(int argc, char **argv) {
       return cm_status_exit(CM_USAGE);
     }
   }
+  /* ---- operands: matrices MANIFEST | M J k ---- */
+  if (optind < argc && !strcmp(argv[optind], "matrices"))
+    return cm__import_matrices(&ctx, argc - optind - 1, argv + optind + 1);
   /* ---- operands: dump FILE ---- */
   if (optind >= argc || strcmp(argv[optind], "dump")) {
     fprintf(stderr, "cmodes import: expected 'dump FILE'%s%s%s\n\n",
