@@ -1,0 +1,440 @@
+/* model.c: the simulation model of the verification harness, built from the
+ * scene independently of the core's system: frozen J and mass blocks for the
+ * linear and unilateral models, and body-fixed contact geometry (a point on
+ * body a against a plane fixed on body b) with finite rotations for the
+ * nonlinear one. Not for predictions (those come from the core) and not for
+ * time stepping (integrate.c). */
+#include "verify/verify_internal.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- small geometry ------------------------------------------------------ */
+
+static void cm__cross(const double *a, const double *b, double *c) {
+  c[0] = a[1] * b[2] - a[2] * b[1];
+  c[1] = a[2] * b[0] - a[0] * b[2];
+  c[2] = a[0] * b[1] - a[1] * b[0];
+}
+
+/* R (row-major) of the unit quaternion q = (w, x, y, z). */
+static void cm__qR(const double *q, double *R) {
+  double w = q[0], x = q[1], y = q[2], z = q[3];
+  R[0] = 1 - 2 * (y * y + z * z), R[1] = 2 * (x * y - w * z),
+  R[2] = 2 * (x * z + w * y);
+  R[3] = 2 * (x * y + w * z), R[4] = 1 - 2 * (x * x + z * z),
+  R[5] = 2 * (y * z - w * x);
+  R[6] = 2 * (x * z - w * y), R[7] = 2 * (y * z + w * x),
+  R[8] = 1 - 2 * (x * x + y * y);
+}
+
+static void cm__mv(const double *R, const double *v, double *out) {
+  for (int i = 0; i < 3; i++)
+    out[i] = R[3 * i] * v[0] + R[3 * i + 1] * v[1] + R[3 * i + 2] * v[2];
+}
+
+/* q <- exp(phi) q (rotation vector phi applied in the world frame). */
+static void cm__qrotate(const double *phi, double *q) {
+  double a = sqrt(phi[0] * phi[0] + phi[1] * phi[1] + phi[2] * phi[2]);
+  double c = cos(a / 2), s = a > 1e-300 ? sin(a / 2) / a : 0.5;
+  double p[4] = {c, s * phi[0], s * phi[1], s * phi[2]}, r[4];
+  r[0] = p[0] * q[0] - p[1] * q[1] - p[2] * q[2] - p[3] * q[3];
+  r[1] = p[0] * q[1] + p[1] * q[0] + p[2] * q[3] - p[3] * q[2];
+  r[2] = p[0] * q[2] - p[1] * q[3] + p[2] * q[0] + p[3] * q[1];
+  r[3] = p[0] * q[3] + p[1] * q[2] - p[2] * q[1] + p[3] * q[0];
+  double nn = sqrt(r[0] * r[0] + r[1] * r[1] + r[2] * r[2] + r[3] * r[3]);
+  for (int i = 0; i < 4; i++)
+    q[i] = r[i] / nn;
+}
+
+/* Inverse of a symmetric positive definite 3x3 matrix; 0 if singular. */
+static int cm__inv3(const double *A, double *B) {
+  double c0 = A[4] * A[8] - A[5] * A[7], c1 = A[5] * A[6] - A[3] * A[8],
+         c2 = A[3] * A[7] - A[4] * A[6];
+  double det = A[0] * c0 + A[1] * c1 + A[2] * c2;
+  if (!(fabs(det) > 0))
+    return 0;
+  B[0] = c0 / det, B[3] = c1 / det, B[6] = c2 / det;
+  B[1] = (A[2] * A[7] - A[1] * A[8]) / det;
+  B[4] = (A[0] * A[8] - A[2] * A[6]) / det;
+  B[7] = (A[1] * A[6] - A[0] * A[7]) / det;
+  B[2] = (A[1] * A[5] - A[2] * A[4]) / det;
+  B[5] = (A[2] * A[3] - A[0] * A[5]) / det;
+  B[8] = (A[0] * A[4] - A[1] * A[3]) / det;
+  return 1;
+}
+
+/* ---- build ------------------------------------------------------------------ */
+
+void cm__vmodel_destroy(cm__vmodel_t **mp) {
+  if (!mp || !*mp)
+    return;
+  cm__vmodel_t *m = *mp;
+  free(m->body_dof), free(m->dof_body), free(m->mass), free(m->Iw);
+  free(m->Iwinv), free(m->x0), free(m->ca), free(m->cb), free(m->ra);
+  free(m->rb), free(m->nrm), free(m->k), free(m->Jp), free(m->Jj);
+  free(m->Jx), free(m->delta), free(m->delta0), free(m->fext), free(m->qeq);
+  free(m);
+  *mp = NULL;
+}
+
+/* Mass blocks of the moving bodies. */
+static int cm__vmodel_bodies(cm_context_t *ctx, const cm_scene_t *s,
+                             cm__vmodel_t *m) {
+  int j = 0;
+  for (int i = 0; i < s->nbodies; i++) {
+    const cm_body_t *b = &s->bodies[i];
+    for (int t = 0; t < 3; t++)
+      m->x0[3 * i + t] = (t < s->dim) ? b->position[t] : 0;
+    if (b->fixed) {
+      m->body_dof[i] = -1;
+      continue;
+    }
+    m->body_dof[i] = j * m->d;
+    m->dof_body[j] = i;
+    m->mass[j] = b->mass;
+    double *Iw = m->Iw + 9 * j;
+    if (s->dim == 2) {
+      memset(Iw, 0, 9 * sizeof *Iw);
+      Iw[0] = Iw[4] = Iw[8] = b->inertia[0];
+    } else {
+      double R[9], T[9];
+      cm__qR(b->orientation, R);
+      for (int r = 0; r < 3; r++) /* T = R Ib */
+        for (int c = 0; c < 3; c++)
+          T[3 * r + c] = R[3 * r] * b->inertia[c] +
+                         R[3 * r + 1] * b->inertia[3 + c] +
+                         R[3 * r + 2] * b->inertia[6 + c];
+      for (int r = 0; r < 3; r++) /* Iw = T R^T */
+        for (int c = 0; c < 3; c++)
+          Iw[3 * r + c] = T[3 * r] * R[3 * c] + T[3 * r + 1] * R[3 * c + 1] +
+                          T[3 * r + 2] * R[3 * c + 2];
+      for (int r = 0; r < 3; r++)
+        for (int c = 0; c < r; c++)
+          Iw[3 * r + c] = Iw[3 * c + r] = 0.5 * (Iw[3 * r + c] + Iw[3 * c + r]);
+    }
+    if (!cm__inv3(Iw, m->Iwinv + 9 * j)) {
+      char p[64];
+      snprintf(p, sizeof p, "bodies[%d].inertia", i);
+      return CM__ERR(ctx, CM_INVALID_SCENE, p,
+                     "%s: inertia is singular; give a positive inertia", p);
+    }
+    j++;
+  }
+  return CM_OK;
+}
+
+/* Contact geometry and the frozen J (row: [n, r_a x n] on a, -[n, r_b x n]
+ * on b; 2D rotation entry r_x n_y - r_y n_x). */
+static void cm__vmodel_contacts(const cm_scene_t *s, cm__vmodel_t *m) {
+  int nz = 0;
+  m->Jp[0] = 0;
+  for (int c = 0; c < s->ncontacts; c++) {
+    const cm_contact_t *ct = &s->contacts[c];
+    m->ca[c] = ct->a, m->cb[c] = ct->b, m->k[c] = ct->stiffness;
+    double p[3] = {0, 0, 0}, nv[3] = {0, 0, 0};
+    for (int t = 0; t < s->dim; t++)
+      p[t] = ct->point[t], nv[t] = ct->normal[t];
+    for (int t = 0; t < 3; t++) {
+      m->nrm[3 * c + t] = nv[t];
+      m->ra[3 * c + t] = p[t] - (ct->a >= 0 ? m->x0[3 * ct->a + t] : 0);
+      m->rb[3 * c + t] = p[t] - (ct->b >= 0 ? m->x0[3 * ct->b + t] : 0);
+    }
+    int bodies[2] = {ct->a, ct->b};
+    if (bodies[0] >= 0 && bodies[1] >= 0 && m->body_dof[bodies[1]] >= 0 &&
+        m->body_dof[bodies[0]] > m->body_dof[bodies[1]])
+      bodies[0] = ct->b, bodies[1] = ct->a; /* ascending columns */
+    for (int e = 0; e < 2; e++) {
+      int b = bodies[e];
+      if (b < 0 || m->body_dof[b] < 0)
+        continue;
+      double sg = (b == ct->a) ? 1.0 : -1.0;
+      const double *r = (b == ct->a) ? m->ra + 3 * c : m->rb + 3 * c;
+      double rn[3];
+      cm__cross(r, nv, rn);
+      int d0 = m->body_dof[b];
+      if (m->dim == 2) {
+        double v[3] = {nv[0], nv[1], rn[2]};
+        for (int t = 0; t < 3; t++)
+          m->Jj[nz] = d0 + t, m->Jx[nz++] = sg * v[t];
+      } else {
+        for (int t = 0; t < 3; t++)
+          m->Jj[nz] = d0 + t, m->Jx[nz++] = sg * nv[t];
+        for (int t = 0; t < 3; t++)
+          m->Jj[nz] = d0 + 3 + t, m->Jx[nz++] = sg * rn[t];
+      }
+    }
+    m->Jp[c + 1] = nz;
+  }
+}
+
+int cm__vmodel_build(cm_context_t *ctx, const cm_scene_t *s,
+                     cm__vmodel_t **out) {
+  /* ---- check inputs ---- */
+  *out = NULL;
+  int st = cm_scene_validate(ctx, s);
+  if (st < 0)
+    return st;
+  /* ---- allocate ---- */
+  cm__vmodel_t *m = calloc(1, sizeof *m);
+  if (!m)
+    return CM__ERR(ctx, CM_NOMEM, NULL, "out of memory");
+  m->dim = s->dim, m->d = s->dim == 2 ? 3 : 6;
+  m->nbodies = s->nbodies, m->nc = s->ncontacts;
+  for (int i = 0; i < s->nbodies; i++)
+    m->nmov += !s->bodies[i].fixed;
+  m->n = m->d * m->nmov;
+  size_t nb = (size_t)s->nbodies + 1, nv = (size_t)m->nmov + 1,
+         nc = (size_t)m->nc + 1, n = (size_t)m->n + 1;
+  m->body_dof = malloc(nb * sizeof(int));
+  m->dof_body = malloc(nv * sizeof(int));
+  m->mass = malloc(nv * sizeof(double));
+  m->Iw = malloc(9 * nv * sizeof(double));
+  m->Iwinv = malloc(9 * nv * sizeof(double));
+  m->x0 = malloc(3 * nb * sizeof(double));
+  m->ca = malloc(nc * sizeof(int));
+  m->cb = malloc(nc * sizeof(int));
+  m->ra = malloc(3 * nc * sizeof(double));
+  m->rb = malloc(3 * nc * sizeof(double));
+  m->nrm = malloc(3 * nc * sizeof(double));
+  m->k = malloc(nc * sizeof(double));
+  m->Jp = malloc(nc * sizeof(int));
+  m->Jj = malloc(2 * (size_t)m->d * nc * sizeof(int));
+  m->Jx = malloc(2 * (size_t)m->d * nc * sizeof(double));
+  m->delta = calloc(nc, sizeof(double));
+  m->delta0 = calloc(nc, sizeof(double));
+  m->fext = calloc(n, sizeof(double));
+  m->qeq = calloc(n, sizeof(double));
+  if (!m->body_dof || !m->dof_body || !m->mass || !m->Iw || !m->Iwinv ||
+      !m->x0 || !m->ca || !m->cb || !m->ra || !m->rb || !m->nrm || !m->k ||
+      !m->Jp || !m->Jj || !m->Jx || !m->delta || !m->delta0 || !m->fext ||
+      !m->qeq) {
+    cm__vmodel_destroy(&m);
+    return CM__ERR(ctx, CM_NOMEM, NULL, "out of memory building the model");
+  }
+  /* ---- compute ---- */
+  st = cm__vmodel_bodies(ctx, s, m);
+  if (st) {
+    cm__vmodel_destroy(&m);
+    return st;
+  }
+  cm__vmodel_contacts(s, m);
+  *out = m;
+  return CM_OK;
+}
+
+/* ---- frozen operators ------------------------------------------------------ */
+
+void cm__vmodel_J(const cm__vmodel_t *m, const double *q, double *xi) {
+  for (int c = 0; c < m->nc; c++) {
+    double s = 0;
+    for (int p = m->Jp[c]; p < m->Jp[c + 1]; p++)
+      s += m->Jx[p] * q[m->Jj[p]]; /* xi = J q */
+    xi[c] = s;
+  }
+}
+
+void cm__vmodel_JT(const cm__vmodel_t *m, const double *y, double *f) {
+  memset(f, 0, (size_t)m->n * sizeof *f);
+  for (int c = 0; c < m->nc; c++)
+    for (int p = m->Jp[c]; p < m->Jp[c + 1]; p++)
+      f[m->Jj[p]] += m->Jx[p] * y[c]; /* f = J^T y */
+}
+
+/* a = M^-1 f, or f = M v (inv = 0), block by block. */
+static void cm__vmodel_blocks(const cm__vmodel_t *m, const double *f,
+                              double *a, int inv) {
+  for (int j = 0; j < m->nmov; j++) {
+    const double *x = f + (size_t)m->d * j;
+    double *y = a + (size_t)m->d * j;
+    double s = inv ? 1.0 / m->mass[j] : m->mass[j];
+    const double *I = (inv ? m->Iwinv : m->Iw) + 9 * j;
+    if (m->dim == 2) {
+      y[0] = s * x[0], y[1] = s * x[1], y[2] = I[8] * x[2];
+    } else {
+      y[0] = s * x[0], y[1] = s * x[1], y[2] = s * x[2];
+      cm__mv(I, x + 3, y + 3);
+    }
+  }
+}
+
+void cm__vmodel_minv(const cm__vmodel_t *m, const double *f, double *a) {
+  cm__vmodel_blocks(m, f, a, 1);
+}
+
+void cm__vmodel_mul_M(const cm__vmodel_t *m, const double *v, double *f) {
+  cm__vmodel_blocks(m, v, f, 0);
+}
+
+/* ---- rigid-body state ------------------------------------------------------ */
+
+int cm__vstate_alloc(cm_context_t *ctx, const cm__vmodel_t *m,
+                     cm__vstate_t *s) {
+  size_t nv = (size_t)m->nmov + 1;
+  s->X = calloc(3 * nv, sizeof(double));
+  s->Q = calloc(4 * nv, sizeof(double));
+  s->V = calloc(3 * nv, sizeof(double));
+  s->L = calloc(3 * nv, sizeof(double));
+  if (!s->X || !s->Q || !s->V || !s->L) {
+    cm__vstate_free(s);
+    return CM__ERR(ctx, CM_NOMEM, NULL, "out of memory (rigid-body state)");
+  }
+  for (int j = 0; j < m->nmov; j++)
+    s->Q[4 * j] = 1;
+  return CM_OK;
+}
+
+void cm__vstate_free(cm__vstate_t *s) {
+  free(s->X), free(s->Q), free(s->V), free(s->L);
+  s->X = s->Q = s->V = s->L = NULL;
+}
+
+/* Angular momentum L = R Iw R^T omega for the body's current rotation. */
+static void cm__vstate_L(const cm__vmodel_t *m, int j, const double *Q,
+                         const double *om, double *L) {
+  double R[9], a[3], b[3];
+  cm__qR(Q, R);
+  for (int i = 0; i < 3; i++) /* a = R^T om */
+    a[i] = R[i] * om[0] + R[3 + i] * om[1] + R[6 + i] * om[2];
+  cm__mv(m->Iw + 9 * j, a, b);
+  cm__mv(R, b, L);
+}
+
+void cm__vstate_set(const cm__vmodel_t *m, cm__vstate_t *s,
+                    const cm__vstate_t *base, const double *q,
+                    const double *qd) {
+  for (int j = 0; j < m->nmov; j++) {
+    const double *qj = q ? q + (size_t)m->d * j : NULL;
+    const double *vj = qd ? qd + (size_t)m->d * j : NULL;
+    double dx[3] = {0, 0, 0}, phi[3] = {0, 0, 0}, v[3] = {0, 0, 0},
+           om[3] = {0, 0, 0};
+    if (m->dim == 2) {
+      if (qj)
+        dx[0] = qj[0], dx[1] = qj[1], phi[2] = qj[2];
+      if (vj)
+        v[0] = vj[0], v[1] = vj[1], om[2] = vj[2];
+    } else {
+      for (int t = 0; t < 3; t++) {
+        if (qj)
+          dx[t] = qj[t], phi[t] = qj[3 + t];
+        if (vj)
+          v[t] = vj[t], om[t] = vj[3 + t];
+      }
+    }
+    double *Q = s->Q + 4 * j;
+    if (base)
+      memcpy(Q, base->Q + 4 * j, 4 * sizeof *Q);
+    else
+      Q[0] = 1, Q[1] = Q[2] = Q[3] = 0;
+    cm__qrotate(phi, Q);
+    for (int t = 0; t < 3; t++) {
+      s->X[3 * j + t] = (base ? base->X[3 * j + t] : 0) + dx[t];
+      s->V[3 * j + t] = v[t];
+    }
+    cm__vstate_L(m, j, Q, om, s->L + 3 * j);
+  }
+}
+
+/* World position of the body-fixed point r (reference frame) of body b. */
+static void cm__vpoint(const cm__vmodel_t *m, const cm__vstate_t *s, int b,
+                       const double *r, double *p, double *com) {
+  int j = (b >= 0 && m->body_dof[b] >= 0) ? m->body_dof[b] / m->d : -1;
+  for (int t = 0; t < 3; t++)
+    com[t] = b >= 0 ? m->x0[3 * b + t] : 0;
+  if (j < 0) {
+    for (int t = 0; t < 3; t++)
+      p[t] = com[t] + r[t];
+    return;
+  }
+  double R[9], rr[3];
+  cm__qR(s->Q + 4 * j, R);
+  cm__mv(R, r, rr);
+  for (int t = 0; t < 3; t++) {
+    com[t] += s->X[3 * j + t];
+    p[t] = com[t] + rr[t];
+  }
+}
+
+/* Gap of contact c; pa, xa, xb, nb returned for the force. */
+static double cm__vgap(const cm__vmodel_t *m, const cm__vstate_t *s, int c,
+                       double *pa, double *xa, double *xb, double *nb) {
+  double pb[3];
+  cm__vpoint(m, s, m->ca[c], m->ra + 3 * c, pa, xa);
+  cm__vpoint(m, s, m->cb[c], m->rb + 3 * c, pb, xb);
+  int b = m->cb[c];
+  int j = (b >= 0 && m->body_dof[b] >= 0) ? m->body_dof[b] / m->d : -1;
+  if (j >= 0) {
+    double R[9];
+    cm__qR(s->Q + 4 * j, R);
+    cm__mv(R, m->nrm + 3 * c, nb);
+  } else {
+    memcpy(nb, m->nrm + 3 * c, 3 * sizeof *nb);
+  }
+  return nb[0] * (pa[0] - pb[0]) + nb[1] * (pa[1] - pb[1]) +
+         nb[2] * (pa[2] - pb[2]) - m->delta0[c];
+}
+
+void cm__vstate_gaps(const cm__vmodel_t *m, const cm__vstate_t *s,
+                     double *gap) {
+  double pa[3], xa[3], xb[3], nb[3];
+  for (int c = 0; c < m->nc; c++)
+    gap[c] = cm__vgap(m, s, c, pa, xa, xb, nb);
+}
+
+/* Adds force f along nb at point p to body b (force and torque about x). */
+static void cm__vadd(const cm__vmodel_t *m, int b, double f, const double *nb,
+                     const double *p, const double *x, double *F) {
+  if (b < 0 || m->body_dof[b] < 0)
+    return;
+  double *Fj = F + (size_t)m->d * (m->body_dof[b] / m->d);
+  double fv[3] = {f * nb[0], f * nb[1], f * nb[2]}, r[3], tq[3];
+  for (int t = 0; t < 3; t++)
+    r[t] = p[t] - x[t];
+  cm__cross(r, fv, tq);
+  if (m->dim == 2) {
+    Fj[0] += fv[0], Fj[1] += fv[1], Fj[2] += tq[2];
+  } else {
+    for (int t = 0; t < 3; t++)
+      Fj[t] += fv[t], Fj[3 + t] += tq[t];
+  }
+}
+
+int cm__vstate_force(const cm__vmodel_t *m, const cm__vstate_t *s,
+                     int unilateral, double *F, double *gap, char *open) {
+  int nopen = 0;
+  memcpy(F, m->fext, (size_t)m->n * sizeof *F);
+  for (int c = 0; c < m->nc; c++) {
+    double pa[3], xa[3], xb[3], nb[3];
+    double g = cm__vgap(m, s, c, pa, xa, xb, nb);
+    double f = -m->k[c] * g; /* penalty force, compressive > 0 */
+    if (gap)
+      gap[c] = g;
+    if (unilateral && f < 0) {
+      f = 0;
+      nopen++;
+    }
+    if (open)
+      open[c] = (char)(f <= 0 && unilateral);
+    cm__vadd(m, m->ca[c], f, nb, pa, xa, F);
+    cm__vadd(m, m->cb[c], -f, nb, pa, xb, F);
+  }
+  return nopen;
+}
+
+/* Rotation rate omega = R Iw^-1 R^T L of moving body j. */
+void cm__vstate_omega(const cm__vmodel_t *m, const double *Q, int j,
+                      const double *L, double *om) {
+  double R[9], a[3], b[3];
+  cm__qR(Q, R);
+  for (int i = 0; i < 3; i++) /* a = R^T L */
+    a[i] = R[i] * L[0] + R[3 + i] * L[1] + R[6 + i] * L[2];
+  cm__mv(m->Iwinv + 9 * j, a, b);
+  cm__mv(R, b, om);
+}
+
+/* Q <- exp(h omega) Q, exported to integrate.c. */
+void cm__vstate_rotate(double *Q, const double *om, double h) {
+  double phi[3] = {h * om[0], h * om[1], h * om[2]};
+  cm__qrotate(phi, Q);
+}
