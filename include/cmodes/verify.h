@@ -77,6 +77,7 @@ typedef struct cm_verify_run {
   double periods;        /* periods in the fit window */
   int opened;            /* contacts that opened at least once */
   long openings;         /* closed -> open transitions */
+  int max_open;          /* most contacts open at one time */
   const char *verdict;   /* "agrees", "contact opening", "linearization",
                             "numerical", "unmeasured" (static string) */
 } cm_verify_run_t;

@@ -221,7 +221,9 @@ int cm__vequil_preload(cm_context_t *ctx, cm__vmodel_t *m, const double *f,
       snprintf(path, sizeof path, "preload[%d]", c);
       return CM__ERR(ctx, CM_USAGE, path,
                      "preload of contacts[%d] is %g N: a preload must be a "
-                     "finite compressive force > 0",
+                     "finite compressive force > 0 (an unloaded contact "
+                     "cannot be part of the linear model: remove it, or give "
+                     "the same force to every contact with --preload F)",
                      c, f[c]);
     }
   (void)scene;

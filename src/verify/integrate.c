@@ -68,13 +68,17 @@ static int cm__vrecord(cm__vrun_t *run, const cm__vmodel_t *m, long n,
   }
   if (run->energy)
     run->energy[n] = e;
+  int now = 0;
   for (int c = 0; open_now && c < m->nc; c++) {
+    now += open_now[c] != 0;
     if (open_now[c] && !was[c])
       run->openings++;
     if (open_now[c] && !ever[c])
       ever[c] = 1, run->opened++;
     was[c] = open_now[c];
   }
+  if (now > run->max_open)
+    run->max_open = now;
   run->steps_done = n;
   if (!isfinite(e) || !isfinite(xi[0])) {
     run->blowup = 1;
@@ -325,7 +329,7 @@ static int cm__vint_nonlinear(cm_context_t *ctx, const cm__vmodel_t *m,
 int cm__vintegrate(cm_context_t *ctx, const cm__vmodel_t *m,
                    const cm__vstate_t *base, cm__vrun_t *run) {
   run->steps_done = 0, run->opened = 0, run->openings = 0;
-  run->growth = 1, run->blowup = 0;
+  run->growth = 1, run->blowup = 0, run->max_open = 0;
   if (run->model == CM__VLIN || run->model == CM__VUNI)
     return cm__vint_frozen(ctx, m, run);
   if (!base)

@@ -44,6 +44,29 @@ static double cm__vproj(const double *s, long i0, long i1, double theta,
   return y1 * y1 + y2 * y2 + y3 * y3; /* b^T G^-1 b = |L^-1 b|^2 */
 }
 
+/* Golden-section maximum of the projection over the angle (which = 0) or
+ * the decay (which = 1) in [lo, hi], the other held. */
+static double cm__vgolden(const double *s, long i0, long i1, double th,
+                          double sigma, double lo, double hi, int which) {
+  const double gr = 0.5 * (sqrt(5.0) - 1);
+  double x1 = hi - gr * (hi - lo), x2 = lo + gr * (hi - lo);
+  double f1 = which ? cm__vproj(s, i0, i1, th, x1) : cm__vproj(s, i0, i1, x1, sigma);
+  double f2 = which ? cm__vproj(s, i0, i1, th, x2) : cm__vproj(s, i0, i1, x2, sigma);
+  double scale = fmax(fabs(lo), fabs(hi));
+  for (int it = 0; it < 200 && hi - lo > 1e-15 * scale; it++) {
+    if (f1 > f2) {
+      hi = x2, x2 = x1, f2 = f1;
+      x1 = hi - gr * (hi - lo);
+      f1 = which ? cm__vproj(s, i0, i1, th, x1) : cm__vproj(s, i0, i1, x1, sigma);
+    } else {
+      lo = x1, x1 = x2, f1 = f2;
+      x2 = lo + gr * (hi - lo);
+      f2 = which ? cm__vproj(s, i0, i1, th, x2) : cm__vproj(s, i0, i1, x2, sigma);
+    }
+  }
+  return 0.5 * (lo + hi);
+}
+
 /* ---- estimator ------------------------------------------------------------- */
 
 int cm__vmeasure(const double *s, long n, double *theta, double *periods) {
@@ -85,28 +108,19 @@ int cm__vmeasure(const double *s, long n, double *theta, double *periods) {
   double sigma = (r1 > 0 && r2 > 0) ? 0.5 * log(r1 / r2) / (double)half : 0;
   if (!isfinite(sigma))
     sigma = 0;
-  /* ---- refine: golden section on the projection inside half a lobe ---- */
-  double lo = th0 - M_PI / (double)m, hi = th0 + M_PI / (double)m;
-  if (lo < 1e-12)
-    lo = 1e-12;
-  if (hi > M_PI)
-    hi = M_PI;
-  const double gr = 0.5 * (sqrt(5.0) - 1);
-  double x1 = hi - gr * (hi - lo), x2 = lo + gr * (hi - lo);
-  double f1 = cm__vproj(s, i0, i1, x1, sigma),
-         f2 = cm__vproj(s, i0, i1, x2, sigma);
-  for (int it = 0; it < 200 && hi - lo > 1e-15 * th0; it++) {
-    if (f1 > f2) {
-      hi = x2, x2 = x1, f2 = f1;
-      x1 = hi - gr * (hi - lo);
-      f1 = cm__vproj(s, i0, i1, x1, sigma);
-    } else {
-      lo = x1, x1 = x2, f1 = f2;
-      x2 = lo + gr * (hi - lo);
-      f2 = cm__vproj(s, i0, i1, x2, sigma);
-    }
+  /* ---- refine: golden section on the angle inside half a lobe, then on
+   * the decay, twice ---- */
+  double th = th0, dth = M_PI / (double)m;
+  double dsg = fmax(fabs(sigma), 1.0 / (double)m);
+  for (int round = 0; round < 2; round++) {
+    th = cm__vgolden(s, i0, i1, th, sigma, fmax(th - dth, 1e-12),
+                     fmin(th + dth, M_PI), 0);
+    sigma = cm__vgolden(s, i0, i1, th, sigma, sigma - dsg, sigma + dsg, 1);
+    dth *= 0.25, dsg *= 0.25;
   }
-  *theta = 0.5 * (lo + hi);
+  th = cm__vgolden(s, i0, i1, th, sigma, fmax(th - dth, 1e-12),
+                   fmin(th + dth, M_PI), 0);
+  *theta = th;
   if (periods)
     *periods = (double)(K - 1);
   return CM_OK;

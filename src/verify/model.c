@@ -73,7 +73,8 @@ void cm__vmodel_destroy(cm__vmodel_t **mp) {
   cm__vmodel_t *m = *mp;
   free(m->body_dof), free(m->dof_body), free(m->mass), free(m->Iw);
   free(m->Iwinv), free(m->x0), free(m->ca), free(m->cb), free(m->ra);
-  free(m->rb), free(m->nrm), free(m->k), free(m->Jp), free(m->Jj);
+  free(m->rb), free(m->nrm), free(m->k), free(m->Ra), free(m->Rb),
+      free(m->sph), free(m->Jp), free(m->Jj);
   free(m->Jx), free(m->delta), free(m->delta0), free(m->fext), free(m->qeq);
   free(m);
   *mp = NULL;
@@ -166,6 +167,25 @@ static void cm__vmodel_contacts(const cm_scene_t *s, cm__vmodel_t *m) {
       }
     }
     m->Jp[c + 1] = nz;
+    /* sphere sides: lever arm along the normal, positive radius */
+    double ca[3], cb[3];
+    cm__cross(m->ra + 3 * c, nv, ca);
+    cm__cross(m->rb + 3 * c, nv, cb);
+    double la = sqrt(m->ra[3 * c] * m->ra[3 * c] + m->ra[3 * c + 1] *
+                     m->ra[3 * c + 1] + m->ra[3 * c + 2] * m->ra[3 * c + 2]);
+    double lb = sqrt(m->rb[3 * c] * m->rb[3 * c] + m->rb[3 * c + 1] *
+                     m->rb[3 * c + 1] + m->rb[3 * c + 2] * m->rb[3 * c + 2]);
+    double Ra = -(nv[0] * m->ra[3 * c] + nv[1] * m->ra[3 * c + 1] +
+                  nv[2] * m->ra[3 * c + 2]);
+    double Rb = nv[0] * m->rb[3 * c] + nv[1] * m->rb[3 * c + 1] +
+                nv[2] * m->rb[3 * c + 2];
+    m->sph[c] = 0, m->Ra[c] = m->Rb[c] = 0;
+    if (ct->a >= 0 && Ra > 0 &&
+        sqrt(ca[0] * ca[0] + ca[1] * ca[1] + ca[2] * ca[2]) <= 1e-9 * la)
+      m->sph[c] |= 1, m->Ra[c] = Ra;
+    if (ct->b >= 0 && Rb > 0 &&
+        sqrt(cb[0] * cb[0] + cb[1] * cb[1] + cb[2] * cb[2]) <= 1e-9 * lb)
+      m->sph[c] |= 2, m->Rb[c] = Rb;
   }
 }
 
@@ -199,6 +219,9 @@ int cm__vmodel_build(cm_context_t *ctx, const cm_scene_t *s,
   m->rb = malloc(3 * nc * sizeof(double));
   m->nrm = malloc(3 * nc * sizeof(double));
   m->k = malloc(nc * sizeof(double));
+  m->Ra = malloc(nc * sizeof(double));
+  m->Rb = malloc(nc * sizeof(double));
+  m->sph = malloc(nc);
   m->Jp = malloc(nc * sizeof(int));
   m->Jj = malloc(2 * (size_t)m->d * nc * sizeof(int));
   m->Jx = malloc(2 * (size_t)m->d * nc * sizeof(double));
@@ -207,7 +230,7 @@ int cm__vmodel_build(cm_context_t *ctx, const cm_scene_t *s,
   m->fext = calloc(n, sizeof(double));
   m->qeq = calloc(n, sizeof(double));
   if (!m->body_dof || !m->dof_body || !m->mass || !m->Iw || !m->Iwinv ||
-      !m->x0 || !m->ca || !m->cb || !m->ra || !m->rb || !m->nrm || !m->k ||
+      !m->x0 || !m->ca || !m->cb || !m->ra || !m->rb || !m->nrm || !m->k || !m->Ra || !m->Rb || !m->sph ||
       !m->Jp || !m->Jj || !m->Jx || !m->delta || !m->delta0 || !m->fext ||
       !m->qeq) {
     cm__vmodel_destroy(&m);
@@ -356,12 +379,33 @@ static void cm__vpoint(const cm__vmodel_t *m, const cm__vstate_t *s, int b,
   }
 }
 
-/* Gap of contact c; pa, xa, xb, nb returned for the force. */
+/* Gap of contact c. Returns pa (where the force acts), xa, xb (current COMs)
+ * and nb (the force direction on a). Sides flagged as spheres (normal through
+ * the COM at the reference) keep their contact point on the line of centres,
+ * so spinning a sphere does not change the gap; other sides carry a
+ * body-fixed point (a) or plane (b). */
 static double cm__vgap(const cm__vmodel_t *m, const cm__vstate_t *s, int c,
                        double *pa, double *xa, double *xb, double *nb) {
-  double pb[3];
+  double pb[3], g;
+  int sa = m->sph[c] & 1, sb = m->sph[c] & 2;
   cm__vpoint(m, s, m->ca[c], m->ra + 3 * c, pa, xa);
   cm__vpoint(m, s, m->cb[c], m->rb + 3 * c, pb, xb);
+  if (sb) { /* sphere b: normal along the line from its centre */
+    const double *from = xb;
+    double tgt[3], d[3], len = 0;
+    for (int t = 0; t < 3; t++)
+      tgt[t] = sa ? xa[t] : pa[t];
+    for (int t = 0; t < 3; t++)
+      d[t] = tgt[t] - from[t], len += d[t] * d[t];
+    len = sqrt(len);
+    for (int t = 0; t < 3; t++)
+      nb[t] = d[t] / len;
+    g = len - m->Rb[c] - (sa ? m->Ra[c] : 0);
+    if (sa)
+      for (int t = 0; t < 3; t++)
+        pa[t] = xa[t] - m->Ra[c] * nb[t];
+    return g - m->delta0[c];
+  }
   int b = m->cb[c];
   int j = (b >= 0 && m->body_dof[b] >= 0) ? m->body_dof[b] / m->d : -1;
   if (j >= 0) {
@@ -371,8 +415,12 @@ static double cm__vgap(const cm__vmodel_t *m, const cm__vstate_t *s, int c,
   } else {
     memcpy(nb, m->nrm + 3 * c, 3 * sizeof *nb);
   }
-  return nb[0] * (pa[0] - pb[0]) + nb[1] * (pa[1] - pb[1]) +
-         nb[2] * (pa[2] - pb[2]) - m->delta0[c];
+  if (sa) /* sphere a against a plane: its nearest point */
+    for (int t = 0; t < 3; t++)
+      pa[t] = xa[t] - m->Ra[c] * nb[t];
+  g = nb[0] * (pa[0] - pb[0]) + nb[1] * (pa[1] - pb[1]) +
+      nb[2] * (pa[2] - pb[2]);
+  return g - m->delta0[c];
 }
 
 void cm__vstate_gaps(const cm__vmodel_t *m, const cm__vstate_t *s,

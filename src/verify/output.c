@@ -47,6 +47,7 @@ static json_t *cm__vrun_json(const cm_verify_run_t *r) {
   json_object_set_new(o, "periods", cm__vnum(r->periods));
   json_object_set_new(o, "contacts_opened", json_integer(r->opened));
   json_object_set_new(o, "openings", json_integer(r->openings));
+  json_object_set_new(o, "max_open_at_once", json_integer(r->max_open));
   json_object_set_new(o, "verdict", json_string(r->verdict));
   return o;
 }
@@ -142,12 +143,14 @@ int cm_verify_write_text(const cm_verify_result_t *r, FILE *f) {
             "verdict");
     for (int i = 0; i < r->nruns; i++) {
       const cm_verify_run_t *u = &r->runs[i];
+      char op[32];
+      snprintf(op, sizeof op, "%d/%d", u->opened, u->max_open);
       fprintf(f, "%-4d %-11.6g %-6g %-5g %-10s %-4s %-11.4e %-13.8g "
-                 "%-13.8g %-+10.2e %-+10.2e %-6d %s\n",
+                 "%-13.8g %-+10.2e %-+10.2e %-6s %s\n",
               u->mode, u->omega_pred, u->amplitude, u->step_fraction,
               cm__vmodel_name(u->model),
               u->integrator == CM_VERIFY_RK4 ? "rk4" : "cd", u->h_s,
-              u->omega_meas, u->omega_corr, u->err_raw, u->err, u->opened,
+              u->omega_meas, u->omega_corr, u->err_raw, u->err, op,
               u->verdict);
     }
   }

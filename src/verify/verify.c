@@ -5,8 +5,10 @@
 #include "verify/verify_internal.h"
 
 #include <math.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #ifndef M_PI
 #define M_PI 3.14159265358979323846
@@ -38,6 +40,26 @@ void cm_verify_result_destroy(cm_verify_result_t **rp) {
   free((*rp)->mode_omega), free((*rp)->mode_index), free((*rp)->runs);
   free(*rp);
   *rp = NULL;
+}
+
+/* ---- progress on stderr ------------------------------------------------------ */
+
+/* A terminal gets one updating line; a pipe or file gets a line at every
+ * tenth of the work (done of total) and at the end. */
+static void cm__vprogress(const cm_verify_options_t *o, int done, int total,
+                          const char *fmt, ...) {
+  if (!o->progress)
+    return;
+  int tty = isatty(2);
+  if (!tty && total > 0 && done != total &&
+      (done * 10) / total == ((done - 1) * 10) / total)
+    return;
+  va_list ap;
+  va_start(ap, fmt);
+  fputs(tty ? "\rverify: " : "verify: ", stderr);
+  vfprintf(stderr, fmt, ap);
+  va_end(ap);
+  fputs(tty && done != total ? "   " : "\n", stderr);
 }
 
 /* ---- predictions from the core ---------------------------------------------- */
@@ -239,6 +261,7 @@ static int cm__vfreq_run(cm_context_t *ctx, const cm__vmodel_t *m,
   out->meas_err = cm__vmeasure_self_error(th_pred, run.steps_done + 1);
   out->periods = per;
   out->opened = run.opened, out->openings = run.openings;
+  out->max_open = run.max_open;
   out->model = cm__vmodel_flag[model];
   out->integrator = integ == CM__VCD ? CM_VERIFY_CD : CM_VERIFY_RK4;
   out->h_s = h;
@@ -294,7 +317,8 @@ static int cm__vstability(cm_context_t *ctx, const cm__vmodel_t *m,
   s->integrator = integ == CM__VCD ? CM_VERIFY_CD : CM_VERIFY_RK4;
   s->h_pred_s = integ == CM__VCD ? p->h_cd : p->h_rk4;
   s->trial_steps = N;
-  double lo = 0.5 * s->h_pred_s, hi = 2 * s->h_pred_s;
+  /* asymmetric bracket: no trial lands on the prediction itself */
+  double lo = 0.5 * s->h_pred_s, hi = 1.9 * s->h_pred_s;
   /* ---- bracket ---- */
   for (int i = 0; i < 20 && !st && cm__vtrial(ctx, m, q0, integ, lo, N, &run,
                                                &st); i++)
@@ -312,12 +336,12 @@ static int cm__vstability(cm_context_t *ctx, const cm__vmodel_t *m,
     else
       lo = mid;
     s->trials++;
-    if (o->progress)
-      fprintf(stderr, "\rverify: bisecting %s step: [%.6e, %.6e] s   ",
-              integ == CM__VCD ? "cd" : "rk4", lo, hi);
+    int todo = (int)ceil(log(hi / lo - 1 > 0 ? (hi / lo - 1) / o->bisect_tol
+                                             : 1) / log(2.0));
+    cm__vprogress(o, s->trials, s->trials + (todo > 0 ? todo : 0),
+                  "bisecting the %s step: [%.6e, %.6e] s",
+                  integ == CM__VCD ? "cd" : "rk4", lo, hi);
   }
-  if (o->progress)
-    fprintf(stderr, "\n");
   s->h_stable_s = lo, s->h_unstable_s = hi, s->h_bisect_s = 0.5 * (lo + hi);
   s->rel_err = (s->h_bisect_s - s->h_pred_s) / s->h_pred_s;
   /* ---- the per-contact step ---- */
@@ -418,13 +442,10 @@ static int cm__vruns(cm_context_t *ctx, const cm__vmodel_t *m,
             ru->err_vs_linear = (ru->omega_meas - lin_meas) / p->omega[i];
             ru->verdict = cm__vverdict(ru, o->tol);
             r->nruns++;
-            if (o->progress)
-              fprintf(stderr, "\rverify: run %d/%d", r->nruns, total);
+            cm__vprogress(o, r->nruns, total, "run %d/%d", r->nruns, total);
           }
         }
     }
-  if (o->progress && total)
-    fprintf(stderr, "\n");
   free(q), free(w);
   return st;
 }

@@ -35,6 +35,10 @@ typedef struct cm__vmodel {
   double *rb;     /* size 3 nc: point - COM of b (world origin if world) */
   double *nrm;    /* size 3 nc: unit normal from b to a, reference */
   double *k;      /* size nc: stiffness, N/m */
+  char *sph;      /* size nc: bit 0 side a is a sphere (normal through its
+                     COM), bit 1 side b; the nonlinear model then keeps the
+                     contact on the line of centres */
+  double *Ra, *Rb;/* size nc: those spheres' radii at the contact, m */
   /* frozen J in CSR, nc x n: d gap / d q at the reference */
   int *Jp;        /* size nc+1 */
   int *Jj;        /* size Jp[nc] */
@@ -127,6 +131,7 @@ typedef struct cm__vrun {
   long steps_done;       /* steps integrated */
   int opened;            /* contacts that opened at least once */
   long openings;         /* closed -> open transitions */
+  int max_open;          /* most contacts open at one time */
   double growth;         /* max E / E0 (linear models) */
   int blowup;            /* 1 if stopped by stop_growth or non-finite */
 } cm__vrun_t;

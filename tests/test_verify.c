@@ -1,0 +1,522 @@
+/* test_verify.c: the verification harness against independent truths: the
+ * reference bar's analytic frequencies (sqrt(2k/m), sqrt(2kL^2/I)), the
+ * central-difference dispersion (2/h) asin(h omega/2) and its h^2 error,
+ * the analytic critical steps 2/omega and 2 sqrt(2)/omega, the pendulum law
+ * of the bar's finite rocking, a pure sampled sinusoid for the estimator,
+ * and generated piles and fleets against the core's predicted steps. */
+#include "cmtest.h"
+#include "cmodes.h"
+#include "verify/verify_internal.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#ifndef M_PI
+#define M_PI 3.14159265358979323846
+#endif
+
+static const double vt_w_trans = 316.22776601683793; /* sqrt(2 k / m) */
+static const double vt_w_rock = 632.45553203367586;  /* sqrt(2 k L^2 / I) */
+
+static cm_scene_t *vt_bar(void) {
+  cm_context_t ctx;
+  cm_context_init(&ctx);
+  cm_scene_t *s = NULL;
+  int st = cm_scene_read_file(&ctx, CM_SOURCE_DIR "/data/bar2d.json", &s);
+  if (st)
+    CMT_FAIL("bar2d.json: %s", ctx.message);
+  return s;
+}
+
+static void vt_gravity(cm_verify_options_t *o, int dim) {
+  o->use_gravity = 1;
+  o->gravity[0] = o->gravity[1] = o->gravity[2] = 0;
+  o->gravity[dim - 1] = -9.81;
+  o->progress = 0;
+}
+
+static const cm_verify_run_t *vt_find(const cm_verify_result_t *r, int mode,
+                                      double amp, double step, int model,
+                                      int integ) {
+  for (int i = 0; r && i < r->nruns; i++) {
+    const cm_verify_run_t *u = &r->runs[i];
+    if (u->mode == mode && u->amplitude == amp && u->step_fraction == step &&
+        u->model == model && u->integrator == integ)
+      return u;
+  }
+  CMT_FAIL("no run mode %d amp %g step %g model %d integ %d", mode, amp, step,
+           model, integ);
+  return NULL;
+}
+
+/* ---- estimator and shifts ------------------------------------------------- */
+
+CM_TEST(verify_measure_synthetic) {
+  /* pure, offset, decaying and harmonic-laden sinusoids of known angle */
+  long n = 4000;
+  double *s = malloc((size_t)n * sizeof *s), th, per;
+  double th0 = 2 * M_PI / 37.3;
+  for (long i = 0; i < n; i++)
+    s[i] = 0.7 * cos(th0 * (double)i + 1.1) + 0.2;
+  CMT_EQ_INT(cm__vmeasure(s, n, &th, &per), 0);
+  CMT_REL(th, th0, 1e-9);
+  CMT_TRUE(per >= 100);
+  for (long i = 0; i < n; i++) /* RK4-like numerical damping */
+    s[i] = exp(-1e-3 * (double)i) * cos(th0 * (double)i + 0.4);
+  CMT_EQ_INT(cm__vmeasure(s, n, &th, &per), 0);
+  CMT_REL(th, th0, 1e-8);
+  for (long i = 0; i < n; i++) /* 10% third harmonic: periodic, anharmonic */
+    s[i] = cos(th0 * (double)i) + 0.1 * cos(3 * th0 * (double)i);
+  CMT_EQ_INT(cm__vmeasure(s, n, &th, &per), 0);
+  CMT_REL(th, th0, 1e-5);
+  CMT_LE(cm__vmeasure_self_error(0.3, 3000), 1e-10);
+  for (long i = 0; i < n; i++) /* no oscillation: a ramp */
+    s[i] = (double)i;
+  CMT_TRUE(cm__vmeasure(s, n, &th, &per) != 0);
+  CMT_TRUE(isnan(th));
+  free(s);
+}
+
+CM_TEST(verify_shift_correction) {
+  double w = 500, h = 1e-3;
+  /* central difference: (2/h) asin(h w / 2) */
+  CMT_REL(cm__vshift(CM__VCD, w, h) / h, 2 / h * asin(h * w / 2), 1e-15);
+  CMT_REL(cm__vunshift(CM__VCD, cm__vshift(CM__VCD, w, h), h), w, 1e-14);
+  CMT_TRUE(isnan(cm__vshift(CM__VCD, 2.01 / h, h)));
+  /* RK4: the angle of g(i W) = 1 + iW - W^2/2 - iW^3/6 + W^4/24 */
+  for (double W = 0.05; W < 2.4; W += 0.05) {
+    double re = 1 - W * W / 2 + pow(W, 4) / 24, im = W - pow(W, 3) / 6;
+    CMT_REL(cm__vshift(CM__VRK4, W / h, h), atan2(im, re), 1e-14);
+    CMT_REL(cm__vunshift(CM__VRK4, atan2(im, re), h), W / h, 1e-12);
+  }
+}
+
+/* ---- the reference bar ------------------------------------------------------ */
+
+CM_TEST(verify_bar_frequencies) {
+  cm_scene_t *s = vt_bar();
+  cm_context_t ctx;
+  cm_context_init(&ctx);
+  cm_verify_options_t o;
+  cm_verify_options_init(&o);
+  vt_gravity(&o, 2);
+  o.namplitudes = 1, o.amplitudes[0] = 0.01;
+  o.nsteps = 3, o.steps[0] = 0.025, o.steps[1] = 0.05, o.steps[2] = 0.1;
+  o.models = CM_VERIFY_LINEAR, o.stability = 0;
+  cm_verify_result_t *r = NULL;
+  int st = cm_verify(&ctx, s, &o, &r);
+  CMT_EQ_INT(st, 0);
+  if (st)
+    fprintf(stderr, "%s\n", ctx.message);
+  CMT_EQ_INT(r ? r->nruns : 0, 2 * 3 * 2);
+  /* gravity preload: delta = m g / (2 k) on each contact */
+  CMT_REL(r->min_overlap, 2 * 9.81 / 2e5, 1e-10);
+  CMT_REL(r->omega_max, vt_w_rock, 1e-10);
+  double wpred[2] = {vt_w_rock, vt_w_trans};
+  for (int md = 1; md <= 2; md++)
+    for (int g = 0; g < 2; g++) {
+      int integ = g ? CM_VERIFY_RK4 : CM_VERIFY_CD;
+      double e[3];
+      for (int k = 0; k < 3; k++) {
+        const cm_verify_run_t *u =
+            vt_find(r, md, 0.01, o.steps[k], CM_VERIFY_LINEAR, integ);
+        if (!u)
+          continue;
+        CMT_REL(u->omega_pred, wpred[md - 1], 1e-9);
+        CMT_REL(u->omega_corr, wpred[md - 1], 1e-4); /* acceptance */
+        CMT_REL(u->omega_corr, wpred[md - 1], 1e-7); /* what it really does */
+        CMT_TRUE(!strcmp(u->verdict, "agrees"));
+        e[k] = u->err_raw;
+        if (integ == CM_VERIFY_CD) { /* raw = the analytic dispersion */
+          double W = wpred[md - 1] * u->h_s;
+          CMT_REL(u->omega_meas, 2 / u->h_s * asin(W / 2), 1e-8);
+        }
+      }
+      if (integ == CM_VERIFY_CD) { /* error ~ +Omega^2/24: h^2 */
+        CMT_REL(e[1] / e[0], 4.0, 0.01);
+        CMT_REL(e[2] / e[1], 4.0, 0.01);
+        CMT_TRUE(e[0] > 0);
+      } else { /* RK4's frequency error is O(h^4): ratio 16 */
+        CMT_REL(e[2] / e[1], 16.0, 0.05);
+        CMT_TRUE(e[1] < 0);
+      }
+    }
+  cm_verify_result_destroy(&r);
+  cm_scene_destroy(&s);
+}
+
+CM_TEST(verify_bar_opening) {
+  cm_scene_t *s = vt_bar();
+  cm_context_t ctx;
+  cm_context_init(&ctx);
+  cm_verify_options_t o;
+  cm_verify_options_init(&o);
+  vt_gravity(&o, 2);
+  o.mode = 1; /* rocking */
+  o.namplitudes = 3, o.amplitudes[0] = 0.5, o.amplitudes[1] = 0.99;
+  o.amplitudes[2] = 1.5;
+  o.nsteps = 1, o.steps[0] = 0.05;
+  o.models = CM_VERIFY_LINEAR | CM_VERIFY_UNILATERAL, o.stability = 0;
+  o.integrators = CM_VERIFY_CD;
+  cm_verify_result_t *r = NULL;
+  CMT_EQ_INT(cm_verify(&ctx, s, &o, &r), 0);
+  for (int a = 0; a < 2 && r; a++) { /* below the overlap: stays closed */
+    const cm_verify_run_t *u = vt_find(r, 1, o.amplitudes[a], 0.05,
+                                       CM_VERIFY_UNILATERAL, CM_VERIFY_CD);
+    CMT_EQ_INT(u ? u->opened : -1, 0);
+    CMT_REL(u ? u->omega_corr : 0, vt_w_rock, 1e-6);
+    CMT_TRUE(u && !strcmp(u->verdict, "agrees"));
+  }
+  const cm_verify_run_t *u =
+      vt_find(r, 1, 1.5, 0.05, CM_VERIFY_UNILATERAL, CM_VERIFY_CD);
+  const cm_verify_run_t *l =
+      vt_find(r, 1, 1.5, 0.05, CM_VERIFY_LINEAR, CM_VERIFY_CD);
+  if (u && l) {
+    CMT_EQ_INT(u->max_open, 1); /* one contact open at a time (rocking) */
+    CMT_TRUE(u->opened >= 1);
+    CMT_TRUE(u->err < -0.01); /* softer: departs by percent */
+    CMT_TRUE(!strcmp(u->verdict, "contact opening"));
+    CMT_TRUE(!strcmp(l->verdict, "agrees")); /* the linear run does not */
+    CMT_EQ_INT(l->opened, 0);
+  }
+  char *js = cm_verify_to_json(r, 0);
+  CMT_CONTAINS(js, "\"verdict\":\"contact opening\"");
+  free(js);
+  cm_verify_result_destroy(&r);
+  cm_scene_destroy(&s);
+}
+
+CM_TEST(verify_bar_stability) {
+  cm_scene_t *s = vt_bar();
+  cm_context_t ctx;
+  cm_context_init(&ctx);
+  cm_verify_options_t o;
+  cm_verify_options_init(&o);
+  o.progress = 0, o.runs = 0; /* stability only: no preload needed */
+  cm_verify_result_t *r = NULL;
+  CMT_EQ_INT(cm_verify(&ctx, s, &o, &r), 0);
+  CMT_EQ_INT(r ? r->nstab : 0, 2);
+  if (r && r->nstab == 2) {
+    const cm_verify_stability_t *cd = &r->stab[0], *rk = &r->stab[1];
+    CMT_EQ_INT(cd->integrator, CM_VERIFY_CD);
+    CMT_REL(cd->h_bisect_s, 2 / vt_w_rock, 0.005); /* acceptance */
+    CMT_REL(cd->h_bisect_s, 2 / vt_w_rock, 2e-4);
+    CMT_LE(cd->h_stable_s, 2 / vt_w_rock * (1 + 1e-12));
+    CMT_LE(2 / vt_w_rock, cd->h_unstable_s);
+    CMT_REL(cd->h_pc_s, 2.0 / 500, 1e-9); /* per-contact: 2 / 500 s */
+    CMT_EQ_INT(cd->pc_unstable, 1);
+    CMT_TRUE(cd->pc_steps < 100);
+    CMT_REL(rk->h_bisect_s, 2 * sqrt(2.0) / vt_w_rock, 2e-3);
+    CMT_EQ_INT(rk->pc_unstable, 1);
+  }
+  cm_verify_result_destroy(&r);
+  /* the energy trace: bounded below the limit, unbounded above */
+  double *E = malloc(401 * sizeof *E), emax = 0;
+  CMT_EQ_INT(cm_verify_energy_trace(&ctx, s, &o, CM_VERIFY_CD,
+                                    0.99 * 2 / vt_w_rock, 400, E), 0);
+  for (int i = 0; i <= 400; i++)
+    emax = fmax(emax, E[i]);
+  CMT_REL(E[0], 1.0, 1e-15);
+  CMT_LE(emax, 2.0);
+  CMT_EQ_INT(cm_verify_energy_trace(&ctx, s, &o, CM_VERIFY_CD,
+                                    1.01 * 2 / vt_w_rock, 400, E), 0);
+  CMT_TRUE(E[400] > 1e20);
+  free(E);
+  cm_scene_destroy(&s);
+}
+
+CM_TEST(verify_bar_nonlinear) {
+  cm_scene_t *s = vt_bar();
+  cm_context_t ctx;
+  cm_context_init(&ctx);
+  cm_verify_options_t o;
+  cm_verify_options_init(&o);
+  vt_gravity(&o, 2);
+  /* rocking amplitude theta0 = a delta / L: 0.25 rad at a = 0.25 L / delta */
+  double delta = 9.81 / 1e5, a_big = 0.25 * 0.1 / delta;
+  o.mode = 1, o.namplitudes = 2, o.amplitudes[0] = 0.01;
+  o.amplitudes[1] = a_big;
+  o.nsteps = 1, o.steps[0] = 0.05, o.stability = 0;
+  o.models = CM_VERIFY_LINEAR | CM_VERIFY_NONLINEAR | CM_VERIFY_FULL;
+  cm_verify_result_t *r = NULL;
+  int st = cm_verify(&ctx, s, &o, &r);
+  CMT_EQ_INT(st, 0);
+  for (int g = 0; g < 2 && !st; g++) {
+    int integ = g ? CM_VERIFY_RK4 : CM_VERIFY_CD;
+    const cm_verify_run_t *l =
+        vt_find(r, 1, 0.01, 0.05, CM_VERIFY_LINEAR, integ);
+    const cm_verify_run_t *n =
+        vt_find(r, 1, 0.01, 0.05, CM_VERIFY_NONLINEAR, integ);
+    if (!l || !n)
+      continue;
+    /* tiny amplitude: the nonlinear model is the linear one */
+    CMT_REL(n->omega_meas, l->omega_meas, 1e-7);
+    CMT_TRUE(!strcmp(n->verdict, "agrees"));
+    /* theta0 = 0.25 rad: I theta'' = -k L^2 sin(2 theta), a pendulum in
+     * 2 theta: omega / omega0 = pi / (2 K(sin(theta0))) */
+    n = vt_find(r, 1, a_big, 0.05, CM_VERIFY_NONLINEAR, integ);
+    double k = sin(0.25), K = M_PI / 2, term = 1;
+    for (int j = 1; j < 30; j++) {
+      term *= ((2.0 * j - 1) / (2.0 * j)) * ((2.0 * j - 1) / (2.0 * j)) * k * k;
+      K += M_PI / 2 * term;
+    }
+    if (!n)
+      continue;
+    CMT_REL(n->omega_corr, vt_w_rock * M_PI / (2 * K), 1e-4);
+    CMT_TRUE(n->err < -0.01);
+    CMT_EQ_INT(n->opened, 0);
+    CMT_TRUE(!strcmp(n->verdict, "linearization"));
+    /* the full model at that amplitude lifts the bar off: opening */
+    const cm_verify_run_t *f =
+        vt_find(r, 1, a_big, 0.05, CM_VERIFY_FULL, integ);
+    CMT_TRUE(f && f->opened > 0 && !strcmp(f->verdict, "contact opening"));
+  }
+  cm_verify_result_destroy(&r);
+  cm_scene_destroy(&s);
+}
+
+CM_TEST(verify_bar_3d) {
+  /* the 3D bar has the 2D frequencies; exercises the 6-dof and quaternion
+   * paths, and a given preload instead of gravity. Its COM sits c above the
+   * contacts, so the nonlinear model adds the preload's geometric stiffness:
+   * omega^2 = 2 k (L^2 - delta c) / I (second derivative of the gap). */
+  cm_context_t ctx;
+  cm_context_init(&ctx);
+  cm_bar_options_t bo;
+  cm_bar_options_init(&bo);
+  bo.dim = 3;
+  cm_scene_t *s = NULL;
+  CMT_EQ_INT(cm_generate_bar(&ctx, &bo, &s), 0);
+  if (!s)
+    return;
+  int bar = s->contacts[0].a;
+  double c = s->bodies[bar].position[2] - s->contacts[0].point[2], L = 0.1;
+  cm_verify_options_t o;
+  cm_verify_options_init(&o);
+  vt_gravity(&o, 3);
+  o.namplitudes = 1, o.amplitudes[0] = 0.1, o.nsteps = 1, o.steps[0] = 0.05;
+  o.stability = 0;
+  o.models = CM_VERIFY_LINEAR | CM_VERIFY_UNILATERAL | CM_VERIFY_NONLINEAR;
+  double f[2] = {5, 5};
+  for (int pass = 0; pass < 2; pass++) {
+    if (pass)
+      o.use_gravity = 0, o.preload = f;
+    cm_verify_result_t *r = NULL;
+    int st = cm_verify(&ctx, s, &o, &r);
+    CMT_EQ_INT(st, 0);
+    if (st) {
+      fprintf(stderr, "%s\n", ctx.message);
+      continue;
+    }
+    double delta = pass ? 5 / 1e5 : 2 * 9.81 / 2e5;
+    CMT_REL(r->min_overlap, delta, 1e-10);
+    CMT_EQ_INT(r->nruns, 2 * 3 * 2);
+    for (int i = 0; i < r->nruns; i++) {
+      const cm_verify_run_t *u = &r->runs[i];
+      double w = u->mode == 1 ? vt_w_rock : vt_w_trans;
+      if (u->model == CM_VERIFY_NONLINEAR && u->mode == 1)
+        w *= sqrt(1 - delta * c / (L * L));
+      CMT_REL(u->omega_corr, w, 2e-7);
+      CMT_EQ_INT(u->opened, 0);
+    }
+    cm_verify_result_destroy(&r);
+  }
+  cm_scene_destroy(&s);
+}
+
+/* ---- generated scenes ------------------------------------------------------- */
+
+/* Central-difference bisection against the core's prediction (1%), and the
+ * per-contact step must blow up. */
+static void vt_stability(cm_scene_t *s, const char *what) {
+  cm_context_t ctx;
+  cm_context_init(&ctx);
+  cm_verify_options_t o;
+  cm_verify_options_init(&o);
+  o.progress = 0, o.runs = 0, o.integrators = CM_VERIFY_CD;
+  o.bisect_tol = 1e-3;
+  cm_verify_result_t *r = NULL;
+  int st = cm_verify(&ctx, s, &o, &r);
+  CMT_EQ_INT(st, 0);
+  if (st) {
+    fprintf(stderr, "%s: %s\n", what, ctx.message);
+    return;
+  }
+  /* independent: the central-difference limit is 2 / omega_max */
+  CMT_REL(r->stab[0].h_pred_s, 2 / r->omega_max, 1e-12);
+  CMT_REL(r->stab[0].h_bisect_s, r->stab[0].h_pred_s, 0.01); /* acceptance */
+  CMT_REL(r->stab[0].h_bisect_s, r->stab[0].h_pred_s, 2e-3);
+  CMT_TRUE(r->stab[0].h_pc_s > 1.05 * r->stab[0].h_pred_s);
+  CMT_EQ_INT(r->stab[0].pc_unstable, 1);
+  fprintf(stderr, "%s: %d contacts, h_pred %.6e h_bisect %.6e (%+.2e), "
+                  "h_pc %.4e blew up after %ld steps\n",
+          what, s->ncontacts, r->stab[0].h_pred_s, r->stab[0].h_bisect_s,
+          r->stab[0].rel_err, r->stab[0].h_pc_s, r->stab[0].pc_steps);
+  cm_verify_result_destroy(&r);
+}
+
+CM_TEST(verify_pile_stability) {
+  cm_context_t ctx;
+  cm_context_init(&ctx);
+  cm_pile_options_t po;
+  cm_pile_options_init(&po);
+  po.dim = 2, po.count = 1000, po.seed = 3;
+  cm_scene_t *s = NULL;
+  double *f = NULL;
+  CMT_EQ_INT(cm_generate_pile_forces(&ctx, &po, &s, &f), 0);
+  if (!s)
+    return;
+  CMT_TRUE(s->nbodies >= 1000);
+  vt_stability(s, "pile 2D");
+  /* frequency runs need every contact loaded: a hyperstatic pile under
+   * frozen-J gravity has tension, which is an error, not a wrong number */
+  cm_verify_options_t o;
+  cm_verify_options_init(&o);
+  vt_gravity(&o, 2);
+  o.stability = 0;
+  cm_verify_result_t *r = NULL;
+  CMT_EQ_INT(cm_verify(&ctx, s, &o, &r), CM_INVALID_SCENE);
+  CMT_CONTAINS(ctx.message, "not compressed at the gravity equilibrium");
+  CMT_CONTAINS(ctx.path, "contacts[");
+  /* with a uniform preload the top mode is measured, and agrees */
+  cm_context_clear(&ctx);
+  o.use_gravity = 0, o.preload_uniform = 1.0;
+  o.nmodes = 1, o.namplitudes = 1, o.amplitudes[0] = 0.01, o.nsteps = 1;
+  o.steps[0] = 0.2, o.integrators = CM_VERIFY_CD;
+  o.models = CM_VERIFY_LINEAR | CM_VERIFY_UNILATERAL;
+  int st = cm_verify(&ctx, s, &o, &r);
+  CMT_EQ_INT(st, 0);
+  for (int i = 0; r && i < r->nruns; i++) {
+    CMT_REL(r->runs[i].omega_corr, r->omega_max, 1e-6);
+    CMT_EQ_INT(r->runs[i].opened, 0);
+  }
+  cm_verify_result_destroy(&r);
+  free(f);
+  cm_scene_destroy(&s);
+}
+
+CM_TEST(verify_fleet_stability) {
+  cm_context_t ctx;
+  cm_context_init(&ctx);
+  cm_fleet_options_t fo;
+  cm_fleet_options_init(&fo);
+  fo.count = 20, fo.seed = 5;
+  cm_scene_t *s = NULL;
+  CMT_EQ_INT(cm_generate_fleet(&ctx, &fo, &s), 0);
+  if (!s)
+    return;
+  vt_stability(s, "fleet");
+  cm_scene_destroy(&s);
+}
+
+/* ---- bad inputs ----------------------------------------------------------- */
+
+CM_TEST(verify_bad_inputs) {
+  cm_context_t ctx;
+  cm_context_init(&ctx);
+  cm_scene_t *s = vt_bar();
+  cm_verify_options_t o;
+  cm_verify_options_init(&o);
+  o.progress = 0, o.stability = 0;
+  o.namplitudes = 1, o.nsteps = 1, o.integrators = CM_VERIFY_CD;
+  o.models = CM_VERIFY_LINEAR;
+  cm_verify_result_t *r = NULL;
+  /* no preload */
+  CMT_EQ_INT(cm_verify(&ctx, s, &o, &r), CM_USAGE);
+  CMT_CONTAINS(ctx.message, "--gravity");
+  CMT_TRUE(r == NULL);
+  /* a mode that does not exist */
+  vt_gravity(&o, 2);
+  o.mode = 3;
+  cm_context_clear(&ctx);
+  CMT_EQ_INT(cm_verify(&ctx, s, &o, &r), CM_USAGE);
+  CMT_CONTAINS(ctx.message, "mode 3 does not exist");
+  CMT_CONTAINS(ctx.message, "2 coupled modes");
+  o.mode = 0;
+  /* gravity along the bar: no support, no equilibrium */
+  o.gravity[0] = -9.81, o.gravity[1] = 0;
+  cm_context_clear(&ctx);
+  CMT_EQ_INT(cm_verify(&ctx, s, &o, &r), CM_INVALID_SCENE);
+  CMT_CONTAINS(ctx.message, "no static equilibrium");
+  CMT_CONTAINS(ctx.message, "bar");
+  CMT_CONTAINS(ctx.path, "bodies[0]");
+  /* upward gravity: both contacts in tension */
+  o.gravity[0] = 0, o.gravity[1] = 9.81;
+  cm_context_clear(&ctx);
+  CMT_EQ_INT(cm_verify(&ctx, s, &o, &r), CM_INVALID_SCENE);
+  CMT_CONTAINS(ctx.message, "2 of 2 contacts are not compressed");
+  CMT_CONTAINS(ctx.message, "tension");
+  /* a hold-down contact from above goes into tension under gravity */
+  cm_contact_t c;
+  cm_contact_init(&c);
+  c.a = 0, c.b = CM_WORLD, c.point[0] = 0, c.point[1] = 0.01;
+  c.normal[0] = 0, c.normal[1] = -1, c.stiffness = 1e5;
+  CMT_TRUE(cm_scene_add_contact(&ctx, s, &c, "lid") >= 0);
+  o.gravity[1] = -9.81;
+  cm_context_clear(&ctx);
+  CMT_EQ_INT(cm_verify(&ctx, s, &o, &r), CM_INVALID_SCENE);
+  CMT_CONTAINS(ctx.message, "contacts[2] (lid) tension");
+  CMT_CONTAINS(ctx.path, "contacts[2]");
+  /* a preload that is not compressive */
+  double f[3] = {1, 0, 1};
+  o.use_gravity = 0, o.preload = f;
+  cm_context_clear(&ctx);
+  CMT_EQ_INT(cm_verify(&ctx, s, &o, &r), CM_USAGE);
+  CMT_CONTAINS(ctx.path, "preload[1]");
+  /* bad lists */
+  o.preload = NULL, o.use_gravity = 1, o.steps[0] = 1.5;
+  cm_context_clear(&ctx);
+  CMT_EQ_INT(cm_verify(&ctx, s, &o, &r), CM_USAGE);
+  CMT_CONTAINS(ctx.message, "step fraction 1.5");
+  cm_scene_destroy(&s);
+}
+
+CM_TEST(verify_cli) {
+  char cmd[1024];
+  int code;
+  snprintf(cmd, sizeof cmd,
+           "%s verify %s/data/bar2d.json --gravity 0,-9.81 -q --json "
+           "--amplitudes 0.01 --steps 0.05 --models linear --integrators cd "
+           "--bisect-steps 2000",
+           CM_BINARY, CM_SOURCE_DIR);
+  char *out = cmt_run(cmd, &code);
+  CMT_EQ_INT(code, 0);
+  CMT_CONTAINS(out, "\"verdict\": \"agrees\"");
+  CMT_CONTAINS(out, "\"per_contact\"");
+  CMT_CONTAINS(out, "\"unstable\": true");
+  free(out);
+  snprintf(cmd, sizeof cmd,
+           "%s verify %s/data/bar2d.json --gravity 0,9.81 -q 2>&1", CM_BINARY,
+           CM_SOURCE_DIR);
+  out = cmt_run(cmd, &code);
+  CMT_EQ_INT(code, 3);
+  CMT_CONTAINS(out, "not compressed");
+  free(out);
+  snprintf(cmd, sizeof cmd,
+           "%s verify %s/data/bar2d.json --gravity 0,-9.81 --mode 9 -q 2>&1",
+           CM_BINARY, CM_SOURCE_DIR);
+  out = cmt_run(cmd, &code);
+  CMT_EQ_INT(code, 2);
+  CMT_CONTAINS(out, "mode 9 does not exist");
+  free(out);
+  snprintf(cmd, sizeof cmd, "%s verify %s/data/bar2d.json --steps x 2>&1",
+           CM_BINARY, CM_SOURCE_DIR);
+  out = cmt_run(cmd, &code);
+  CMT_EQ_INT(code, 2);
+  CMT_CONTAINS(out, "--steps");
+  free(out);
+  snprintf(cmd, sizeof cmd,
+           "%s verify %s/data/bar2d.json --stability-only -q "
+           "--plot /tmp/cmodes_verify_test.svg --bisect-steps 2000",
+           CM_BINARY, CM_SOURCE_DIR);
+  out = cmt_run(cmd, &code);
+  CMT_EQ_INT(code, 0);
+  CMT_CONTAINS(out, "unstable: energy x1e6");
+  free(out);
+  char *svg = cmt_read_file("/tmp/cmodes_verify_test.svg");
+  CMT_CONTAINS(svg, "<polyline");
+  CMT_CONTAINS(svg, "1.01 h_limit");
+  free(svg);
+  remove("/tmp/cmodes_verify_test.svg");
+}
