@@ -604,11 +604,16 @@ int cm_system_read_manifest(cm_context_t *ctx, const char *path,
     return CM__ERR(ctx, CM_USAGE, NULL, "cm_system_read_manifest: NULL "
                                         "argument");
   *out = NULL;
+  FILE *f = fopen(path, "r");
+  if (!f)
+    return CM__ERR(ctx, CM_IO, path, "%s: cannot open the manifest: %s", path,
+                   strerror(errno));
   json_error_t err;
-  json_t *root = json_load_file(path, JSON_REJECT_DUPLICATES, &err);
+  json_t *root = json_loadf(f, JSON_REJECT_DUPLICATES, &err);
+  fclose(f);
   if (!root)
-    return CM__ERR(ctx, errno == ENOENT ? CM_IO : CM_PARSE, path,
-                   "%s:%d:%d: %s", path, err.line, err.column, err.text);
+    return CM__ERR(ctx, CM_PARSE, path, "%s:%d:%d: malformed JSON: %s", path,
+                   err.line, err.column, err.text);
   int st = CM_OK;
   if (!json_is_object(root))
     st = CM__ERR(ctx, CM_PARSE, path,
