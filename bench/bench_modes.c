@@ -1,0 +1,701 @@
+/* bench_modes.c: the benchmark program behind bench/run.sh. For one scene
+ * (random 3D pile, FCC crystal, robot fleet) at one contact count it times
+ * every phase of a cmodes analysis (median of --reps runs), the S matvec
+ * against a STREAM-style triad measured in the same process, the
+ * per-contact estimate, 1 against N threads, peak memory (in a forked
+ * child), the JSON scene reader, and optionally dense LAPACK (dsyevr,
+ * dsyevd) on the formed S. It exports the operator's own B (CSR, binary)
+ * for the scipy and SLEPc programs, so all methods see the same operator.
+ * Progress goes to stderr as each phase ends; one JSON line of results goes
+ * to stdout (bench/table.py turns those into the table, CSV and plot).
+ * Not a test: it asserts nothing about time.
+ *
+ * Binary B file (little endian): "CMB1", int32 nr, int32 ncol, int64 nnz,
+ * int32 Bp[nr+1], int32 Bj[nnz], float64 Bx[nnz].
+ */
+#include "cmodes.h"
+#include "internal.h"
+
+#include <errno.h>
+#include <lapacke.h>
+#include <math.h>
+#include <omp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/time.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+/* ---- options ------------------------------------------------------------ */
+
+typedef struct {
+  const char *scene;   /* "pile", "crystal" or "fleet" */
+  double size;         /* target contact count */
+  int reps;            /* runs per figure (median) */
+  int threads;         /* threads for the analysis (default 2) */
+  double tol;          /* eigen tolerance, default 1e-6 */
+  int nev;             /* modes, default 6 */
+  int dense_max;       /* run dense LAPACK when nc <= this (0: never) */
+  const char *export_path; /* write B here (NULL: do not) */
+  int mem;             /* measure peak memory in a child */
+  int thread_cmp;      /* 1 vs threads comparison */
+  int parse;           /* time the JSON reader */
+  int fast;            /* phases of the analysis only */
+} bench_opts_t;
+
+static double now_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+/* Median of v[0..n) (sorted in place); NAN for n = 0. */
+static double median(double *v, int n) {
+  if (n <= 0)
+    return NAN;
+  qsort(v, (size_t)n, sizeof *v, cmp_double);
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+static void die(const cm_context_t *ctx, const char *what, int st) {
+  fprintf(stderr, "bench_modes: %s failed (%s): %s\n", what,
+          cm_status_name(st), ctx ? ctx->message : "");
+  exit(1);
+}
+
+/* ---- scenes ------------------------------------------------------------- */
+
+/* Generates the scene kind with about nc contacts (calibrated on a small
+ * instance of the same kind). Sets *units to robots / particles / sites. */
+static cm_scene_t *make_scene(cm_context_t *ctx, const char *kind, double nc,
+                              long *units) {
+  cm_scene_t *s = NULL;
+  int st;
+  if (!strcmp(kind, "pile")) {
+    cm_pile_options_t o;
+    cm_pile_options_init(&o);
+    o.dim = 3, o.count = 1000, o.seed = 7;
+    if ((st = cm_generate_pile(ctx, &o, &s)))
+      die(ctx, "cm_generate_pile (probe)", st);
+    double per = (double)s->ncontacts / o.count;
+    cm_scene_destroy(&s);
+    o.count = (int)fmax(10, nc / per);
+    *units = o.count;
+    if ((st = cm_generate_pile(ctx, &o, &s)))
+      die(ctx, "cm_generate_pile", st);
+  } else if (!strcmp(kind, "crystal")) {
+    cm_crystal_options_t o;
+    cm_crystal_options_init(&o);
+    o.lattice = CM_LATTICE_FCC, o.nx = o.ny = o.nz = 10;
+    if ((st = cm_generate_crystal(ctx, &o, &s)))
+      die(ctx, "cm_generate_crystal (probe)", st);
+    double per = (double)s->ncontacts / 1000.0; /* per n^3 */
+    cm_scene_destroy(&s);
+    int n = (int)lround(cbrt(nc / per));
+    o.nx = o.ny = o.nz = n < 2 ? 2 : n;
+    *units = (long)o.nx * o.ny * o.nz;
+    if ((st = cm_generate_crystal(ctx, &o, &s)))
+      die(ctx, "cm_generate_crystal", st);
+  } else if (!strcmp(kind, "fleet")) {
+    cm_fleet_options_t o;
+    cm_fleet_options_init(&o);
+    o.count = 1000, o.seed = 3;
+    if ((st = cm_generate_fleet(ctx, &o, &s)))
+      die(ctx, "cm_generate_fleet (probe)", st);
+    double per = (double)s->ncontacts / o.count;
+    cm_scene_destroy(&s);
+    o.count = (int)fmax(1, lround(nc / per));
+    *units = o.count;
+    if ((st = cm_generate_fleet(ctx, &o, &s)))
+      die(ctx, "cm_generate_fleet", st);
+  } else {
+    fprintf(stderr, "bench_modes: unknown scene '%s' (pile|crystal|fleet)\n",
+            kind);
+    exit(2);
+  }
+  return s;
+}
+
+/* ---- STREAM-style triad --------------------------------------------------- */
+
+/* a = b + s c over n doubles, threads threads; best-of and median of reps
+ * in GB/s (3 arrays x 8 bytes per element; write-allocate not counted, as
+ * in STREAM). */
+static double triad_gbs(size_t n, int threads, int reps) {
+  double *a = malloc(n * sizeof *a), *b = malloc(n * sizeof *b),
+         *c = malloc(n * sizeof *c), t[64];
+  if (!a || !b || !c)
+    return NAN;
+#pragma omp parallel for schedule(static) num_threads(threads)
+  for (size_t i = 0; i < n; i++)
+    a[i] = 0, b[i] = 1.0, c[i] = 2.0; /* first touch by the same threads */
+  if (reps > 64)
+    reps = 64;
+  for (int r = 0; r < reps; r++) {
+    double t0 = now_s();
+#pragma omp parallel for schedule(static) num_threads(threads)
+    for (size_t i = 0; i < n; i++)
+      a[i] = b[i] + 3.0 * c[i]; /* triad */
+    t[r] = now_s() - t0;
+  }
+  volatile double sink = a[n / 2];
+  (void)sink;
+  free(a), free(b), free(c);
+  return 3.0 * 8.0 * (double)n / median(t, reps) / 1e9;
+}
+
+/* ---- the operator's own B, extracted by probing ---------------------------- */
+
+/* Greedy colouring of bodies so that two bodies sharing a contact differ:
+ * then for colour c and local dof d, B x with x = sum of e_(column of dof d
+ * of each body of colour c) gives in row r exactly B[r, that column of a or
+ * b]. About 6 x (colours) SpMVs, bitwise the operator's values. */
+static int extract_B(cm_context_t *ctx, const cm_system_t *sys,
+                     cm_operator_t *op, int **Bp_out, int **Bj_out,
+                     double **Bx_out) {
+  int nb = sys->nbodies, nr = sys->nc, n = sys->n;
+  int *color = malloc(sizeof(int) * (size_t)(nb + 1));
+  int *bcol0 = malloc(sizeof(int) * (size_t)(nb + 1)); /* first column */
+  int *bdim = calloc((size_t)nb + 1, sizeof(int));
+  int *adjp = calloc((size_t)nb + 2, sizeof(int));
+  int *adj = malloc(sizeof(int) * (size_t)(2 * nr + 1));
+  if (!color || !bcol0 || !bdim || !adjp || !adj)
+    return CM_NOMEM;
+  for (int b = 0; b < nb; b++)
+    bcol0[b] = n; /* bodies without columns sort last */
+  for (int j = n - 1; j >= 0; j--) { /* columns of a body are contiguous */
+    bcol0[sys->col_body[j]] = j;
+    bdim[sys->col_body[j]]++;
+  }
+  for (int r = 0; r < nr; r++) { /* body adjacency through contacts */
+    if (sys->row_a[r] >= 0 && sys->row_b[r] >= 0)
+      adjp[sys->row_a[r] + 1]++, adjp[sys->row_b[r] + 1]++;
+  }
+  for (int b = 0; b < nb; b++)
+    adjp[b + 1] += adjp[b];
+  int *fill = malloc(sizeof(int) * (size_t)(nb + 1));
+  memcpy(fill, adjp, sizeof(int) * (size_t)(nb + 1));
+  for (int r = 0; r < nr; r++) {
+    int a = sys->row_a[r], b = sys->row_b[r];
+    if (a >= 0 && b >= 0)
+      adj[fill[a]++] = b, adj[fill[b]++] = a;
+  }
+  free(fill);
+  int ncolor = 0;
+  unsigned char *used = calloc(4096, 1);
+  for (int b = 0; b < nb; b++) {
+    color[b] = -1;
+    if (!bdim[b])
+      continue;
+    for (int q = adjp[b]; q < adjp[b + 1]; q++)
+      if (adj[q] < b && color[adj[q]] >= 0 && color[adj[q]] < 4096)
+        used[color[adj[q]]] = 1;
+    int c = 0;
+    while (used[c])
+      c++;
+    color[b] = c;
+    ncolor = c + 1 > ncolor ? c + 1 : ncolor;
+    for (int q = adjp[b]; q < adjp[b + 1]; q++)
+      if (adj[q] < b && color[adj[q]] >= 0 && color[adj[q]] < 4096)
+        used[color[adj[q]]] = 0;
+  }
+  free(used);
+  /* rows: columns of a then b, counted from the probes */
+  int *Bp = calloc((size_t)nr + 1, sizeof(int));
+  size_t cap = 0;
+  for (int r = 0; r < nr; r++) {
+    int a = sys->row_a[r], b = sys->row_b[r];
+    cap += (size_t)((a >= 0 ? bdim[a] : 0) + (b >= 0 ? bdim[b] : 0));
+  }
+  double *val = calloc(cap + 1, sizeof(double)); /* dense per-row slots */
+  size_t *slot = malloc(sizeof(size_t) * ((size_t)nr + 1));
+  double *x = calloc((size_t)n + 1, sizeof(double));
+  double *y = malloc(sizeof(double) * ((size_t)nr + 1));
+  if (!Bp || !val || !slot || !x || !y)
+    return CM_NOMEM;
+  size_t acc = 0;
+  for (int r = 0; r < nr; r++) {
+    slot[r] = acc;
+    int a = sys->row_a[r], b = sys->row_b[r];
+    acc += (size_t)((a >= 0 ? bdim[a] : 0) + (b >= 0 ? bdim[b] : 0));
+  }
+  for (int c = 0; c < ncolor; c++)
+    for (int d = 0; d < 6; d++) {
+      int any = 0;
+      memset(x, 0, sizeof(double) * (size_t)n);
+      for (int b = 0; b < nb; b++)
+        if (color[b] == c && d < bdim[b])
+          x[bcol0[b] + d] = 1.0, any = 1;
+      if (!any)
+        continue;
+      cm_operator_apply_B(op, x, y);
+      for (int r = 0; r < nr; r++) {
+        int a = sys->row_a[r], b = sys->row_b[r];
+        size_t s = slot[r];
+        if (a >= 0 && color[a] == c && d < bdim[a])
+          val[s + (size_t)d] = y[r];
+        if (a >= 0)
+          s += (size_t)bdim[a];
+        if (b >= 0 && color[b] == c && d < bdim[b])
+          val[s + (size_t)d] = y[r];
+      }
+    }
+  /* compress: drop exact zeros, columns ascending (a and b blocks sorted) */
+  int *Bj = malloc(sizeof(int) * (cap + 1));
+  double *Bx = malloc(sizeof(double) * (cap + 1));
+  size_t nz = 0;
+  for (int r = 0; r < nr; r++) {
+    int a = sys->row_a[r], b = sys->row_b[r];
+    int blk[2] = {a, b};
+    size_t s = slot[r];
+    if (a >= 0 && b >= 0 && bcol0[b] < bcol0[a]) { /* b's columns first */
+      blk[0] = b, blk[1] = a;
+    }
+    for (int k = 0; k < 2; k++) {
+      int bb = blk[k];
+      if (bb < 0)
+        continue;
+      size_t off = s + (bb == a ? 0 : (size_t)(a >= 0 ? bdim[a] : 0));
+      for (int d = 0; d < bdim[bb]; d++)
+        if (val[off + (size_t)d] != 0) {
+          Bj[nz] = bcol0[bb] + d;
+          Bx[nz] = val[off + (size_t)d];
+          nz++;
+        }
+    }
+    Bp[r + 1] = (int)nz;
+  }
+  free(color), free(bcol0), free(bdim), free(adjp), free(adj);
+  free(val), free(slot), free(x), free(y);
+  if ((long)nz != cm_operator_nnz(op))
+    fprintf(stderr,
+            "bench_modes: warning: extracted %zu nonzeros of B, the operator "
+            "reports %ld\n",
+            nz, cm_operator_nnz(op));
+  (void)ctx;
+  *Bp_out = Bp, *Bj_out = Bj, *Bx_out = Bx;
+  return CM_OK;
+}
+
+static int write_B(const char *path, int nr, int ncol, const int *Bp,
+                   const int *Bj, const double *Bx) {
+  FILE *f = fopen(path, "wb");
+  if (!f) {
+    fprintf(stderr, "bench_modes: cannot write %s: %s\n", path,
+            strerror(errno));
+    return -1;
+  }
+  int32_t hdr[2] = {nr, ncol};
+  int64_t nnz = Bp[nr];
+  fwrite("CMB1", 1, 4, f);
+  fwrite(hdr, sizeof hdr[0], 2, f);
+  fwrite(&nnz, sizeof nnz, 1, f);
+  fwrite(Bp, sizeof(int), (size_t)nr + 1, f);
+  fwrite(Bj, sizeof(int), (size_t)nnz, f);
+  fwrite(Bx, sizeof(double), (size_t)nnz, f);
+  int bad = ferror(f) | (fclose(f) != 0);
+  return bad ? -1 : 0;
+}
+
+/* ---- peak memory of one analysis, in a child process ---------------------- */
+
+/* Forks before the parent holds anything large; the child generates the
+ * scene and runs cm_analyze; wait4 gives its ru_maxrss (KiB). */
+static long peak_rss_kib(const bench_opts_t *bo, const cm_options_t *opts) {
+  fflush(NULL);
+  pid_t pid = fork();
+  if (pid < 0)
+    return -1;
+  if (pid == 0) {
+    cm_context_t ctx;
+    cm_context_init(&ctx);
+    ctx.threads = bo->threads;
+    long units;
+    cm_scene_t *s = make_scene(&ctx, bo->scene, bo->size, &units);
+    cm_report_t *r = NULL;
+    int st = cm_analyze(&ctx, s, opts, &r);
+    cm_report_destroy(&r);
+    cm_scene_destroy(&s);
+    _exit(st < 0 ? 1 : 0);
+  }
+  int status;
+  struct rusage ru;
+  if (wait4(pid, &status, 0, &ru) < 0 || !WIFEXITED(status) ||
+      WEXITSTATUS(status))
+    return -1;
+  return ru.ru_maxrss;
+}
+
+/* ---- dense LAPACK on the formed S ----------------------------------------- */
+
+typedef struct {
+  double t_form, t_syevr, t_syevd; /* medians, s */
+  double omega[16];                /* top frequencies (dsyevr), descending */
+  int n;                           /* entries in omega */
+} dense_res_t;
+
+static int dense_run(cm_context_t *ctx, cm_operator_t *op, int nev, int reps,
+                     int threads, dense_res_t *d) {
+  int N = cm_operator_rows(op);
+  double tf[16], tr[16], td[16];
+  cm__blas_threads(threads); /* dense LAPACK gets the cores */
+  double *S = NULL, *A = malloc(sizeof(double) * (size_t)N * (size_t)N);
+  double *w = malloc(sizeof(double) * (size_t)N);
+  double *Z = malloc(sizeof(double) * (size_t)N * (size_t)(nev + 1));
+  double *Zf = NULL;
+  int *isuppz = malloc(sizeof(int) * 2 * (size_t)(nev + 1)), m = 0, st = 0;
+  if (!A || !w || !Z || !isuppz)
+    return CM_NOMEM;
+  if (reps > 16)
+    reps = 16;
+  for (int r = 0; r < reps && !st; r++) {
+    free(S);
+    double t0 = now_s();
+    S = cm_operator_dense_S(ctx, op);
+    tf[r] = now_s() - t0;
+    if (!S)
+      return CM_NOMEM;
+    memcpy(A, S, sizeof(double) * (size_t)N * (size_t)N);
+    t0 = now_s();
+    st = LAPACKE_dsyevr(LAPACK_COL_MAJOR, 'V', 'I', 'U', N, A, N, 0, 0,
+                        N - nev + 1, N, 0.0, &m, w, Z, N, isuppz);
+    tr[r] = now_s() - t0;
+    fprintf(stderr, "  dense rep %d: form S %.3f s, dsyevr top-%d %.3f s\n",
+            r, tf[r], nev, tr[r]);
+  }
+  d->n = m < 16 ? m : 16;
+  for (int i = 0; i < d->n; i++)
+    d->omega[i] = sqrt(fmax(0, w[m - 1 - i]));
+  Zf = malloc(sizeof(double) * (size_t)N * (size_t)N);
+  for (int r = 0; r < reps && !st && Zf; r++) {
+    memcpy(Zf, S, sizeof(double) * (size_t)N * (size_t)N);
+    double t0 = now_s();
+    st = LAPACKE_dsyevd(LAPACK_COL_MAJOR, 'V', 'U', N, Zf, N, w);
+    td[r] = now_s() - t0;
+    fprintf(stderr, "  dense rep %d: dsyevd (all pairs) %.3f s\n", r, td[r]);
+  }
+  d->t_form = median(tf, reps);
+  d->t_syevr = median(tr, reps);
+  d->t_syevd = Zf ? median(td, reps) : NAN;
+  free(S), free(A), free(w), free(Z), free(Zf), free(isuppz);
+  cm__blas_single_thread();
+  return st ? CM_NUMERIC : CM_OK;
+}
+
+/* ---- main ------------------------------------------------------------------ */
+
+static void usage(FILE *f) {
+  fprintf(f,
+"usage: bench_modes --scene pile|crystal|fleet --size NC [options]\n"
+"  --reps R         runs per figure, the median is reported (default 3)\n"
+"  --threads T      threads of the analysis (default 2)\n"
+"  --tol X          eigen tolerance (default 1e-6)\n"
+"  --nev K          modes (default 6)\n"
+"  --dense-max N    dense dsyevr/dsyevd when nc <= N (default 0: off)\n"
+"  --export FILE    write the operator's B (binary CSR) to FILE\n"
+"  --no-mem --no-threads --no-parse   skip those measurements\n"
+"  --fast           the analysis phases only (for tuning)\n");
+}
+
+int main(int argc, char **argv) {
+  bench_opts_t bo = {"pile", 1e4, 3, 2, 1e-6, 6, 0, NULL, 1, 1, 1, 0};
+  for (int i = 1; i < argc; i++) {
+    const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+#define ARG(name) (!strcmp(a, name) && v && ++i)
+    if (ARG("--scene")) bo.scene = v;
+    else if (ARG("--size")) bo.size = atof(v);
+    else if (ARG("--reps")) bo.reps = atoi(v);
+    else if (ARG("--threads")) bo.threads = atoi(v);
+    else if (ARG("--tol")) bo.tol = atof(v);
+    else if (ARG("--nev")) bo.nev = atoi(v);
+    else if (ARG("--dense-max")) bo.dense_max = atoi(v);
+    else if (ARG("--export")) bo.export_path = v;
+    else if (!strcmp(a, "--no-mem")) bo.mem = 0;
+    else if (!strcmp(a, "--no-threads")) bo.thread_cmp = 0;
+    else if (!strcmp(a, "--no-parse")) bo.parse = 0;
+    else if (!strcmp(a, "--fast")) bo.fast = 1, bo.mem = bo.thread_cmp = bo.parse = 0;
+    else if (!strcmp(a, "-h") || !strcmp(a, "--help")) { usage(stdout); return 0; }
+    else { usage(stderr); return 2; }
+#undef ARG
+  }
+  if (bo.reps < 1) bo.reps = 1;
+  if (bo.reps > 64) bo.reps = 64;
+  int R = bo.reps;
+  cm_options_t opts;
+  cm_options_init(&opts);
+  opts.tol = bo.tol;
+  opts.modes = bo.nev;
+  cm_context_t ctx;
+  cm_context_init(&ctx);
+  ctx.threads = bo.threads;
+  const char *ct = getenv("OPENBLAS_CORETYPE");
+  fprintf(stderr, "bench_modes: %s ~%.3g contacts, %d reps, %d threads, tol %g,"
+          " nev %d, OPENBLAS_CORETYPE=%s\n", bo.scene, bo.size, R, bo.threads,
+          bo.tol, bo.nev, ct ? ct : "(unset)");
+
+  /* ---- peak memory first, in a child (before we hold anything) ---- */
+  long rss_kib = -1;
+  if (bo.mem) {
+    rss_kib = peak_rss_kib(&bo, &opts);
+    fprintf(stderr, "  peak RSS of generate + analyze: %.1f MiB\n",
+            rss_kib / 1024.0);
+  }
+
+  /* ---- whole analyses: generate + cm_analyze, R times ---- */
+  double t_gen[64], t_asm[64], t_fac[64], t_opr[64], t_eig[64], t_rep[64],
+      t_tot[64];
+  cm_scene_t *scene = NULL;
+  cm_report_t *rep = NULL;
+  long units = 0;
+  for (int r = 0; r < R; r++) {
+    cm_scene_destroy(&scene);
+    cm_report_destroy(&rep);
+    double t0 = now_s();
+    scene = make_scene(&ctx, bo.scene, bo.size, &units);
+    t_gen[r] = now_s() - t0;
+    t0 = now_s();
+    int st = cm_analyze(&ctx, scene, &opts, &rep);
+    t_tot[r] = now_s() - t0;
+    if (st < 0)
+      die(&ctx, "cm_analyze", st);
+    t_asm[r] = rep->t_assemble, t_fac[r] = rep->t_factor;
+    t_opr[r] = rep->t_operator, t_eig[r] = rep->t_eigen;
+    t_rep[r] = t_tot[r] - rep->t_assemble - rep->t_factor - rep->t_operator -
+               rep->t_eigen;
+    fprintf(stderr,
+            "  run %d: nc %d  generate %.3f  assemble %.3f  factor %.3f  "
+            "operator %.3f  eigen %.3f (%d matvecs)  rest %.3f  total %.3f s  "
+            "omega_max %.6g%s\n",
+            r, rep->ncontacts, t_gen[r], t_asm[r], t_fac[r], t_opr[r],
+            t_eig[r], rep->matvecs, t_rep[r], t_tot[r], rep->omega_max,
+            rep->status ? " NOT CONVERGED" : "");
+  }
+  int nc = rep->ncontacts;
+  int an_matvecs = rep->matvecs, an_ncomp = rep->ncomp;
+  double omega_max = rep->omega_max, pc_ratio = rep->pc_ratio;
+  const char *an_method = rep->method;
+  double m_gen = median(t_gen, R), m_asm = median(t_asm, R),
+         m_fac = median(t_fac, R), m_opr = median(t_opr, R),
+         m_eig = median(t_eig, R), m_rep = median(t_rep, R),
+         m_tot = median(t_tot, R);
+  printf("{\"scene\":\"%s\",\"target\":%.0f,\"nc\":%d,\"units\":%ld,"
+         "\"nbodies\":%d,\"threads\":%d,\"tol\":%g,\"nev\":%d,\"reps\":%d,"
+         "\"openblas_coretype\":\"%s\",\"ncomp\":%d,\"method\":\"%s\","
+         "\"t_generate\":%.6g,\"t_assemble\":%.6g,\"t_factor\":%.6g,"
+         "\"t_operator\":%.6g,\"t_eigen\":%.6g,\"t_rest\":%.6g,"
+         "\"t_total\":%.6g,\"matvecs\":%d,\"omega_max\":%.15g,"
+         "\"pc_ratio\":%.6g,\"peak_rss_kib\":%ld",
+         bo.scene, bo.size, nc, units, scene->nbodies, bo.threads, bo.tol,
+         bo.nev, R, ct ? ct : "", an_ncomp, an_method, m_gen, m_asm, m_fac,
+         m_opr, m_eig, m_rep, m_tot, an_matvecs, omega_max, pc_ratio,
+         rss_kib);
+  fflush(stdout);
+  cm_report_destroy(&rep);
+  if (bo.fast) {
+    printf("}\n");
+    cm_scene_destroy(&scene);
+    return 0;
+  }
+
+  /* ---- one operator, reused for the kernel-level measurements ---- */
+  cm_system_t *sys = NULL;
+  cm_operator_t *op = NULL, *op1 = NULL;
+  int st = cm_system_assemble(&ctx, scene, &sys);
+  if (!st)
+    st = cm_operator_create(&ctx, sys, &op);
+  if (st)
+    die(&ctx, "operator", st);
+  int nr = cm_operator_rows(op), ncol = cm_operator_cols(op);
+  long nnz = cm_operator_nnz(op);
+
+  /* per-contact estimate (and Gershgorin) alone */
+  double t_b[64], lo = 0, hi = 0;
+  for (int r = 0; r < R; r++) {
+    double t0 = now_s();
+    cm_operator_bounds(&ctx, op, &lo, &hi);
+    t_b[r] = now_s() - t0;
+  }
+  double m_bounds = median(t_b, R);
+  fprintf(stderr, "  bounds (per-contact + Gershgorin) %.4f s: omega in "
+          "[%.6g, %.6g]\n", m_bounds, lo, hi);
+
+  /* matvec and triad, side by side */
+  double *x = malloc(sizeof(double) * ((size_t)nr + 1));
+  double *y = malloc(sizeof(double) * ((size_t)nr + 1));
+  for (int i = 0; i < nr; i++)
+    x[i] = cm__hash_uniform(11, (uint64_t)i);
+  const int calls = 50;
+  double t_mv[64], t_mv1[64];
+  for (int r = 0; r < R; r++) {
+    double t0 = now_s();
+    for (int c = 0; c < calls; c++)
+      cm_operator_apply_S(op, -1, c % 2 ? y : x, c % 2 ? x : y);
+    t_mv[r] = (now_s() - t0) / calls;
+    double s = cm__nrm2(nr, x, 1); /* keep x bounded */
+    for (int i = 0; i < nr && s > 0; i++)
+      x[i] /= s;
+  }
+  double m_mv = median(t_mv, R);
+  double bytes = 2.0 * (double)nnz * 12.0 + 4.0 * (nr + ncol + 2) +
+                 8.0 * (2.0 * nr + 2.0 * ncol);
+  double triad = triad_gbs((size_t)1 << 25, bo.threads, 10);
+  double mv_gbs = bytes / m_mv / 1e9;
+  fprintf(stderr, "  S matvec %.4f ms (%d threads): %.2f GB/s; triad %.2f GB/s"
+          " (nnz(B) %ld, %.1f MB per matvec)\n", 1e3 * m_mv, bo.threads,
+          mv_gbs, triad, nnz, bytes / 1e6);
+
+  /* spectrum on this operator (the comparison with scipy and SLEPc), and
+   * the same with 1 thread, interleaved */
+  cm_context_t ctx1;
+  cm_context_init(&ctx1);
+  ctx1.threads = 1;
+  if (bo.thread_cmp && bo.threads != 1 &&
+      (st = cm_operator_create(&ctx1, sys, &op1)))
+    die(&ctx1, "operator (1 thread)", st);
+  double t_sp[64], t_sp1[64];
+  int sp_mv = 0, sp_mv1 = 0, sp_conv = 0;
+  double sp_omega[16] = {0};
+  int sp_n = 0;
+  for (int r = 0; r < R; r++) {
+    cm_spectrum_t *sp = NULL;
+    double t0 = now_s();
+    st = cm_spectrum_solve(&ctx, op, -1, &opts, &sp);
+    t_sp[r] = now_s() - t0;
+    if (st < 0)
+      die(&ctx, "cm_spectrum_solve", st);
+    sp_mv = sp->matvecs, sp_conv = sp->converged;
+    sp_n = sp->nev < 16 ? sp->nev : 16;
+    for (int i = 0; i < sp_n; i++)
+      sp_omega[i] = sqrt(sp->lambda[i]);
+    cm_spectrum_destroy(&sp);
+    fprintf(stderr, "  spectrum run %d (%d threads): %.3f s, %d matvecs\n", r,
+            bo.threads, t_sp[r], sp_mv);
+    if (op1) {
+      t0 = now_s();
+      st = cm_spectrum_solve(&ctx1, op1, -1, &opts, &sp);
+      t_sp1[r] = now_s() - t0;
+      if (st < 0)
+        die(&ctx1, "cm_spectrum_solve (1 thread)", st);
+      sp_mv1 = sp->matvecs;
+      cm_spectrum_destroy(&sp);
+      fprintf(stderr, "  spectrum run %d (1 thread): %.3f s, %d matvecs\n", r,
+              t_sp1[r], sp_mv1);
+      t0 = now_s();
+      for (int c = 0; c < calls; c++)
+        cm_operator_apply_S(op1, -1, c % 2 ? y : x, c % 2 ? x : y);
+      t_mv1[r] = (now_s() - t0) / calls;
+      double s = cm__nrm2(nr, x, 1);
+      for (int i = 0; i < nr && s > 0; i++)
+        x[i] /= s;
+    }
+  }
+  double m_sp = median(t_sp, R);
+  double m_sp1 = op1 ? median(t_sp1, R) : NAN;
+  double m_mv1 = op1 ? median(t_mv1, R) : NAN;
+  printf(",\"nr\":%d,\"ncol\":%d,\"nnz_B\":%ld,\"t_bounds\":%.6g,"
+         "\"omega_lower\":%.15g,\"omega_upper\":%.15g,\"t_matvec\":%.6g,"
+         "\"matvec_bytes\":%.0f,\"matvec_gbs\":%.4g,\"triad_gbs\":%.4g,"
+         "\"t_spectrum\":%.6g,\"spectrum_matvecs\":%d,"
+         "\"spectrum_converged\":%d,\"t_spectrum_1t\":%.6g,"
+         "\"spectrum_matvecs_1t\":%d,\"t_matvec_1t\":%.6g,\"omega\":[",
+         nr, ncol, nnz, m_bounds, lo, hi, m_mv, bytes, mv_gbs, triad, m_sp,
+         sp_mv, sp_conv, m_sp1, sp_mv1, m_mv1);
+  for (int i = 0; i < sp_n; i++)
+    printf("%s%.15g", i ? "," : "", sp_omega[i]);
+  printf("]");
+  fflush(stdout);
+  cm_operator_destroy(&op1);
+
+  /* ---- export the operator's B for scipy and SLEPc ---- */
+  if (bo.export_path) {
+    int *Bp, *Bj;
+    double *Bx;
+    double t0 = now_s();
+    if (extract_B(&ctx, sys, op, &Bp, &Bj, &Bx) ||
+        write_B(bo.export_path, nr, ncol, Bp, Bj, Bx))
+      die(&ctx, "export of B", CM_IO);
+    fprintf(stderr, "  exported B (%d x %d, %d nonzeros) to %s in %.2f s\n",
+            nr, ncol, Bp[nr], bo.export_path, now_s() - t0);
+    free(Bp), free(Bj), free(Bx);
+  }
+
+  /* ---- dense LAPACK on S, and cmodes at tol 1e-10 for the agreement ---- */
+  if (bo.dense_max > 0 && nr <= bo.dense_max) {
+    dense_res_t d;
+    memset(&d, 0, sizeof d);
+    if ((st = dense_run(&ctx, op, bo.nev, R, bo.threads, &d)))
+      die(&ctx, "dense LAPACK", st);
+    cm_options_t o10 = opts;
+    o10.tol = 1e-10;
+    double t10[64], om10[16] = {0};
+    int n10 = 0, mv10 = 0;
+    for (int r = 0; r < R; r++) {
+      cm_spectrum_t *sp = NULL;
+      double t0 = now_s();
+      st = cm_spectrum_solve(&ctx, op, -1, &o10, &sp);
+      t10[r] = now_s() - t0;
+      if (st < 0)
+        die(&ctx, "cm_spectrum_solve (tol 1e-10)", st);
+      n10 = sp->nev < 16 ? sp->nev : 16;
+      mv10 = sp->matvecs;
+      for (int i = 0; i < n10; i++)
+        om10[i] = sqrt(sp->lambda[i]);
+      cm_spectrum_destroy(&sp);
+    }
+    double agree6 = 0, agree10 = 0;
+    int k = d.n < sp_n ? d.n : sp_n;
+    for (int i = 0; i < k; i++)
+      agree6 = fmax(agree6, fabs(sp_omega[i] - d.omega[i]) / d.omega[0]);
+    k = d.n < n10 ? d.n : n10;
+    for (int i = 0; i < k; i++)
+      agree10 = fmax(agree10, fabs(om10[i] - d.omega[i]) / d.omega[0]);
+    double m10 = median(t10, R);
+    fprintf(stderr, "  dense: form S %.3f s, dsyevr %.3f s, dsyevd %.3f s; "
+            "cmodes tol 1e-10 %.4f s (%d matvecs); top-%d agreement %.2e "
+            "(tol %g), %.2e (tol 1e-10)\n", d.t_form, d.t_syevr, d.t_syevd,
+            m10, mv10, d.n, agree6, bo.tol, agree10);
+    printf(",\"t_dense_form\":%.6g,\"t_dsyevr\":%.6g,\"t_dsyevd\":%.6g,"
+           "\"t_spectrum_1e10\":%.6g,\"spectrum_matvecs_1e10\":%d,"
+           "\"dense_agree\":%.3g,\"dense_agree_1e10\":%.3g",
+           d.t_form, d.t_syevr, d.t_syevd, m10, mv10, agree6, agree10);
+  }
+
+  /* ---- the JSON scene reader ---- */
+  if (bo.parse) {
+    char *text = cm_scene_to_json(&ctx, scene);
+    if (!text)
+      die(&ctx, "cm_scene_to_json", CM_NOMEM);
+    size_t len = strlen(text);
+    double t_p[64];
+    for (int r = 0; r < R; r++) {
+      cm_scene_t *s2 = NULL;
+      double t0 = now_s();
+      st = cm_scene_parse_json(&ctx, text, len, "bench", &s2);
+      t_p[r] = now_s() - t0;
+      if (st)
+        die(&ctx, "cm_scene_parse_json", st);
+      cm_scene_destroy(&s2);
+    }
+    double m_p = median(t_p, R);
+    fprintf(stderr, "  JSON reader: %.1f MB in %.3f s = %.1f MB/s, %.3f s per "
+            "million contacts\n", len / 1e6, m_p, len / 1e6 / m_p,
+            m_p / (nc / 1e6));
+    printf(",\"json_bytes\":%zu,\"t_parse\":%.6g", len, m_p);
+    free(text);
+  }
+  printf("}\n");
+  free(x), free(y);
+  cm_operator_destroy(&op);
+  cm_system_destroy(&sys);
+  cm_scene_destroy(&scene);
+  return 0;
+}
