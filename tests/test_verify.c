@@ -347,6 +347,9 @@ static void vt_stability(cm_scene_t *s, const char *what) {
   CMT_REL(r->stab[0].h_pred_s, 2 / r->omega_max, 1e-12);
   CMT_REL(r->stab[0].h_bisect_s, r->stab[0].h_pred_s, 0.01); /* acceptance */
   CMT_REL(r->stab[0].h_bisect_s, r->stab[0].h_pred_s, 2e-3);
+  /* the prediction lies inside the final bracket */
+  CMT_LE(r->stab[0].h_stable_s, r->stab[0].h_pred_s * (1 + 1e-9));
+  CMT_LE(r->stab[0].h_pred_s * (1 - 1e-9), r->stab[0].h_unstable_s);
   CMT_TRUE(r->stab[0].h_pc_s > 1.05 * r->stab[0].h_pred_s);
   CMT_EQ_INT(r->stab[0].pc_unstable, 1);
   fprintf(stderr, "%s: %d contacts, h_pred %.6e h_bisect %.6e (%+.2e), "
@@ -393,6 +396,20 @@ CM_TEST(verify_pile_stability) {
   }
   cm_verify_result_destroy(&r);
   free(f);
+  cm_scene_destroy(&s);
+}
+
+CM_TEST(verify_pile3d_stability) {
+  cm_context_t ctx;
+  cm_context_init(&ctx);
+  cm_pile_options_t po;
+  cm_pile_options_init(&po);
+  po.dim = 3, po.count = 1000, po.seed = 4;
+  cm_scene_t *s = NULL;
+  CMT_EQ_INT(cm_generate_pile(&ctx, &po, &s), 0);
+  if (!s)
+    return;
+  vt_stability(s, "pile 3D");
   cm_scene_destroy(&s);
 }
 

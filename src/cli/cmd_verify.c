@@ -171,9 +171,12 @@ static void cm__svg(FILE *f, int ntr, double *const *E, long n, const double *h,
   }
   for (int i = 0; i <= 5; i++) {
     double x = x0 + pw * i / 5.0;
-    fprintf(f, "<text x='%g' y='%g' text-anchor='middle'>%.3g</text>\n", x,
+    fprintf(f, "<text x='%g' y='%g' text-anchor='middle'>%.4g</text>\n", x,
             y0 + ph + 16, 1e3 * tmax * i / 5.0);
   }
+  fprintf(f, "<text x='%g' y='18' text-anchor='middle'>linear-model energy, "
+             "central difference, seeded random start (clipped at 1e12)"
+             "</text>\n", x0 + pw / 2);
   fprintf(f, "<text x='%g' y='%g' text-anchor='middle'>time (ms)</text>\n",
           x0 + pw / 2, y0 + ph + 34);
   fprintf(f, "<text x='18' y='%g' transform='rotate(-90 18 %g)' "
@@ -213,7 +216,7 @@ static int cm__plot(cm_context_t *ctx, const cm_scene_t *scene,
                     "bisection (drop --no-stability, keep cd)\n");
     return CM_USAGE;
   }
-  long n = 300;
+  long n = 120;
   double h[3] = {0.99 * s->h_bisect_s, 1.01 * s->h_bisect_s, s->h_pc_s};
   char lab[3][96];
   snprintf(lab[0], sizeof lab[0], "h = 0.99 h_limit");

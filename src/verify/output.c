@@ -122,11 +122,12 @@ int cm_verify_write_text(const cm_verify_result_t *r, FILE *f) {
     return CM_USAGE;
   fprintf(f, "scene: %dD, %d moving bodies, %d contacts\n", r->dim,
           r->moving_bodies, r->ncontacts);
-  if (!strcmp(r->preload, "gravity"))
-    fprintf(f, "preload: gravity (%g, %g%s%g) m/s^2", r->gravity[0],
-            r->gravity[1], r->dim == 3 ? ", " : "",
-            r->dim == 3 ? r->gravity[2] : 0.0);
-  else if (!strcmp(r->preload, "none"))
+  if (!strcmp(r->preload, "gravity")) {
+    fprintf(f, "preload: gravity (");
+    for (int t = 0; t < r->dim; t++)
+      fprintf(f, "%s%g", t ? ", " : "", r->gravity[t]);
+    fprintf(f, ") m/s^2");
+  } else if (!strcmp(r->preload, "none"))
     fprintf(f, "preload: none (stability only)");
   else
     fprintf(f, "preload: %s contact forces", r->preload);
