@@ -768,6 +768,23 @@ CM_TEST(server_errors) {
   CHECK_ERROR(r, 400, "usage", "?colour");
   resp_free(&r);
 
+  char wrap[1200];
+  snprintf(wrap, sizeof wrap, "{\"scene\": %s, \"extra\": 1}", bar);
+  r = http_req(s.port, "POST", "/v1/analyze", auth, wrap, strlen(wrap));
+  CHECK_ERROR(r, 400, "usage", "extra");
+  resp_free(&r);
+  snprintf(wrap, sizeof wrap, "{\"scene\": %s, \"options\": {\"colour\": 1}}",
+           bar);
+  r = http_req(s.port, "POST", "/v1/analyze", auth, wrap, strlen(wrap));
+  CHECK_ERROR(r, 400, "usage", "options.colour");
+  resp_free(&r);
+  r = http_req(s.port, "POST", "/v1/analyze", auth, "[\"scene\", 1]", 12);
+  CMT_EQ_INT(r.status, 400);
+  resp_free(&r);
+  r = http_req(s.port, "POST", "/v1/analyze", auth, "{\"scene\": 5}", 12);
+  CHECK_ERROR(r, 400, "invalid_scene", NULL);
+  resp_free(&r);
+
   /* 404, 405 */
   r = http_req(s.port, "GET", "/v2/whatever", auth, NULL, 0);
   CHECK_ERROR(r, 404, "not_found", NULL);

@@ -125,34 +125,53 @@ static int cm__json_media(const char *ct) {
   return n > 5 && !strncasecmp(ct + n - 5, "+json", 5);
 }
 
-/* Deepest nesting of arrays and objects, stopping once past limit. */
-static int cm__depth(const char *s, size_t len, int limit) {
-  int d = 0, deepest = 0, in_str = 0;
+/* One pass over the JSON text: the deepest nesting of arrays and objects
+ * (stopping once past limit), and whether the root object has a "scene"
+ * key (the {"scene": ..., "options": ...} form). */
+static int cm__scan(const char *s, size_t len, int limit, int *wrapped) {
+  int d = 0, deepest = 0, in_str = 0, key = 0, obj_root = 0;
+  size_t key_at = 0;
+  *wrapped = 0;
   for (size_t i = 0; i < len; i++) {
     char c = s[i];
     if (in_str) {
-      if (c == '\\')
+      if (c == '\\') {
         i++;
-      else if (c == '"')
+      } else if (c == '"') {
         in_str = 0;
+        if (key && i - key_at == 5 && !memcmp(s + key_at, "scene", 5))
+          *wrapped = 1;
+        key = 0;
+      }
     } else if (c == '"') {
       in_str = 1;
+      key_at = i + 1;
     } else if (c == '{' || c == '[') {
       if (++d > deepest && (deepest = d) > limit)
         return deepest;
+      if (d == 1)
+        obj_root = c == '{';
+      key = d == 1 && obj_root; /* the next string is a root key */
+      continue;
     } else if (c == '}' || c == ']') {
       d--;
+    } else if (c == ',' && d == 1 && obj_root) {
+      key = 1;
+      continue;
+    } else if (c == ' ' || c == '\t' || c == '\n' || c == '\r') {
+      continue;
     }
+    if (!in_str)
+      key = 0;
   }
   return deepest;
 }
 
-/* Parses the body into *root after the size, media type and depth checks.
- * Replies and returns nonzero on failure. */
-static int cm__body_json(cm__server_t *srv, const cm__request_t *req,
-                         cm__response_t *r, json_t **root) {
+/* Size, media type and depth checks of a JSON body; replies and returns
+ * nonzero on failure. */
+static int cm__body_check(cm__server_t *srv, const cm__request_t *req,
+                          cm__response_t *r, int *wrapped) {
   const cm__server_config_t *cfg = &srv->cfg;
-  *root = NULL;
   if (req->body_too_large || req->body_len > cfg->max_body_bytes) {
     cm__fail(r, CM_LIMIT, "(body)", "request body larger than the server's "
              "limit of %zu bytes (--max-body-bytes); send a smaller scene or "
@@ -168,12 +187,23 @@ static int cm__body_json(cm__server_t *srv, const cm__request_t *req,
     cm__fail(r, CM_PARSE, "(body)", "empty body: expected a JSON document");
     return 1;
   }
-  int depth = cm__depth(req->body, req->body_len, cfg->max_depth);
-  if (depth > cfg->max_depth) {
+  if (cm__scan(req->body, req->body_len, cfg->max_depth, wrapped) >
+      cfg->max_depth) {
     cm__fail(r, CM_LIMIT, "(body)", "JSON nested deeper than the server's "
              "limit of %d levels (--max-depth)", cfg->max_depth);
     return 1;
   }
+  return 0;
+}
+
+/* Checks and parses the body into *root (the caller's). Replies and returns
+ * nonzero on failure. */
+static int cm__body_json(cm__server_t *srv, const cm__request_t *req,
+                         cm__response_t *r, json_t **root) {
+  int wrapped;
+  *root = NULL;
+  if (cm__body_check(srv, req, r, &wrapped))
+    return 1;
   json_error_t err;
   *root = json_loadb(req->body, req->body_len, JSON_REJECT_DUPLICATES, &err);
   if (!*root) {
@@ -186,60 +216,67 @@ static int cm__body_json(cm__server_t *srv, const cm__request_t *req,
 
 /* ---- scenes from a body ------------------------------------------------------- */
 
-/* Splits {"scene": ..., "options": ...} or takes a bare scene; checks the
- * size limits on the JSON before building the scene, then parses it with the
- * library's reader. Replies and returns nonzero on failure. */
+/* A bare scene goes straight to the library's reader (one parse of the very
+ * same bytes); {"scene": ..., "options": ...} is split first. *options is a
+ * new reference or NULL; *t_parse the parse time. Replies and returns
+ * nonzero on failure. */
 static int cm__body_scene(cm__server_t *srv, const cm__request_t *req,
-                          json_t *root, cm__response_t *r, cm_scene_t **scene,
-                          json_t **options) {
+                          cm__response_t *r, cm_scene_t **scene,
+                          json_t **options, double *t_parse) {
   const cm__server_config_t *cfg = &srv->cfg;
-  json_t *js = root;
+  int wrapped, st;
+  double t0 = cm__now();
   *scene = NULL;
   *options = NULL;
-  if (!json_is_object(root)) {
-    cm__fail(r, CM_PARSE, "(root)", "expected a JSON object: a scene, or "
-             "{\"scene\": {...}, \"options\": {...}}");
+  if (cm__body_check(srv, req, r, &wrapped))
     return 1;
-  }
-  if (json_object_get(root, "scene")) {
-    const char *key;
-    json_t *v;
-    json_object_foreach(root, key, v) if (strcmp(key, "scene") &&
-                                          strcmp(key, "options")) {
-      char path[96];
-      snprintf(path, sizeof path, "%.64s", key);
-      cm__fail(r, CM_USAGE, path, "%s: unknown key next to \"scene\" "
-               "(allowed: scene, options)", path);
-      return 1;
-    }
-    js = json_object_get(root, "scene");
-    *options = json_object_get(root, "options");
-  }
-  json_t *b = json_object_get(js, "bodies"), *c = json_object_get(js, "contacts");
-  if (json_is_array(b) && json_array_size(b) > (size_t)cfg->max_bodies) {
-    cm__fail(r, CM_LIMIT, "bodies", "bodies: %zu bodies, more than the "
-             "server's limit of %d (--max-bodies)", json_array_size(b),
-             cfg->max_bodies);
-    return 1;
-  }
-  if (json_is_array(c) && json_array_size(c) > (size_t)cfg->max_contacts) {
-    cm__fail(r, CM_LIMIT, "contacts", "contacts: %zu contacts, more than the "
-             "server's limit of %d (--max-contacts)", json_array_size(c),
-             cfg->max_contacts);
-    return 1;
-  }
   cm_context_t ctx;
   cm_context_init(&ctx);
-  int st;
-  if (js == root) { /* the body is the scene: parse the very same bytes */
+  if (!wrapped) {
     st = cm_scene_parse_json(&ctx, req->body, req->body_len, "scene", scene);
   } else {
-    char *text = json_dumps(js, JSON_COMPACT | JSON_ENCODE_ANY);
+    json_t *root;
+    if (cm__body_json(srv, req, r, &root))
+      return 1;
+    const char *key;
+    json_t *v;
+    json_object_foreach(root, key, v) {
+      if (strcmp(key, "scene") && strcmp(key, "options")) {
+        char path[96];
+        snprintf(path, sizeof path, "%.64s", key);
+        cm__fail(r, CM_USAGE, path, "%s: unknown key next to \"scene\" "
+                 "(allowed: scene, options)", path);
+        json_decref(root);
+        return 1;
+      }
+    }
+    if (!json_is_object(json_object_get(root, "scene"))) {
+      cm__fail(r, CM_INVALID_SCENE, "scene", "scene: expected a scene object "
+               "{\"format\": \"cmodes-scene\", ...}");
+      json_decref(root);
+      return 1;
+    }
+    char *text = json_dumps(json_object_get(root, "scene"),
+                            JSON_COMPACT | JSON_ENCODE_ANY);
     st = text ? cm_scene_parse_json(&ctx, text, strlen(text), "scene", scene)
               : CM__ERR(&ctx, CM_NOMEM, NULL, "out of memory");
     free(text);
+    *options = json_incref(json_object_get(root, "options"));
+    json_decref(root);
   }
+  *t_parse = cm__now() - t0;
+  if (!st && (*scene)->nbodies > cfg->max_bodies)
+    st = CM__ERR(&ctx, CM_LIMIT, "bodies", "bodies: %d bodies, more than the "
+                 "server's limit of %d (--max-bodies)", (*scene)->nbodies,
+                 cfg->max_bodies);
+  if (!st && (*scene)->ncontacts > cfg->max_contacts)
+    st = CM__ERR(&ctx, CM_LIMIT, "contacts", "contacts: %d contacts, more "
+                 "than the server's limit of %d (--max-contacts)",
+                 (*scene)->ncontacts, cfg->max_contacts);
   if (st) {
+    cm_scene_destroy(scene);
+    json_decref(*options);
+    *options = NULL;
     cm__reply_error(r, st, &ctx);
     return 1;
   }
@@ -337,14 +374,11 @@ static void cm__reply_report(cm__response_t *r, const cm_report_t *rep,
 
 static void cm__analyze(cm__server_t *srv, const cm__request_t *req,
                         cm__response_t *r) {
-  json_t *root, *jopts;
+  json_t *jopts;
   cm_scene_t *scene = NULL;
-  if (cm__body_json(srv, req, r, &root))
+  double t_parse;
+  if (cm__body_scene(srv, req, r, &scene, &jopts, &t_parse))
     return;
-  if (cm__body_scene(srv, req, root, r, &scene, &jopts)) {
-    json_decref(root);
-    return;
-  }
   cm_context_t ctx;
   cm_context_init(&ctx);
   cm__ropts_t ro;
@@ -352,13 +386,15 @@ static void cm__analyze(cm__server_t *srv, const cm__request_t *req,
   int st = cm__collect_options(srv, req, NULL, jopts, &ro, &ctx);
   if (!st)
     st = cm__run(srv, &ctx, scene, &ro.opts, &rep, &r->retry_after_s);
-  if (st < 0)
+  if (st < 0) {
     cm__reply_error(r, st, &ctx);
-  else
+  } else {
+    rep->t_parse = t_parse;
     cm__reply_report(r, rep, ro.json_flags);
+  }
   cm_report_destroy(&rep);
   cm_scene_destroy(&scene);
-  json_decref(root);
+  json_decref(jopts);
 }
 
 /* ---- sessions --------------------------------------------------------------------- */
@@ -380,14 +416,11 @@ static json_t *cm__summary(cm__server_t *srv, const cm__session_t *s) {
 
 static void cm__scene_create(cm__server_t *srv, const cm__request_t *req,
                              cm__response_t *r) {
-  json_t *root, *jopts;
+  json_t *jopts;
   cm_scene_t *scene = NULL;
-  if (cm__body_json(srv, req, r, &root))
+  double t_parse;
+  if (cm__body_scene(srv, req, r, &scene, &jopts, &t_parse))
     return;
-  if (cm__body_scene(srv, req, root, r, &scene, &jopts)) {
-    json_decref(root);
-    return;
-  }
   cm_context_t ctx;
   cm_context_init(&ctx);
   cm__ropts_t ro;
@@ -395,10 +428,10 @@ static void cm__scene_create(cm__server_t *srv, const cm__request_t *req,
   if (st) {
     cm__reply_error(r, st, &ctx);
     cm_scene_destroy(&scene);
-    json_decref(root);
+    json_decref(jopts);
     return;
   }
-  json_t *keep = jopts ? json_deep_copy(jopts) : NULL;
+  json_t *keep = jopts; /* the session's now */
   cm__session_t *s = NULL;
   st = cm__store_add(&srv->store, scene, keep, &s, &r->retry_after_s);
   if (st) {
@@ -413,7 +446,6 @@ static void cm__scene_create(cm__server_t *srv, const cm__request_t *req,
     cm__reply_json(r, 201, cm__summary(srv, s));
     cm__store_release(&srv->store, &s);
   }
-  json_decref(root);
 }
 
 static void cm__scene_report(cm__server_t *srv, const cm__request_t *req,

@@ -9,8 +9,18 @@
  * Requests are handled one at a time. Not for HTTP (http.c). */
 #include "server.h"
 
+#include <errno.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* SIGTERM/SIGINT: finish the request being handled, then exit 0. */
+static volatile sig_atomic_t cm__stdio_stop;
+
+static void cm__stdio_signal(int sig) {
+  (void)sig;
+  cm__stdio_stop = 1;
+}
 
 /* Writes {"id":..., "status":..., "headers":{...}, "body":<raw>} as one
  * line; the body text is spliced in unchanged so numbers keep their bits. */
@@ -151,7 +161,14 @@ int cm__serve_stdio(cm__server_t *srv, FILE *in, FILE *out) {
   ssize_t n;
   /* a line holds a body plus its envelope */
   size_t limit = srv->cfg.max_body_bytes + 65536;
-  while ((n = getline(&line, &cap, in)) >= 0) {
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = cm__stdio_signal; /* no SA_RESTART: getline returns */
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGTERM, &sa, NULL);
+  sigaction(SIGINT, &sa, NULL);
+  signal(SIGPIPE, SIG_IGN);
+  while (!cm__stdio_stop && (n = getline(&line, &cap, in)) >= 0) {
     while (n > 0 && (line[n - 1] == '\n' || line[n - 1] == '\r'))
       n--;
     if (n == 0)
@@ -167,6 +184,13 @@ int cm__serve_stdio(cm__server_t *srv, FILE *in, FILE *out) {
     cm__line(srv, line, (size_t)n, out);
     cm__store_expire(&srv->store, cm__now());
   }
+  int lost = !cm__stdio_stop && ferror(in) && errno != EINTR;
   free(line);
+  if (ferror(out) || lost) {
+    fprintf(stderr, "cmodes serve --stdio: %s\n", ferror(out)
+            ? "cannot write the responses (stdout closed?)"
+            : "error reading the requests");
+    return cm_status_exit(CM_IO);
+  }
   return 0;
 }
