@@ -131,8 +131,10 @@ int cm_verify_write_text(const cm_verify_result_t *r, FILE *f) {
     fprintf(f, "preload: none (stability only)");
   else
     fprintf(f, "preload: %s contact forces", r->preload);
-  fprintf(f, "; overlap min %.4g m (contacts[%d]), max %.4g m\n",
-          r->min_overlap, r->min_overlap_contact, r->max_overlap);
+  if (strcmp(r->preload, "none"))
+    fprintf(f, "; overlap min %.4g m (contacts[%d]), max %.4g m",
+            r->min_overlap, r->min_overlap_contact, r->max_overlap);
+  fprintf(f, "\n");
   fprintf(f, "predicted: omega_max %.6g rad/s, per-contact estimate %.6g "
              "rad/s\n",
           r->omega_max, r->pc_omega_max);
