@@ -54,12 +54,14 @@ typedef struct {
   long nc[3];       /* cells per axis (nc[2] = 1 in 2D) */
   int *start;       /* first slot of each cell, size ncells+1 */
   int *atoms;       /* atoms by cell, ascending within a cell, size n */
+  double *xr;       /* x, y, z, r of atoms[s] at 4 s (cache locality) */
   long *cell;       /* cell of each atom, size n */
 } cm__grid_t;
 
 static void cm__grid_free(cm__grid_t *g) {
   free(g->start);
   free(g->atoms);
+  free(g->xr);
   free(g->cell);
 }
 
@@ -98,7 +100,8 @@ static int cm__grid_build(cm_context_t *ctx, const cm_dump_t *d, int dim,
   g->start = calloc((size_t)ncells + 1, sizeof *g->start);
   g->atoms = malloc((size_t)(n ? n : 1) * sizeof *g->atoms);
   g->cell = malloc((size_t)(n ? n : 1) * sizeof *g->cell);
-  if (!g->start || !g->atoms || !g->cell) {
+  g->xr = malloc(4 * (size_t)(n ? n : 1) * sizeof *g->xr);
+  if (!g->start || !g->atoms || !g->cell || !g->xr) {
     cm__grid_free(g);
     return CM__ERR(ctx, CM_NOMEM, NULL, "out of memory for the cell list");
   }
@@ -120,23 +123,27 @@ static int cm__grid_build(cm_context_t *ctx, const cm_dump_t *d, int dim,
     return CM__ERR(ctx, CM_NOMEM, NULL, "out of memory for the cell list");
   }
   memcpy(fill, g->start, (size_t)ncells * sizeof *fill);
-  for (int i = 0; i < n; i++)
-    g->atoms[fill[g->cell[i]]++] = i;
+  for (int i = 0; i < n; i++) {
+    int slot = fill[g->cell[i]]++;
+    g->atoms[slot] = i;
+    memcpy(g->xr + 4 * (size_t)slot, d->x + 3 * (size_t)i, 3 * sizeof(double));
+    g->xr[4 * (size_t)slot + 3] = d->radius[i];
+  }
   free(fill);
   return CM_OK;
 }
 
-/* Overlap of atoms i, j: delta = r_i + r_j - |x_i - x_j|; also returns the
- * distance. */
-static double cm__pair_overlap(const cm_dump_t *d, int dim, int i, int j,
+/* Overlap of atoms at xi, xj (x, y, z, r each): delta = r_i + r_j -
+ * |x_i - x_j|; also returns the distance. */
+static double cm__pair_overlap(const double *xi, const double *xj, int dim,
                                double *dist) {
   double s = 0;
   for (int a = 0; a < dim; a++) {
-    double t = d->x[3 * i + a] - d->x[3 * j + a];
+    double t = xi[a] - xj[a];
     s += t * t;
   }
   *dist = sqrt(s);
-  return d->radius[i] + d->radius[j] - *dist;
+  return xi[3] + xj[3] - *dist;
 }
 
 /* Visits the neighbours j > i of atom i that are contacts; writes them to
@@ -146,6 +153,8 @@ static int cm__pairs_of(const cm_dump_t *d, const cm__grid_t *g, double tol,
                         int i, cm_dump_contact_t *out) {
   int dim = g->dim, count = 0;
   long c = g->cell[i];
+  const double xi[4] = {d->x[3 * i], d->x[3 * i + 1], d->x[3 * i + 2],
+                        d->radius[i]};
   long cx = c % g->nc[0], cy = (c / g->nc[0]) % g->nc[1],
        cz = c / (g->nc[0] * g->nc[1]);
   for (long z = cz - 1; z <= cz + 1; z++) {
@@ -162,7 +171,8 @@ static int cm__pairs_of(const cm_dump_t *d, const cm__grid_t *g, double tol,
           int j = g->atoms[s];
           if (j <= i)
             continue;
-          double dist, delta = cm__pair_overlap(d, dim, i, j, &dist);
+          double dist,
+              delta = cm__pair_overlap(xi, g->xr + 4 * (size_t)s, dim, &dist);
           if (!(delta > -tol))
             continue;
           if (!(dist > 0))
