@@ -425,6 +425,70 @@ CM_TEST(verify_fleet_stability) {
     return;
   vt_stability(s, "fleet");
   cm_scene_destroy(&s);
+  /* frequency runs with the generator's forces: the joint bushings carry
+   * no static load, an error unless kept as bilateral joints */
+  double *f = NULL;
+  fo.count = 4;
+  CMT_EQ_INT(cm_generate_fleet_forces(&ctx, &fo, &s, &f), 0);
+  if (!s)
+    return;
+  int zero = 0;
+  for (int c = 0; c < s->ncontacts; c++)
+    zero += f[c] == 0;
+  cm_verify_options_t o;
+  cm_verify_options_init(&o);
+  o.progress = 0, o.stability = 0, o.preload = f;
+  o.nmodes = 1, o.namplitudes = 1, o.amplitudes[0] = 0.1, o.nsteps = 1;
+  o.steps[0] = 0.1, o.integrators = CM_VERIFY_CD;
+  o.models = CM_VERIFY_LINEAR | CM_VERIFY_UNILATERAL;
+  cm_verify_result_t *r = NULL;
+  if (zero > 0) {
+    CMT_EQ_INT(cm_verify(&ctx, s, &o, &r), CM_USAGE);
+    CMT_CONTAINS(ctx.message, "--unloaded-bilateral");
+  }
+  cm_context_clear(&ctx);
+  o.bilateral_unloaded = 1;
+  CMT_EQ_INT(cm_verify(&ctx, s, &o, &r), 0);
+  CMT_EQ_INT(r ? r->bilateral_contacts : -1, zero);
+  for (int i = 0; r && i < r->nruns; i++) {
+    CMT_REL(r->runs[i].omega_corr, r->omega_max, 1e-6);
+    CMT_EQ_INT(r->runs[i].opened, 0);
+  }
+  cm_verify_result_destroy(&r);
+  free(f);
+  cm_scene_destroy(&s);
+}
+
+CM_TEST(verify_bar_direction) {
+  /* a user direction: pure lift excites the translation (mode 2) only;
+   * lift plus rocking is measured on the mode it excites most */
+  cm_scene_t *s = vt_bar();
+  cm_context_t ctx;
+  cm_context_init(&ctx);
+  cm_verify_options_t o;
+  cm_verify_options_init(&o);
+  vt_gravity(&o, 2);
+  o.namplitudes = 1, o.amplitudes[0] = 0.5, o.nsteps = 1, o.steps[0] = 0.05;
+  o.stability = 0, o.integrators = CM_VERIFY_CD;
+  double lift[3] = {0, 1, 0}, rock[3] = {0, 1, 30};
+  double want[2] = {vt_w_trans, vt_w_rock};
+  for (int pass = 0; pass < 2; pass++) {
+    o.direction = pass ? rock : lift;
+    cm_verify_result_t *r = NULL;
+    CMT_EQ_INT(cm_verify(&ctx, s, &o, &r), 0);
+    CMT_EQ_INT(r ? r->nruns : 0, 3);
+    for (int i = 0; r && i < r->nruns; i++) {
+      CMT_EQ_INT(r->runs[i].mode, 0);
+      CMT_REL(r->runs[i].omega_corr, want[pass], 1e-6);
+    }
+    cm_verify_result_destroy(&r);
+  }
+  double spin[3] = {1, 0, 0}; /* sliding along the ground: a free motion */
+  o.direction = spin;
+  cm_verify_result_t *r = NULL;
+  CMT_EQ_INT(cm_verify(&ctx, s, &o, &r), CM_USAGE);
+  CMT_CONTAINS(ctx.message, "free motion");
+  cm_scene_destroy(&s);
 }
 
 /* ---- bad inputs ----------------------------------------------------------- */

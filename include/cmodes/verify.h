@@ -29,6 +29,11 @@ typedef struct cm_verify_options {
   const double *preload;    /* given contact forces, N > 0, size ncontacts,
                                or NULL (then preload_uniform or gravity) */
   double preload_uniform;   /* > 0: this force on every contact, N */
+  int bilateral_unloaded;   /* 1: a contact without load (given preload 0,
+                               or none at the gravity equilibrium) is kept
+                               as a bilateral joint that never opens, and
+                               left out of the smallest overlap; 0 (default):
+                               it is an error */
   int nmodes;               /* top modes to perturb, default 2 */
   int mode;                 /* >= 1: only this mode (1 = highest), 0 = top */
   const double *direction;  /* user direction over the dofs of the moving
@@ -106,6 +111,7 @@ typedef struct cm_verify_result {
   double min_overlap;      /* smallest equilibrium overlap, m */
   int min_overlap_contact; /* its contact */
   double max_overlap;      /* largest equilibrium overlap, m */
+  int bilateral_contacts;  /* unloaded contacts kept as bilateral joints */
   double omega_max;        /* predicted largest frequency, rad/s */
   double pc_omega_max;     /* per-contact estimate, rad/s */
   int nmodes;              /* modes perturbed */

@@ -25,6 +25,8 @@ static void cm__verify_usage(FILE *f) {
     "      --preload F            the same compressive force F (N) on every\n"
     "                             contact, balanced by constant loads\n"
     "      --preload-file FILE    one force (N) per contact, scene order\n"
+    "      --unloaded-bilateral   keep contacts without load as bilateral\n"
+    "                             joints (never open) instead of an error\n"
     "perturbation and runs:\n"
     "  -k, --modes K              perturb the top K modes (default 2)\n"
     "  -m, --mode I               only mode I (1 = highest frequency)\n"
@@ -257,7 +259,7 @@ static int cm__vfail(const cm_context_t *ctx, int st) {
 int cm__cmd_verify(int argc, char **argv) {
   enum { O_PRELOAD = 256, O_PFILE, O_DIR, O_MODELS, O_INTEG, O_PERIODS, O_TOL,
          O_BSTEPS, O_BTOL, O_SEED, O_NOSTAB, O_STABONLY, O_JSON, O_PLOT,
-         O_THREADS };
+         O_THREADS, O_UNLOADED };
   static const struct option longopts[] = {
       {"gravity", required_argument, 0, 'g'},
       {"preload", required_argument, 0, O_PRELOAD},
@@ -280,6 +282,7 @@ int cm__cmd_verify(int argc, char **argv) {
       {"plot", required_argument, 0, O_PLOT},
       {"quiet", no_argument, 0, 'q'},
       {"threads", required_argument, 0, O_THREADS},
+      {"unloaded-bilateral", no_argument, 0, O_UNLOADED},
       {"help", no_argument, 0, 'h'},
       {0, 0, 0, 0}};
   static const char *const mnames[] = {"linear", "unilateral", "nonlinear",
@@ -379,6 +382,7 @@ int cm__cmd_verify(int argc, char **argv) {
       if (c == O_THREADS) ctx.threads = (int)x;
       break;
     case O_NOSTAB: o.stability = 0; break;
+    case O_UNLOADED: o.bilateral_unloaded = 1; break;
     case O_STABONLY: o.runs = 0, o.stability = 1; break;
     case O_JSON: json = 1; break;
     case O_PLOT: plot = optarg; break;

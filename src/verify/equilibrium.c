@@ -110,8 +110,13 @@ static int cm__vcheck_compressed(cm_context_t *ctx, const cm__vmodel_t *m,
   int bad = 0, first = -1;
   char list[512] = "";
   for (int c = 0; c < m->nc; c++) {
+    m->bil[c] = 0;
     if (m->delta[c] > 1e-9 * dmax && dmax > 0)
       continue;
+    if (m->bilateral_unloaded && fabs(m->delta[c]) <= 1e-9 * dmax) {
+      m->bil[c] = 1, m->delta[c] = 0; /* a joint: bilateral, never opens */
+      continue;
+    }
     if (first < 0)
       first = c;
     if (bad < 5) {
@@ -132,8 +137,10 @@ static int cm__vcheck_compressed(cm_context_t *ctx, const cm__vmodel_t *m,
                  "%d of %d contacts are not compressed at the %s equilibrium "
                  "(%s%s): a contact in tension or without load cannot be part "
                  "of the linear model; remove it, or give contact preloads "
-                 "(--preload) instead",
-                 bad, m->nc, how, list, bad > 5 ? ", ..." : "");
+                 "(--preload) instead%s",
+                 bad, m->nc, how, list, bad > 5 ? ", ..." : "",
+                 m->bilateral_unloaded ? ""
+                 : " (unloaded contacts that are joints: --unloaded-bilateral)");
 }
 
 /* ---- gravity ------------------------------------------------------------------ */
@@ -216,14 +223,16 @@ int cm__vequil_preload(cm_context_t *ctx, cm__vmodel_t *m, const double *f,
     return CM__ERR(ctx, CM_INVALID_SCENE, "contacts",
                    "the scene has no contacts: nothing to verify");
   for (int c = 0; c < m->nc; c++)
-    if (!(f[c] > 0) || !isfinite(f[c])) {
+    if ((!(f[c] > 0) && !(m->bilateral_unloaded && f[c] == 0)) ||
+        !isfinite(f[c])) {
       char path[64];
       snprintf(path, sizeof path, "preload[%d]", c);
       return CM__ERR(ctx, CM_USAGE, path,
                      "preload of contacts[%d] is %g N: a preload must be a "
                      "finite compressive force > 0 (an unloaded contact "
                      "cannot be part of the linear model: remove it, or give "
-                     "the same force to every contact with --preload F)",
+                     "the same force to every contact with --preload F, or keep "
+                     "unloaded contacts as joints with --unloaded-bilateral)",
                      c, f[c]);
     }
   (void)scene;
@@ -231,8 +240,10 @@ int cm__vequil_preload(cm_context_t *ctx, cm__vmodel_t *m, const double *f,
   double *y = malloc(((size_t)m->nc + 1) * sizeof(double));
   if (!y)
     return CM__ERR(ctx, CM_NOMEM, NULL, "out of memory (preload)");
-  for (int c = 0; c < m->nc; c++)
+  for (int c = 0; c < m->nc; c++) {
     m->delta[c] = m->delta0[c] = f[c] / m->k[c], y[c] = -f[c];
+    m->bil[c] = f[c] == 0;
+  }
   cm__vmodel_JT(m, y, m->fext); /* fext = -J^T f balances the contacts */
   memset(m->qeq, 0, (size_t)m->n * sizeof(double));
   free(y);

@@ -29,7 +29,7 @@ static void cm__vlin_acc(cm__vlin_t *w, const double *q, double *a) {
   cm__vmodel_J(m, q, w->xi);
   for (int c = 0; c < m->nc; c++) {
     double ov = m->delta[c] - w->xi[c];
-    if (w->unilateral && ov < 0)
+    if (w->unilateral && ov < 0 && !m->bil[c])
       ov = 0;
     w->y[c] = m->k[c] * (ov - m->delta[c]);
   }
@@ -48,7 +48,7 @@ static double cm__vlin_energy(cm__vlin_t *w, const double *q, const double *v) {
     e += 0.5 * v[i] * w->f[i];
   for (int c = 0; c < m->nc; c++) {
     double x = w->xi[c], d = m->delta[c], ov = d - x;
-    if (!w->unilateral)
+    if (!w->unilateral || m->bil[c])
       e += 0.5 * m->k[c] * x * x;
     else
       e += 0.5 * m->k[c] * ((ov > 0 ? ov * ov : 0) - d * d) + m->k[c] * d * x;
@@ -96,7 +96,7 @@ static int cm__vrecord(cm__vrun_t *run, const cm__vmodel_t *m, long n,
 static void cm__vopen_flags(const cm__vmodel_t *m, const double *xi,
                             char *open) {
   for (int c = 0; c < m->nc; c++)
-    open[c] = (char)(m->delta[c] - xi[c] < 0);
+    open[c] = (char)(m->delta[c] - xi[c] < 0 && !m->bil[c]);
 }
 
 static int cm__vint_frozen(cm_context_t *ctx, const cm__vmodel_t *m,

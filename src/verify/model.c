@@ -75,7 +75,7 @@ void cm__vmodel_destroy(cm__vmodel_t **mp) {
   free(m->Iwinv), free(m->x0), free(m->ca), free(m->cb), free(m->ra);
   free(m->rb), free(m->nrm), free(m->k), free(m->Ra), free(m->Rb),
       free(m->sph), free(m->Jp), free(m->Jj);
-  free(m->Jx), free(m->delta), free(m->delta0), free(m->fext), free(m->qeq);
+  free(m->Jx), free(m->delta), free(m->bil), free(m->delta0), free(m->fext), free(m->qeq);
   free(m);
   *mp = NULL;
 }
@@ -226,12 +226,13 @@ int cm__vmodel_build(cm_context_t *ctx, const cm_scene_t *s,
   m->Jj = malloc(2 * (size_t)m->d * nc * sizeof(int));
   m->Jx = malloc(2 * (size_t)m->d * nc * sizeof(double));
   m->delta = calloc(nc, sizeof(double));
+  m->bil = calloc(nc, 1);
   m->delta0 = calloc(nc, sizeof(double));
   m->fext = calloc(n, sizeof(double));
   m->qeq = calloc(n, sizeof(double));
   if (!m->body_dof || !m->dof_body || !m->mass || !m->Iw || !m->Iwinv ||
       !m->x0 || !m->ca || !m->cb || !m->ra || !m->rb || !m->nrm || !m->k || !m->Ra || !m->Rb || !m->sph ||
-      !m->Jp || !m->Jj || !m->Jx || !m->delta || !m->delta0 || !m->fext ||
+      !m->Jp || !m->Jj || !m->Jx || !m->delta || !m->bil || !m->delta0 || !m->fext ||
       !m->qeq) {
     cm__vmodel_destroy(&m);
     return CM__ERR(ctx, CM_NOMEM, NULL, "out of memory building the model");
@@ -458,12 +459,12 @@ int cm__vstate_force(const cm__vmodel_t *m, const cm__vstate_t *s,
     double f = -m->k[c] * g; /* penalty force, compressive > 0 */
     if (gap)
       gap[c] = g;
-    if (unilateral && f < 0) {
+    if (unilateral && f < 0 && !m->bil[c]) {
       f = 0;
       nopen++;
     }
     if (open)
-      open[c] = (char)(f <= 0 && unilateral);
+      open[c] = (char)(f <= 0 && unilateral && !m->bil[c]);
     cm__vadd(m, m->ca[c], f, nb, pa, xa, F);
     cm__vadd(m, m->cb[c], -f, nb, pa, xb, F);
   }

@@ -91,6 +91,8 @@ char *cm_verify_to_json(const cm_verify_result_t *r, int flags) {
   json_object_set_new(eq, "min_overlap_contact",
                       json_integer(r->min_overlap_contact));
   json_object_set_new(eq, "max_overlap_m", cm__vnum(r->max_overlap));
+  json_object_set_new(eq, "bilateral_contacts",
+                      json_integer(r->bilateral_contacts));
   json_object_set_new(root, "equilibrium", eq);
   json_object_set_new(pr, "omega_max", cm__vnum(r->omega_max));
   json_object_set_new(pr, "pc_omega_max", cm__vnum(r->pc_omega_max));
@@ -134,6 +136,9 @@ int cm_verify_write_text(const cm_verify_result_t *r, FILE *f) {
   if (strcmp(r->preload, "none"))
     fprintf(f, "; overlap min %.4g m (contacts[%d]), max %.4g m",
             r->min_overlap, r->min_overlap_contact, r->max_overlap);
+  if (r->bilateral_contacts)
+    fprintf(f, "; %d unloaded contacts kept as bilateral joints",
+            r->bilateral_contacts);
   fprintf(f, "\n");
   fprintf(f, "predicted: omega_max %.6g rad/s, per-contact estimate %.6g "
              "rad/s\n",

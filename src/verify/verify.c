@@ -225,6 +225,26 @@ static int cm__vmode_shape(cm_context_t *ctx, const cm__vmodel_t *m,
                           "simulation model (J M^-1 J^T z = 0)");
 }
 
+/* The predicted mode a user direction excites most: largest
+ * |z_i . K^1/2 J q| over the modes with vectors. */
+static int cm__vbest_mode(const cm__vmodel_t *m, const cm__vpred_t *p,
+                          const double *dir) {
+  double *xi = malloc(((size_t)m->nc + 1) * sizeof *xi), best = -1;
+  int ib = 0;
+  if (!xi)
+    return 0;
+  cm__vmodel_J(m, dir, xi);
+  for (int i = 0; i < p->nmodes; i++) {
+    double s = 0;
+    for (int c = 0; c < m->nc; c++)
+      s += p->z[(size_t)i * m->nc + c] * sqrt(m->k[c]) * xi[c];
+    if (fabs(s) > best)
+      best = fabs(s), ib = i;
+  }
+  free(xi);
+  return ib;
+}
+
 /* ---- one frequency run ---------------------------------------------------- */
 
 static const int cm__vmodel_flag[4] = {CM_VERIFY_LINEAR, CM_VERIFY_UNILATERAL,
@@ -397,15 +417,18 @@ static int cm__vruns(cm_context_t *ctx, const cm__vmodel_t *m,
     integs[ninteg++] = CM__VCD;
   if (o->integrators & CM_VERIFY_RK4)
     integs[ninteg++] = CM__VRK4;
-  int total = p->nmodes * o->namplitudes * o->nsteps * nmod * ninteg;
+  int total = (o->direction ? 1 : p->nmodes) * o->namplitudes * o->nsteps *
+              nmod * ninteg;
   r->runs = calloc((size_t)total + 1, sizeof *r->runs);
   double *q = malloc(((size_t)m->n + 1) * sizeof *q);
   double *w = malloc(((size_t)m->nc + 1) * sizeof *w);
   int st = (!r->runs || !q || !w)
                ? CM__ERR(ctx, CM_NOMEM, NULL, "out of memory (runs)")
                : CM_OK;
+  int only = o->direction ? cm__vbest_mode(m, p, o->direction) : -1;
   for (int i = 0; i < p->nmodes && !st; i++)
-    for (int a = 0; a < o->namplitudes && !st; a++) {
+    for (int a = 0; a < o->namplitudes && !st && (only < 0 || i == only);
+         a++) {
       double gap = o->amplitudes[a] * r->min_overlap;
       st = cm__vmode_shape(ctx, m, p->z + (size_t)i * m->nc, gap, q, w);
       if (!st && o->direction) {
@@ -472,13 +495,13 @@ int cm_verify(cm_context_t *ctx, const cm_scene_t *scene,
     return CM__ERR(ctx, CM_NOMEM, NULL, "out of memory");
   const char *how = "";
   st = cm__vmodel_build(ctx, scene, &m);
+  if (!st)
+    m->bilateral_unloaded = o.bilateral_unloaded;
   /* the stability trials use the linear model, which needs no preload */
   if (!st && (o.runs || o.preload || o.preload_uniform > 0 || o.use_gravity))
     st = cm__vpreload(ctx, scene, &o, m, &how);
   else if (!st)
     how = "none";
-  if (!st && o.direction && o.mode == 0)
-    o.nmodes = 1; /* a user direction is compared with the top mode */
   if (!st)
     st = cm__vpredict(ctx, scene, &o, o.runs, &p);
   /* ---- summary ---- */
@@ -489,10 +512,19 @@ int cm_verify(cm_context_t *ctx, const cm_scene_t *scene,
     memcpy(r->gravity, m->g, sizeof r->gravity);
     r->min_overlap = INFINITY, r->max_overlap = 0;
     for (int c = 0; c < m->nc; c++) {
+      r->bilateral_contacts += m->bil[c];
+      if (m->bil[c])
+        continue;
       if (m->delta[c] < r->min_overlap)
         r->min_overlap = m->delta[c], r->min_overlap_contact = c;
       r->max_overlap = fmax(r->max_overlap, m->delta[c]);
     }
+    if (!isfinite(r->min_overlap))
+      r->min_overlap = 0, r->min_overlap_contact = -1;
+    if (o.runs && !(r->min_overlap > 0))
+      st = CM__ERR(ctx, CM_INVALID_SCENE, "contacts",
+                   "no contact carries a load: the amplitudes (fractions of "
+                   "the smallest overlap) are undefined; give a preload");
     r->omega_max = p.omega_max, r->pc_omega_max = p.pc_omega_max;
     r->nmodes = p.nmodes;
     r->mode_omega = malloc(((size_t)p.nmodes + 1) * sizeof(double));

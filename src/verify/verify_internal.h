@@ -48,6 +48,9 @@ typedef struct cm__vmodel {
   double *delta0; /* size nc: overlap at q = 0 (nonlinear model), m */
   double *fext;   /* size n: constant external generalized load, N / N m */
   double *qeq;    /* size n: equilibrium displacement of the linear model */
+  char *bil;      /* size nc: 1 = unloaded contact kept as a bilateral
+                     joint (never opens), only with bilateral_unloaded */
+  int bilateral_unloaded; /* 1: unloaded contacts become joints, not errors */
   int gravity;    /* 1: fext is gravity on every moving body */
   double g[3];    /* gravity used, m/s^2 */
 } cm__vmodel_t;
