@@ -9,14 +9,14 @@
 #
 #   bench/run.sh [--quick] [--scene pile|crystal|fleet|all] [--size N[,N..]]
 #                [--reps R] [--threads T] [--dense-max N] [--out DIR]
-#                [--no-compare] [--no-install]
+#                [--no-compare] [--no-install] [--profile]
 set -eu
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 BUILD=$ROOT/build-bench
 PY=/usr/bin/python3
 QUICK=0 SCENES=all SIZES= REPS=3 THREADS=2 DENSE_MAX=8000 OUT= COMPARE=1
-INSTALL=1
+INSTALL=1 PROFILE=0
 while [ $# -gt 0 ]; do
   case $1 in
     --quick) QUICK=1 ;;
@@ -28,7 +28,8 @@ while [ $# -gt 0 ]; do
     --out) OUT=$2; shift ;;
     --no-compare) COMPARE=0 ;;
     --no-install) INSTALL=0 ;;
-    -h|--help) sed -n '2,13p' "$0"; exit 0 ;;
+    --profile) PROFILE=1 ;;
+    -h|--help) sed -n '2,14p' "$0"; exit 0 ;;
     *) echo "run.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
   esac
   shift
@@ -98,12 +99,25 @@ one() { # scene size [extra bench_modes args]
   exp=
   [ $COMPARE = 1 ] && exp="--export $B"
   echo "== $tag (load $(cut -d' ' -f1 /proc/loadavg))" >&2
-  if ! "$BM" --scene "$sc" --size "$sz" --reps "$REPS" --threads "$THREADS" \
+  PERF=
+  if [ $PROFILE = 1 ] && command -v perf >/dev/null 2>&1; then
+    rm -f "$OUT/perf.ctl"; mkfifo "$OUT/perf.ctl"
+    PERF="perf record -o $OUT/perf-$tag.data --control fifo:$OUT/perf.ctl -D -1 --"
+    export CM_BENCH_PERF_FIFO=$OUT/perf.ctl
+  fi
+  if ! $PERF "$BM" --scene "$sc" --size "$sz" --reps "$REPS" --threads "$THREADS" \
       --dense-max "$DENSE_MAX" $exp "$@" >"$OUT/$tag.cm.json" 2>"$OUT/$tag.cm.log"; then
     echo "run.sh: bench_modes failed on $tag:" >&2; tail -5 "$OUT/$tag.cm.log" >&2
     return 0
   fi
   sed 's/^/   /' "$OUT/$tag.cm.log" >&2
+  if [ -n "$PERF" ]; then
+    unset CM_BENCH_PERF_FIFO
+    perf report -i "$OUT/perf-$tag.data" --no-children --sort dso,symbol \
+      2>/dev/null | grep -v '^#' | grep '%' | head -30 >"$OUT/profile-$tag.txt"
+    echo "   profile of the eigen-solves ($OUT/profile-$tag.txt):" >&2
+    head -15 "$OUT/profile-$tag.txt" | sed 's/^/   /' >&2
+  fi
   : >"$OUT/$tag.py.json"; : >"$OUT/$tag.slepc.json"
   if [ $COMPARE = 1 ] && [ -n "$PYSCI" ]; then
     $PY "$ROOT/bench/eigsh.py" "$B" --reps "$REPS" >"$OUT/$tag.py.json" \
