@@ -2,7 +2,8 @@
  * requests per second and p50/p99 latency of POST /v1/analyze for the
  * reference bar and a ~1e4-contact pile, with 1, 4 and 16 keep-alive
  * connections (one thread each), the error count, and the server's resident
- * memory (/proc/PID/status) after each configuration. Prints a markdown
+ * memory (/proc/PID/status) after each configuration. The pile comes from
+ * cm_generate_pile (3400 spheres). Prints a markdown
  * table. Traffic goes only to 127.0.0.1; every configuration is bounded in
  * requests and seconds. Not a test: nothing here asserts timings.
  *
@@ -29,6 +30,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cmodes.h"
+
 static double now_s(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -47,69 +50,29 @@ static char *bar_scene(void) {
       "\"point\": [0.1, 0], \"normal\": [0, 1], \"stiffness\": 1e5}]}");
 }
 
-static double urand(uint64_t *st) { /* splitmix64 -> [0, 1) */
-  uint64_t z = (*st += 0x9e3779b97f4a7c15ULL);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-  return (double)((z ^ (z >> 31)) >> 11) / 9007199254740992.0;
-}
-
-/* n^3 spheres on a jittered lattice, lattice-neighbour contacts (90%) and a
- * floor under the bottom layer: one component of about 2.8 n^3 contacts. */
-static char *pile_scene(int n, int *ncontacts) {
-  uint64_t st = 2024;
-  int nb = n * n * n, c = 0;
-  double *pos = malloc(sizeof(double) * 3 * (size_t)nb);
-  char *buf = NULL;
-  size_t len = 0;
-  FILE *f = open_memstream(&buf, &len);
-  fprintf(f, "{\"format\": \"cmodes-scene\", \"version\": 1, \"dim\": 3, "
-             "\"bodies\": [{\"name\": \"floor\", \"fixed\": true}");
-  for (int i = 0; i < nb; i++) {
-    int x = i % n, y = (i / n) % n, z = i / (n * n);
-    pos[3 * i] = x + 0.08 * (urand(&st) - 0.5);
-    pos[3 * i + 1] = y + 0.08 * (urand(&st) - 0.5);
-    pos[3 * i + 2] = 0.5 + z + 0.08 * (urand(&st) - 0.5);
-    double m = 1 + 0.3 * urand(&st), I = 0.1 * m;
-    fprintf(f, ",{\"mass\": %.17g, \"inertia\": [%.17g, %.17g, %.17g], "
-               "\"position\": [%.17g, %.17g, %.17g]}",
-            m, I, I, I, pos[3 * i], pos[3 * i + 1], pos[3 * i + 2]);
+/* A 3D pile from the library's generator (cm_generate_pile): about three
+ * contacts per sphere, one component, solved with ARPACK. */
+static char *pile_scene(int count, int *ncontacts) {
+  cm_context_t ctx;
+  cm_context_init(&ctx);
+  cm_pile_options_t o;
+  cm_pile_options_init(&o);
+  o.dim = 3;
+  o.count = count;
+  o.seed = 2024;
+  cm_scene_t *s = NULL;
+  if (cm_generate_pile(&ctx, &o, &s)) {
+    fprintf(stderr, "server_load: cm_generate_pile: %s\n", ctx.message);
+    exit(1);
   }
-  fprintf(f, "], \"contacts\": [");
-  for (int i = 0; i < nb; i++) {
-    int x = i % n, y = (i / n) % n, z = i / (n * n);
-    int nbr[4] = {z == 0 ? -2 : -1, x + 1 < n ? i + 1 : -1,
-                  y + 1 < n ? i + n : -1, z + 1 < n ? i + n * n : -1};
-    for (int k = 0; k < 4; k++) {
-      int j = nbr[k];
-      if (j == -1 || (k == 1 || k == 2 ? urand(&st) >= 0.9 : 0))
-        continue;
-      double kc = 1e5 * (1 + urand(&st)), pt[3], nv[3], nn = 0;
-      const double *a = j == -2 ? pos + 3 * i : pos + 3 * j;
-      const double *b = pos + 3 * i;
-      if (j == -2) {
-        pt[0] = a[0], pt[1] = a[1], pt[2] = 0, nv[0] = nv[1] = 0, nv[2] = 1;
-        nn = 1;
-      } else {
-        for (int d = 0; d < 3; d++) {
-          pt[d] = 0.5 * (a[d] + b[d]);
-          nv[d] = a[d] - b[d];
-          nn += nv[d] * nv[d];
-        }
-        nn = sqrt(nn);
-      }
-      fprintf(f, "%s{\"a\": %d, \"b\": %d, \"point\": [%.17g, %.17g, %.17g],"
-                 " \"normal\": [%.17g, %.17g, %.17g], \"stiffness\": %.17g}",
-              c ? "," : "", j == -2 ? i + 1 : j + 1, j == -2 ? 0 : i + 1,
-              pt[0], pt[1], pt[2], nv[0] / nn, nv[1] / nn, nv[2] / nn, kc);
-      c++;
-    }
+  char *text = cm_scene_to_json(&ctx, s);
+  *ncontacts = s->ncontacts;
+  cm_scene_destroy(&s);
+  if (!text) {
+    fprintf(stderr, "server_load: out of memory\n");
+    exit(1);
   }
-  fprintf(f, "]}");
-  fclose(f);
-  free(pos);
-  *ncontacts = c;
-  return buf;
+  return text;
 }
 
 /* ---- a keep-alive HTTP/1.1 client ----------------------------------------------- */
@@ -354,18 +317,24 @@ int main(int argc, char **argv) {
     own = 1;
   }
   int npile = 0;
-  char *bar = bar_scene(), *pile = pile_scene(16, &npile);
+  char *bar = bar_scene(), *pile = pile_scene(3400, &npile);
   struct {
     const char *name;
     char *body;
     int n;
     int requests;
   } sc[2] = {{"bar (DESIGN.md)", bar, 2, total ? total : 4000},
-             {"pile", pile, npile, total ? total : 160}};
+             {"pile (cm_generate_pile)", pile, npile, total ? total : 160}};
   /* warm up (first-touch allocations, OpenMP threads) before the baseline */
   run_config(port, bar, 1, 50, 10);
   run_config(port, pile, 1, 3, 30);
   double rss0 = pid ? rss_mib(pid) : NAN, rss_max = rss0;
+  char load0[128] = "?", load1[128] = "?";
+  FILE *la = fopen("/proc/loadavg", "r");
+  if (la && fgets(load0, sizeof load0, la))
+    load0[strcspn(load0, "\n")] = 0;
+  if (la)
+    fclose(la);
   printf("| scene | contacts | connections | requests | errors | req/s | "
          "p50 ms | p99 ms | server RSS MiB |\n"
          "|---|---:|---:|---:|---:|---:|---:|---:|---:|\n");
@@ -387,10 +356,15 @@ int main(int argc, char **argv) {
   /* the same first configuration again: memory should not have grown */
   result_t again = run_config(port, bar, 4, sc[0].requests, seconds);
   double rss_end = pid ? rss_mib(pid) : NAN;
+  if ((la = fopen("/proc/loadavg", "r")) && fgets(load1, sizeof load1, la))
+    load1[strcspn(load1, "\n")] = 0;
+  if (la)
+    fclose(la);
   errors += again.errors;
   printf("\nerrors: %d; server RSS after warm-up %.1f MiB, peak %.1f MiB, "
          "after a final bar run of %d requests %.1f MiB\n",
          errors, rss0, rss_max, again.requests, rss_end);
+  printf("load average (/proc/loadavg) before: %s; after: %s\n", load0, load1);
   if (own) {
     kill(pid, SIGTERM);
     int st = 0;

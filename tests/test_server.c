@@ -1110,3 +1110,33 @@ CM_TEST(server_stdio) {
   free(out), free(cli), free(bar);
   unlink(in);
 }
+
+/* ---- idle expiry ------------------------------------------------------------------- */
+
+CM_TEST(server_session_expiry) {
+  srv_t s;
+  if (srv_start(&s, "--quiet --session-idle 0.5")) {
+    CMT_FAIL("server did not start");
+    return;
+  }
+  char *bar = bar_json(1.0), loc[128] = "";
+  resp_t r = http_post(s.port, "/v1/scenes", bar);
+  CMT_EQ_INT(r.status, 201);
+  resp_header(&r, "Location", loc, sizeof loc);
+  resp_free(&r);
+  r = http_get(s.port, loc); /* used: still there */
+  CMT_EQ_INT(r.status, 200);
+  resp_free(&r);
+  int gone = 0;
+  for (double t0 = now_s(); !gone && now_s() - t0 < 10; nap_ms(100)) {
+    resp_t m = http_get(s.port, "/metrics");
+    gone = m.body && strstr(m.body, "\ncmodes_sessions 0\n");
+    resp_free(&m);
+  }
+  CMT_TRUE(gone);
+  r = http_get(s.port, loc);
+  CHECK_ERROR(r, 404, "not_found", NULL);
+  resp_free(&r);
+  free(bar);
+  CMT_EQ_INT(srv_stop(&s), 0);
+}
