@@ -96,6 +96,7 @@ typedef struct {
   cm__v3 n[CM__MAXSUP];      /* unit normal from the support to the particle */
   double a[CM__MAXSUP];      /* share of the vertical load: sum a n = e_z */
   int ns;                    /* supports in use */
+  int wedged;                /* 1: rests under an overhang (cm__unwedge) */
 } cm__sup_t;
 
 typedef struct {
@@ -391,6 +392,59 @@ static int cm__clear(cm__pile_t *P, cm__v3 p, double r, const cm__sup_t *S) {
   return !V.bad;
 }
 
+/* Keeps only the supports below the centre (n_z > 0) of a particle wedged
+ * under an overhang, with shares that carry the vertical load exactly
+ * (sum a n_z = 1) and the least horizontal residual. Returns 0 if none. */
+static int cm__unwedge(cm__sup_t *S) {
+  for (int s = S->ns - 1; s >= 0; s--)
+    if (S->id[s] >= 0 && !(S->n[s].z > 1e-9))
+      cm__drop_support(S, s);
+  if (S->ns == 0)
+    return 0;
+  int ok = cm__shares(S->ns, S->n, cm__v3make(0, 0, 1), S->a);
+  for (int s = 0; ok && s < S->ns; s++)
+    ok = S->a[s] > 1e-9;
+  if (!ok) { /* the steepest support alone */
+    int best = 0;
+    for (int s = 1; s < S->ns; s++)
+      if (S->n[s].z > S->n[best].z)
+        best = s;
+    S->id[0] = S->id[best];
+    S->n[0] = S->n[best];
+    S->ns = 1;
+    S->a[0] = 1;
+  }
+  double vz = 0;
+  for (int s = 0; s < S->ns; s++)
+    vz += S->a[s] * S->n[s].z;
+  if (!(vz > 1e-9))
+    return 0;
+  for (int s = 0; s < S->ns; s++)
+    S->a[s] /= vz;
+  S->wedged = 1;
+  return 1;
+}
+
+/* A rest is accepted when every support carries a share (> 0) and no grain
+ * pushes from above the centre (n_z > 0), so the top-down loads stay
+ * compressive. Walls (n_z = 0) carry sideways. When not strict (a particle
+ * whose drops keep ending under an overhang), the overhanging grains are
+ * left touching but unloaded (cm__unwedge). */
+static int cm__rest_ok(cm__pile_t *P, cm__v3 p, double r, cm__sup_t *S,
+                       int strict) {
+  S->wedged = 0;
+  for (int s = 0; s < S->ns; s++)
+    if (!(S->a[s] > 1e-9))
+      return 0;
+  for (int s = 0; s < S->ns; s++)
+    if (S->id[s] >= 0 && !(S->n[s].z > 1e-9)) {
+      if (strict || !cm__unwedge(S))
+        return 0;
+      break;
+    }
+  return cm__clear(P, p, r, S);
+}
+
 /* Horizontal descent direction when balanced on top of one grain. */
 static cm__v3 cm__random_horizontal(const cm__pile_t *P, uint64_t key) {
   if (P->dim == 2)
@@ -494,7 +548,7 @@ static int cm__roll2(cm__pile_t *P, cm__v3 *p, double r, cm__sup_t *S) {
 /* Tries to deposit particle j (object index obj) dropped at (x, y). Returns
  * 1 placed (S filled), 0 rejected (degenerate path: retry elsewhere). */
 static int cm__deposit(cm__pile_t *P, int obj, double x, double y,
-                       cm__sup_t *S, uint64_t key, cm__v3 *pos) {
+                       cm__sup_t *S, uint64_t key, int strict, cm__v3 *pos) {
   double r = P->r[obj];
   int d3 = P->dim == 3;
   cm__v3 p = cm__v3make(x, d3 ? y : 0, 0);
@@ -518,7 +572,7 @@ static int cm__deposit(cm__pile_t *P, int obj, double x, double y,
         S->n[0] = cm__v3make(0, 0, 1);
         S->a[0] = 1;
         *pos = p;
-        return cm__clear(P, p, r, S);
+        return cm__rest_ok(P, p, r, S, strict);
       }
       continue;
     }
@@ -552,11 +606,10 @@ static int cm__deposit(cm__pile_t *P, int obj, double x, double y,
       if (rs == 2) { /* bottom of the circle: rests on two */
         for (int s = 0; s < 2; s++)
           S->n[s] = cm__sup_normal(P, S->id[s], p);
-        if (!cm__shares(2, S->n, up, S->a) || S->a[0] < 1e-9 ||
-            S->a[1] < 1e-9)
+        if (!cm__shares(2, S->n, up, S->a))
           return 0;
         *pos = p;
-        return cm__clear(P, p, r, S);
+        return cm__rest_ok(P, p, r, S, strict);
       }
       continue;
     }
@@ -568,10 +621,8 @@ static int cm__deposit(cm__pile_t *P, int obj, double x, double y,
       if (S->a[s] < S->a[worst])
         worst = s;
     if (S->a[worst] >= 0) {
-      if (S->a[worst] < 1e-9)
-        return 0; /* a support carrying nothing: ambiguous, retry */
       *pos = p;
-      return cm__clear(P, p, r, S);
+      return cm__rest_ok(P, p, r, S, strict);
     }
     cm__drop_support(S, worst);
   }
@@ -656,24 +707,29 @@ static int cm__pile_deposit(cm__pile_t *P) {
   int d3 = o->dim == 3;
   for (int j = 0; j < o->count; j++) {
     int obj = P->nfloor + j;
-    double r = o->radius * (1 + o->polydispersity *
-                                    cm__hash_uniform(seed, 4 * (uint64_t)j));
-    P->r[obj] = r;
     int placed = 0;
-    for (int attempt = 0; attempt < 1000 && !placed; attempt++) {
-      uint64_t key = ((uint64_t)j << 12 | (uint64_t)attempt) * 4;
+    /* 4 radius draws x 8 drops that must rest strictly (no wedge); then
+     * up to 1000 drops of the first draw that may rest wedged */
+    for (int t = 0; t < 32 + 1000 && !placed; t++) {
+      int draw = t < 32 ? t / 8 : 0, strict = t < 32;
+      double u = draw ? cm__hash_uniform(seed ^ 0x9fb21c651e98df25ULL,
+                                         64 * (uint64_t)j + (uint64_t)draw)
+                      : cm__hash_uniform(seed, 4 * (uint64_t)j);
+      double r = o->radius * (1 + o->polydispersity * u);
+      P->r[obj] = r;
+      uint64_t key = ((uint64_t)j << 12 | (uint64_t)t) * 4;
       uint64_t sx = seed ^ 0xa0761d6478bd642fULL;
       double ux = 0.5 * (cm__hash_uniform(sx, key + 1) + 1);
       double uy = 0.5 * (cm__hash_uniform(sx, key + 2) + 1);
       double x = r + ux * (P->W - 2 * r), y = d3 ? r + uy * (P->W - 2 * r) : 0;
       cm__v3 pos;
-      placed = cm__deposit(P, obj, x, y, &P->sup[j], key + 3, &pos);
+      placed = cm__deposit(P, obj, x, y, &P->sup[j], key + 3, strict, &pos);
       if (placed)
         P->c[obj] = pos;
     }
     if (!placed)
       return CM__ERR(P->ctx, CM_NUMERIC, "count",
-                     "pile: particle %d found no resting place in 1000 drops "
+                     "pile: particle %d found no resting place in 1032 drops "
                      "(try another --seed or a wider box)",
                      j);
     P->nobj = obj + 1;
@@ -689,13 +745,17 @@ static int cm__pile_deposit(cm__pile_t *P) {
 /* force[j * CM__MAXSUP + s]: normal force of support s of particle j (N).
  * V_j = m_j g + sum of f n_z from the particles resting on j; f_s = a_s V_j
  * so that sum_s f_s n_s = V_j e_z exactly. */
-static void cm__pile_loads(const cm__pile_t *P, const double *mass,
-                           double *V, double *force) {
+static int cm__pile_loads(const cm__pile_t *P, const double *mass,
+                          double *V, double *force) {
   int N = P->o->count;
   for (int j = 0; j < N; j++)
     V[j] = mass[j] * P->o->gravity;
   for (int j = N - 1; j >= 0; j--) {
     const cm__sup_t *S = &P->sup[j];
+    if (!(V[j] > 0))
+      return CM__ERR(P->ctx, CM_INTERNAL, "seed",
+                     "pile: particle %d carries a load of %g N (a bug: "
+                     "please report the options)", j, V[j]);
     for (int s = 0; s < S->ns; s++) {
       double f = S->a[s] * V[j];
       force[(size_t)j * CM__MAXSUP + s] = f;
@@ -704,6 +764,7 @@ static void cm__pile_loads(const cm__pile_t *P, const double *mass,
         V[q] += f * S->n[s].z;
     }
   }
+  return CM_OK;
 }
 
 /* ---- the scene ------------------------------------------------------------------ */
@@ -771,19 +832,23 @@ static int cm__pile_scene(cm__pile_t *P, const double *mass,
   }
   if (st >= 0) {
     double htop = 0;
+    int wedged = 0;
     for (int i = 0; i < P->nobj; i++)
       htop = fmax(htop, P->c[i].z + P->r[i]);
+    for (int j = 0; j < N; j++)
+      wedged += P->sup[j].wedged;
     char meta[768];
     snprintf(meta, sizeof meta,
              "{\"generator\": \"pile\", \"dim\": %d, \"count\": %d, "
              "\"seed\": %llu, \"radius\": %.15g, \"polydispersity\": %.15g, "
              "\"density\": %.15g, \"gravity\": %.15g, \"width\": %.15g, "
-             "\"height\": %.15g, \"floor_grains\": %d, \"walls\": %s, "
+             "\"height\": %.15g, \"floor_grains\": %d, \"wedged\": %d, "
+             "\"walls\": %s, "
              "\"stiffness\": \"%s\", \"k\": %.15g, \"young\": %.15g, "
              "\"poisson\": %.15g}",
              o->dim, N, (unsigned long long)o->seed, o->radius,
              o->polydispersity, o->density, o->gravity, P->W, htop,
-             P->nfloor, o->walls ? "true" : "false",
+             P->nfloor, wedged, o->walls ? "true" : "false",
              o->young > 0 ? "hertz" : "linear", o->young > 0 ? 0 : o->k,
              o->young, o->poisson);
     st = cm__gen_meta(ctx, s, meta);
@@ -831,8 +896,9 @@ int cm_generate_pile_forces(cm_context_t *ctx, const cm_pile_options_t *o,
       double r = P.r[P.nfloor + j];
       mass[j] = o->density * 4.0 / 3.0 * M_PI * r * r * r;
     }
-    cm__pile_loads(&P, mass, V, force);
-    st = cm__pile_scene(&P, mass, force, out, forces_out);
+    st = cm__pile_loads(&P, mass, V, force);
+    if (!st)
+      st = cm__pile_scene(&P, mass, force, out, forces_out);
   }
   if (st == CM_NOMEM && !ctx->status)
     CM__ERR(ctx, CM_NOMEM, NULL, "out of memory (pile of %d)", o->count);
