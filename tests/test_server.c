@@ -1140,3 +1140,55 @@ CM_TEST(server_session_expiry) {
   free(bar);
   CMT_EQ_INT(srv_stop(&s), 0);
 }
+
+/* --stdio and SIGTERM during a solve: the answer still comes, exit 0. */
+CM_TEST(server_stdio_sigterm) {
+  int in[2], out[2];
+  CMT_TRUE(pipe(in) == 0 && pipe(out) == 0);
+  pid_t pid = fork();
+  if (pid == 0) {
+    dup2(in[0], 0);
+    dup2(out[1], 1);
+    close(in[1]);
+    close(out[0]);
+    execl(CM_BINARY, CM_BINARY, "serve", "--stdio", (char *)NULL);
+    _exit(127);
+  }
+  close(in[0]);
+  close(out[1]);
+  char *slow = slow_body();
+  for (char *p = slow; *p; p++)
+    if (*p == '\n')
+      *p = ' ';
+  FILE *w = fdopen(in[1], "w");
+  fprintf(w, "{\"id\": 42, \"method\": \"POST\", \"path\": \"/v1/analyze\", "
+             "\"body\": %s}\n", slow);
+  fflush(w); /* stdin stays open: only the signal ends the server */
+  nap_ms(300);
+  kill(pid, SIGTERM);
+  FILE *r = fdopen(out[0], "r");
+  char *line = NULL;
+  size_t cap = 0;
+  CMT_TRUE(getline(&line, &cap, r) > 0);
+  json_t *j = jparse(line);
+  CMT_EQ_INT(json_integer_value(json_object_get(j, "id")), 42);
+  CMT_EQ_INT(json_integer_value(json_object_get(j, "status")), 200);
+  CMT_TRUE(jnum_path(json_object_get(j, "body"), "omega_max", NULL) > 0);
+  json_decref(j);
+  int st = -1, code = -1;
+  for (double t0 = now_s(); now_s() - t0 < 30; nap_ms(10))
+    if (waitpid(pid, &st, WNOHANG) == pid) {
+      code = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+      pid = 0;
+      break;
+    }
+  if (pid > 0) {
+    kill(pid, SIGKILL);
+    waitpid(pid, &st, 0);
+  }
+  CMT_EQ_INT(code, 0);
+  fclose(w);
+  fclose(r);
+  free(line);
+  free(slow);
+}
