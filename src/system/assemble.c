@@ -159,7 +159,6 @@ static int cm__components(cm_context_t *ctx, const cm_scene_t *s,
                           cm_system_t *sys) {
   int nb = s->nbodies, nc = s->ncontacts;
   int *parent = cm__malloc(ctx, (size_t)nb, sizeof(int));
-  int *count = NULL;
   if (!parent)
     return CM_NOMEM;
   for (int b = 0; b < nb; b++)
@@ -197,31 +196,125 @@ static int cm__components(cm_context_t *ctx, const cm_scene_t *s,
       sys->body_comp[b] = root_comp[cm__find(parent, b)];
   free(parent);
   free(root_comp);
-  /* rows: counting sort of contacts by component */
   sys->ncomp = ncomp;
   sys->comp_row = cm__calloc(ctx, (size_t)ncomp + 1, sizeof(int));
   sys->comp_col = cm__calloc(ctx, (size_t)ncomp + 1, sizeof(int));
-  count = cm__calloc(ctx, (size_t)ncomp + 1, sizeof(int));
-  if (!sys->comp_row || !sys->comp_col || !count) {
-    free(contact_comp), free(count);
+  if (!sys->comp_row || !sys->comp_col) {
+    free(contact_comp);
     return CM_NOMEM;
   }
   for (int c = 0; c < nc; c++)
     sys->comp_row[contact_comp[c] + 1]++;
   for (int i = 0; i < ncomp; i++)
     sys->comp_row[i + 1] += sys->comp_row[i];
-  memcpy(count, sys->comp_row, sizeof(int) * (size_t)ncomp);
-  for (int c = 0; c < nc; c++) {
-    int r = count[contact_comp[c]]++;
-    sys->row_contact[r] = c;
-    sys->contact_row[c] = r;
-  }
   free(contact_comp);
-  free(count);
   return CM_OK;
 }
 
-/* Columns: bodies in (component, index) order, each with its active dofs. */
+/* Rows: contacts ordered by the first column they touch (a counting sort,
+ * stable in the contact index). Columns are grouped by component, so this
+ * also groups rows by component, and neighbouring rows touch neighbouring
+ * columns: the SpMVs stream through x. */
+static int cm__rows(cm_context_t *ctx, const cm_scene_t *s, cm_system_t *sys,
+                    const cm__bodycols_t *bc) {
+  int nc = s->ncontacts, n = sys->n;
+  int *key = cm__malloc(ctx, (size_t)nc + 1, sizeof(int));
+  int *cnt = cm__calloc(ctx, (size_t)n + 2, sizeof(int));
+  if (!key || !cnt) {
+    free(key), free(cnt);
+    return CM_NOMEM;
+  }
+  for (int c = 0; c < nc; c++) {
+    const cm_contact_t *ct = &s->contacts[c];
+    int k = n;
+    if (cm__moving(s, ct->a) && bc[ct->a].col0 < k)
+      k = bc[ct->a].col0;
+    if (cm__moving(s, ct->b) && bc[ct->b].col0 < k)
+      k = bc[ct->b].col0;
+    key[c] = k;
+    cnt[k + 1]++;
+  }
+  for (int k = 0; k <= n; k++)
+    cnt[k + 1] += cnt[k];
+  for (int c = 0; c < nc; c++) {
+    int r = cnt[key[c]]++;
+    sys->row_contact[r] = c;
+    sys->contact_row[c] = r;
+  }
+  free(key), free(cnt);
+  return CM_OK;
+}
+
+/* Morton (Z-order) key of a position quantised on the scene's bounding box:
+ * bodies close in space get close columns. */
+static uint64_t cm__spread3(uint64_t v) { /* 21 bits -> every third bit */
+  v &= 0x1fffff;
+  v = (v | v << 32) & 0x1f00000000ffffULL;
+  v = (v | v << 16) & 0x1f0000ff0000ffULL;
+  v = (v | v << 8) & 0x100f00f00f00f00fULL;
+  v = (v | v << 4) & 0x10c30c30c30c30c3ULL;
+  v = (v | v << 2) & 0x1249249249249249ULL;
+  return v;
+}
+
+typedef struct {
+  int comp;      /* component */
+  uint64_t key;  /* Morton key */
+  int body;      /* body index */
+} cm__border_t;
+
+static int cm__border_cmp(const void *pa, const void *pb) {
+  const cm__border_t *a = pa, *b = pb;
+  if (a->comp != b->comp)
+    return a->comp < b->comp ? -1 : 1;
+  if (a->key != b->key)
+    return a->key < b->key ? -1 : 1;
+  return a->body - b->body;
+}
+
+/* Bodies of each component in Morton order; returns them in *order. */
+static int cm__body_order(cm_context_t *ctx, const cm_scene_t *s,
+                          const cm_system_t *sys, cm__border_t **order,
+                          int *count) {
+  int nb = s->nbodies, m = 0;
+  double lo[3] = {INFINITY, INFINITY, INFINITY};
+  double hi[3] = {-INFINITY, -INFINITY, -INFINITY};
+  for (int b = 0; b < nb; b++) {
+    if (sys->body_comp[b] < 0)
+      continue;
+    m++;
+    for (int d = 0; d < s->dim; d++) {
+      double x = s->bodies[b].position[d];
+      lo[d] = x < lo[d] ? x : lo[d];
+      hi[d] = x > hi[d] ? x : hi[d];
+    }
+  }
+  cm__border_t *o = cm__malloc(ctx, (size_t)m + 1, sizeof *o);
+  if (!o)
+    return CM_NOMEM;
+  double span = 0;
+  for (int d = 0; d < s->dim; d++)
+    span = hi[d] - lo[d] > span ? hi[d] - lo[d] : span;
+  double scale = span > 0 ? 2097151.0 / span : 0;
+  m = 0;
+  for (int b = 0; b < nb; b++) {
+    if (sys->body_comp[b] < 0)
+      continue;
+    uint64_t key = 0;
+    for (int d = 0; d < s->dim; d++) {
+      double q = (s->bodies[b].position[d] - lo[d]) * scale;
+      key |= cm__spread3((uint64_t)(q > 0 ? q : 0)) << d;
+    }
+    o[m++] = (cm__border_t){sys->body_comp[b], key, b};
+  }
+  qsort(o, (size_t)m, sizeof *o, cm__border_cmp);
+  *order = o;
+  *count = m;
+  return CM_OK;
+}
+
+/* Columns: bodies in (component, Morton key) order, each with its active
+ * dofs. */
 static int cm__columns(cm_context_t *ctx, const cm_scene_t *s,
                        cm_system_t *sys, cm__bodycols_t *bc) {
   int nb = s->nbodies, nc = s->ncontacts;
@@ -259,12 +352,17 @@ static int cm__columns(cm_context_t *ctx, const cm_scene_t *s,
   for (int i = 0; i < ncomp; i++)
     cols_in[i + 1] += cols_in[i];
   memcpy(sys->comp_col, cols_in, sizeof(int) * ((size_t)ncomp + 1));
-  for (int b = 0; b < nb; b++) /* bodies in index order within component */
-    if (sys->body_comp[b] >= 0) {
-      bc[b].col0 = cols_in[sys->body_comp[b]];
-      cols_in[sys->body_comp[b]] += bc[b].ncol;
-    }
   free(cols_in);
+  cm__border_t *order = NULL;
+  int norder = 0;
+  if (cm__body_order(ctx, s, sys, &order, &norder))
+    return CM_NOMEM;
+  for (int i = 0, col = 0; i < norder; i++) {
+    int b = order[i].body;
+    bc[b].col0 = col;
+    col += bc[b].ncol;
+  }
+  free(order);
   ncol = sys->comp_col[ncomp];
   sys->n = ncol;
   sys->col_body = cm__malloc(ctx, (size_t)ncol, sizeof(int));
@@ -403,6 +501,8 @@ int cm_system_assemble(cm_context_t *ctx, const cm_scene_t *s,
     st = cm__components(ctx, s, sys);
   if (!st)
     st = cm__columns(ctx, s, sys, bc);
+  if (!st)
+    st = cm__rows(ctx, s, sys, bc);
   if (!st)
     st = cm__fill_J(ctx, s, sys, bc);
   if (!st)
