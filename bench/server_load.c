@@ -38,7 +38,8 @@ static double now_s(void) {
   return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-/* ---- scenes --------------------------------------------------------------------- */
+/* ---- scenes
+ * --------------------------------------------------------------------- */
 
 static char *bar_scene(void) {
   return strdup(
@@ -75,7 +76,8 @@ static char *pile_scene(int count, int *ncontacts) {
   return text;
 }
 
-/* ---- a keep-alive HTTP/1.1 client ----------------------------------------------- */
+/* ---- a keep-alive HTTP/1.1 client
+ * ----------------------------------------------- */
 
 static int connect_port(int port) {
   int fd = socket(AF_INET, SOCK_STREAM, 0), one = 1;
@@ -116,8 +118,10 @@ static int exchange(int port, int *fd, const char *method, const char *path,
     int hn = snprintf(head, sizeof head,
                       "%s %s HTTP/1.1\r\nHost: 127.0.0.1\r\n"
                       "Content-Type: application/json\r\n"
-                      "Content-Length: %zu\r\n\r\n", method, path, blen);
-    if (send_all(*fd, head, (size_t)hn) || (blen && send_all(*fd, body, blen))) {
+                      "Content-Length: %zu\r\n\r\n",
+                      method, path, blen);
+    if (send_all(*fd, head, (size_t)hn) ||
+        (blen && send_all(*fd, body, blen))) {
       close(*fd);
       *fd = -1;
       continue;
@@ -134,7 +138,8 @@ static int exchange(int port, int *fd, const char *method, const char *path,
       (*buf)[n] = 0;
       if (!hdr_end && (hdr_end = strstr(*buf, "\r\n\r\n"))) {
         const char *cl = strcasestr(*buf, "\r\nContent-Length:");
-        need = (size_t)(hdr_end + 4 - *buf) + (cl ? strtoul(cl + 17, 0, 10) : 0);
+        need =
+            (size_t)(hdr_end + 4 - *buf) + (cl ? strtoul(cl + 17, 0, 10) : 0);
       }
       if (hdr_end && n >= need)
         break;
@@ -155,16 +160,17 @@ static int exchange(int port, int *fd, const char *method, const char *path,
   return -1;
 }
 
-/* ---- one configuration ---------------------------------------------------------- */
+/* ---- one configuration
+ * ---------------------------------------------------------- */
 
 typedef struct {
   int port;
   const char *body;
   size_t blen;
-  int quota;          /* requests this connection sends at most */
-  double deadline;    /* stop issuing after this time */
-  double *lat;        /* latencies, size quota */
-  int done, errors;   /* sent, non-200 or failed */
+  int quota;        /* requests this connection sends at most */
+  double deadline;  /* stop issuing after this time */
+  double *lat;      /* latencies, size quota */
+  int done, errors; /* sent, non-200 or failed */
 } worker_t;
 
 static void *worker_run(void *arg) {
@@ -245,7 +251,8 @@ static result_t run_config(int port, const char *body, int conns, int total,
   return r;
 }
 
-/* ---- the server ------------------------------------------------------------------- */
+/* ---- the server
+ * ------------------------------------------------------------------- */
 
 static int start_server(const char *binary, int *port) {
   char log[] = "/tmp/cmodes_load_XXXXXX";
@@ -342,8 +349,8 @@ int main(int argc, char **argv) {
   for (int s = 0; s < 2; s++) {
     const int conns[3] = {1, 4, 16};
     for (int c = 0; c < 3; c++) {
-      result_t r = run_config(port, sc[s].body, conns[c], sc[s].requests,
-                              seconds);
+      result_t r =
+          run_config(port, sc[s].body, conns[c], sc[s].requests, seconds);
       double rss = pid ? rss_mib(pid) : NAN;
       rss_max = rss > rss_max ? rss : rss_max;
       errors += r.errors;

@@ -20,12 +20,13 @@
 #include <time.h>
 #include <unistd.h>
 
-/* ---- server process ---------------------------------------------------------- */
+/* ---- server process
+ * ---------------------------------------------------------- */
 
 typedef struct {
-  pid_t pid;     /* server process */
-  int port;      /* its port */
-  char log[64];  /* its stderr, a temporary file */
+  pid_t pid;    /* server process */
+  int port;     /* its port */
+  char log[64]; /* its stderr, a temporary file */
 } srv_t;
 
 static double now_s(void) {
@@ -108,13 +109,14 @@ static int srv_stop_sig(srv_t *s, int sig) {
 
 static int srv_stop(srv_t *s) { return srv_stop_sig(s, SIGTERM); }
 
-/* ---- a small HTTP/1.1 client ------------------------------------------------- */
+/* ---- a small HTTP/1.1 client
+ * ------------------------------------------------- */
 
 typedef struct {
-  int status;     /* HTTP status, -1 when the exchange failed */
-  char *headers;  /* raw header block (malloc'd) */
-  char *body;     /* body, NUL-terminated (malloc'd) */
-  size_t len;     /* body length */
+  int status;    /* HTTP status, -1 when the exchange failed */
+  char *headers; /* raw header block (malloc'd) */
+  char *body;    /* body, NUL-terminated (malloc'd) */
+  size_t len;    /* body length */
 } resp_t;
 
 static void resp_free(resp_t *r) {
@@ -127,7 +129,8 @@ static void resp_free(resp_t *r) {
 static const char *resp_header(const resp_t *r, const char *name, char *buf,
                                size_t size) {
   size_t n = strlen(name);
-  for (const char *p = r->headers; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL) {
+  for (const char *p = r->headers; p && *p;
+       p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL) {
     if (!strncasecmp(p, name, n) && p[n] == ':') {
       const char *v = p + n + 1;
       while (*v == ' ')
@@ -174,7 +177,8 @@ static resp_t http_req(int port, const char *method, const char *path,
                     "%s%s",
                     method, path, extra ? extra : "",
                     body && !(extra && strstr(extra, "Content-Type"))
-                        ? "Content-Type: application/json\r\n" : "");
+                        ? "Content-Type: application/json\r\n"
+                        : "");
   if (body)
     hn += snprintf(head + hn, sizeof head - (size_t)hn,
                    "Content-Length: %zu\r\n", len);
@@ -217,7 +221,8 @@ static resp_t http_post(int port, const char *path, const char *body) {
   return http_req(port, "POST", path, NULL, body, strlen(body));
 }
 
-/* ---- JSON helpers ------------------------------------------------------------- */
+/* ---- JSON helpers
+ * ------------------------------------------------------------- */
 
 static json_t *jparse(const char *text) {
   json_error_t e;
@@ -249,35 +254,37 @@ static const char *jstr(json_t *j, const char *key) {
 }
 
 /* Asserts an error response: status, "error" name and (if given) path. */
-#define CHECK_ERROR(r, http, name, path)                                      \
-  do {                                                                        \
-    CMT_EQ_INT((r).status, http);                                             \
-    json_t *e_ = jparse((r).body);                                            \
-    CMT_TRUE(e_ != NULL);                                                     \
-    if (!e_)                                                                  \
-      CMT_FAIL("body: %s", (r).body ? (r).body : "(none)");                   \
-    CMT_CONTAINS(jstr(e_, "error"), name);                                    \
-    CMT_TRUE(strlen(jstr(e_, "message")) > 0);                                \
-    if (path)                                                                 \
-      CMT_CONTAINS(jstr(e_, "path"), (const char *)(path));                   \
-    json_decref(e_);                                                          \
+#define CHECK_ERROR(r, http, name, path)                                       \
+  do {                                                                         \
+    CMT_EQ_INT((r).status, http);                                              \
+    json_t *e_ = jparse((r).body);                                             \
+    CMT_TRUE(e_ != NULL);                                                      \
+    if (!e_)                                                                   \
+      CMT_FAIL("body: %s", (r).body ? (r).body : "(none)");                    \
+    CMT_CONTAINS(jstr(e_, "error"), name);                                     \
+    CMT_TRUE(strlen(jstr(e_, "message")) > 0);                                 \
+    if (path)                                                                  \
+      CMT_CONTAINS(jstr(e_, "path"), (const char *)(path));                    \
+    json_decref(e_);                                                           \
   } while (0)
 
-/* ---- scenes ------------------------------------------------------------------- */
+/* ---- scenes
+ * ------------------------------------------------------------------- */
 
 /* The reference bar of DESIGN.md with every stiffness times kf. */
 static char *bar_json(double kf) {
   char *s = malloc(1024);
-  snprintf(s, 1024,
-           "{\"format\": \"cmodes-scene\", \"version\": 1, \"dim\": 2,"
-           " \"bodies\": [{\"name\": \"bar\", \"mass\": 2.0, \"inertia\": 0.005,"
-           " \"position\": [0, 0]}, {\"name\": \"ground\", \"fixed\": true}],"
-           " \"contacts\": ["
-           "{\"a\": \"bar\", \"b\": \"ground\", \"point\": [-0.1, 0],"
-           " \"normal\": [0, 1], \"stiffness\": %.17g},"
-           "{\"a\": \"bar\", \"b\": \"ground\", \"point\": [0.1, 0],"
-           " \"normal\": [0, 1], \"stiffness\": %.17g}]}",
-           1e5 * kf, 1e5 * kf);
+  snprintf(
+      s, 1024,
+      "{\"format\": \"cmodes-scene\", \"version\": 1, \"dim\": 2,"
+      " \"bodies\": [{\"name\": \"bar\", \"mass\": 2.0, \"inertia\": 0.005,"
+      " \"position\": [0, 0]}, {\"name\": \"ground\", \"fixed\": true}],"
+      " \"contacts\": ["
+      "{\"a\": \"bar\", \"b\": \"ground\", \"point\": [-0.1, 0],"
+      " \"normal\": [0, 1], \"stiffness\": %.17g},"
+      "{\"a\": \"bar\", \"b\": \"ground\", \"point\": [0.1, 0],"
+      " \"normal\": [0, 1], \"stiffness\": %.17g}]}",
+      1e5 * kf, 1e5 * kf);
   return s;
 }
 
@@ -297,10 +304,10 @@ static double urand(uint64_t *st) { /* splitmix64 -> [0, 1) */
  * so a test can rebuild the scene with changed ones. */
 typedef struct {
   int n, nbodies, ncontacts;
-  double *pos;   /* 3 per body */
-  double *mass;  /* per body */
-  int *ca, *cb;  /* contact bodies (cb = -1: floor) */
-  double *k;     /* per contact */
+  double *pos;  /* 3 per body */
+  double *mass; /* per body */
+  int *ca, *cb; /* contact bodies (cb = -1: floor) */
+  double *k;    /* per contact */
 } pile_t;
 
 static void pile_make(pile_t *p, int n, uint64_t seed) {
@@ -334,7 +341,8 @@ static void pile_make(pile_t *p, int n, uint64_t seed) {
         if (y + 1 < n && urand(&st) < 0.9)
           p->ca[c] = i + n, p->cb[c] = i, p->k[c++] = 1e5 * (1 + urand(&st));
         if (z + 1 < n)
-          p->ca[c] = i + n * n, p->cb[c] = i, p->k[c++] = 1e5 * (1 + urand(&st));
+          p->ca[c] = i + n * n, p->cb[c] = i,
+          p->k[c++] = 1e5 * (1 + urand(&st));
       }
   p->ncontacts = c;
 }
@@ -354,8 +362,9 @@ static char *pile_json(const pile_t *p, const char *wrap) {
              " \"bodies\": [{\"name\": \"floor\", \"fixed\": true}");
   for (int i = 0; i < p->nbodies; i++) {
     double m = p->mass[i], I = 0.4 * m * 0.25;
-    fprintf(f, ",\n{\"mass\": %.17g, \"inertia\": [%.17g, %.17g, %.17g],"
-               " \"position\": [%.17g, %.17g, %.17g]}",
+    fprintf(f,
+            ",\n{\"mass\": %.17g, \"inertia\": [%.17g, %.17g, %.17g],"
+            " \"position\": [%.17g, %.17g, %.17g]}",
             m, I, I, I, p->pos[3 * i], p->pos[3 * i + 1], p->pos[3 * i + 2]);
   }
   fprintf(f, "], \"contacts\": [");
@@ -374,10 +383,11 @@ static char *pile_json(const pile_t *p, const char *wrap) {
       }
       nn = sqrt(nn);
     }
-    fprintf(f, "%s\n{\"a\": %d, \"b\": %d, \"point\": [%.17g, %.17g, %.17g],"
-               " \"normal\": [%.17g, %.17g, %.17g], \"stiffness\": %.17g}",
-            c ? "," : "", p->ca[c] + 1, p->cb[c] < 0 ? 0 : p->cb[c] + 1,
-            pt[0], pt[1], pt[2], nv[0] / nn, nv[1] / nn, nv[2] / nn, p->k[c]);
+    fprintf(f,
+            "%s\n{\"a\": %d, \"b\": %d, \"point\": [%.17g, %.17g, %.17g],"
+            " \"normal\": [%.17g, %.17g, %.17g], \"stiffness\": %.17g}",
+            c ? "," : "", p->ca[c] + 1, p->cb[c] < 0 ? 0 : p->cb[c] + 1, pt[0],
+            pt[1], pt[2], nv[0] / nn, nv[1] / nn, nv[2] / nn, p->k[c]);
   }
   fprintf(f, "]}%s\n", wrap ? "}" : "");
   fclose(f);
@@ -389,7 +399,8 @@ static char *bar_file_text(void) {
   return t ? t : bar_json(1.0);
 }
 
-/* ---- tests ---------------------------------------------------------------------- */
+/* ---- tests
+ * ---------------------------------------------------------------------- */
 
 /* The bar over HTTP equals the CLI's report bit for bit (minus timings) and
  * the analytic rocking frequency; /healthz and /metrics answer. */
@@ -403,8 +414,8 @@ CM_TEST(server_bar_matches_cli) {
   resp_t r = http_post(s.port, "/v1/analyze", bar);
   CMT_EQ_INT(r.status, 200);
   int code;
-  char *cli = cmt_run(CM_BINARY " analyze --json " CM_SOURCE_DIR
-                      "/data/bar2d.json", &code);
+  char *cli = cmt_run(
+      CM_BINARY " analyze --json " CM_SOURCE_DIR "/data/bar2d.json", &code);
   CMT_EQ_INT(code, 0);
   char *a = report_canon(r.body), *b = report_canon(cli);
   CMT_TRUE(a && b);
@@ -608,7 +619,8 @@ CM_TEST(server_session_warm_start) {
   resp_free(&r);
   CMT_REL(w_omega, c_omega, 1e-8);
   printf("server_session_warm_start: after remove/add: matvecs %g warm / %g "
-         "cold\n", w_mv, c_mv);
+         "cold\n",
+         w_mv, c_mv);
 
   /* counts, the stored scene, delete */
   r = http_get(s.port, loc);
@@ -631,12 +643,13 @@ CM_TEST(server_session_warm_start) {
   CMT_EQ_INT(srv_stop(&s), 0);
 }
 
-/* ---- concurrent clients -------------------------------------------------------- */
+/* ---- concurrent clients
+ * -------------------------------------------------------- */
 
 typedef struct {
-  int port, id;      /* server port, client number */
-  int ok, bad;       /* answers right / wrong */
-  char why[256];     /* first wrong answer */
+  int port, id;  /* server port, client number */
+  int ok, bad;   /* answers right / wrong */
+  char why[256]; /* first wrong answer */
 } client_t;
 
 static void client_wrong(client_t *c, const char *what, const resp_t *r) {
@@ -669,10 +682,12 @@ static void *client_run(void *arg) {
       break;
     case 2: { /* invalid scene: this client's contact index is wrong */
       char bad[1024];
-      snprintf(bad, sizeof bad, "{\"format\": \"cmodes-scene\", \"version\": 1,"
+      snprintf(bad, sizeof bad,
+               "{\"format\": \"cmodes-scene\", \"version\": 1,"
                " \"dim\": 2, \"bodies\": [{\"mass\": 1, \"inertia\": 1, "
                "\"position\": [0, 0]}], \"contacts\": [{\"a\": %d, \"point\": "
-               "[0, 0], \"normal\": [0, 1], \"stiffness\": 1}]}", c->id + 5);
+               "[0, 0], \"normal\": [0, 1], \"stiffness\": 1}]}",
+               c->id + 5);
       r = http_post(c->port, "/v1/analyze", bad);
       j = jparse(r.body);
       char msg[64];
@@ -738,10 +753,12 @@ CM_TEST(server_concurrent_clients) {
   CMT_EQ_INT(ok, 8 * 25);
   resp_t r = http_get(s.port, "/metrics");
   long total = 0;
-  for (const char *p = r.body; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL)
+  for (const char *p = r.body; p && *p;
+       p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL)
     if (!strncmp(p, "cmodes_http_requests_total{", 27)) {
       const char *sp = strstr(p, "} "); /* labels may hold "{id}" */
-      while (sp && strstr(sp + 1, "} ") && strstr(sp + 1, "} ") < strchr(p, '\n'))
+      while (sp && strstr(sp + 1, "} ") &&
+             strstr(sp + 1, "} ") < strchr(p, '\n'))
         sp = strstr(sp + 1, "} ");
       total += sp ? atol(sp + 2) : 0;
     }
@@ -752,7 +769,8 @@ CM_TEST(server_concurrent_clients) {
   CMT_EQ_INT(srv_stop(&s), 0);
 }
 
-/* ---- every error status ---------------------------------------------------------- */
+/* ---- every error status
+ * ---------------------------------------------------------- */
 
 CM_TEST(server_errors) {
   char tokfile[] = "/tmp/cmt_token_XXXXXX";
@@ -761,8 +779,10 @@ CM_TEST(server_errors) {
   CMT_TRUE(write(fd, "s3cret-token\n", 13) == 13);
   close(fd);
   char args[256];
-  snprintf(args, sizeof args, "--token-file %s --max-body-bytes 4096 "
-           "--max-contacts 3 --max-depth 8 --max-sessions 1", tokfile);
+  snprintf(args, sizeof args,
+           "--token-file %s --max-body-bytes 4096 "
+           "--max-contacts 3 --max-depth 8 --max-sessions 1",
+           tokfile);
   srv_t s;
   if (srv_start(&s, args)) {
     CMT_FAIL("server did not start");
@@ -782,8 +802,8 @@ CM_TEST(server_errors) {
                "Authorization: Bearer s3cret-tokem\r\n", bar, blen);
   CHECK_ERROR(r, 401, "unauthorized", NULL);
   resp_free(&r);
-  r = http_req(s.port, "GET", "/metrics", "Authorization: Bearer s3\r\n",
-               NULL, 0);
+  r = http_req(s.port, "GET", "/metrics", "Authorization: Bearer s3\r\n", NULL,
+               0);
   CHECK_ERROR(r, 401, "unauthorized", NULL);
   resp_free(&r);
   r = http_get(s.port, "/healthz");
@@ -853,13 +873,15 @@ CM_TEST(server_errors) {
   resp_free(&r);
   free(pad);
   char four[2048];
-  snprintf(four, sizeof four, "{\"format\": \"cmodes-scene\", \"version\": 1, "
-           "\"dim\": 2, \"bodies\": [{\"mass\": 1, \"inertia\": 1, \"position\":"
-           " [0, 0]}], \"contacts\": [%s]}",
-           "{\"a\": 0, \"point\": [0, 0], \"normal\": [0, 1], \"stiffness\": 1},"
-           "{\"a\": 0, \"point\": [1, 0], \"normal\": [0, 1], \"stiffness\": 1},"
-           "{\"a\": 0, \"point\": [2, 0], \"normal\": [0, 1], \"stiffness\": 1},"
-           "{\"a\": 0, \"point\": [3, 0], \"normal\": [0, 1], \"stiffness\": 1}");
+  snprintf(
+      four, sizeof four,
+      "{\"format\": \"cmodes-scene\", \"version\": 1, "
+      "\"dim\": 2, \"bodies\": [{\"mass\": 1, \"inertia\": 1, \"position\":"
+      " [0, 0]}], \"contacts\": [%s]}",
+      "{\"a\": 0, \"point\": [0, 0], \"normal\": [0, 1], \"stiffness\": 1},"
+      "{\"a\": 0, \"point\": [1, 0], \"normal\": [0, 1], \"stiffness\": 1},"
+      "{\"a\": 0, \"point\": [2, 0], \"normal\": [0, 1], \"stiffness\": 1},"
+      "{\"a\": 0, \"point\": [3, 0], \"normal\": [0, 1], \"stiffness\": 1}");
   r = http_req(s.port, "POST", "/v1/analyze", auth, four, strlen(four));
   CHECK_ERROR(r, 413, "limit", "contacts");
   resp_free(&r);
@@ -871,7 +893,8 @@ CM_TEST(server_errors) {
   /* 415 */
   r = http_req(s.port, "POST", "/v1/analyze",
                "Authorization: Bearer s3cret-token\r\n"
-               "Content-Type: text/plain\r\n", bar, blen);
+               "Content-Type: text/plain\r\n",
+               bar, blen);
   CHECK_ERROR(r, 415, "media_type", NULL);
   resp_free(&r);
 
@@ -943,7 +966,8 @@ CM_TEST(server_errors) {
   unlink(tokfile);
 }
 
-/* ---- a slow solve: full queue, budget, SIGTERM ----------------------------------- */
+/* ---- a slow solve: full queue, budget, SIGTERM
+ * ----------------------------------- */
 
 typedef struct {
   int port;
@@ -1046,7 +1070,8 @@ CM_TEST(server_sigterm_during_solve) {
   free(slow);
 }
 
-/* ---- --stdio ---------------------------------------------------------------------- */
+/* ---- --stdio
+ * ---------------------------------------------------------------------- */
 
 CM_TEST(server_stdio) {
   char in[] = "/tmp/cmt_stdio_XXXXXX";
@@ -1064,8 +1089,10 @@ CM_TEST(server_stdio) {
              "\"/v1/analyze\"}\n");
   fprintf(f, "this is not json\n");
   char *compact = json_dumps(scene, JSON_COMPACT);
-  fprintf(f, "{\"id\": 4, \"method\": \"POST\", \"path\": \"/v1/scenes\", "
-             "\"body\": %s}\n", compact);
+  fprintf(f,
+          "{\"id\": 4, \"method\": \"POST\", \"path\": \"/v1/scenes\", "
+          "\"body\": %s}\n",
+          compact);
   free(compact);
   fprintf(f, "{\"id\": 5, \"method\": \"GET\", \"path\": \"/healthz\"}\n");
   fclose(f);
@@ -1074,8 +1101,8 @@ CM_TEST(server_stdio) {
   int code;
   char *out = cmt_run(cmd, &code);
   CMT_EQ_INT(code, 0);
-  char *cli = cmt_run(CM_BINARY " analyze --json " CM_SOURCE_DIR
-                      "/data/bar2d.json", &code);
+  char *cli = cmt_run(
+      CM_BINARY " analyze --json " CM_SOURCE_DIR "/data/bar2d.json", &code);
   int n = 0;
   for (char *save = NULL, *l = strtok_r(out, "\n", &save); l;
        l = strtok_r(NULL, "\n", &save), n++) {
@@ -1111,7 +1138,8 @@ CM_TEST(server_stdio) {
   unlink(in);
 }
 
-/* ---- idle expiry ------------------------------------------------------------------- */
+/* ---- idle expiry
+ * ------------------------------------------------------------------- */
 
 CM_TEST(server_session_expiry) {
   srv_t s;
@@ -1161,8 +1189,10 @@ CM_TEST(server_stdio_sigterm) {
     if (*p == '\n')
       *p = ' ';
   FILE *w = fdopen(in[1], "w");
-  fprintf(w, "{\"id\": 42, \"method\": \"POST\", \"path\": \"/v1/analyze\", "
-             "\"body\": %s}\n", slow);
+  fprintf(w,
+          "{\"id\": 42, \"method\": \"POST\", \"path\": \"/v1/analyze\", "
+          "\"body\": %s}\n",
+          slow);
   fflush(w); /* stdin stays open: only the signal ends the server */
   nap_ms(300);
   kill(pid, SIGTERM);

@@ -13,40 +13,43 @@
 static void cm__serve_usage(FILE *out) {
   cm__server_config_t d;
   cm__server_config_init(&d);
-  fprintf(out,
-    "usage: cmodes serve [options]\n"
-    "       cmodes serve --stdio [options]\n\n"
-    "HTTP/JSON server for contact-mode analyses (docs/server.md):\n"
-    "  POST /v1/analyze, POST /v1/scenes, GET|PATCH|DELETE /v1/scenes/{id},\n"
-    "  GET /v1/scenes/{id}/report, GET /v1/scenes/{id}/scene, GET /healthz,\n"
-    "  GET /metrics.\n\n"
-    "options:\n"
-    "  --listen ADDR:PORT      address to listen on (default %s; port 0\n"
-    "                          picks a free port and prints it)\n"
-    "  --token-file FILE       require \"Authorization: Bearer <token>\" on\n"
-    "                          every route but /healthz (token: the file's\n"
-    "                          first line)\n"
-    "  --queue N               solves admitted at once, running + waiting\n"
-    "                          (default %d); more get 503 + Retry-After\n"
-    "  --max-body-bytes N      request body limit, suffix K/M/G (default %zu)\n"
-    "  --max-contacts N        contacts per scene (default %d)\n"
-    "  --max-bodies N          bodies per scene (default %d)\n"
-    "  --max-depth N           JSON nesting limit (default %d)\n"
-    "  --max-sessions N        stored scenes (default %d); more get 429\n"
-    "  --session-idle SECONDS  idle expiry of stored scenes (default %g)\n"
-    "  --max-solve-seconds S   cap on each solve's max_seconds budget; a\n"
-    "                          solve past it returns a partial report with\n"
-    "                          \"status\": \"not_converged\" (default %g, 0 =\n"
-    "                          no cap)\n"
-    "  --max-connections N     HTTP connections at once (default %d)\n"
-    "  --drain-seconds S       on SIGTERM, longest wait for requests in\n"
-    "                          flight (default %g)\n"
-    "  --stdio                 JSON lines on stdin/stdout instead of HTTP\n"
-    "  --quiet                 no access log on stderr\n"
-    "  -h, --help              this text\n",
-    d.listen, d.queue, d.max_body_bytes, d.max_contacts, d.max_bodies,
-    d.max_depth, d.max_sessions, d.session_idle_s, d.max_solve_s,
-    d.max_connections, d.drain_s);
+  fprintf(
+      out,
+      "usage: cmodes serve [options]\n"
+      "       cmodes serve --stdio [options]\n\n"
+      "HTTP/JSON server for contact-mode analyses (docs/server.md):\n"
+      "  POST /v1/analyze, POST /v1/scenes, GET|PATCH|DELETE /v1/scenes/{id},\n"
+      "  GET /v1/scenes/{id}/report, GET /v1/scenes/{id}/scene, GET /healthz,\n"
+      "  GET /metrics.\n\n"
+      "options:\n"
+      "  --listen ADDR:PORT      address to listen on (default %s; port 0\n"
+      "                          picks a free port and prints it)\n"
+      "  --token-file FILE       require \"Authorization: Bearer <token>\" on\n"
+      "                          every route but /healthz (token: the file's\n"
+      "                          first line)\n"
+      "  --queue N               solves admitted at once, running + waiting\n"
+      "                          (default %d); more get 503 + Retry-After\n"
+      "  --max-body-bytes N      request body limit, suffix K/M/G (default "
+      "%zu)\n"
+      "  --max-contacts N        contacts per scene (default %d)\n"
+      "  --max-bodies N          bodies per scene (default %d)\n"
+      "  --max-depth N           JSON nesting limit (default %d)\n"
+      "  --max-sessions N        stored scenes (default %d); more get 429\n"
+      "  --session-idle SECONDS  idle expiry of stored scenes (default %g)\n"
+      "  --max-solve-seconds S   cap on each solve's max_seconds budget; a\n"
+      "                          solve past it returns a partial report with\n"
+      "                          \"status\": \"not_converged\" (default %g, 0 "
+      "=\n"
+      "                          no cap)\n"
+      "  --max-connections N     HTTP connections at once (default %d)\n"
+      "  --drain-seconds S       on SIGTERM, longest wait for requests in\n"
+      "                          flight (default %g)\n"
+      "  --stdio                 JSON lines on stdin/stdout instead of HTTP\n"
+      "  --quiet                 no access log on stderr\n"
+      "  -h, --help              this text\n",
+      d.listen, d.queue, d.max_body_bytes, d.max_contacts, d.max_bodies,
+      d.max_depth, d.max_sessions, d.session_idle_s, d.max_solve_s,
+      d.max_connections, d.drain_s);
 }
 
 /* Parses a count with an optional K/M/G (binary) suffix. */
@@ -58,15 +61,17 @@ static int cm__count(const char *opt, const char *s, double lo, double hi,
   double mul = 1;
   if (end != s && *end) {
     char c = (char)toupper((unsigned char)*end);
-    mul = c == 'K' ? 1024.0 : c == 'M' ? 1048576.0 : c == 'G' ? 1073741824.0
-                                                               : 0;
+    mul = c == 'K'   ? 1024.0
+          : c == 'M' ? 1048576.0
+          : c == 'G' ? 1073741824.0
+                     : 0;
     if (mul && end[1] && strcasecmp(end + 1, "iB") && strcasecmp(end + 1, "B"))
       mul = 0;
   }
   v *= mul;
   if (end == s || errno == ERANGE || mul == 0 || !(v >= lo && v <= hi)) {
-    fprintf(stderr, "cmodes serve: %s %s: expected a number in [%g, %g]\n",
-            opt, s, lo, hi);
+    fprintf(stderr, "cmodes serve: %s %s: expected a number in [%g, %g]\n", opt,
+            s, lo, hi);
     return CM_USAGE;
   }
   *out = v;
@@ -92,8 +97,10 @@ static int cm__read_token(const char *file, char *tok, size_t size) {
   while (e > s && isspace((unsigned char)e[-1]))
     *--e = 0;
   if (!*s || strlen(s) >= size) {
-    fprintf(stderr, "cmodes serve: --token-file %s: the first line must hold "
-                    "a token of 1..%zu characters\n", file, size - 1);
+    fprintf(stderr,
+            "cmodes serve: --token-file %s: the first line must hold "
+            "a token of 1..%zu characters\n",
+            file, size - 1);
     return CM_USAGE;
   }
   snprintf(tok, size, "%s", s);
@@ -101,9 +108,22 @@ static int cm__read_token(const char *file, char *tok, size_t size) {
 }
 
 int cm__cmd_serve(int argc, char **argv) {
-  enum { O_LISTEN = 256, O_TOKEN, O_QUEUE, O_BODY, O_CONTACTS, O_BODIES,
-         O_DEPTH, O_SESSIONS, O_IDLE, O_SOLVE, O_CONN, O_DRAIN, O_STDIO,
-         O_QUIET };
+  enum {
+    O_LISTEN = 256,
+    O_TOKEN,
+    O_QUEUE,
+    O_BODY,
+    O_CONTACTS,
+    O_BODIES,
+    O_DEPTH,
+    O_SESSIONS,
+    O_IDLE,
+    O_SOLVE,
+    O_CONN,
+    O_DRAIN,
+    O_STDIO,
+    O_QUIET
+  };
   static const struct option longopts[] = {
       {"listen", required_argument, 0, O_LISTEN},
       {"token-file", required_argument, 0, O_TOKEN},
@@ -137,42 +157,58 @@ int cm__cmd_serve(int argc, char **argv) {
         snprintf(cfg.listen, sizeof cfg.listen, "%s", optarg);
       }
       break;
-    case O_TOKEN: st = cm__read_token(optarg, cfg.token, sizeof cfg.token); break;
+    case O_TOKEN:
+      st = cm__read_token(optarg, cfg.token, sizeof cfg.token);
+      break;
     case O_QUEUE:
-      if (!(st = cm__count(name, optarg, 1, 1e6, &v))) cfg.queue = (int)v;
+      if (!(st = cm__count(name, optarg, 1, 1e6, &v)))
+        cfg.queue = (int)v;
       break;
     case O_BODY:
       if (!(st = cm__count(name, optarg, 64, 1e12, &v)))
         cfg.max_body_bytes = (size_t)v;
       break;
     case O_CONTACTS:
-      if (!(st = cm__count(name, optarg, 1, 1e9, &v))) cfg.max_contacts = (int)v;
+      if (!(st = cm__count(name, optarg, 1, 1e9, &v)))
+        cfg.max_contacts = (int)v;
       break;
     case O_BODIES:
-      if (!(st = cm__count(name, optarg, 1, 1e9, &v))) cfg.max_bodies = (int)v;
+      if (!(st = cm__count(name, optarg, 1, 1e9, &v)))
+        cfg.max_bodies = (int)v;
       break;
     case O_DEPTH:
-      if (!(st = cm__count(name, optarg, 2, 1000, &v))) cfg.max_depth = (int)v;
+      if (!(st = cm__count(name, optarg, 2, 1000, &v)))
+        cfg.max_depth = (int)v;
       break;
     case O_SESSIONS:
-      if (!(st = cm__count(name, optarg, 1, 1e6, &v))) cfg.max_sessions = (int)v;
+      if (!(st = cm__count(name, optarg, 1, 1e6, &v)))
+        cfg.max_sessions = (int)v;
       break;
     case O_IDLE:
-      if (!(st = cm__count(name, optarg, 0.001, 1e9, &v))) cfg.session_idle_s = v;
+      if (!(st = cm__count(name, optarg, 0.001, 1e9, &v)))
+        cfg.session_idle_s = v;
       break;
     case O_SOLVE:
-      if (!(st = cm__count(name, optarg, 0, 1e9, &v))) cfg.max_solve_s = v;
+      if (!(st = cm__count(name, optarg, 0, 1e9, &v)))
+        cfg.max_solve_s = v;
       break;
     case O_CONN:
       if (!(st = cm__count(name, optarg, 1, 1e5, &v)))
         cfg.max_connections = (int)v;
       break;
     case O_DRAIN:
-      if (!(st = cm__count(name, optarg, 0, 1e9, &v))) cfg.drain_s = v;
+      if (!(st = cm__count(name, optarg, 0, 1e9, &v)))
+        cfg.drain_s = v;
       break;
-    case O_STDIO: cfg.stdio = 1; break;
-    case O_QUIET: cfg.quiet = 1; break;
-    case 'h': cm__serve_usage(stdout); return 0;
+    case O_STDIO:
+      cfg.stdio = 1;
+      break;
+    case O_QUIET:
+      cfg.quiet = 1;
+      break;
+    case 'h':
+      cm__serve_usage(stdout);
+      return 0;
     default:
       fprintf(stderr, "cmodes serve: see 'cmodes serve --help'\n");
       st = CM_USAGE;
@@ -189,8 +225,8 @@ int cm__cmd_serve(int argc, char **argv) {
     fprintf(stderr, "cmodes serve: out of memory\n");
     return cm_status_exit(CM_NOMEM);
   }
-  int code = cfg.stdio ? cm__serve_stdio(&srv, stdin, stdout)
-                       : cm__serve_http(&srv);
+  int code =
+      cfg.stdio ? cm__serve_stdio(&srv, stdin, stdout) : cm__serve_http(&srv);
   cm__server_destroy(&srv);
   return code;
 }

@@ -17,15 +17,15 @@
 
 /* Per-request state, from the first callback to the completion notice. */
 typedef struct {
-  char *buf;           /* body so far (malloc'd) */
-  size_t len, cap;     /* bytes in buf, capacity */
-  int too_large;       /* the body passed --max-body-bytes */
-  int responded;       /* a response is queued */
-  size_t bytes_in;     /* body bytes received, also past the limit */
-  double t0;           /* cm__now() at the first callback */
-  int status;          /* HTTP status sent */
-  size_t bytes_out;    /* response body bytes */
-  char method[16];     /* for the access log */
+  char *buf;        /* body so far (malloc'd) */
+  size_t len, cap;  /* bytes in buf, capacity */
+  int too_large;    /* the body passed --max-body-bytes */
+  int responded;    /* a response is queued */
+  size_t bytes_in;  /* body bytes received, also past the limit */
+  double t0;        /* cm__now() at the first callback */
+  int status;       /* HTTP status sent */
+  size_t bytes_out; /* response body bytes */
+  char method[16];  /* for the access log */
   char url[256];
 } cm__conn_t;
 
@@ -35,7 +35,8 @@ static void cm__in_flight(cm__server_t *srv, int delta) {
   pthread_mutex_unlock(&srv->lock);
 }
 
-/* ---- answering --------------------------------------------------------------- */
+/* ---- answering
+ * --------------------------------------------------------------- */
 
 static enum MHD_Result cm__query_kv(void *cls, enum MHD_ValueKind kind,
                                     const char *key, const char *value) {
@@ -99,7 +100,8 @@ static enum MHD_Result cm__respond(cm__server_t *srv, struct MHD_Connection *c,
   return ret;
 }
 
-/* ---- the access handler: called per chunk of a request ----------------------- */
+/* ---- the access handler: called per chunk of a request
+ * ----------------------- */
 
 static enum MHD_Result cm__handler(void *cls, struct MHD_Connection *c,
                                    const char *url, const char *method,
@@ -186,7 +188,8 @@ static void cm__completed(void *cls, struct MHD_Connection *c, void **con_cls,
   cm__in_flight(srv, -1);
 }
 
-/* ---- listening address ----------------------------------------------------------- */
+/* ---- listening address
+ * ----------------------------------------------------------- */
 
 /* "127.0.0.1:8080", "[::1]:0" or ":8080" (all IPv4 interfaces). */
 static int cm__parse_listen(const char *spec, struct sockaddr_storage *ss,
@@ -219,14 +222,16 @@ static int cm__parse_listen(const char *spec, struct sockaddr_storage *ss,
   return 0;
 }
 
-/* ---- run until a signal ---------------------------------------------------------- */
+/* ---- run until a signal
+ * ---------------------------------------------------------- */
 
 int cm__serve_http(cm__server_t *srv) {
   struct sockaddr_storage ss;
   char host[160];
   if (cm__parse_listen(srv->cfg.listen, &ss, host, sizeof host)) {
-    fprintf(stderr, "cmodes serve: --listen %s: expected ADDR:PORT with a "
-                    "numeric address, e.g. 127.0.0.1:8080 or [::1]:0\n",
+    fprintf(stderr,
+            "cmodes serve: --listen %s: expected ADDR:PORT with a "
+            "numeric address, e.g. 127.0.0.1:8080 or [::1]:0\n",
             srv->cfg.listen);
     return cm_status_exit(CM_USAGE);
   }
@@ -249,8 +254,9 @@ int cm__serve_http(cm__server_t *srv) {
       MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)120,
       MHD_OPTION_LISTENING_ADDRESS_REUSE, (unsigned)1, MHD_OPTION_END);
   if (!d) {
-    fprintf(stderr, "cmodes serve: cannot listen on %s: %s (address in use, "
-                    "or not an address of this machine)\n",
+    fprintf(stderr,
+            "cmodes serve: cannot listen on %s: %s (address in use, "
+            "or not an address of this machine)\n",
             srv->cfg.listen, strerror(errno));
     return cm_status_exit(CM_IO);
   }
@@ -288,8 +294,9 @@ int cm__serve_http(cm__server_t *srv) {
     if (n == 0)
       break;
     if (cm__now() - t0 > srv->cfg.drain_s) {
-      fprintf(stderr, "cmodes: %d requests still running after %g s "
-                      "(--drain-seconds); stopping anyway\n",
+      fprintf(stderr,
+              "cmodes: %d requests still running after %g s "
+              "(--drain-seconds); stopping anyway\n",
               n, srv->cfg.drain_s);
       break;
     }

@@ -12,13 +12,17 @@
 #define CM__STATUSES 16
 #define CM__BUCKETS 12
 
-static const char *const cm__routes[CM__ROUTES] = {
-    "/healthz",          "/metrics",      "/v1/analyze",
-    "/v1/scenes",        "/v1/scenes/{id}", "/v1/scenes/{id}/report",
-    "/v1/scenes/{id}/scene", "stdio",     "other"};
+static const char *const cm__routes[CM__ROUTES] = {"/healthz",
+                                                   "/metrics",
+                                                   "/v1/analyze",
+                                                   "/v1/scenes",
+                                                   "/v1/scenes/{id}",
+                                                   "/v1/scenes/{id}/report",
+                                                   "/v1/scenes/{id}/scene",
+                                                   "stdio",
+                                                   "other"};
 static const int cm__statuses[CM__STATUSES] = {
-    200, 201, 204, 400, 401, 404, 405, 409, 413, 415, 422, 429, 500, 503,
-    0, 0};
+    200, 201, 204, 400, 401, 404, 405, 409, 413, 415, 422, 429, 500, 503, 0, 0};
 static const double cm__bounds[CM__BUCKETS] = {
     0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 10};
 
@@ -89,7 +93,8 @@ void cm__metrics_solve(cm__metrics_t *m, double seconds, long matvecs,
   pthread_mutex_unlock(&m->lock);
 }
 
-/* ---- exposition ------------------------------------------------------------ */
+/* ---- exposition ------------------------------------------------------------
+ */
 
 char *cm__metrics_text(cm__metrics_t *m, int sessions, int queue_depth,
                        int queue_running, int in_flight) {
@@ -104,11 +109,15 @@ char *cm__metrics_text(cm__metrics_t *m, int sessions, int queue_depth,
   for (int r = 0; r < CM__ROUTES; r++) {
     for (int s = 0; s < CM__STATUSES && cm__statuses[s]; s++)
       if (m->req[r][s])
-        fprintf(f, "cmodes_http_requests_total{route=\"%s\",status=\"%d\"} "
-                   "%lu\n", cm__routes[r], cm__statuses[s], m->req[r][s]);
+        fprintf(f,
+                "cmodes_http_requests_total{route=\"%s\",status=\"%d\"} "
+                "%lu\n",
+                cm__routes[r], cm__statuses[s], m->req[r][s]);
     if (m->req_other_status[r])
-      fprintf(f, "cmodes_http_requests_total{route=\"%s\",status=\"other\"} "
-                 "%lu\n", cm__routes[r], m->req_other_status[r]);
+      fprintf(f,
+              "cmodes_http_requests_total{route=\"%s\",status=\"other\"} "
+              "%lu\n",
+              cm__routes[r], m->req_other_status[r]);
   }
   fprintf(f, "# HELP cmodes_http_request_seconds_total Time spent handling "
              "requests, by route.\n"
@@ -130,28 +139,41 @@ char *cm__metrics_text(cm__metrics_t *m, int sessions, int queue_depth,
           m->solves);
   fprintf(f, "cmodes_solve_duration_seconds_sum %.6f\n", m->solve_seconds);
   fprintf(f, "cmodes_solve_duration_seconds_count %lu\n", m->solves);
-  fprintf(f, "# HELP cmodes_solves_not_converged_total Analyses that hit "
-             "their budget (partial reports).\n"
-             "# TYPE cmodes_solves_not_converged_total counter\n"
-             "cmodes_solves_not_converged_total %lu\n", m->solves_unconverged);
-  fprintf(f, "# HELP cmodes_matvecs_total Operator applications in all "
-             "solves.\n# TYPE cmodes_matvecs_total counter\n"
-             "cmodes_matvecs_total %llu\n", m->matvecs);
-  fprintf(f, "# HELP cmodes_request_bytes_total Request body bytes "
-             "received.\n# TYPE cmodes_request_bytes_total counter\n"
-             "cmodes_request_bytes_total %llu\n", m->bytes_in);
+  fprintf(f,
+          "# HELP cmodes_solves_not_converged_total Analyses that hit "
+          "their budget (partial reports).\n"
+          "# TYPE cmodes_solves_not_converged_total counter\n"
+          "cmodes_solves_not_converged_total %lu\n",
+          m->solves_unconverged);
+  fprintf(f,
+          "# HELP cmodes_matvecs_total Operator applications in all "
+          "solves.\n# TYPE cmodes_matvecs_total counter\n"
+          "cmodes_matvecs_total %llu\n",
+          m->matvecs);
+  fprintf(f,
+          "# HELP cmodes_request_bytes_total Request body bytes "
+          "received.\n# TYPE cmodes_request_bytes_total counter\n"
+          "cmodes_request_bytes_total %llu\n",
+          m->bytes_in);
   pthread_mutex_unlock(&m->lock);
-  fprintf(f, "# HELP cmodes_sessions Stored scenes.\n"
-             "# TYPE cmodes_sessions gauge\ncmodes_sessions %d\n", sessions);
-  fprintf(f, "# HELP cmodes_queue_depth Solves admitted (running and "
-             "waiting).\n# TYPE cmodes_queue_depth gauge\n"
-             "cmodes_queue_depth %d\n", queue_depth);
-  fprintf(f, "# HELP cmodes_solves_running Solves running now (0 or 1).\n"
-             "# TYPE cmodes_solves_running gauge\ncmodes_solves_running %d\n",
+  fprintf(f,
+          "# HELP cmodes_sessions Stored scenes.\n"
+          "# TYPE cmodes_sessions gauge\ncmodes_sessions %d\n",
+          sessions);
+  fprintf(f,
+          "# HELP cmodes_queue_depth Solves admitted (running and "
+          "waiting).\n# TYPE cmodes_queue_depth gauge\n"
+          "cmodes_queue_depth %d\n",
+          queue_depth);
+  fprintf(f,
+          "# HELP cmodes_solves_running Solves running now (0 or 1).\n"
+          "# TYPE cmodes_solves_running gauge\ncmodes_solves_running %d\n",
           queue_running);
-  fprintf(f, "# HELP cmodes_requests_in_flight Requests being handled.\n"
-             "# TYPE cmodes_requests_in_flight gauge\n"
-             "cmodes_requests_in_flight %d\n", in_flight);
+  fprintf(f,
+          "# HELP cmodes_requests_in_flight Requests being handled.\n"
+          "# TYPE cmodes_requests_in_flight gauge\n"
+          "cmodes_requests_in_flight %d\n",
+          in_flight);
   if (fclose(f)) {
     free(buf);
     return NULL;

@@ -11,11 +11,11 @@
 typedef enum { CM__INT, CM__REAL, CM__METHOD } cm__kind_t;
 
 typedef struct {
-  const char *name;  /* option name in JSON and queries */
+  const char *name; /* option name in JSON and queries */
   cm__kind_t kind;
-  double lo, hi;     /* accepted range, inclusive */
-  size_t offset;     /* field in cm_options_t */
-  const char *hint;  /* what is accepted, for messages */
+  double lo, hi;    /* accepted range, inclusive */
+  size_t offset;    /* field in cm_options_t */
+  const char *hint; /* what is accepted, for messages */
 } cm__opt_t;
 
 #define CM__OFF(f) offsetof(cm_options_t, f)
@@ -36,12 +36,10 @@ static const cm__opt_t cm__opts[] = {
     {"max_seconds", CM__REAL, 0, 1e6, CM__OFF(max_seconds),
      "seconds >= 0 (0 = the server's cap)"},
     {"ncv", CM__INT, 0, 10000, CM__OFF(ncv), "an integer 0..10000 (0 = auto)"},
-    {"dense_max", CM__INT, 0, 20000, CM__OFF(dense_max),
-     "an integer 0..20000"},
+    {"dense_max", CM__INT, 0, 20000, CM__OFF(dense_max), "an integer 0..20000"},
     {"top_contacts", CM__INT, 0, 1000, CM__OFF(top_contacts),
      "an integer 0..1000"},
-    {"top_bodies", CM__INT, 0, 1000, CM__OFF(top_bodies),
-     "an integer 0..1000"},
+    {"top_bodies", CM__INT, 0, 1000, CM__OFF(top_bodies), "an integer 0..1000"},
     {"top_components", CM__INT, 0, 1000, CM__OFF(top_components),
      "an integer 0..1000"},
 };
@@ -94,11 +92,13 @@ static int cm__method(cm_context_t *ctx, const char *path, const char *s,
   else
     return CM__ERR(ctx, CM_USAGE, path,
                    "%s: \"%.64s\" is not a method: expected \"auto\", "
-                   "\"arpack\" or \"dense\"", path, s);
+                   "\"arpack\" or \"dense\"",
+                   path, s);
   return CM_OK;
 }
 
-/* ---- from a JSON object ----------------------------------------------------- */
+/* ---- from a JSON object -----------------------------------------------------
+ */
 
 int cm__options_from_json(cm_context_t *ctx, const json_t *obj,
                           cm_options_t *opts) {
@@ -129,7 +129,8 @@ int cm__options_from_json(cm_context_t *ctx, const json_t *obj,
   return CM_OK;
 }
 
-/* ---- from a query parameter ------------------------------------------------- */
+/* ---- from a query parameter -------------------------------------------------
+ */
 
 int cm__options_from_query(cm_context_t *ctx, const char *key,
                            const char *value, cm_options_t *opts) {
@@ -147,12 +148,15 @@ int cm__options_from_query(cm_context_t *ctx, const char *key,
   errno = 0;
   double v = strtod(value, &end);
   if (end == value || *end || errno == ERANGE)
-    return CM__ERR(ctx, CM_USAGE, path, "%s: \"%.64s\" is not a number: "
-                   "expected %s", path, value, o->hint);
+    return CM__ERR(ctx, CM_USAGE, path,
+                   "%s: \"%.64s\" is not a number: "
+                   "expected %s",
+                   path, value, o->hint);
   return cm__set(ctx, o, path, v, opts);
 }
 
-/* ---- cache key -------------------------------------------------------------- */
+/* ---- cache key --------------------------------------------------------------
+ */
 
 char *cm__options_key(const cm_options_t *o) {
   char buf[512];

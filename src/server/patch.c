@@ -16,18 +16,23 @@ typedef struct {
   cm_scene_t *s;         /* the copy being changed */
 } cm__pt_t;
 
-/* ---- small readers ---------------------------------------------------------- */
+/* ---- small readers ----------------------------------------------------------
+ */
 
 static int cm__pvec(cm__pt_t *p, json_t *v, const char *path, int n,
                     double *out) {
   if (!json_is_array(v) || (int)json_array_size(v) != n)
-    return CM__ERR(p->ctx, CM_USAGE, path, "%s: expected an array of %d "
-                   "numbers", path, n);
+    return CM__ERR(p->ctx, CM_USAGE, path,
+                   "%s: expected an array of %d "
+                   "numbers",
+                   path, n);
   for (int i = 0; i < n; i++) {
     json_t *x = json_array_get(v, (size_t)i);
     if (!json_is_number(x) || !isfinite(json_number_value(x)))
-      return CM__ERR(p->ctx, CM_USAGE, path, "%s[%d]: expected a finite "
-                     "number", path, i);
+      return CM__ERR(p->ctx, CM_USAGE, path,
+                     "%s[%d]: expected a finite "
+                     "number",
+                     path, i);
     out[i] = json_number_value(x);
   }
   return CM_OK;
@@ -60,8 +65,8 @@ static int cm__pkeys(cm__pt_t *p, json_t *obj, const char *path,
       }
       char kp[320];
       snprintf(kp, sizeof kp, "%s.%.64s", path, key);
-      return CM__ERR(p->ctx, CM_USAGE, kp, "%s: unknown key (allowed: %s)",
-                     kp, list);
+      return CM__ERR(p->ctx, CM_USAGE, kp, "%s: unknown key (allowed: %s)", kp,
+                     list);
     }
   }
   return CM_OK;
@@ -88,8 +93,10 @@ static int cm__pref(cm__pt_t *p, json_t *v, const char *path, int contact,
   if (json_is_integer(v)) {
     json_int_t i = json_integer_value(v);
     if (i < 0 || i >= n)
-      return CM__ERR(p->ctx, CM_NOT_FOUND, path, "%s: %s index %lld out of "
-                     "range (0..%d)", path, what, (long long)i, n - 1);
+      return CM__ERR(p->ctx, CM_NOT_FOUND, path,
+                     "%s: %s index %lld out of "
+                     "range (0..%d)",
+                     path, what, (long long)i, n - 1);
     *out = (int)i;
     return CM_OK;
   }
@@ -116,11 +123,12 @@ static void cm__unit(double *v, int n) {
       v[i] /= s;
 }
 
-/* ---- bodies.set ------------------------------------------------------------- */
+/* ---- bodies.set -------------------------------------------------------------
+ */
 
 static int cm__set_body(cm__pt_t *p, json_t *e, const char *path) {
-  static const char *const keys[] = {"body", "position", "translate",
-                                     "orientation", "mass", NULL};
+  static const char *const keys[] = {"body",        "position", "translate",
+                                     "orientation", "mass",     NULL};
   int st = cm__pkeys(p, e, path, keys), i, d = p->s->dim;
   char q[160];
   if (st)
@@ -131,8 +139,10 @@ static int cm__set_body(cm__pt_t *p, json_t *e, const char *path) {
   cm_body_t *b = &p->s->bodies[i];
   json_t *v;
   if ((v = json_object_get(e, "position")) && json_object_get(e, "translate"))
-    return CM__ERR(p->ctx, CM_USAGE, path, "%s: give position or translate, "
-                   "not both", path);
+    return CM__ERR(p->ctx, CM_USAGE, path,
+                   "%s: give position or translate, "
+                   "not both",
+                   path);
   if (v) {
     snprintf(q, sizeof q, "%s.position", path);
     if ((st = cm__pvec(p, v, q, d, b->position)))
@@ -162,11 +172,12 @@ static int cm__set_body(cm__pt_t *p, json_t *e, const char *path) {
   return CM_OK;
 }
 
-/* ---- contacts.set ----------------------------------------------------------- */
+/* ---- contacts.set -----------------------------------------------------------
+ */
 
 static int cm__set_contact(cm__pt_t *p, json_t *e, const char *path) {
-  static const char *const keys[] = {"contact", "stiffness", "scale", "point",
-                                     "normal", NULL};
+  static const char *const keys[] = {"contact", "stiffness", "scale",
+                                     "point",   "normal",    NULL};
   int st = cm__pkeys(p, e, path, keys), i, d = p->s->dim;
   char q[160];
   if (st)
@@ -177,15 +188,19 @@ static int cm__set_contact(cm__pt_t *p, json_t *e, const char *path) {
   cm_contact_t *c = &p->s->contacts[i];
   json_t *v;
   if ((v = json_object_get(e, "stiffness")) && json_object_get(e, "scale"))
-    return CM__ERR(p->ctx, CM_USAGE, path, "%s: give stiffness or scale, not "
-                   "both", path);
+    return CM__ERR(p->ctx, CM_USAGE, path,
+                   "%s: give stiffness or scale, not "
+                   "both",
+                   path);
   if (v) {
     snprintf(q, sizeof q, "%s.stiffness", path);
     if ((st = cm__pnum(p, v, q, &c->stiffness)))
       return st;
     if (!(c->stiffness > 0))
-      return CM__ERR(p->ctx, CM_INVALID_SCENE, q, "%s: must be > 0 (a "
-                     "penalty stiffness)", q);
+      return CM__ERR(p->ctx, CM_INVALID_SCENE, q,
+                     "%s: must be > 0 (a "
+                     "penalty stiffness)",
+                     q);
   }
   if ((v = json_object_get(e, "scale"))) {
     double f;
@@ -210,12 +225,13 @@ static int cm__set_contact(cm__pt_t *p, json_t *e, const char *path) {
   return CM_OK;
 }
 
-/* ---- contacts.add: one new contact ------------------------------------------ */
+/* ---- contacts.add: one new contact ------------------------------------------
+ */
 
 static int cm__read_new(cm__pt_t *p, json_t *e, const char *path,
                         cm_contact_t *c, const char **name) {
-  static const char *const keys[] = {"name", "a", "b", "point", "normal",
-                                     "stiffness", "meta", NULL};
+  static const char *const keys[] = {"name",   "a",         "b",    "point",
+                                     "normal", "stiffness", "meta", NULL};
   int st = cm__pkeys(p, e, path, keys), d = p->s->dim;
   char q[160];
   if (st)
@@ -237,8 +253,10 @@ static int cm__read_new(cm__pt_t *p, json_t *e, const char *path,
   for (int k = 0; k < d; k++)
     nn += c->normal[k] * c->normal[k];
   if (!(nn > 0))
-    return CM__ERR(p->ctx, CM_INVALID_SCENE, q, "%s: zero length; give the "
-                   "normal from b to a", q);
+    return CM__ERR(p->ctx, CM_INVALID_SCENE, q,
+                   "%s: zero length; give the "
+                   "normal from b to a",
+                   q);
   snprintf(q, sizeof q, "%s.stiffness", path);
   if ((st = cm__pnum(p, json_object_get(e, "stiffness"), q, &c->stiffness)))
     return st;
@@ -255,7 +273,8 @@ static int cm__read_new(cm__pt_t *p, json_t *e, const char *path,
   return CM_OK;
 }
 
-/* ---- rebuild with removals and additions ----------------------------------- */
+/* ---- rebuild with removals and additions -----------------------------------
+ */
 
 /* Returns the new scene (kept contacts in order, then added ones) and the
  * old index of each new contact in *from (-1 for added ones). */
@@ -267,23 +286,27 @@ static int cm__rebuild(cm__pt_t *p, const char *keep, json_t *add,
   for (int i = 0; i < s->ncontacts; i++)
     kept += keep[i];
   if ((long)kept + nadd > cfg->max_contacts)
-    return CM__ERR(p->ctx, CM_LIMIT, "contacts.add", "contacts.add: the "
+    return CM__ERR(p->ctx, CM_LIMIT, "contacts.add",
+                   "contacts.add: the "
                    "patched scene would have %d contacts, more than the "
-                   "server's limit of %d (--max-contacts)", kept + nadd,
-                   cfg->max_contacts);
+                   "server's limit of %d (--max-contacts)",
+                   kept + nadd, cfg->max_contacts);
   cm_scene_t *n = cm_scene_create(s->dim);
   int *map = malloc(((size_t)kept + (size_t)nadd + 1) * sizeof *map);
   if (!n || !map)
     st = CM__ERR(p->ctx, CM_NOMEM, NULL, "out of memory");
   for (int i = 0; !st && i < s->nbodies; i++)
-    st = cm_scene_add_body(p->ctx, n, &s->bodies[i],
-                           cm_scene_body_name(s, i)) < 0 ? p->ctx->status : 0;
+    st = cm_scene_add_body(p->ctx, n, &s->bodies[i], cm_scene_body_name(s, i)) <
+                 0
+             ? p->ctx->status
+             : 0;
   int j = 0;
   for (int i = 0; !st && i < s->ncontacts; i++)
     if (keep[i]) {
       st = cm_scene_add_contact(p->ctx, n, &s->contacts[i],
                                 cm_scene_contact_name(s, i)) < 0
-               ? p->ctx->status : 0;
+               ? p->ctx->status
+               : 0;
       map[j++] = i;
     }
   for (int a = 0; !st && a < nadd; a++) {
@@ -308,7 +331,8 @@ static int cm__rebuild(cm__pt_t *p, const char *keep, json_t *add,
   return st;
 }
 
-/* ---- apply -------------------------------------------------------------------- */
+/* ---- apply
+ * -------------------------------------------------------------------- */
 
 static int cm__each(cm__pt_t *p, json_t *arr, const char *path,
                     int (*fn)(cm__pt_t *, json_t *, const char *)) {
@@ -344,10 +368,12 @@ int cm__patch_apply(cm_context_t *ctx, const json_t *patch,
     st = cm__pkeys(&p, jb, "bodies", bk);
   json_t *rm = json_object_get(jc, "remove"), *add = json_object_get(jc, "add");
   if (!st && rm && !json_is_array(rm))
-    st = CM__ERR(ctx, CM_USAGE, "contacts.remove", "contacts.remove: expected "
+    st = CM__ERR(ctx, CM_USAGE, "contacts.remove",
+                 "contacts.remove: expected "
                  "an array of contact indices or names");
   if (!st && add && !json_is_array(add))
-    st = CM__ERR(ctx, CM_USAGE, "contacts.add", "contacts.add: expected an "
+    st = CM__ERR(ctx, CM_USAGE, "contacts.add",
+                 "contacts.add: expected an "
                  "array of contacts (as in the scene format)");
   if (st)
     return st;
@@ -376,8 +402,10 @@ int cm__patch_apply(cm_context_t *ctx, const json_t *patch,
       snprintf(q, sizeof q, "contacts.remove[%zu]", r);
       st = cm__pref(&p, json_array_get(rm, r), q, 1, 0, &i);
       if (!st && !keep[i])
-        st = CM__ERR(ctx, CM_CONFLICT, q, "%s: contact %d is already removed "
-                     "by this patch", q, i);
+        st = CM__ERR(ctx, CM_CONFLICT, q,
+                     "%s: contact %d is already removed "
+                     "by this patch",
+                     q, i);
       if (!st)
         keep[i] = 0;
     }
@@ -387,9 +415,10 @@ int cm__patch_apply(cm_context_t *ctx, const json_t *patch,
       cm_scene_destroy(&p.s);
   }
   if (!st && next->ncontacts > cfg->max_contacts)
-    st = CM__ERR(ctx, CM_LIMIT, "contacts", "contacts: %d contacts, more than "
-                 "the server's limit of %d", next->ncontacts,
-                 cfg->max_contacts);
+    st = CM__ERR(ctx, CM_LIMIT, "contacts",
+                 "contacts: %d contacts, more than "
+                 "the server's limit of %d",
+                 next->ncontacts, cfg->max_contacts);
   if (!st)
     st = cm_scene_validate(ctx, next);
 

@@ -4,7 +4,8 @@
  * Not a general work queue: callers block in their own threads. */
 #include "server.h"
 
-/* ---- init / destroy: cannot fail ------------------------------------------ */
+/* ---- init / destroy: cannot fail ------------------------------------------
+ */
 
 void cm__queue_init(cm__queue_t *q, int depth) {
   pthread_mutex_init(&q->lock, NULL);
@@ -20,7 +21,8 @@ void cm__queue_destroy(cm__queue_t *q) {
   pthread_mutex_destroy(&q->lock);
 }
 
-/* ---- enter: admit, then wait for the ticket's turn ------------------------ */
+/* ---- enter: admit, then wait for the ticket's turn ------------------------
+ */
 
 int cm__queue_enter(cm__queue_t *q, int *retry_after_s) {
   pthread_mutex_lock(&q->lock);
@@ -41,7 +43,8 @@ int cm__queue_enter(cm__queue_t *q, int *retry_after_s) {
   return CM_OK;
 }
 
-/* ---- leave: hand the turn to the next ticket ------------------------------ */
+/* ---- leave: hand the turn to the next ticket ------------------------------
+ */
 
 void cm__queue_leave(cm__queue_t *q, double seconds) {
   pthread_mutex_lock(&q->lock);

@@ -11,7 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* ---- configuration and server state ---------------------------------------- */
+/* ---- configuration and server state ----------------------------------------
+ */
 
 void cm__server_config_init(cm__server_config_t *cfg) {
   memset(cfg, 0, sizeof *cfg);
@@ -49,7 +50,8 @@ void cm__server_destroy(cm__server_t *srv) {
   pthread_mutex_destroy(&srv->lock);
 }
 
-/* ---- responses ------------------------------------------------------------- */
+/* ---- responses -------------------------------------------------------------
+ */
 
 /* Takes ownership of the JSON value. */
 static void cm__reply_json(cm__response_t *r, int http, json_t *j) {
@@ -73,18 +75,18 @@ static void cm__reply_text(cm__response_t *r, int http, char *text) {
 /* The error body {"error", "message", "path"} from a status and context. */
 static void cm__reply_error(cm__response_t *r, int status,
                             const cm_context_t *ctx) {
-  const char *msg = ctx && ctx->message[0] ? ctx->message
-                                           : cm_status_message(status);
-  json_t *j = json_pack("{s:s, s:s, s:o}", "error", cm_status_name(status),
-                        "message", msg, "path",
-                        ctx && ctx->path[0] ? json_string(ctx->path)
-                                            : json_null());
+  const char *msg =
+      ctx && ctx->message[0] ? ctx->message : cm_status_message(status);
+  json_t *j = json_pack(
+      "{s:s, s:s, s:o}", "error", cm_status_name(status), "message", msg,
+      "path", ctx && ctx->path[0] ? json_string(ctx->path) : json_null());
   cm__reply_json(r, cm_status_http(status), j);
 }
 
 /* Formats a message into a fresh context and replies with it. */
 static void cm__fail(cm__response_t *r, int status, const char *path,
-                     const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+                     const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
 static void cm__fail(cm__response_t *r, int status, const char *path,
                      const char *fmt, ...) {
   cm_context_t ctx;
@@ -98,7 +100,8 @@ static void cm__fail(cm__response_t *r, int status, const char *path,
   cm__reply_error(r, status, &ctx);
 }
 
-/* ---- request checks ---------------------------------------------------------- */
+/* ---- request checks
+ * ---------------------------------------------------------- */
 
 /* Constant-time comparison of the bearer token: the time depends only on
  * the lengths, never on where the first difference is. */
@@ -173,14 +176,18 @@ static int cm__body_check(cm__server_t *srv, const cm__request_t *req,
                           cm__response_t *r, int *wrapped) {
   const cm__server_config_t *cfg = &srv->cfg;
   if (req->body_too_large || req->body_len > cfg->max_body_bytes) {
-    cm__fail(r, CM_LIMIT, "(body)", "request body larger than the server's "
+    cm__fail(r, CM_LIMIT, "(body)",
+             "request body larger than the server's "
              "limit of %zu bytes (--max-body-bytes); send a smaller scene or "
-             "raise the limit", cfg->max_body_bytes);
+             "raise the limit",
+             cfg->max_body_bytes);
     return 1;
   }
   if (!cm__json_media(req->content_type)) {
-    cm__fail(r, CM_MEDIA_TYPE, "(headers).content-type", "Content-Type \"%.100s"
-             "\" is not JSON: send application/json", req->content_type);
+    cm__fail(r, CM_MEDIA_TYPE, "(headers).content-type",
+             "Content-Type \"%.100s"
+             "\" is not JSON: send application/json",
+             req->content_type);
     return 1;
   }
   if (!req->body_len) {
@@ -189,8 +196,10 @@ static int cm__body_check(cm__server_t *srv, const cm__request_t *req,
   }
   if (cm__scan(req->body, req->body_len, cfg->max_depth, wrapped) >
       cfg->max_depth) {
-    cm__fail(r, CM_LIMIT, "(body)", "JSON nested deeper than the server's "
-             "limit of %d levels (--max-depth)", cfg->max_depth);
+    cm__fail(r, CM_LIMIT, "(body)",
+             "JSON nested deeper than the server's "
+             "limit of %d levels (--max-depth)",
+             cfg->max_depth);
     return 1;
   }
   return 0;
@@ -214,7 +223,8 @@ static int cm__body_json(cm__server_t *srv, const cm__request_t *req,
   return 0;
 }
 
-/* ---- scenes from a body ------------------------------------------------------- */
+/* ---- scenes from a body
+ * ------------------------------------------------------- */
 
 /* A bare scene goes straight to the library's reader (one parse of the very
  * same bytes); {"scene": ..., "options": ...} is split first. *options is a
@@ -244,14 +254,17 @@ static int cm__body_scene(cm__server_t *srv, const cm__request_t *req,
       if (strcmp(key, "scene") && strcmp(key, "options")) {
         char path[96];
         snprintf(path, sizeof path, "%.64s", key);
-        cm__fail(r, CM_USAGE, path, "%s: unknown key next to \"scene\" "
-                 "(allowed: scene, options)", path);
+        cm__fail(r, CM_USAGE, path,
+                 "%s: unknown key next to \"scene\" "
+                 "(allowed: scene, options)",
+                 path);
         json_decref(root);
         return 1;
       }
     }
     if (!json_is_object(json_object_get(root, "scene"))) {
-      cm__fail(r, CM_INVALID_SCENE, "scene", "scene: expected a scene object "
+      cm__fail(r, CM_INVALID_SCENE, "scene",
+               "scene: expected a scene object "
                "{\"format\": \"cmodes-scene\", ...}");
       json_decref(root);
       return 1;
@@ -266,11 +279,13 @@ static int cm__body_scene(cm__server_t *srv, const cm__request_t *req,
   }
   *t_parse = cm__now() - t0;
   if (!st && (*scene)->nbodies > cfg->max_bodies)
-    st = CM__ERR(&ctx, CM_LIMIT, "bodies", "bodies: %d bodies, more than the "
-                 "server's limit of %d (--max-bodies)", (*scene)->nbodies,
-                 cfg->max_bodies);
+    st = CM__ERR(&ctx, CM_LIMIT, "bodies",
+                 "bodies: %d bodies, more than the "
+                 "server's limit of %d (--max-bodies)",
+                 (*scene)->nbodies, cfg->max_bodies);
   if (!st && (*scene)->ncontacts > cfg->max_contacts)
-    st = CM__ERR(&ctx, CM_LIMIT, "contacts", "contacts: %d contacts, more "
+    st = CM__ERR(&ctx, CM_LIMIT, "contacts",
+                 "contacts: %d contacts, more "
                  "than the server's limit of %d (--max-contacts)",
                  (*scene)->ncontacts, cfg->max_contacts);
   if (st) {
@@ -283,7 +298,8 @@ static int cm__body_scene(cm__server_t *srv, const cm__request_t *req,
   return 0;
 }
 
-/* ---- options -------------------------------------------------------------------- */
+/* ---- options
+ * -------------------------------------------------------------------- */
 
 typedef struct {
   cm_options_t opts; /* analysis options */
@@ -307,7 +323,8 @@ static int cm__collect_options(cm__server_t *srv, const cm__request_t *req,
       if (v && (!strcmp(v, "0") || !strcmp(v, "false")))
         ro->json_flags |= CM_JSON_NO_TIMINGS;
       else if (v && strcmp(v, "1") && strcmp(v, "true"))
-        st = CM__ERR(ctx, CM_USAGE, "?timings", "?timings: expected true or "
+        st = CM__ERR(ctx, CM_USAGE, "?timings",
+                     "?timings: expected true or "
                      "false");
     } else if (!strcmp(k, "pretty")) {
       ro->json_flags |= CM_JSON_INDENT;
@@ -321,7 +338,8 @@ static int cm__collect_options(cm__server_t *srv, const cm__request_t *req,
   return st;
 }
 
-/* ---- the analysis itself ---------------------------------------------------------- */
+/* ---- the analysis itself
+ * ---------------------------------------------------------- */
 
 /* Assembles in the caller's thread (in parallel with other requests), then
  * factors and solves in the queue. On success *rep is the caller's. */
@@ -336,9 +354,10 @@ static int cm__run(cm__server_t *srv, cm_context_t *ctx, const cm_scene_t *s,
   st = cm__queue_enter(&srv->queue, retry_after_s);
   if (st) {
     cm_system_destroy(&sys);
-    return CM__ERR(ctx, CM_BUSY, NULL, "the solve queue is full (%d admitted,"
-                   " --queue); retry after %d s", srv->queue.depth,
-                   *retry_after_s);
+    return CM__ERR(ctx, CM_BUSY, NULL,
+                   "the solve queue is full (%d admitted,"
+                   " --queue); retry after %d s",
+                   srv->queue.depth, *retry_after_s);
   }
   double t0 = cm__now();
   st = cm_analyze_system(ctx, sys, s, opts, rep);
@@ -353,7 +372,8 @@ static int cm__run(cm__server_t *srv, cm_context_t *ctx, const cm_scene_t *s,
       !(isfinite(rp->omega_max) && isfinite(rp->pc_omega_max) &&
         isfinite(rp->omega_upper) && rp->pc_omega_max > 0)) {
     cm_report_destroy(rep);
-    return CM__ERR(ctx, CM_NUMERIC, NULL, "the frequencies overflow or "
+    return CM__ERR(ctx, CM_NUMERIC, NULL,
+                   "the frequencies overflow or "
                    "vanish in double precision (stiffness / mass ratios "
                    "near 1e300 or 1e-300): rescale the units of the scene");
   }
@@ -370,7 +390,8 @@ static void cm__reply_report(cm__response_t *r, const cm_report_t *rep,
   cm__reply_text(r, 200, text);
 }
 
-/* ---- POST /v1/analyze ------------------------------------------------------------- */
+/* ---- POST /v1/analyze
+ * ------------------------------------------------------------- */
 
 static void cm__analyze(cm__server_t *srv, const cm__request_t *req,
                         cm__response_t *r) {
@@ -397,7 +418,8 @@ static void cm__analyze(cm__server_t *srv, const cm__request_t *req,
   json_decref(jopts);
 }
 
-/* ---- sessions --------------------------------------------------------------------- */
+/* ---- sessions
+ * --------------------------------------------------------------------- */
 
 static json_t *cm__summary(cm__server_t *srv, const cm__session_t *s) {
   const cm_scene_t *sc = s->scene;
@@ -408,8 +430,8 @@ static json_t *cm__summary(cm__server_t *srv, const cm__session_t *s) {
   snprintf(loc, sizeof loc, "/v1/scenes/%s", s->id);
   return json_pack("{s:s, s:s, s:I, s:i, s:i, s:i, s:i, s:b, s:b, s:f}", "id",
                    s->id, "location", loc, "version", (json_int_t)s->version,
-                   "dim", sc->dim, "bodies", sc->nbodies, "fixed_bodies",
-                   fixed, "contacts", sc->ncontacts, "has_report",
+                   "dim", sc->dim, "bodies", sc->nbodies, "fixed_bodies", fixed,
+                   "contacts", sc->ncontacts, "has_report",
                    s->report_version == s->version, "warm_start",
                    s->start != NULL, "idle_expiry_s", srv->cfg.session_idle_s);
 }
@@ -435,10 +457,12 @@ static void cm__scene_create(cm__server_t *srv, const cm__request_t *req,
   cm__session_t *s = NULL;
   st = cm__store_add(&srv->store, scene, keep, &s, &r->retry_after_s);
   if (st) {
-    cm__fail(r, st, NULL, st == CM_TOO_MANY
-             ? "the server holds its limit of %d scenes (--max-sessions): "
-               "DELETE one, or retry once an idle one expires"
-             : "out of memory (%d)", srv->cfg.max_sessions);
+    cm__fail(r, st, NULL,
+             st == CM_TOO_MANY
+                 ? "the server holds its limit of %d scenes (--max-sessions): "
+                   "DELETE one, or retry once an idle one expires"
+                 : "out of memory (%d)",
+             srv->cfg.max_sessions);
     cm_scene_destroy(&scene);
     json_decref(keep);
   } else {
@@ -503,15 +527,19 @@ static void cm__scene_patch(cm__server_t *srv, const cm__request_t *req,
   json_t *v = json_object_get(root, "version"), *added = NULL;
   int st = CM_OK;
   if (!json_is_object(root))
-    st = CM__ERR(&ctx, CM_PARSE, "(root)", "expected a patch object such as "
+    st = CM__ERR(&ctx, CM_PARSE, "(root)",
+                 "expected a patch object such as "
                  "{\"contacts\": {\"set\": [...]}}");
   else if (v && !json_is_integer(v))
-    st = CM__ERR(&ctx, CM_USAGE, "version", "version: expected the integer "
+    st = CM__ERR(&ctx, CM_USAGE, "version",
+                 "version: expected the integer "
                  "version the patch was written against");
   else if (v && json_integer_value(v) != s->version)
-    st = CM__ERR(&ctx, CM_CONFLICT, "version", "version: the patch is for "
+    st = CM__ERR(&ctx, CM_CONFLICT, "version",
+                 "version: the patch is for "
                  "version %lld but the scene is at version %ld; GET it and "
-                 "patch again", (long long)json_integer_value(v), s->version);
+                 "patch again",
+                 (long long)json_integer_value(v), s->version);
   if (!st)
     st = cm__patch_apply(&ctx, root, &srv->cfg, &s->scene, &s->start, &added);
   if (st) {
@@ -534,26 +562,28 @@ static void cm__scene_route(cm__server_t *srv, const cm__request_t *req,
   int hex = n == 32;
   for (size_t i = 0; hex && i < n; i++)
     hex = isxdigit((unsigned char)rest[i]) && !isupper((unsigned char)rest[i]);
-  r->route = !*sub ? "/v1/scenes/{id}"
+  r->route = !*sub                     ? "/v1/scenes/{id}"
              : !strcmp(sub, "/report") ? "/v1/scenes/{id}/report"
-             : !strcmp(sub, "/scene") ? "/v1/scenes/{id}/scene" : "other";
+             : !strcmp(sub, "/scene")  ? "/v1/scenes/{id}/scene"
+                                       : "other";
   if (!strcmp(r->route, "other")) {
     cm__fail(r, CM_NOT_FOUND, req->path, "no route %s", req->path);
     return;
   }
   const char *m = req->method;
   const char *allow = !*sub ? "GET, PATCH, DELETE" : "GET";
-  if (!(!strcmp(m, "GET") || (!*sub && (!strcmp(m, "PATCH") ||
-                                        !strcmp(m, "DELETE"))))) {
+  if (!(!strcmp(m, "GET") ||
+        (!*sub && (!strcmp(m, "PATCH") || !strcmp(m, "DELETE"))))) {
     snprintf(r->allow, sizeof r->allow, "%s", allow);
     cm__fail(r, CM_METHOD, req->path, "%s is not allowed on %s (allowed: %s)",
              m, r->route, allow);
     return;
   }
   if (!hex) {
-    cm__fail(r, CM_NOT_FOUND, req->path, "no scene %.*s: ids are 32 lowercase"
-             " hex digits, as returned by POST /v1/scenes", (int)(n > 40 ? 40 : n),
-             rest);
+    cm__fail(r, CM_NOT_FOUND, req->path,
+             "no scene %.*s: ids are 32 lowercase"
+             " hex digits, as returned by POST /v1/scenes",
+             (int)(n > 40 ? 40 : n), rest);
     return;
   }
   memcpy(id, rest, 32);
@@ -568,8 +598,10 @@ static void cm__scene_route(cm__server_t *srv, const cm__request_t *req,
   }
   cm__session_t *s = cm__store_get(&srv->store, id);
   if (!s) {
-    cm__fail(r, CM_NOT_FOUND, req->path, "no scene %s (deleted, expired or "
-             "never created)", id);
+    cm__fail(r, CM_NOT_FOUND, req->path,
+             "no scene %s (deleted, expired or "
+             "never created)",
+             id);
     return;
   }
   pthread_mutex_lock(&s->lock);
@@ -592,7 +624,8 @@ static void cm__scene_route(cm__server_t *srv, const cm__request_t *req,
   cm__store_release(&srv->store, &s);
 }
 
-/* ---- dispatch --------------------------------------------------------------------- */
+/* ---- dispatch
+ * --------------------------------------------------------------------- */
 
 static void cm__metrics_route(cm__server_t *srv, cm__response_t *r) {
   int adm, run, infl;
@@ -622,8 +655,7 @@ static int cm__only(const cm__request_t *req, const char *m,
   return 0;
 }
 
-void cm__route(cm__server_t *srv, const cm__request_t *req,
-               cm__response_t *r) {
+void cm__route(cm__server_t *srv, const cm__request_t *req, cm__response_t *r) {
   double t0 = cm__now();
   memset(r, 0, sizeof *r);
   r->route = "other";
@@ -666,19 +698,23 @@ void cm__route(cm__server_t *srv, const cm__request_t *req,
   } else if (!strncmp(p, "/v1/scenes/", 11)) {
     cm__scene_route(srv, req, p + 11, r);
   } else {
-    cm__fail(r, CM_NOT_FOUND, p, "no route %.200s (routes: /healthz, /metrics,"
-             " /v1/analyze, /v1/scenes, /v1/scenes/{id}[/report|/scene])", p);
+    cm__fail(r, CM_NOT_FOUND, p,
+             "no route %.200s (routes: /healthz, /metrics,"
+             " /v1/analyze, /v1/scenes, /v1/scenes/{id}[/report|/scene])",
+             p);
   }
   cm__metrics_request(srv->metrics, r->route, r->status, req->body_len,
                       cm__now() - t0);
 }
 
-/* ---- query strings ---------------------------------------------------------------- */
+/* ---- query strings
+ * ---------------------------------------------------------------- */
 
 static int cm__hexval(char c) {
-  return c >= '0' && c <= '9' ? c - '0'
+  return c >= '0' && c <= '9'   ? c - '0'
          : c >= 'a' && c <= 'f' ? c - 'a' + 10
-         : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+         : c >= 'A' && c <= 'F' ? c - 'A' + 10
+                                : -1;
 }
 
 static void cm__unescape(char *s) {
@@ -698,7 +734,8 @@ static void cm__unescape(char *s) {
 
 int cm__query_parse(char *buf, cm__request_t *req) {
   char *save = NULL;
-  for (char *kv = strtok_r(buf, "&", &save); kv; kv = strtok_r(NULL, "&", &save)) {
+  for (char *kv = strtok_r(buf, "&", &save); kv;
+       kv = strtok_r(NULL, "&", &save)) {
     if (req->nquery >= CM__MAX_QUERY)
       return CM_LIMIT;
     char *eq = strchr(kv, '=');

@@ -15,20 +15,20 @@
 /* ---- configuration ------------------------------------------------------ */
 
 typedef struct cm__server_config {
-  char listen[128];         /* "ADDR:PORT", default "127.0.0.1:8080" */
-  char token[512];          /* bearer token; empty = no authentication */
-  int queue;                /* solves admitted (running + waiting), >= 1 */
-  size_t max_body_bytes;    /* request body limit */
-  int max_contacts;         /* scene size limits */
+  char listen[128];      /* "ADDR:PORT", default "127.0.0.1:8080" */
+  char token[512];       /* bearer token; empty = no authentication */
+  int queue;             /* solves admitted (running + waiting), >= 1 */
+  size_t max_body_bytes; /* request body limit */
+  int max_contacts;      /* scene size limits */
   int max_bodies;
-  int max_depth;            /* JSON nesting limit */
-  int max_sessions;         /* stored scenes */
-  double session_idle_s;    /* idle expiry of a stored scene */
-  double max_solve_s;       /* cap on options.max_seconds (0 = none) */
-  int max_connections;      /* HTTP connections at once */
-  double drain_s;           /* SIGTERM: longest wait for in-flight requests */
-  int stdio;                /* 1: JSON lines on stdin/stdout */
-  int quiet;                /* 1: no access log */
+  int max_depth;         /* JSON nesting limit */
+  int max_sessions;      /* stored scenes */
+  double session_idle_s; /* idle expiry of a stored scene */
+  double max_solve_s;    /* cap on options.max_seconds (0 = none) */
+  int max_connections;   /* HTTP connections at once */
+  double drain_s;        /* SIGTERM: longest wait for in-flight requests */
+  int stdio;             /* 1: JSON lines on stdin/stdout */
+  int quiet;             /* 1: no access log */
 } cm__server_config_t;
 
 /* Defaults that keep a 24 GiB machine safe (docs/server.md). */
@@ -159,22 +159,22 @@ void cm__server_destroy(cm__server_t *srv);
 #define CM__MAX_QUERY 32
 
 typedef struct cm__request {
-  const char *method;         /* "GET", "POST", ... */
-  const char *path;           /* without the query string */
-  int nquery;                 /* query parameters */
+  const char *method; /* "GET", "POST", ... */
+  const char *path;   /* without the query string */
+  int nquery;         /* query parameters */
   const char *qkey[CM__MAX_QUERY];
   const char *qval[CM__MAX_QUERY]; /* NULL when given without '=' */
-  const char *content_type;   /* header or NULL */
-  const char *authorization;  /* header or NULL */
-  int check_auth;             /* 0 for --stdio (a trusted pipe) */
-  const char *body;           /* request body (not NUL-terminated) */
+  const char *content_type;        /* header or NULL */
+  const char *authorization;       /* header or NULL */
+  int check_auth;                  /* 0 for --stdio (a trusted pipe) */
+  const char *body;                /* request body (not NUL-terminated) */
   size_t body_len;
-  int body_too_large;         /* the transport cut the body at the limit */
+  int body_too_large; /* the transport cut the body at the limit */
 } cm__request_t;
 
 typedef struct cm__response {
-  int status;            /* HTTP status */
-  char *body;            /* JSON text, malloc'd (owned) */
+  int status; /* HTTP status */
+  char *body; /* JSON text, malloc'd (owned) */
   size_t body_len;
   char location[96];     /* Location header or "" */
   int retry_after_s;     /* Retry-After header when > 0 */

@@ -8,7 +8,8 @@
 #include <string.h>
 #include <sys/random.h>
 
-/* ---- one session ----------------------------------------------------------- */
+/* ---- one session -----------------------------------------------------------
+ */
 
 static void cm__session_free(cm__session_t *s) {
   if (!s)
@@ -41,7 +42,8 @@ static void cm__new_id(char id[33]) {
     snprintf(id + 2 * i, 3, "%02x", r[i]);
 }
 
-/* ---- store ----------------------------------------------------------------- */
+/* ---- store -----------------------------------------------------------------
+ */
 
 int cm__store_init(cm__store_t *st, int cap, double idle_s) {
   pthread_mutex_init(&st->lock, NULL);

@@ -73,7 +73,8 @@ static void cm__emit_bad(FILE *out, json_t *id, int status, const char *msg,
   free(r.body);
 }
 
-/* ---- one line ---------------------------------------------------------------- */
+/* ---- one line
+ * ---------------------------------------------------------------- */
 
 static void cm__line(cm__server_t *srv, const char *line, size_t len,
                      FILE *out) {
@@ -83,13 +84,15 @@ static void cm__line(cm__server_t *srv, const char *line, size_t len,
     char msg[300];
     snprintf(msg, sizeof msg, "request line:%d: %s", err.column,
              root ? "expected an object {\"id\", \"method\", \"path\", "
-                    "\"body\"}" : err.text);
+                    "\"body\"}"
+                  : err.text);
     cm__emit_bad(out, NULL, CM_PARSE, msg, "(line)");
     json_decref(root);
     return;
   }
   json_t *id = json_object_get(root, "id");
-  json_t *jm = json_object_get(root, "method"), *jp = json_object_get(root, "path");
+  json_t *jm = json_object_get(root, "method"),
+         *jp = json_object_get(root, "path");
   json_t *jb = json_object_get(root, "body");
   const char *key;
   json_t *v;
@@ -97,16 +100,20 @@ static void cm__line(cm__server_t *srv, const char *line, size_t len,
     if (strcmp(key, "id") && strcmp(key, "method") && strcmp(key, "path") &&
         strcmp(key, "body")) {
       char msg[200];
-      snprintf(msg, sizeof msg, "%.64s: unknown key (allowed: id, method, "
-               "path, body)", key);
+      snprintf(msg, sizeof msg,
+               "%.64s: unknown key (allowed: id, method, "
+               "path, body)",
+               key);
       cm__emit_bad(out, id, CM_USAGE, msg, key);
       json_decref(root);
       return;
     }
   }
   if (!json_is_string(jm) || !json_is_string(jp)) {
-    cm__emit_bad(out, id, CM_USAGE, "a request needs \"method\" and \"path\" "
-                 "strings", json_is_string(jm) ? "path" : "method");
+    cm__emit_bad(out, id, CM_USAGE,
+                 "a request needs \"method\" and \"path\" "
+                 "strings",
+                 json_is_string(jm) ? "path" : "method");
     json_decref(root);
     return;
   }
@@ -175,9 +182,10 @@ int cm__serve_stdio(cm__server_t *srv, FILE *in, FILE *out) {
       continue;
     if ((size_t)n > limit) {
       char msg[200];
-      snprintf(msg, sizeof msg, "request line of %zd bytes: larger than the "
-               "server's limit (--max-body-bytes %zu)", n,
-               srv->cfg.max_body_bytes);
+      snprintf(msg, sizeof msg,
+               "request line of %zd bytes: larger than the "
+               "server's limit (--max-body-bytes %zu)",
+               n, srv->cfg.max_body_bytes);
       cm__emit_bad(out, NULL, CM_LIMIT, msg, "(line)");
       continue;
     }
@@ -187,9 +195,9 @@ int cm__serve_stdio(cm__server_t *srv, FILE *in, FILE *out) {
   int lost = !cm__stdio_stop && ferror(in) && errno != EINTR;
   free(line);
   if (ferror(out) || lost) {
-    fprintf(stderr, "cmodes serve --stdio: %s\n", ferror(out)
-            ? "cannot write the responses (stdout closed?)"
-            : "error reading the requests");
+    fprintf(stderr, "cmodes serve --stdio: %s\n",
+            ferror(out) ? "cannot write the responses (stdout closed?)"
+                        : "error reading the requests");
     return cm_status_exit(CM_IO);
   }
   return 0;
