@@ -335,7 +335,7 @@ static void vt_stability(cm_scene_t *s, const char *what) {
   cm_verify_options_t o;
   cm_verify_options_init(&o);
   o.progress = 0, o.runs = 0, o.integrators = CM_VERIFY_CD;
-  o.bisect_tol = 1e-3;
+  o.bisect_tol = 1e-3, o.bisect_steps = 3000;
   cm_verify_result_t *r = NULL;
   int st = cm_verify(&ctx, s, &o, &r);
   CMT_EQ_INT(st, 0);

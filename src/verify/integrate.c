@@ -38,10 +38,10 @@ static void cm__vlin_acc(cm__vlin_t *w, const double *q, double *a) {
 }
 
 /* Energy about the equilibrium: kinetic + sum of contact potentials minus the
- * work of the balancing loads; 1/2 k xi^2 per contact when bilateral. */
-static double cm__vlin_energy(cm__vlin_t *w, const double *q, const double *v) {
+ * work of the balancing loads; 1/2 k xi^2 per contact when bilateral. Uses
+ * the gaps w->xi of the last cm__vlin_acc (same q) and overwrites w->f. */
+static double cm__vlin_energy(cm__vlin_t *w, const double *v) {
   const cm__vmodel_t *m = w->m;
-  cm__vmodel_J(m, q, w->xi);
   cm__vmodel_mul_M(m, v, w->f);
   double e = 0;
   for (int i = 0; i < m->n; i++)
@@ -120,8 +120,8 @@ static int cm__vint_frozen(cm_context_t *ctx, const cm__vmodel_t *m,
   /* ---- initial state ---- */
   memcpy(q, run->q0, (size_t)m->n * sizeof *q);
   int need_e = run->energy || run->stop_growth > 0;
-  double e0 = need_e ? cm__vlin_energy(&w, q, v) : 0;
   cm__vlin_acc(&w, q, a);
+  double e0 = need_e ? cm__vlin_energy(&w, v) : 0;
   if (uni)
     cm__vopen_flags(m, w.xi, open);
   run->growth = 1;
@@ -157,7 +157,7 @@ static int cm__vint_frozen(cm_context_t *ctx, const cm__vmodel_t *m,
       }
       cm__vlin_acc(&w, q, a);
     }
-    double e = need_e ? cm__vlin_energy(&w, q, v) : 0;
+    double e = need_e ? cm__vlin_energy(&w, v) : 0; /* gaps of acc(q) */
     if (uni)
       cm__vopen_flags(m, w.xi, open);
     stop = cm__vrecord(run, m, s, w.xi, e, e0, was, uni ? open : NULL, ever);
