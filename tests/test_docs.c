@@ -16,6 +16,9 @@
 #define main docs_api_bar_main
 #include "../docs/examples/api_bar.c"
 #undef main
+#define main docs_api_stages_main
+#include "../docs/examples/api_stages.c"
+#undef main
 
 /* ---- helpers -------------------------------------------------------------- */
 
@@ -136,6 +139,35 @@ CM_TEST(docs_api_bar_example) {
     json_decref(j);
   }
   free(out);
+}
+
+static int docs_run_stages(void) {
+  char path[1024], prog[] = "api_stages";
+  snprintf(path, sizeof path, "%s/data/bar2d.json", CM_SOURCE_DIR);
+  char *argv[] = {prog, path, NULL};
+  return docs_api_stages_main(2, argv);
+}
+
+CM_TEST(docs_api_stages_example) {
+  int rc = -1;
+  char *out = docs_capture(docs_run_stages, &rc);
+  CMT_EQ_INT(rc, 0);
+  CMT_CONTAINS(out, "2 contacts x 2 active dofs (3 dofs, 1 dropped), 1 "
+                    "component(s)");
+  CMT_CONTAINS(out, "500.0000000 <= omega_max <= 707.1067812 rad/s");
+  CMT_REL(docs_number_after(out, "omega 1 = "), sqrt(4e5), 1e-9);
+  CMT_REL(docs_number_after(out, "omega 2 = "), sqrt(1e5), 1e-9);
+  CMT_REL(docs_number_after(out, "RK4 "), 2 * sqrt(2) / sqrt(4e5), 5e-7);
+  free(out);
+}
+
+/* docs/c-api.md shows docs/examples/api_bar.c verbatim. */
+CM_TEST(docs_c_api_listing) {
+  char *md = docs_read("docs/c-api.md");
+  char *src = docs_read("docs/examples/api_bar.c");
+  if (md && src)
+    CMT_TRUE(strstr(md, src) != NULL);
+  free(md), free(src);
 }
 
 /* ---- the report key table ------------------------------------------------- */
