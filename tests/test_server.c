@@ -440,6 +440,36 @@ CM_TEST(server_bar_matches_cli) {
   resp_free(&r);
   free(wrapped);
 
+  /* an ARPACK-sized pile: the same bits from the server and the CLI */
+  cm_context_t ctx;
+  cm_context_init(&ctx);
+  cm_pile_options_t po;
+  cm_pile_options_init(&po);
+  po.dim = 3;
+  po.count = 300;
+  cm_scene_t *sc = NULL;
+  CMT_EQ_INT(cm_generate_pile(&ctx, &po, &sc), 0);
+  char tmp[] = "/tmp/cmt_pile_XXXXXX", cmd[256];
+  int fd = mkstemp(tmp);
+  FILE *f = fdopen(fd, "w");
+  if (sc)
+    cm_scene_write_json(&ctx, sc, f);
+  fclose(f);
+  char *pile = cmt_read_file(tmp);
+  r = http_post(s.port, "/v1/analyze?modes=3&timings=false", pile);
+  CMT_EQ_INT(r.status, 200);
+  snprintf(cmd, sizeof cmd, CM_BINARY " analyze --json --no-timings -k 3 %s",
+           tmp);
+  cli = cmt_run(cmd, &code);
+  a = report_canon(r.body), b = report_canon(cli);
+  CMT_TRUE(a && b && strstr(a, "\"arpack\""));
+  if (a && b && strcmp(a, b))
+    CMT_FAIL("server and CLI pile reports differ");
+  free(a), free(b), free(cli), free(pile);
+  resp_free(&r);
+  unlink(tmp);
+  cm_scene_destroy(&sc);
+
   r = http_get(s.port, "/healthz");
   CMT_EQ_INT(r.status, 200);
   CMT_CONTAINS(r.body, "\"ok\"");
@@ -447,8 +477,8 @@ CM_TEST(server_bar_matches_cli) {
   r = http_get(s.port, "/metrics");
   CMT_EQ_INT(r.status, 200);
   CMT_CONTAINS(r.body, "cmodes_http_requests_total{route=\"/v1/analyze\","
-                       "status=\"200\"} 2");
-  CMT_CONTAINS(r.body, "cmodes_solve_duration_seconds_count 2");
+                       "status=\"200\"} 3");
+  CMT_CONTAINS(r.body, "cmodes_solve_duration_seconds_count 3");
   CMT_CONTAINS(r.body, "# TYPE cmodes_solve_duration_seconds histogram");
   CMT_CONTAINS(r.body, "cmodes_queue_depth 0");
   resp_free(&r);
