@@ -226,6 +226,33 @@ CM_TEST(verify_bar_stability) {
   cm_scene_destroy(&s);
 }
 
+CM_TEST(verify_bisect_wrong_prediction) {
+  /* the bracket is checked and widened: predictions 0.4x and 3x off still
+   * bisect to the analytic 2 / omega_rock and 2 sqrt 2 / omega_rock */
+  cm_scene_t *s = vt_bar();
+  cm_context_t ctx;
+  cm_context_init(&ctx);
+  cm__vmodel_t *m = NULL;
+  CMT_EQ_INT(cm__vmodel_build(&ctx, s, &m), 0);
+  cm_verify_options_t o;
+  cm_verify_options_init(&o);
+  o.progress = 0;
+  double f[2] = {0.4, 3.0};
+  for (int t = 0; t < 2 && m; t++) {
+    cm__vpred_t p = {0};
+    p.omega_max = vt_w_rock / f[t], p.pc_omega_max = 500;
+    p.h_cd = f[t] * 2 / vt_w_rock, p.h_rk4 = f[t] * 2 * sqrt(2.0) / vt_w_rock;
+    cm_verify_stability_t cd, rk;
+    CMT_EQ_INT(cm__vstability(&ctx, m, &o, &p, CM__VCD, &cd), 0);
+    CMT_EQ_INT(cm__vstability(&ctx, m, &o, &p, CM__VRK4, &rk), 0);
+    CMT_REL(cd.h_bisect_s, 2 / vt_w_rock, 2e-4);
+    CMT_REL(rk.h_bisect_s, 2 * sqrt(2.0) / vt_w_rock, 2e-3);
+    CMT_REL(cd.rel_err, 1 / f[t] - 1, 1e-3);
+  }
+  cm__vmodel_destroy(&m);
+  cm_scene_destroy(&s);
+}
+
 CM_TEST(verify_bar_nonlinear) {
   cm_scene_t *s = vt_bar();
   cm_context_t ctx;
@@ -329,13 +356,13 @@ CM_TEST(verify_bar_3d) {
 
 /* Central-difference bisection against the core's prediction (1%), and the
  * per-contact step must blow up. */
-static void vt_stability(cm_scene_t *s, const char *what) {
+static void vt_stability(cm_scene_t *s, const char *what, long steps) {
   cm_context_t ctx;
   cm_context_init(&ctx);
   cm_verify_options_t o;
   cm_verify_options_init(&o);
   o.progress = 0, o.runs = 0, o.integrators = CM_VERIFY_CD;
-  o.bisect_tol = 1e-3, o.bisect_steps = 3000;
+  o.bisect_tol = 1e-3, o.bisect_steps = steps;
   cm_verify_result_t *r = NULL;
   int st = cm_verify(&ctx, s, &o, &r);
   CMT_EQ_INT(st, 0);
@@ -371,7 +398,7 @@ CM_TEST(verify_pile_stability) {
   if (!s)
     return;
   CMT_TRUE(s->nbodies >= 1000);
-  vt_stability(s, "pile 2D");
+  vt_stability(s, "pile 2D", 3000);
   /* frequency runs need every contact loaded: a hyperstatic pile under
    * frozen-J gravity has tension, which is an error, not a wrong number */
   cm_verify_options_t o;
@@ -409,7 +436,7 @@ CM_TEST(verify_pile3d_stability) {
   CMT_EQ_INT(cm_generate_pile(&ctx, &po, &s), 0);
   if (!s)
     return;
-  vt_stability(s, "pile 3D");
+  vt_stability(s, "pile 3D", 2000);
   cm_scene_destroy(&s);
 }
 
@@ -423,7 +450,7 @@ CM_TEST(verify_fleet_stability) {
   CMT_EQ_INT(cm_generate_fleet(&ctx, &fo, &s), 0);
   if (!s)
     return;
-  vt_stability(s, "fleet");
+  vt_stability(s, "fleet", 3000);
   cm_scene_destroy(&s);
   /* frequency runs with the generator's forces: the joint bushings carry
    * no static load, an error unless kept as bilateral joints */

@@ -64,15 +64,6 @@ static void cm__vprogress(const cm_verify_options_t *o, int done, int total,
 
 /* ---- predictions from the core ---------------------------------------------- */
 
-typedef struct {
-  double omega_max, pc_omega_max; /* rad/s */
-  double h_cd, h_rk4;             /* predicted critical steps, s */
-  int nmodes;                     /* modes with vectors */
-  int *index;                     /* 1-based mode numbers, size nmodes */
-  double *omega;                  /* size nmodes */
-  double *z;                      /* nmodes x nc, scene contact order */
-} cm__vpred_t;
-
 static void cm__vpred_free(cm__vpred_t *p) {
   free(p->index), free(p->omega), free(p->z);
 }
@@ -324,9 +315,9 @@ static int cm__vtrial(cm_context_t *ctx, const cm__vmodel_t *m,
   return run->blowup;
 }
 
-static int cm__vstability(cm_context_t *ctx, const cm__vmodel_t *m,
-                          const cm_verify_options_t *o, const cm__vpred_t *p,
-                          int integ, cm_verify_stability_t *s) {
+int cm__vstability(cm_context_t *ctx, const cm__vmodel_t *m,
+                   const cm_verify_options_t *o, const cm__vpred_t *p,
+                   int integ, cm_verify_stability_t *s) {
   double *q0 = NULL;
   int st = cm__vrandom_q(ctx, m, o->seed, &q0);
   if (st)
@@ -337,8 +328,9 @@ static int cm__vstability(cm_context_t *ctx, const cm__vmodel_t *m,
   s->integrator = integ == CM__VCD ? CM_VERIFY_CD : CM_VERIFY_RK4;
   s->h_pred_s = integ == CM__VCD ? p->h_cd : p->h_rk4;
   s->trial_steps = N;
-  /* asymmetric bracket: no trial lands on the prediction itself */
-  double lo = 0.5 * s->h_pred_s, hi = 1.9 * s->h_pred_s;
+  /* asymmetric bracket near the prediction (no trial lands on it); it is
+   * checked and widened below, so a wrong prediction is still found */
+  double lo = 0.95 * s->h_pred_s, hi = 1.07 * s->h_pred_s;
   /* ---- bracket ---- */
   for (int i = 0; i < 20 && !st && cm__vtrial(ctx, m, q0, integ, lo, N, &run,
                                                &st); i++)

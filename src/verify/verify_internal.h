@@ -144,6 +144,23 @@ typedef struct cm__vrun {
 int cm__vintegrate(cm_context_t *ctx, const cm__vmodel_t *m,
                    const cm__vstate_t *base, cm__vrun_t *run);
 
+/* ---- predictions and stability --------------------------------------------- */
+
+typedef struct cm__vpred {
+  double omega_max, pc_omega_max; /* rad/s */
+  double h_cd, h_rk4;             /* predicted critical steps, s */
+  int nmodes;                     /* modes with vectors */
+  int *index;                     /* 1-based mode numbers, size nmodes */
+  double *omega;                  /* size nmodes */
+  double *z;                      /* nmodes x nc, scene contact order */
+} cm__vpred_t;
+
+/* Bisects the linear model's stable step for integ from a bracket around
+ * p's prediction (checked and widened), then tries the per-contact step. */
+int cm__vstability(cm_context_t *ctx, const cm__vmodel_t *m,
+                   const cm_verify_options_t *o, const cm__vpred_t *p,
+                   int integ, cm_verify_stability_t *s);
+
 /* ---- measurement ------------------------------------------------------------ */
 
 /* Angle per sample theta (rad) of the dominant oscillation of s[0..n):
