@@ -338,6 +338,9 @@ static int cm__collect_options(cm__server_t *srv, const cm__request_t *req,
   return st;
 }
 
+/* Scenes with fewer contacts run single-threaded. */
+#define CM__SMALL_SCENE 4096
+
 /* ---- the analysis itself
  * ---------------------------------------------------------- */
 
@@ -348,6 +351,10 @@ static int cm__run(cm__server_t *srv, cm_context_t *ctx, const cm_scene_t *s,
                    int *retry_after_s) {
   cm_system_t *sys = NULL;
   *rep = NULL;
+  /* a small scene on one thread: a parallel region costs more than it
+   * saves, and on a busy machine its barrier waits for a descheduled
+   * thread (same bits either way: the kernels are deterministic) */
+  ctx->threads = s->ncontacts < CM__SMALL_SCENE ? 1 : 0;
   int st = cm_system_assemble(ctx, s, &sys);
   if (st < 0)
     return st;
