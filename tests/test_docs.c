@@ -471,7 +471,8 @@ CM_TEST(docs_lammps_import_example) {
   snprintf(cmd, sizeof cmd,
            "cd %s && %s import dump data/lammps/pile.dump --k 2000 "
            "--wall-plane 'z>0' --wall-plane 'x>-0.05' --wall-plane 'x<0.05' "
-           "--wall-plane 'y>-0.05' --wall-plane 'y<0.05' -q -o %s 2>&1",
+           "--wall-plane 'y>-0.05' --wall-plane 'y<0.05' --threads 1 -q -o "
+           "%s 2>&1",
            CM_SOURCE_DIR, CM_BINARY, out);
   int code = -1;
   char *log = cmt_run(cmd, &code);
@@ -485,6 +486,7 @@ CM_TEST(docs_lammps_import_example) {
   free(log);
   cm_context_t ctx;
   cm_context_init(&ctx);
+  ctx.threads = 1; /* same bits at any count; one thread is fastest here */
   cm_scene_t *s = NULL;
   cm_report_t *r = NULL;
   CMT_EQ_INT(cm_scene_read_file(&ctx, out, &s), 0);
