@@ -38,8 +38,7 @@ static double now_s(void) {
   return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-/* ---- scenes
- * --------------------------------------------------------------------- */
+/* ---- scenes ------------------------------------------------------ */
 
 static char *bar_scene(void) {
   return strdup(
@@ -76,8 +75,7 @@ static char *pile_scene(int count, int *ncontacts) {
   return text;
 }
 
-/* ---- a keep-alive HTTP/1.1 client
- * ----------------------------------------------- */
+/* ---- a keep-alive HTTP/1.1 client -------------------------------- */
 
 static int connect_port(int port) {
   int fd = socket(AF_INET, SOCK_STREAM, 0), one = 1;
@@ -160,8 +158,7 @@ static int exchange(int port, int *fd, const char *method, const char *path,
   return -1;
 }
 
-/* ---- one configuration
- * ---------------------------------------------------------- */
+/* ---- one configuration ------------------------------------------- */
 
 typedef struct {
   int port;
@@ -251,8 +248,7 @@ static result_t run_config(int port, const char *body, int conns, int total,
   return r;
 }
 
-/* ---- the server
- * ------------------------------------------------------------------- */
+/* ---- the server -------------------------------------------------- */
 
 static int start_server(const char *binary, int *port) {
   char log[] = "/tmp/cmodes_load_XXXXXX";

@@ -20,8 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 
-/* ---- server process
- * ---------------------------------------------------------- */
+/* ---- server process ---------------------------------------------- */
 
 typedef struct {
   pid_t pid;    /* server process */
@@ -109,8 +108,7 @@ static int srv_stop_sig(srv_t *s, int sig) {
 
 static int srv_stop(srv_t *s) { return srv_stop_sig(s, SIGTERM); }
 
-/* ---- a small HTTP/1.1 client
- * ------------------------------------------------- */
+/* ---- a small HTTP/1.1 client ------------------------------------- */
 
 typedef struct {
   int status;    /* HTTP status, -1 when the exchange failed */
@@ -221,8 +219,7 @@ static resp_t http_post(int port, const char *path, const char *body) {
   return http_req(port, "POST", path, NULL, body, strlen(body));
 }
 
-/* ---- JSON helpers
- * ------------------------------------------------------------- */
+/* ---- JSON helpers ------------------------------------------------ */
 
 static json_t *jparse(const char *text) {
   json_error_t e;
@@ -268,8 +265,7 @@ static const char *jstr(json_t *j, const char *key) {
     json_decref(e_);                                                           \
   } while (0)
 
-/* ---- scenes
- * ------------------------------------------------------------------- */
+/* ---- scenes ------------------------------------------------------ */
 
 /* The reference bar of DESIGN.md with every stiffness times kf. */
 static char *bar_json(double kf) {
@@ -399,8 +395,7 @@ static char *bar_file_text(void) {
   return t ? t : bar_json(1.0);
 }
 
-/* ---- tests
- * ---------------------------------------------------------------------- */
+/* ---- tests ------------------------------------------------------- */
 
 /* The bar over HTTP equals the CLI's report bit for bit (minus timings) and
  * the analytic rocking frequency; /healthz and /metrics answer. */
@@ -673,8 +668,7 @@ CM_TEST(server_session_warm_start) {
   CMT_EQ_INT(srv_stop(&s), 0);
 }
 
-/* ---- concurrent clients
- * -------------------------------------------------------- */
+/* ---- concurrent clients ------------------------------------------ */
 
 typedef struct {
   int port, id;  /* server port, client number */
@@ -799,8 +793,7 @@ CM_TEST(server_concurrent_clients) {
   CMT_EQ_INT(srv_stop(&s), 0);
 }
 
-/* ---- every error status
- * ---------------------------------------------------------- */
+/* ---- every error status ------------------------------------------ */
 
 CM_TEST(server_errors) {
   char tokfile[] = "/tmp/cmt_token_XXXXXX";
@@ -996,8 +989,7 @@ CM_TEST(server_errors) {
   unlink(tokfile);
 }
 
-/* ---- a slow solve: full queue, budget, SIGTERM
- * ----------------------------------- */
+/* ---- a slow solve: full queue, budget, SIGTERM ------------------- */
 
 typedef struct {
   int port;
@@ -1100,8 +1092,7 @@ CM_TEST(server_sigterm_during_solve) {
   free(slow);
 }
 
-/* ---- --stdio
- * ---------------------------------------------------------------------- */
+/* ---- --stdio ----------------------------------------------------- */
 
 CM_TEST(server_stdio) {
   char in[] = "/tmp/cmt_stdio_XXXXXX";
@@ -1168,8 +1159,7 @@ CM_TEST(server_stdio) {
   unlink(in);
 }
 
-/* ---- idle expiry
- * ------------------------------------------------------------------- */
+/* ---- idle expiry ------------------------------------------------- */
 
 CM_TEST(server_session_expiry) {
   srv_t s;

@@ -35,8 +35,7 @@ static void cm__in_flight(cm__server_t *srv, int delta) {
   pthread_mutex_unlock(&srv->lock);
 }
 
-/* ---- answering
- * --------------------------------------------------------------- */
+/* ---- answering --------------------------------------------------- */
 
 static enum MHD_Result cm__query_kv(void *cls, enum MHD_ValueKind kind,
                                     const char *key, const char *value) {
@@ -100,8 +99,7 @@ static enum MHD_Result cm__respond(cm__server_t *srv, struct MHD_Connection *c,
   return ret;
 }
 
-/* ---- the access handler: called per chunk of a request
- * ----------------------- */
+/* ---- the access handler: called per chunk of a request ----------- */
 
 static enum MHD_Result cm__handler(void *cls, struct MHD_Connection *c,
                                    const char *url, const char *method,
@@ -188,8 +186,7 @@ static void cm__completed(void *cls, struct MHD_Connection *c, void **con_cls,
   cm__in_flight(srv, -1);
 }
 
-/* ---- listening address
- * ----------------------------------------------------------- */
+/* ---- listening address ------------------------------------------- */
 
 /* "127.0.0.1:8080", "[::1]:0" or ":8080" (all IPv4 interfaces). */
 static int cm__parse_listen(const char *spec, struct sockaddr_storage *ss,
@@ -222,8 +219,7 @@ static int cm__parse_listen(const char *spec, struct sockaddr_storage *ss,
   return 0;
 }
 
-/* ---- run until a signal
- * ---------------------------------------------------------- */
+/* ---- run until a signal ------------------------------------------ */
 
 int cm__serve_http(cm__server_t *srv) {
   struct sockaddr_storage ss;

@@ -331,8 +331,7 @@ static int cm__rebuild(cm__pt_t *p, const char *keep, json_t *add,
   return st;
 }
 
-/* ---- apply
- * -------------------------------------------------------------------- */
+/* ---- apply ------------------------------------------------------- */
 
 static int cm__each(cm__pt_t *p, json_t *arr, const char *path,
                     int (*fn)(cm__pt_t *, json_t *, const char *)) {

@@ -100,8 +100,7 @@ static void cm__fail(cm__response_t *r, int status, const char *path,
   cm__reply_error(r, status, &ctx);
 }
 
-/* ---- request checks
- * ---------------------------------------------------------- */
+/* ---- request checks ---------------------------------------------- */
 
 /* Constant-time comparison of the bearer token: the time depends only on
  * the lengths, never on where the first difference is. */
@@ -223,8 +222,7 @@ static int cm__body_json(cm__server_t *srv, const cm__request_t *req,
   return 0;
 }
 
-/* ---- scenes from a body
- * ------------------------------------------------------- */
+/* ---- scenes from a body ------------------------------------------ */
 
 /* A bare scene goes straight to the library's reader (one parse of the very
  * same bytes); {"scene": ..., "options": ...} is split first. *options is a
@@ -298,8 +296,7 @@ static int cm__body_scene(cm__server_t *srv, const cm__request_t *req,
   return 0;
 }
 
-/* ---- options
- * -------------------------------------------------------------------- */
+/* ---- options ----------------------------------------------------- */
 
 typedef struct {
   cm_options_t opts; /* analysis options */
@@ -341,8 +338,7 @@ static int cm__collect_options(cm__server_t *srv, const cm__request_t *req,
 /* Scenes with fewer contacts run single-threaded. */
 #define CM__SMALL_SCENE 4096
 
-/* ---- the analysis itself
- * ---------------------------------------------------------- */
+/* ---- the analysis itself ----------------------------------------- */
 
 /* Assembles in the caller's thread (in parallel with other requests), then
  * factors and solves in the queue. On success *rep is the caller's. */
@@ -397,8 +393,7 @@ static void cm__reply_report(cm__response_t *r, const cm_report_t *rep,
   cm__reply_text(r, 200, text);
 }
 
-/* ---- POST /v1/analyze
- * ------------------------------------------------------------- */
+/* ---- POST /v1/analyze -------------------------------------------- */
 
 static void cm__analyze(cm__server_t *srv, const cm__request_t *req,
                         cm__response_t *r) {
@@ -425,8 +420,7 @@ static void cm__analyze(cm__server_t *srv, const cm__request_t *req,
   json_decref(jopts);
 }
 
-/* ---- sessions
- * --------------------------------------------------------------------- */
+/* ---- sessions ---------------------------------------------------- */
 
 static json_t *cm__summary(cm__server_t *srv, const cm__session_t *s) {
   const cm_scene_t *sc = s->scene;
@@ -631,8 +625,7 @@ static void cm__scene_route(cm__server_t *srv, const cm__request_t *req,
   cm__store_release(&srv->store, &s);
 }
 
-/* ---- dispatch
- * --------------------------------------------------------------------- */
+/* ---- dispatch ---------------------------------------------------- */
 
 static void cm__metrics_route(cm__server_t *srv, cm__response_t *r) {
   int adm, run, infl;
@@ -714,8 +707,7 @@ void cm__route(cm__server_t *srv, const cm__request_t *req, cm__response_t *r) {
                       cm__now() - t0);
 }
 
-/* ---- query strings
- * ---------------------------------------------------------------- */
+/* ---- query strings ----------------------------------------------- */
 
 static int cm__hexval(char c) {
   return c >= '0' && c <= '9'   ? c - '0'

@@ -73,8 +73,7 @@ static void cm__emit_bad(FILE *out, json_t *id, int status, const char *msg,
   free(r.body);
 }
 
-/* ---- one line
- * ---------------------------------------------------------------- */
+/* ---- one line ---------------------------------------------------- */
 
 static void cm__line(cm__server_t *srv, const char *line, size_t len,
                      FILE *out) {
