@@ -4,8 +4,8 @@
  * the analytic critical steps 2/omega and 2 sqrt(2)/omega, the pendulum law
  * of the bar's finite rocking, a pure sampled sinusoid for the estimator,
  * and generated piles and fleets against the core's predicted steps. */
-#include "cmtest.h"
 #include "cmodes.h"
+#include "cmtest.h"
 #include "verify/verify_internal.h"
 
 #include <math.h>
@@ -50,7 +50,8 @@ static const cm_verify_run_t *vt_find(const cm_verify_result_t *r, int mode,
   return NULL;
 }
 
-/* ---- estimator and shifts ------------------------------------------------- */
+/* ---- estimator and shifts -------------------------------------------------
+ */
 
 CM_TEST(verify_measure_synthetic) {
   /* pure, offset, decaying and harmonic-laden sinusoids of known angle */
@@ -92,7 +93,8 @@ CM_TEST(verify_shift_correction) {
   }
 }
 
-/* ---- the reference bar ------------------------------------------------------ */
+/* ---- the reference bar ------------------------------------------------------
+ */
 
 CM_TEST(verify_bar_frequencies) {
   cm_scene_t *s = vt_bar();
@@ -214,13 +216,15 @@ CM_TEST(verify_bar_stability) {
   /* the energy trace: bounded below the limit, unbounded above */
   double *E = malloc(401 * sizeof *E), emax = 0;
   CMT_EQ_INT(cm_verify_energy_trace(&ctx, s, &o, CM_VERIFY_CD,
-                                    0.99 * 2 / vt_w_rock, 400, E), 0);
+                                    0.99 * 2 / vt_w_rock, 400, E),
+             0);
   for (int i = 0; i <= 400; i++)
     emax = fmax(emax, E[i]);
   CMT_REL(E[0], 1.0, 1e-15);
   CMT_LE(emax, 2.0);
   CMT_EQ_INT(cm_verify_energy_trace(&ctx, s, &o, CM_VERIFY_CD,
-                                    1.01 * 2 / vt_w_rock, 400, E), 0);
+                                    1.01 * 2 / vt_w_rock, 400, E),
+             0);
   CMT_TRUE(E[400] > 1e20);
   free(E);
   cm_scene_destroy(&s);
@@ -352,7 +356,8 @@ CM_TEST(verify_bar_3d) {
   cm_scene_destroy(&s);
 }
 
-/* ---- generated scenes ------------------------------------------------------- */
+/* ---- generated scenes -------------------------------------------------------
+ */
 
 /* Central-difference bisection against the core's prediction (1%), and the
  * per-contact step must blow up. */
@@ -379,8 +384,9 @@ static void vt_stability(cm_scene_t *s, const char *what, long steps) {
   CMT_LE(r->stab[0].h_pred_s * (1 - 1e-9), r->stab[0].h_unstable_s);
   CMT_TRUE(r->stab[0].h_pc_s > 1.05 * r->stab[0].h_pred_s);
   CMT_EQ_INT(r->stab[0].pc_unstable, 1);
-  fprintf(stderr, "%s: %d contacts, h_pred %.6e h_bisect %.6e (%+.2e), "
-                  "h_pc %.4e blew up after %ld steps\n",
+  fprintf(stderr,
+          "%s: %d contacts, h_pred %.6e h_bisect %.6e (%+.2e), "
+          "h_pc %.4e blew up after %ld steps\n",
           what, s->ncontacts, r->stab[0].h_pred_s, r->stab[0].h_bisect_s,
           r->stab[0].rel_err, r->stab[0].h_pc_s, r->stab[0].pc_steps);
   cm_verify_result_destroy(&r);
@@ -518,7 +524,8 @@ CM_TEST(verify_bar_direction) {
   cm_scene_destroy(&s);
 }
 
-/* ---- bad inputs ----------------------------------------------------------- */
+/* ---- bad inputs -----------------------------------------------------------
+ */
 
 CM_TEST(verify_bad_inputs) {
   cm_context_t ctx;

@@ -12,50 +12,53 @@
 #include <string.h>
 
 static void cm__verify_usage(FILE *f) {
-  fprintf(f,
-    "usage: cmodes verify SCENE [options]      (SCENE may be - for stdin)\n"
-    "\n"
-    "Checks the predicted contact modes and stable steps by simulation:\n"
-    "preloads the supports, perturbs the equilibrium along predicted modes,\n"
-    "integrates (central difference, RK4) in the linear, unilateral and\n"
-    "nonlinear models, measures the frequencies from the gaps and bisects\n"
-    "the step at which the linear model's energy grows without bound.\n\n"
-    "preload (one of them; not needed with --stability-only):\n"
-    "  -g, --gravity GX,GY[,GZ]   static equilibrium under gravity, m/s^2\n"
-    "      --preload F            the same compressive force F (N) on every\n"
-    "                             contact, balanced by constant loads\n"
-    "      --preload-file FILE    one force (N) per contact, scene order\n"
-    "      --unloaded-bilateral   keep contacts without load as bilateral\n"
-    "                             joints (never open) instead of an error\n"
-    "perturbation and runs:\n"
-    "  -k, --modes K              perturb the top K modes (default 2)\n"
-    "  -m, --mode I               only mode I (1 = highest frequency)\n"
-    "      --direction V1,V2,...  a user direction over the dofs of the\n"
-    "                             moving bodies (3 or 6 each, scene order)\n"
-    "  -a, --amplitudes A,...     gap amplitude as a fraction of the\n"
-    "                             smallest overlap (0.01,0.1,0.5,1.5)\n"
-    "  -s, --steps S,...          fractions of each integrator's predicted\n"
-    "                             critical step (0.05,0.2,0.5)\n"
-    "      --models M,...         linear,unilateral,nonlinear,full\n"
-    "                             (default linear,unilateral,nonlinear)\n"
-    "      --integrators I,...    cd,rk4 (default both)\n"
-    "      --periods P            periods simulated per run (40)\n"
-    "      --tol E                relative error counted as agreement (1e-4)\n"
-    "stability:\n"
-    "      --bisect-steps N       steps per stability trial (5000)\n"
-    "      --bisect-tol E         relative width of the bisection (1e-4)\n"
-    "      --seed S               random start of the trials\n"
-    "      --no-stability         skip the bisection\n"
-    "      --stability-only       only the bisection (no preload needed)\n"
-    "output:\n"
-    "      --json                 the result as JSON\n"
-    "      --plot FILE.svg        energy against time below and above the\n"
-    "                             bisected central-difference limit\n"
-    "  -q, --quiet                no progress on stderr\n"
-    "      --threads N            OpenMP threads of the analysis\n"
-    "  -h, --help                 this help\n"
-    "\nexit codes: 0 ok, 2 usage, 3 invalid input (no equilibrium, tension),\n"
-    "            4 numerical failure, 1 other\n");
+  fprintf(
+      f,
+      "usage: cmodes verify SCENE [options]      (SCENE may be - for stdin)\n"
+      "\n"
+      "Checks the predicted contact modes and stable steps by simulation:\n"
+      "preloads the supports, perturbs the equilibrium along predicted modes,\n"
+      "integrates (central difference, RK4) in the linear, unilateral and\n"
+      "nonlinear models, measures the frequencies from the gaps and bisects\n"
+      "the step at which the linear model's energy grows without bound.\n\n"
+      "preload (one of them; not needed with --stability-only):\n"
+      "  -g, --gravity GX,GY[,GZ]   static equilibrium under gravity, m/s^2\n"
+      "      --preload F            the same compressive force F (N) on every\n"
+      "                             contact, balanced by constant loads\n"
+      "      --preload-file FILE    one force (N) per contact, scene order\n"
+      "      --unloaded-bilateral   keep contacts without load as bilateral\n"
+      "                             joints (never open) instead of an error\n"
+      "perturbation and runs:\n"
+      "  -k, --modes K              perturb the top K modes (default 2)\n"
+      "  -m, --mode I               only mode I (1 = highest frequency)\n"
+      "      --direction V1,V2,...  a user direction over the dofs of the\n"
+      "                             moving bodies (3 or 6 each, scene order)\n"
+      "  -a, --amplitudes A,...     gap amplitude as a fraction of the\n"
+      "                             smallest overlap (0.01,0.1,0.5,1.5)\n"
+      "  -s, --steps S,...          fractions of each integrator's predicted\n"
+      "                             critical step (0.05,0.2,0.5)\n"
+      "      --models M,...         linear,unilateral,nonlinear,full\n"
+      "                             (default linear,unilateral,nonlinear)\n"
+      "      --integrators I,...    cd,rk4 (default both)\n"
+      "      --periods P            periods simulated per run (40)\n"
+      "      --tol E                relative error counted as agreement "
+      "(1e-4)\n"
+      "stability:\n"
+      "      --bisect-steps N       steps per stability trial (5000)\n"
+      "      --bisect-tol E         relative width of the bisection (1e-4)\n"
+      "      --seed S               random start of the trials\n"
+      "      --no-stability         skip the bisection\n"
+      "      --stability-only       only the bisection (no preload needed)\n"
+      "output:\n"
+      "      --json                 the result as JSON\n"
+      "      --plot FILE.svg        energy against time below and above the\n"
+      "                             bisected central-difference limit\n"
+      "  -q, --quiet                no progress on stderr\n"
+      "      --threads N            OpenMP threads of the analysis\n"
+      "  -h, --help                 this help\n"
+      "\nexit codes: 0 ok, 2 usage, 3 invalid input (no equilibrium, "
+      "tension),\n"
+      "            4 numerical failure, 1 other\n");
 }
 
 /* Parses "a,b,c" into at most max numbers; returns the count or -1. */
@@ -66,8 +69,10 @@ static int cm__list(const char *opt, const char *s, double *v, int max) {
     char *end;
     double x = strtod(p, &end);
     if (end == p || !isfinite(x) || n >= max || (*end && *end != ',')) {
-      fprintf(stderr, "cmodes verify: %s: '%s' is not a list of at most %d "
-                      "numbers separated by commas\n", opt, s, max);
+      fprintf(stderr,
+              "cmodes verify: %s: '%s' is not a list of at most %d "
+              "numbers separated by commas\n",
+              opt, s, max);
       return -1;
     }
     v[n++] = x;
@@ -89,8 +94,7 @@ static int cm__flags(const char *opt, const char *s, const char *const *names,
       if (!strcmp(tok, names[i]))
         *out |= flags[i], found = 1;
     if (!found) {
-      fprintf(stderr, "cmodes verify: %s: unknown '%s' (choose from", opt,
-              tok);
+      fprintf(stderr, "cmodes verify: %s: unknown '%s' (choose from", opt, tok);
       for (int i = 0; names[i]; i++)
         fprintf(stderr, " %s", names[i]);
       fprintf(stderr, ")\n");
@@ -104,8 +108,7 @@ static int cm__flags(const char *opt, const char *s, const char *const *names,
 static double *cm__read_numbers(const char *path, int *n) {
   FILE *f = fopen(path, "r");
   if (!f) {
-    fprintf(stderr, "cmodes verify: --preload-file: cannot open '%s'\n",
-            path);
+    fprintf(stderr, "cmodes verify: --preload-file: cannot open '%s'\n", path);
     return NULL;
   }
   int cap = 1024, len = 0, line = 1, ch;
@@ -113,8 +116,8 @@ static double *cm__read_numbers(const char *path, int *n) {
   char tok[128];
   while (v) {
     int tl = 0;
-    while ((ch = fgetc(f)) != EOF && (ch == ' ' || ch == '\t' || ch == ',' ||
-                                      ch == '\n' || ch == '\r'))
+    while ((ch = fgetc(f)) != EOF &&
+           (ch == ' ' || ch == '\t' || ch == ',' || ch == '\n' || ch == '\r'))
       line += ch == '\n';
     if (ch == EOF)
       break;
@@ -150,7 +153,8 @@ static double *cm__read_numbers(const char *path, int *n) {
   return v;
 }
 
-/* ---- SVG plot of energy traces --------------------------------------------- */
+/* ---- SVG plot of energy traces ---------------------------------------------
+ */
 
 static void cm__svg(FILE *f, int ntr, double *const *E, long n, const double *h,
                     const char *const *label) {
@@ -160,15 +164,20 @@ static void cm__svg(FILE *f, int ntr, double *const *E, long n, const double *h,
   double tmax = 0;
   for (int t = 0; t < ntr; t++)
     tmax = fmax(tmax, h[t] * (double)n);
-  fprintf(f, "<svg xmlns='http://www.w3.org/2000/svg' width='%g' height='%g' "
-             "font-family='sans-serif' font-size='12'>\n", W, H);
+  fprintf(f,
+          "<svg xmlns='http://www.w3.org/2000/svg' width='%g' height='%g' "
+          "font-family='sans-serif' font-size='12'>\n",
+          W, H);
   fprintf(f, "<rect width='100%%' height='100%%' fill='white'/>\n");
-  fprintf(f, "<rect x='%g' y='%g' width='%g' height='%g' fill='none' "
-             "stroke='black'/>\n", x0, y0, pw, ph);
+  fprintf(f,
+          "<rect x='%g' y='%g' width='%g' height='%g' fill='none' "
+          "stroke='black'/>\n",
+          x0, y0, pw, ph);
   for (int e = (int)ymin; e <= (int)ymax; e += 2) {
     double y = y0 + ph * (ymax - e) / (ymax - ymin);
-    fprintf(f, "<line x1='%g' y1='%g' x2='%g' y2='%g' stroke='#ddd'/>"
-               "<text x='%g' y='%g' text-anchor='end'>1e%d</text>\n",
+    fprintf(f,
+            "<line x1='%g' y1='%g' x2='%g' y2='%g' stroke='#ddd'/>"
+            "<text x='%g' y='%g' text-anchor='end'>1e%d</text>\n",
             x0, y, x0 + pw, y, x0 - 6, y + 4, e);
   }
   for (int i = 0; i <= 5; i++) {
@@ -176,17 +185,22 @@ static void cm__svg(FILE *f, int ntr, double *const *E, long n, const double *h,
     fprintf(f, "<text x='%g' y='%g' text-anchor='middle'>%.4g</text>\n", x,
             y0 + ph + 16, 1e3 * tmax * i / 5.0);
   }
-  fprintf(f, "<text x='%g' y='18' text-anchor='middle'>linear-model energy, "
-             "central difference, seeded random start (clipped at 1e12)"
-             "</text>\n", x0 + pw / 2);
+  fprintf(f,
+          "<text x='%g' y='18' text-anchor='middle'>linear-model energy, "
+          "central difference, seeded random start (clipped at 1e12)"
+          "</text>\n",
+          x0 + pw / 2);
   fprintf(f, "<text x='%g' y='%g' text-anchor='middle'>time (ms)</text>\n",
           x0 + pw / 2, y0 + ph + 34);
-  fprintf(f, "<text x='18' y='%g' transform='rotate(-90 18 %g)' "
-             "text-anchor='middle'>energy / initial energy</text>\n",
+  fprintf(f,
+          "<text x='18' y='%g' transform='rotate(-90 18 %g)' "
+          "text-anchor='middle'>energy / initial energy</text>\n",
           y0 + ph / 2, y0 + ph / 2);
   for (int t = 0; t < ntr; t++) {
-    fprintf(f, "<polyline fill='none' stroke='%s' stroke-width='1.5' "
-               "points='", col[t % 4]);
+    fprintf(f,
+            "<polyline fill='none' stroke='%s' stroke-width='1.5' "
+            "points='",
+            col[t % 4]);
     for (long i = 0; i <= n; i++) {
       double e = E[t][i];
       if (!isfinite(e))
@@ -198,8 +212,9 @@ static void cm__svg(FILE *f, int ntr, double *const *E, long n, const double *h,
       if (ly >= ymax)
         break;
     }
-    fprintf(f, "'/>\n<line x1='%g' y1='%g' x2='%g' y2='%g' stroke='%s' "
-               "stroke-width='3'/><text x='%g' y='%g'>%s</text>\n",
+    fprintf(f,
+            "'/>\n<line x1='%g' y1='%g' x2='%g' y2='%g' stroke='%s' "
+            "stroke-width='3'/><text x='%g' y='%g'>%s</text>\n",
             x0 + pw + 12, y0 + 20 + 22.0 * t, x0 + pw + 32, y0 + 20 + 22.0 * t,
             col[t % 4], x0 + pw + 38, y0 + 24 + 22.0 * t, label[t]);
   }
@@ -248,7 +263,8 @@ static int cm__plot(cm_context_t *ctx, const cm_scene_t *scene,
   return st;
 }
 
-/* ---- main ------------------------------------------------------------------ */
+/* ---- main ------------------------------------------------------------------
+ */
 
 static int cm__vfail(const cm_context_t *ctx, int st) {
   fprintf(stderr, "cmodes verify: %s: %s\n", cm_status_message(st),
@@ -257,9 +273,24 @@ static int cm__vfail(const cm_context_t *ctx, int st) {
 }
 
 int cm__cmd_verify(int argc, char **argv) {
-  enum { O_PRELOAD = 256, O_PFILE, O_DIR, O_MODELS, O_INTEG, O_PERIODS, O_TOL,
-         O_BSTEPS, O_BTOL, O_SEED, O_NOSTAB, O_STABONLY, O_JSON, O_PLOT,
-         O_THREADS, O_UNLOADED };
+  enum {
+    O_PRELOAD = 256,
+    O_PFILE,
+    O_DIR,
+    O_MODELS,
+    O_INTEG,
+    O_PERIODS,
+    O_TOL,
+    O_BSTEPS,
+    O_BTOL,
+    O_SEED,
+    O_NOSTAB,
+    O_STABONLY,
+    O_JSON,
+    O_PLOT,
+    O_THREADS,
+    O_UNLOADED
+  };
   static const struct option longopts[] = {
       {"gravity", required_argument, 0, 'g'},
       {"preload", required_argument, 0, O_PRELOAD},
@@ -300,8 +331,8 @@ int cm__cmd_verify(int argc, char **argv) {
   const char *plot = NULL, *pfile = NULL;
   double tmp[CM_VERIFY_MAX_LIST], x, *dir = NULL, *pre = NULL;
   optind = 1;
-  while (ok && (c = getopt_long(argc, argv, "g:k:m:a:s:qh", longopts,
-                                NULL)) != -1) {
+  while (ok &&
+         (c = getopt_long(argc, argv, "g:k:m:a:s:qh", longopts, NULL)) != -1) {
     int n;
     char *end;
     switch (c) {
@@ -321,11 +352,15 @@ int cm__cmd_verify(int argc, char **argv) {
       x = strtod(optarg, &end);
       ok = end != optarg && !*end && x > 0 && isfinite(x);
       if (!ok)
-        fprintf(stderr, "cmodes verify: --preload: '%s' is not a force > 0 "
-                        "(N)\n", optarg);
+        fprintf(stderr,
+                "cmodes verify: --preload: '%s' is not a force > 0 "
+                "(N)\n",
+                optarg);
       o.preload_uniform = x;
       break;
-    case O_PFILE: pfile = optarg; break;
+    case O_PFILE:
+      pfile = optarg;
+      break;
     case 'k':
     case 'm':
       x = strtod(optarg, &end);
@@ -348,16 +383,20 @@ int cm__cmd_verify(int argc, char **argv) {
       break;
     }
     case 'a':
-      o.namplitudes = cm__list("--amplitudes", optarg, o.amplitudes,
-                               CM_VERIFY_MAX_LIST);
+      o.namplitudes =
+          cm__list("--amplitudes", optarg, o.amplitudes, CM_VERIFY_MAX_LIST);
       ok = o.namplitudes > 0;
       break;
     case 's':
       o.nsteps = cm__list("--steps", optarg, o.steps, CM_VERIFY_MAX_LIST);
       ok = o.nsteps > 0;
       break;
-    case O_MODELS: ok = cm__flags("--models", optarg, mnames, mflags, &o.models); break;
-    case O_INTEG: ok = cm__flags("--integrators", optarg, inames, iflags, &o.integrators); break;
+    case O_MODELS:
+      ok = cm__flags("--models", optarg, mnames, mflags, &o.models);
+      break;
+    case O_INTEG:
+      ok = cm__flags("--integrators", optarg, inames, iflags, &o.integrators);
+      break;
     case O_PERIODS:
     case O_TOL:
     case O_BTOL:
@@ -365,9 +404,12 @@ int cm__cmd_verify(int argc, char **argv) {
       ok = end != optarg && !*end && x > 0 && isfinite(x);
       if (!ok)
         fprintf(stderr, "cmodes verify: '%s' is not a number > 0\n", optarg);
-      if (c == O_PERIODS) o.periods = x;
-      if (c == O_TOL) o.tol = x;
-      if (c == O_BTOL) o.bisect_tol = x;
+      if (c == O_PERIODS)
+        o.periods = x;
+      if (c == O_TOL)
+        o.tol = x;
+      if (c == O_BTOL)
+        o.bisect_tol = x;
       break;
     case O_BSTEPS:
     case O_SEED:
@@ -375,20 +417,41 @@ int cm__cmd_verify(int argc, char **argv) {
       x = strtod(optarg, &end);
       ok = end != optarg && !*end && x >= 0 && x <= 1e12 && x == floor(x);
       if (!ok)
-        fprintf(stderr, "cmodes verify: '%s' is not a non-negative "
-                        "integer\n", optarg);
-      if (c == O_BSTEPS) o.bisect_steps = (long)x;
-      if (c == O_SEED) o.seed = (uint64_t)x;
-      if (c == O_THREADS) ctx.threads = (int)x;
+        fprintf(stderr,
+                "cmodes verify: '%s' is not a non-negative "
+                "integer\n",
+                optarg);
+      if (c == O_BSTEPS)
+        o.bisect_steps = (long)x;
+      if (c == O_SEED)
+        o.seed = (uint64_t)x;
+      if (c == O_THREADS)
+        ctx.threads = (int)x;
       break;
-    case O_NOSTAB: o.stability = 0; break;
-    case O_UNLOADED: o.bilateral_unloaded = 1; break;
-    case O_STABONLY: o.runs = 0, o.stability = 1; break;
-    case O_JSON: json = 1; break;
-    case O_PLOT: plot = optarg; break;
-    case 'q': o.progress = 0; break;
-    case 'h': cm__verify_usage(stdout); free(dir); return 0;
-    default: ok = 0;
+    case O_NOSTAB:
+      o.stability = 0;
+      break;
+    case O_UNLOADED:
+      o.bilateral_unloaded = 1;
+      break;
+    case O_STABONLY:
+      o.runs = 0, o.stability = 1;
+      break;
+    case O_JSON:
+      json = 1;
+      break;
+    case O_PLOT:
+      plot = optarg;
+      break;
+    case 'q':
+      o.progress = 0;
+      break;
+    case 'h':
+      cm__verify_usage(stdout);
+      free(dir);
+      return 0;
+    default:
+      ok = 0;
     }
   }
   if (ok && argc - optind != 1) {
@@ -416,8 +479,9 @@ int cm__cmd_verify(int argc, char **argv) {
   if (pfile) {
     pre = cm__read_numbers(pfile, &npre);
     if (pre && npre != scene->ncontacts) {
-      fprintf(stderr, "cmodes verify: --preload-file: %s has %d numbers, the "
-                      "scene has %d contacts: give one force per contact\n",
+      fprintf(stderr,
+              "cmodes verify: --preload-file: %s has %d numbers, the "
+              "scene has %d contacts: give one force per contact\n",
               pfile, npre, scene->ncontacts);
       free(pre);
       pre = NULL;
@@ -434,8 +498,9 @@ int cm__cmd_verify(int argc, char **argv) {
     for (int i = 0; i < scene->nbodies; i++)
       need += scene->bodies[i].fixed ? 0 : (scene->dim == 2 ? 3 : 6);
     if (ndir != need) {
-      fprintf(stderr, "cmodes verify: --direction: %d numbers, the scene's "
-                      "moving bodies have %d dofs (%d per body)\n",
+      fprintf(stderr,
+              "cmodes verify: --direction: %d numbers, the scene's "
+              "moving bodies have %d dofs (%d per body)\n",
               ndir, need, scene->dim == 2 ? 3 : 6);
       cm_scene_destroy(&scene);
       free(dir), free(pre);

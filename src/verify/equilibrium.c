@@ -14,14 +14,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* ---- regularised solver for J^T K J --------------------------------------- */
+/* ---- regularised solver for J^T K J ---------------------------------------
+ */
 
 typedef struct {
-  cholmod_common cc;  /* CHOLMOD workspace */
-  cholmod_sparse C;   /* J^T K^1/2, n x nc, CSC = J's CSR (values scaled) */
-  cholmod_factor *L;  /* factor of C C^T + beta I */
-  double *Cx;         /* scaled values, size Jp[nc] */
-  double beta;        /* regulariser */
+  cholmod_common cc; /* CHOLMOD workspace */
+  cholmod_sparse C;  /* J^T K^1/2, n x nc, CSC = J's CSR (values scaled) */
+  cholmod_factor *L; /* factor of C C^T + beta I */
+  double *Cx;        /* scaled values, size Jp[nc] */
+  double beta;       /* regulariser */
 } cm__vsolver_t;
 
 static void cm__vsolver_free(cm__vsolver_t *s) {
@@ -99,7 +100,8 @@ static double cm__vnorm(int n, const double *x) {
   return sqrt(s);
 }
 
-/* ---- checks ------------------------------------------------------------------ */
+/* ---- checks
+ * ------------------------------------------------------------------ */
 
 /* Every contact must be compressed: delta_c > 1e-9 max delta. */
 static int cm__vcheck_compressed(cm_context_t *ctx, const cm__vmodel_t *m,
@@ -124,8 +126,7 @@ static int cm__vcheck_compressed(cm_context_t *ctx, const cm__vmodel_t *m,
       const char *nm = cm_scene_contact_name(scene, c);
       snprintf(list + len, sizeof list - len, "%scontacts[%d]%s%s%s %s %.3g N",
                bad ? ", " : "", c, nm ? " (" : "", nm ? nm : "", nm ? ")" : "",
-               m->delta[c] < 0 ? "tension" : "unloaded",
-               m->k[c] * m->delta[c]);
+               m->delta[c] < 0 ? "tension" : "unloaded", m->k[c] * m->delta[c]);
     }
     bad++;
   }
@@ -133,17 +134,20 @@ static int cm__vcheck_compressed(cm_context_t *ctx, const cm__vmodel_t *m,
     return CM_OK;
   char path[64];
   snprintf(path, sizeof path, "contacts[%d]", first);
-  return CM__ERR(ctx, CM_INVALID_SCENE, path,
-                 "%d of %d contacts are not compressed at the %s equilibrium "
-                 "(%s%s): a contact in tension or without load cannot be part "
-                 "of the linear model; remove it, or give contact preloads "
-                 "(--preload) instead%s",
-                 bad, m->nc, how, list, bad > 5 ? ", ..." : "",
-                 m->bilateral_unloaded ? ""
-                 : " (unloaded contacts that are joints: --unloaded-bilateral)");
+  return CM__ERR(
+      ctx, CM_INVALID_SCENE, path,
+      "%d of %d contacts are not compressed at the %s equilibrium "
+      "(%s%s): a contact in tension or without load cannot be part "
+      "of the linear model; remove it, or give contact preloads "
+      "(--preload) instead%s",
+      bad, m->nc, how, list, bad > 5 ? ", ..." : "",
+      m->bilateral_unloaded
+          ? ""
+          : " (unloaded contacts that are joints: --unloaded-bilateral)");
 }
 
-/* ---- gravity ------------------------------------------------------------------ */
+/* ---- gravity
+ * ------------------------------------------------------------------ */
 
 int cm__vequil_gravity(cm_context_t *ctx, cm__vmodel_t *m, const double *g,
                        const cm_scene_t *scene) {
@@ -174,7 +178,8 @@ int cm__vequil_gravity(cm_context_t *ctx, cm__vmodel_t *m, const double *g,
     memcpy(r, m->fext, (size_t)m->n * sizeof(double));
     for (int it = 0; it < 30 && rn > 1e-13 * fn && !st; it++) {
       if (cm__vsolver_solve(&sv, m->n, r, dx))
-        st = CM__ERR(ctx, CM_NUMERIC, NULL, "equilibrium: CHOLMOD solve failed");
+        st =
+            CM__ERR(ctx, CM_NUMERIC, NULL, "equilibrium: CHOLMOD solve failed");
       for (int i = 0; i < m->n && !st; i++)
         m->qeq[i] += dx[i];
       cm__vstiff(m, m->qeq, y, w);
@@ -215,7 +220,8 @@ int cm__vequil_gravity(cm_context_t *ctx, cm__vmodel_t *m, const double *g,
   return st;
 }
 
-/* ---- given preloads -------------------------------------------------------- */
+/* ---- given preloads --------------------------------------------------------
+ */
 
 int cm__vequil_preload(cm_context_t *ctx, cm__vmodel_t *m, const double *f,
                        const cm_scene_t *scene) {
@@ -227,13 +233,14 @@ int cm__vequil_preload(cm_context_t *ctx, cm__vmodel_t *m, const double *f,
         !isfinite(f[c])) {
       char path[64];
       snprintf(path, sizeof path, "preload[%d]", c);
-      return CM__ERR(ctx, CM_USAGE, path,
-                     "preload of contacts[%d] is %g N: a preload must be a "
-                     "finite compressive force > 0 (an unloaded contact "
-                     "cannot be part of the linear model: remove it, or give "
-                     "the same force to every contact with --preload F, or keep "
-                     "unloaded contacts as joints with --unloaded-bilateral)",
-                     c, f[c]);
+      return CM__ERR(
+          ctx, CM_USAGE, path,
+          "preload of contacts[%d] is %g N: a preload must be a "
+          "finite compressive force > 0 (an unloaded contact "
+          "cannot be part of the linear model: remove it, or give "
+          "the same force to every contact with --preload F, or keep "
+          "unloaded contacts as joints with --unloaded-bilateral)",
+          c, f[c]);
     }
   (void)scene;
   m->gravity = 0;
@@ -250,7 +257,8 @@ int cm__vequil_preload(cm_context_t *ctx, cm__vmodel_t *m, const double *f,
   return CM_OK;
 }
 
-/* ---- nonlinear equilibrium --------------------------------------------------- */
+/* ---- nonlinear equilibrium
+ * --------------------------------------------------- */
 
 int cm__vequil_nonlinear(cm_context_t *ctx, const cm__vmodel_t *m,
                          cm__vstate_t *base) {

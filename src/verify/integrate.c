@@ -12,7 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* ---- frozen-J models ------------------------------------------------------ */
+/* ---- frozen-J models ------------------------------------------------------
+ */
 
 typedef struct {
   const cm__vmodel_t *m;
@@ -167,19 +168,20 @@ static int cm__vint_frozen(cm_context_t *ctx, const cm__vmodel_t *m,
   return CM_OK;
 }
 
-/* ---- nonlinear rigid-body model ------------------------------------------- */
+/* ---- nonlinear rigid-body model -------------------------------------------
+ */
 
 typedef struct {
   const cm__vmodel_t *m;
-  int unilateral;  /* full model: nonlinear and unilateral */
-  double *F;       /* generalized force, n */
-  double *gap;     /* gaps, nc */
-  char *open;      /* open flags, nc */
+  int unilateral; /* full model: nonlinear and unilateral */
+  double *F;      /* generalized force, n */
+  double *gap;    /* gaps, nc */
+  char *open;     /* open flags, nc */
 } cm__vnl_t;
 
 /* Force and torque of body j out of the generalized layout. */
-static void cm__vnl_ft(const cm__vmodel_t *m, const double *F, int j,
-                       double *f, double *tq) {
+static void cm__vnl_ft(const cm__vmodel_t *m, const double *F, int j, double *f,
+                       double *tq) {
   const double *Fj = F + (size_t)m->d * j;
   if (m->dim == 2) {
     f[0] = Fj[0], f[1] = Fj[1], f[2] = 0;
@@ -243,8 +245,9 @@ static void cm__vnl_rk4(cm__vnl_t *w, cm__vstate_t *y, cm__vstate_t *t,
   for (int j = 0; j < nm; j++) {
     double *q = y->Q + 4 * j, s = 0;
     for (int i = 0; i < 4; i++)
-      q[i] += h / 6 * (k[0].Q[4 * j + i] + 2 * k[1].Q[4 * j + i] +
-                       2 * k[2].Q[4 * j + i] + k[3].Q[4 * j + i]);
+      q[i] += h / 6 *
+              (k[0].Q[4 * j + i] + 2 * k[1].Q[4 * j + i] +
+               2 * k[2].Q[4 * j + i] + k[3].Q[4 * j + i]);
     for (int i = 0; i < 4; i++)
       s += q[i] * q[i];
     for (int i = 0; i < 4; i++)
@@ -293,8 +296,8 @@ static int cm__vint_nonlinear(cm_context_t *ctx, const cm__vmodel_t *m,
     for (int c = 0; c < m->nc; c++)
       xi[c] = w.gap[c] - g0[c];
     run->growth = 1;
-    int stop = cm__vrecord(run, m, 0, xi, 0, 0, was, w.unilateral ? open : NULL,
-                           ever);
+    int stop =
+        cm__vrecord(run, m, 0, xi, 0, 0, was, w.unilateral ? open : NULL, ever);
     /* ---- steps ---- */
     for (long s = 1; s <= run->nsteps && !stop; s++) {
       if (run->integ == CM__VCD) {

@@ -16,7 +16,8 @@
 #define M_PI 3.14159265358979323846
 #endif
 
-/* ---- least-squares projection for one angle ------------------------------- */
+/* ---- least-squares projection for one angle -------------------------------
+ */
 
 /* Energy of the projection of s[i0..i1] on {1, e cos, e sin} (e = e^{-sigma
  * j}, j = i - centre): b^T G^-1 b. Larger is a better fit. */
@@ -50,24 +51,29 @@ static double cm__vgolden(const double *s, long i0, long i1, double th,
                           double sigma, double lo, double hi, int which) {
   const double gr = 0.5 * (sqrt(5.0) - 1);
   double x1 = hi - gr * (hi - lo), x2 = lo + gr * (hi - lo);
-  double f1 = which ? cm__vproj(s, i0, i1, th, x1) : cm__vproj(s, i0, i1, x1, sigma);
-  double f2 = which ? cm__vproj(s, i0, i1, th, x2) : cm__vproj(s, i0, i1, x2, sigma);
+  double f1 =
+      which ? cm__vproj(s, i0, i1, th, x1) : cm__vproj(s, i0, i1, x1, sigma);
+  double f2 =
+      which ? cm__vproj(s, i0, i1, th, x2) : cm__vproj(s, i0, i1, x2, sigma);
   double scale = fmax(fabs(lo), fabs(hi));
   for (int it = 0; it < 200 && hi - lo > 1e-15 * scale; it++) {
     if (f1 > f2) {
       hi = x2, x2 = x1, f2 = f1;
       x1 = hi - gr * (hi - lo);
-      f1 = which ? cm__vproj(s, i0, i1, th, x1) : cm__vproj(s, i0, i1, x1, sigma);
+      f1 = which ? cm__vproj(s, i0, i1, th, x1)
+                 : cm__vproj(s, i0, i1, x1, sigma);
     } else {
       lo = x1, x1 = x2, f1 = f2;
       x2 = lo + gr * (hi - lo);
-      f2 = which ? cm__vproj(s, i0, i1, th, x2) : cm__vproj(s, i0, i1, x2, sigma);
+      f2 = which ? cm__vproj(s, i0, i1, th, x2)
+                 : cm__vproj(s, i0, i1, x2, sigma);
     }
   }
   return 0.5 * (lo + hi);
 }
 
-/* ---- estimator ------------------------------------------------------------- */
+/* ---- estimator -------------------------------------------------------------
+ */
 
 int cm__vmeasure(const double *s, long n, double *theta, double *periods) {
   *theta = NAN;
@@ -138,7 +144,8 @@ double cm__vmeasure_self_error(double theta, long n) {
   return st ? NAN : fabs(est - theta) / theta;
 }
 
-/* ---- integrator shifts ------------------------------------------------------- */
+/* ---- integrator shifts
+ * ------------------------------------------------------- */
 
 /* Continuous angle of RK4's amplification g(i Omega) for Omega in [0, sqrt 6]
  * (where Im g > 0). */
@@ -159,7 +166,7 @@ double cm__vunshift(int integ, double theta, double h) {
     return NAN;
   if (integ == CM__VCD)
     return 2 * sin(theta / 2) / h; /* inverse of (2/h) asin(h omega / 2) */
-  double lo = 0, hi = sqrt(6.0);  /* RK4: bisect the monotone angle */
+  double lo = 0, hi = sqrt(6.0);   /* RK4: bisect the monotone angle */
   for (int it = 0; it < 200; it++) {
     double mid = 0.5 * (lo + hi);
     if (cm__vrk4_angle(mid) < theta)

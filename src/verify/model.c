@@ -65,7 +65,8 @@ static int cm__inv3(const double *A, double *B) {
   return 1;
 }
 
-/* ---- build ------------------------------------------------------------------ */
+/* ---- build ------------------------------------------------------------------
+ */
 
 void cm__vmodel_destroy(cm__vmodel_t **mp) {
   if (!mp || !*mp)
@@ -73,9 +74,10 @@ void cm__vmodel_destroy(cm__vmodel_t **mp) {
   cm__vmodel_t *m = *mp;
   free(m->body_dof), free(m->dof_body), free(m->mass), free(m->Iw);
   free(m->Iwinv), free(m->x0), free(m->ca), free(m->cb), free(m->ra);
-  free(m->rb), free(m->nrm), free(m->k), free(m->Ra), free(m->Rb),
-      free(m->sph), free(m->Jp), free(m->Jj);
-  free(m->Jx), free(m->delta), free(m->bil), free(m->delta0), free(m->fext), free(m->qeq);
+  free(m->rb), free(m->nrm), free(m->k), free(m->Ra), free(m->Rb), free(m->sph),
+      free(m->Jp), free(m->Jj);
+  free(m->Jx), free(m->delta), free(m->bil), free(m->delta0), free(m->fext),
+      free(m->qeq);
   free(m);
   *mp = NULL;
 }
@@ -171,10 +173,12 @@ static void cm__vmodel_contacts(const cm_scene_t *s, cm__vmodel_t *m) {
     double ca[3], cb[3];
     cm__cross(m->ra + 3 * c, nv, ca);
     cm__cross(m->rb + 3 * c, nv, cb);
-    double la = sqrt(m->ra[3 * c] * m->ra[3 * c] + m->ra[3 * c + 1] *
-                     m->ra[3 * c + 1] + m->ra[3 * c + 2] * m->ra[3 * c + 2]);
-    double lb = sqrt(m->rb[3 * c] * m->rb[3 * c] + m->rb[3 * c + 1] *
-                     m->rb[3 * c + 1] + m->rb[3 * c + 2] * m->rb[3 * c + 2]);
+    double la =
+        sqrt(m->ra[3 * c] * m->ra[3 * c] + m->ra[3 * c + 1] * m->ra[3 * c + 1] +
+             m->ra[3 * c + 2] * m->ra[3 * c + 2]);
+    double lb =
+        sqrt(m->rb[3 * c] * m->rb[3 * c] + m->rb[3 * c + 1] * m->rb[3 * c + 1] +
+             m->rb[3 * c + 2] * m->rb[3 * c + 2]);
     double Ra = -(nv[0] * m->ra[3 * c] + nv[1] * m->ra[3 * c + 1] +
                   nv[2] * m->ra[3 * c + 2]);
     double Rb = nv[0] * m->rb[3 * c] + nv[1] * m->rb[3 * c + 1] +
@@ -231,9 +235,9 @@ int cm__vmodel_build(cm_context_t *ctx, const cm_scene_t *s,
   m->fext = calloc(n, sizeof(double));
   m->qeq = calloc(n, sizeof(double));
   if (!m->body_dof || !m->dof_body || !m->mass || !m->Iw || !m->Iwinv ||
-      !m->x0 || !m->ca || !m->cb || !m->ra || !m->rb || !m->nrm || !m->k || !m->Ra || !m->Rb || !m->sph ||
-      !m->Jp || !m->Jj || !m->Jx || !m->delta || !m->bil || !m->delta0 || !m->fext ||
-      !m->qeq) {
+      !m->x0 || !m->ca || !m->cb || !m->ra || !m->rb || !m->nrm || !m->k ||
+      !m->Ra || !m->Rb || !m->sph || !m->Jp || !m->Jj || !m->Jx || !m->delta ||
+      !m->bil || !m->delta0 || !m->fext || !m->qeq) {
     cm__vmodel_destroy(&m);
     return CM__ERR(ctx, CM_NOMEM, NULL, "out of memory building the model");
   }
@@ -248,7 +252,8 @@ int cm__vmodel_build(cm_context_t *ctx, const cm_scene_t *s,
   return CM_OK;
 }
 
-/* ---- frozen operators ------------------------------------------------------ */
+/* ---- frozen operators ------------------------------------------------------
+ */
 
 void cm__vmodel_J(const cm__vmodel_t *m, const double *q, double *xi) {
   for (int c = 0; c < m->nc; c++) {
@@ -267,8 +272,8 @@ void cm__vmodel_JT(const cm__vmodel_t *m, const double *y, double *f) {
 }
 
 /* a = M^-1 f, or f = M v (inv = 0), block by block. */
-static void cm__vmodel_blocks(const cm__vmodel_t *m, const double *f,
-                              double *a, int inv) {
+static void cm__vmodel_blocks(const cm__vmodel_t *m, const double *f, double *a,
+                              int inv) {
   for (int j = 0; j < m->nmov; j++) {
     const double *x = f + (size_t)m->d * j;
     double *y = a + (size_t)m->d * j;
@@ -291,7 +296,8 @@ void cm__vmodel_mul_M(const cm__vmodel_t *m, const double *v, double *f) {
   cm__vmodel_blocks(m, v, f, 0);
 }
 
-/* ---- rigid-body state ------------------------------------------------------ */
+/* ---- rigid-body state ------------------------------------------------------
+ */
 
 int cm__vstate_alloc(cm_context_t *ctx, const cm__vmodel_t *m,
                      cm__vstate_t *s) {

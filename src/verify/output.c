@@ -9,11 +9,16 @@
 
 static const char *cm__vmodel_name(int flag) {
   switch (flag) {
-  case CM_VERIFY_LINEAR: return "linear";
-  case CM_VERIFY_UNILATERAL: return "unilateral";
-  case CM_VERIFY_NONLINEAR: return "nonlinear";
-  case CM_VERIFY_FULL: return "full";
-  default: return "?";
+  case CM_VERIFY_LINEAR:
+    return "linear";
+  case CM_VERIFY_UNILATERAL:
+    return "unilateral";
+  case CM_VERIFY_NONLINEAR:
+    return "nonlinear";
+  case CM_VERIFY_FULL:
+    return "full";
+  default:
+    return "?";
   }
 }
 
@@ -140,26 +145,27 @@ int cm_verify_write_text(const cm_verify_result_t *r, FILE *f) {
     fprintf(f, "; %d unloaded contacts kept as bilateral joints",
             r->bilateral_contacts);
   fprintf(f, "\n");
-  fprintf(f, "predicted: omega_max %.6g rad/s, per-contact estimate %.6g "
-             "rad/s\n",
+  fprintf(f,
+          "predicted: omega_max %.6g rad/s, per-contact estimate %.6g "
+          "rad/s\n",
           r->omega_max, r->pc_omega_max);
   if (r->nruns) {
-    fprintf(f, "\n%-4s %-11s %-6s %-5s %-10s %-4s %-11s %-13s %-13s %-10s "
-               "%-10s %-6s %s\n",
+    fprintf(f,
+            "\n%-4s %-11s %-6s %-5s %-10s %-4s %-11s %-13s %-13s %-10s "
+            "%-10s %-6s %s\n",
             "mode", "omega_pred", "amp", "step", "model", "int", "h_s",
-            "omega_meas", "omega_corr", "err_raw", "err", "opened",
-            "verdict");
+            "omega_meas", "omega_corr", "err_raw", "err", "opened", "verdict");
     for (int i = 0; i < r->nruns; i++) {
       const cm_verify_run_t *u = &r->runs[i];
       char op[32];
       snprintf(op, sizeof op, "%d/%d", u->opened, u->max_open);
-      fprintf(f, "%-4d %-11.6g %-6g %-5g %-10s %-4s %-11.4e %-13.8g "
-                 "%-13.8g %-+10.2e %-+10.2e %-6s %s\n",
+      fprintf(f,
+              "%-4d %-11.6g %-6g %-5g %-10s %-4s %-11.4e %-13.8g "
+              "%-13.8g %-+10.2e %-+10.2e %-6s %s\n",
               u->mode, u->omega_pred, u->amplitude, u->step_fraction,
               cm__vmodel_name(u->model),
               u->integrator == CM_VERIFY_RK4 ? "rk4" : "cd", u->h_s,
-              u->omega_meas, u->omega_corr, u->err_raw, u->err, op,
-              u->verdict);
+              u->omega_meas, u->omega_corr, u->err_raw, u->err, op, u->verdict);
     }
   }
   if (r->nstab) {

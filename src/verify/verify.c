@@ -42,7 +42,8 @@ void cm_verify_result_destroy(cm_verify_result_t **rp) {
   *rp = NULL;
 }
 
-/* ---- progress on stderr ------------------------------------------------------ */
+/* ---- progress on stderr
+ * ------------------------------------------------------ */
 
 /* A terminal gets one updating line; a pipe or file gets a line at every
  * tenth of the work (done of total) and at the end. */
@@ -62,7 +63,8 @@ static void cm__vprogress(const cm_verify_options_t *o, int done, int total,
   fputs(tty && done != total ? "   " : "\n", stderr);
 }
 
-/* ---- predictions from the core ---------------------------------------------- */
+/* ---- predictions from the core ----------------------------------------------
+ */
 
 static void cm__vpred_free(cm__vpred_t *p) {
   free(p->index), free(p->omega), free(p->z);
@@ -116,21 +118,22 @@ static int cm__vpredict(cm_context_t *ctx, const cm_scene_t *scene,
   if (!(p->omega_max > 0))
     st = CM__ERR(ctx, CM_INVALID_SCENE, NULL,
                  "the scene has no oscillating contact mode (omega_max = %g): "
-                 "nothing to verify", p->omega_max);
+                 "nothing to verify",
+                 p->omega_max);
   if (!st && o->mode > rep->nmodes)
-    st = CM__ERR(ctx, CM_USAGE, "--mode",
-                 "mode %d does not exist: the scene has %d coupled mode%s "
-                 "(mode 1 is the highest); ask for 1..%d",
-                 o->mode, rep->nmodes, rep->nmodes == 1 ? "" : "s",
-                 rep->nmodes);
+    st =
+        CM__ERR(ctx, CM_USAGE, "--mode",
+                "mode %d does not exist: the scene has %d coupled mode%s "
+                "(mode 1 is the highest); ask for 1..%d",
+                o->mode, rep->nmodes, rep->nmodes == 1 ? "" : "s", rep->nmodes);
   if (!st && want_vectors) {
     int first = o->mode > 0 ? o->mode - 1 : 0;
     int count = o->mode > 0 ? 1 : (want < rep->nmodes ? want : rep->nmodes);
     p->nmodes = count;
     p->index = malloc((size_t)count * sizeof(int));
     p->omega = malloc((size_t)count * sizeof(double));
-    p->z = malloc((size_t)count * ((size_t)scene->ncontacts + 1) *
-                  sizeof(double));
+    p->z =
+        malloc((size_t)count * ((size_t)scene->ncontacts + 1) * sizeof(double));
     if (!p->index || !p->omega || !p->z)
       st = CM__ERR(ctx, CM_NOMEM, NULL, "out of memory (predictions)");
     if (!st)
@@ -158,7 +161,8 @@ static int cm__vpredict(cm_context_t *ctx, const cm_scene_t *scene,
   return st < 0 ? st : CM_OK;
 }
 
-/* ---- preload ------------------------------------------------------------------ */
+/* ---- preload
+ * ------------------------------------------------------------------ */
 
 static int cm__vpreload(cm_context_t *ctx, const cm_scene_t *scene,
                         const cm_verify_options_t *o, cm__vmodel_t *m,
@@ -188,7 +192,8 @@ static int cm__vpreload(cm_context_t *ctx, const cm_scene_t *scene,
                  "FILE (given contact forces)");
 }
 
-/* ---- perturbation along a mode ---------------------------------------------- */
+/* ---- perturbation along a mode ----------------------------------------------
+ */
 
 /* q = M^-1 J^T K^1/2 z, scaled so max_c |(J q)_c| = gap; w = K^1/2 z. */
 static int cm__vmode_shape(cm_context_t *ctx, const cm__vmodel_t *m,
@@ -236,7 +241,8 @@ static int cm__vbest_mode(const cm__vmodel_t *m, const cm__vpred_t *p,
   return ib;
 }
 
-/* ---- one frequency run ---------------------------------------------------- */
+/* ---- one frequency run ----------------------------------------------------
+ */
 
 static const int cm__vmodel_flag[4] = {CM_VERIFY_LINEAR, CM_VERIFY_UNILATERAL,
                                        CM_VERIFY_NONLINEAR, CM_VERIFY_FULL};
@@ -259,8 +265,8 @@ static int cm__vfreq_run(cm_context_t *ctx, const cm__vmodel_t *m,
     return st;
   }
   double th = NAN, per = 0;
-  int ok = !run.blowup &&
-           cm__vmeasure(sig, run.steps_done + 1, &th, &per) == CM_OK;
+  int ok =
+      !run.blowup && cm__vmeasure(sig, run.steps_done + 1, &th, &per) == CM_OK;
   free(sig);
   out->nsteps = run.steps_done;
   out->omega_pred = omega;
@@ -291,7 +297,8 @@ static const char *cm__vverdict(const cm_verify_run_t *r, double tol) {
   return "numerical";
 }
 
-/* ---- stability trials ------------------------------------------------------- */
+/* ---- stability trials -------------------------------------------------------
+ */
 
 /* Seeded random start over the dofs. */
 static int cm__vrandom_q(cm_context_t *ctx, const cm__vmodel_t *m,
@@ -332,12 +339,12 @@ int cm__vstability(cm_context_t *ctx, const cm__vmodel_t *m,
    * checked and widened below, so a wrong prediction is still found */
   double lo = 0.95 * s->h_pred_s, hi = 1.07 * s->h_pred_s;
   /* ---- bracket ---- */
-  for (int i = 0; i < 20 && !st && cm__vtrial(ctx, m, q0, integ, lo, N, &run,
-                                               &st); i++)
+  for (int i = 0;
+       i < 20 && !st && cm__vtrial(ctx, m, q0, integ, lo, N, &run, &st); i++)
     hi = lo, lo *= 0.5, s->trials++;
   s->trials++;
-  for (int i = 0; i < 20 && !st && !cm__vtrial(ctx, m, q0, integ, hi, N, &run,
-                                                &st); i++)
+  for (int i = 0;
+       i < 20 && !st && !cm__vtrial(ctx, m, q0, integ, hi, N, &run, &st); i++)
     lo = hi, hi *= 2, s->trials++;
   s->trials++;
   /* ---- bisect ---- */
@@ -348,8 +355,8 @@ int cm__vstability(cm_context_t *ctx, const cm__vmodel_t *m,
     else
       lo = mid;
     s->trials++;
-    int todo = (int)ceil(log(hi / lo - 1 > 0 ? (hi / lo - 1) / o->bisect_tol
-                                             : 1) / log(2.0));
+    int todo = (int)ceil(
+        log(hi / lo - 1 > 0 ? (hi / lo - 1) / o->bisect_tol : 1) / log(2.0));
     cm__vprogress(o, s->trials, s->trials + (todo > 0 ? todo : 0),
                   "bisecting the %s step: [%.6e, %.6e] s",
                   integ == CM__VCD ? "cd" : "rk4", lo, hi);
@@ -367,7 +374,8 @@ int cm__vstability(cm_context_t *ctx, const cm__vmodel_t *m,
   return st;
 }
 
-/* ---- checks ------------------------------------------------------------------ */
+/* ---- checks
+ * ------------------------------------------------------------------ */
 
 static int cm__vcheck_opts(cm_context_t *ctx, const cm_verify_options_t *o) {
   if (o->namplitudes < 1 || o->namplitudes > CM_VERIFY_MAX_LIST ||
@@ -378,7 +386,8 @@ static int cm__vcheck_opts(cm_context_t *ctx, const cm_verify_options_t *o) {
     if (!(o->amplitudes[i] > 0) || !isfinite(o->amplitudes[i]))
       return CM__ERR(ctx, CM_USAGE, "--amplitudes",
                      "amplitude %g: give fractions > 0 of the smallest "
-                     "overlap", o->amplitudes[i]);
+                     "overlap",
+                     o->amplitudes[i]);
   for (int i = 0; i < o->nsteps; i++)
     if (!(o->steps[i] > 0) || !(o->steps[i] < 1))
       return CM__ERR(ctx, CM_USAGE, "--steps",
@@ -396,7 +405,8 @@ static int cm__vcheck_opts(cm_context_t *ctx, const cm_verify_options_t *o) {
   return CM_OK;
 }
 
-/* ---- driver ---------------------------------------------------------------- */
+/* ---- driver ----------------------------------------------------------------
+ */
 
 static int cm__vruns(cm_context_t *ctx, const cm__vmodel_t *m,
                      const cm__vstate_t *base, const cm_verify_options_t *o,
@@ -419,8 +429,7 @@ static int cm__vruns(cm_context_t *ctx, const cm__vmodel_t *m,
                : CM_OK;
   int only = o->direction ? cm__vbest_mode(m, p, o->direction) : -1;
   for (int i = 0; i < p->nmodes && !st; i++)
-    for (int a = 0; a < o->namplitudes && !st && (only < 0 || i == only);
-         a++) {
+    for (int a = 0; a < o->namplitudes && !st && (only < 0 || i == only); a++) {
       double gap = o->amplitudes[a] * r->min_overlap;
       st = cm__vmode_shape(ctx, m, p->z + (size_t)i * m->nc, gap, q, w);
       if (!st && o->direction) {
@@ -549,7 +558,8 @@ int cm_verify(cm_context_t *ctx, const cm_scene_t *scene,
   return st;
 }
 
-/* ---- energy trace ----------------------------------------------------------- */
+/* ---- energy trace -----------------------------------------------------------
+ */
 
 int cm_verify_energy_trace(cm_context_t *ctx, const cm_scene_t *scene,
                            const cm_verify_options_t *opts, int integrator,

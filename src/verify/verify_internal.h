@@ -12,37 +12,38 @@
 
 #include "internal.h"
 
-/* ---- model ---------------------------------------------------------------- */
+/* ---- model ----------------------------------------------------------------
+ */
 
 typedef struct cm__vmodel {
-  int dim;        /* 2 or 3 */
-  int d;          /* dofs per moving body: 3 (2D) or 6 (3D) */
-  int nbodies;    /* bodies of the scene */
-  int nmov;       /* moving bodies */
-  int n;          /* dofs: d * nmov */
-  int nc;         /* contacts */
-  int *body_dof;  /* size nbodies: first dof of the body, -1 fixed */
-  int *dof_body;  /* size nmov: scene body of each moving body */
-  double *mass;   /* size nmov, kg */
-  double *Iw;     /* size 9 nmov: world inertia at the reference, row-major;
-                     2D: diag(I, I, I) so the 3D code path stays planar */
-  double *Iwinv;  /* size 9 nmov: its inverse */
-  double *x0;     /* size 3 nbodies: COM of every body at the reference
-                     (fixed bodies too; 2D: z = 0) */
+  int dim;       /* 2 or 3 */
+  int d;         /* dofs per moving body: 3 (2D) or 6 (3D) */
+  int nbodies;   /* bodies of the scene */
+  int nmov;      /* moving bodies */
+  int n;         /* dofs: d * nmov */
+  int nc;        /* contacts */
+  int *body_dof; /* size nbodies: first dof of the body, -1 fixed */
+  int *dof_body; /* size nmov: scene body of each moving body */
+  double *mass;  /* size nmov, kg */
+  double *Iw;    /* size 9 nmov: world inertia at the reference, row-major;
+                    2D: diag(I, I, I) so the 3D code path stays planar */
+  double *Iwinv; /* size 9 nmov: its inverse */
+  double *x0;    /* size 3 nbodies: COM of every body at the reference
+                    (fixed bodies too; 2D: z = 0) */
   /* contacts: point on body a against a plane fixed on body b */
-  int *ca, *cb;   /* size nc: bodies (CM_WORLD allowed for b or a) */
-  double *ra;     /* size 3 nc: point - COM of a (world frame, reference) */
-  double *rb;     /* size 3 nc: point - COM of b (world origin if world) */
-  double *nrm;    /* size 3 nc: unit normal from b to a, reference */
-  double *k;      /* size nc: stiffness, N/m */
-  char *sph;      /* size nc: bit 0 side a is a sphere (normal through its
-                     COM), bit 1 side b; the nonlinear model then keeps the
-                     contact on the line of centres */
-  double *Ra, *Rb;/* size nc: those spheres' radii at the contact, m */
+  int *ca, *cb;    /* size nc: bodies (CM_WORLD allowed for b or a) */
+  double *ra;      /* size 3 nc: point - COM of a (world frame, reference) */
+  double *rb;      /* size 3 nc: point - COM of b (world origin if world) */
+  double *nrm;     /* size 3 nc: unit normal from b to a, reference */
+  double *k;       /* size nc: stiffness, N/m */
+  char *sph;       /* size nc: bit 0 side a is a sphere (normal through its
+                      COM), bit 1 side b; the nonlinear model then keeps the
+                      contact on the line of centres */
+  double *Ra, *Rb; /* size nc: those spheres' radii at the contact, m */
   /* frozen J in CSR, nc x n: d gap / d q at the reference */
-  int *Jp;        /* size nc+1 */
-  int *Jj;        /* size Jp[nc] */
-  double *Jx;     /* size Jp[nc] */
+  int *Jp;    /* size nc+1 */
+  int *Jj;    /* size Jp[nc] */
+  double *Jx; /* size Jp[nc] */
   /* preload (filled by the equilibrium) */
   double *delta;  /* size nc: overlap at equilibrium, m (> 0 compressed) */
   double *delta0; /* size nc: overlap at q = 0 (nonlinear model), m */
@@ -51,8 +52,8 @@ typedef struct cm__vmodel {
   char *bil;      /* size nc: 1 = unloaded contact kept as a bilateral
                      joint (never opens), only with bilateral_unloaded */
   int bilateral_unloaded; /* 1: unloaded contacts become joints, not errors */
-  int gravity;    /* 1: fext is gravity on every moving body */
-  double g[3];    /* gravity used, m/s^2 */
+  int gravity;            /* 1: fext is gravity on every moving body */
+  double g[3];            /* gravity used, m/s^2 */
 } cm__vmodel_t;
 
 /* Builds the model of a validated scene; cannot use the core. *out is owned
@@ -67,7 +68,8 @@ void cm__vmodel_JT(const cm__vmodel_t *m, const double *y, double *f);
 void cm__vmodel_minv(const cm__vmodel_t *m, const double *f, double *a);
 void cm__vmodel_mul_M(const cm__vmodel_t *m, const double *v, double *f);
 
-/* ---- equilibrium ------------------------------------------------------------ */
+/* ---- equilibrium ------------------------------------------------------------
+ */
 
 /* Gravity: solves J^T K J dq = f_gravity (CHOLMOD, regularised, refined)
  * and sets delta = -(J dq), delta0 = 0, fext = gravity, qeq = dq. Errors:
@@ -80,17 +82,17 @@ int cm__vequil_gravity(cm_context_t *ctx, cm__vmodel_t *m, const double *g,
 int cm__vequil_preload(cm_context_t *ctx, cm__vmodel_t *m, const double *f,
                        const cm_scene_t *scene);
 
-/* ---- rigid-body state (nonlinear model) ------------------------------------ */
+/* ---- rigid-body state (nonlinear model) ------------------------------------
+ */
 
 typedef struct cm__vstate {
-  double *X;  /* size 3 nmov: COM displacement from the reference */
-  double *Q;  /* size 4 nmov: rotation from the reference (w, x, y, z) */
-  double *V;  /* size 3 nmov: COM velocity */
-  double *L;  /* size 3 nmov: angular momentum, world frame */
+  double *X; /* size 3 nmov: COM displacement from the reference */
+  double *Q; /* size 4 nmov: rotation from the reference (w, x, y, z) */
+  double *V; /* size 3 nmov: COM velocity */
+  double *L; /* size 3 nmov: angular momentum, world frame */
 } cm__vstate_t;
 
-int cm__vstate_alloc(cm_context_t *ctx, const cm__vmodel_t *m,
-                     cm__vstate_t *s);
+int cm__vstate_alloc(cm_context_t *ctx, const cm__vmodel_t *m, cm__vstate_t *s);
 void cm__vstate_free(cm__vstate_t *s);
 /* Sets the state to displacement q, velocity qd (generalized, size n, either
  * may be NULL = 0) applied to base (NULL = reference). Cannot fail. */
@@ -98,8 +100,7 @@ void cm__vstate_set(const cm__vmodel_t *m, cm__vstate_t *s,
                     const cm__vstate_t *base, const double *q,
                     const double *qd);
 /* Nonlinear gaps g_c = n_b . (p_a - p_b) - delta0_c (nc). */
-void cm__vstate_gaps(const cm__vmodel_t *m, const cm__vstate_t *s,
-                     double *gap);
+void cm__vstate_gaps(const cm__vmodel_t *m, const cm__vstate_t *s, double *gap);
 /* Generalized force (F, torque about the current COM, world) of the contacts
  * (bilateral: f = -k g; unilateral: f = k max(0, -g)) plus fext; returns the
  * number of open contacts when unilateral. */
@@ -121,22 +122,22 @@ enum { CM__VCD = 0, CM__VRK4 = 1 };
 
 typedef struct cm__vrun {
   /* in */
-  int model;             /* CM__VLIN, CM__VUNI, CM__VNL, CM__VFULL */
-  int integ;             /* CM__VCD or CM__VRK4 */
-  double h;              /* step, s */
-  long nsteps;           /* steps */
-  const double *q0;      /* initial displacement from equilibrium (n) */
-  const double *w;       /* signal weights over contacts (nc) or NULL */
-  double *signal;        /* out: w . xi at steps 0..nsteps, or NULL */
-  double *energy;        /* out: energy at steps 0..nsteps (linear), or NULL */
-  double stop_growth;    /* > 0: stop when E / E0 exceeds it (linear) */
+  int model;          /* CM__VLIN, CM__VUNI, CM__VNL, CM__VFULL */
+  int integ;          /* CM__VCD or CM__VRK4 */
+  double h;           /* step, s */
+  long nsteps;        /* steps */
+  const double *q0;   /* initial displacement from equilibrium (n) */
+  const double *w;    /* signal weights over contacts (nc) or NULL */
+  double *signal;     /* out: w . xi at steps 0..nsteps, or NULL */
+  double *energy;     /* out: energy at steps 0..nsteps (linear), or NULL */
+  double stop_growth; /* > 0: stop when E / E0 exceeds it (linear) */
   /* out */
-  long steps_done;       /* steps integrated */
-  int opened;            /* contacts that opened at least once */
-  long openings;         /* closed -> open transitions */
-  int max_open;          /* most contacts open at one time */
-  double growth;         /* max E / E0 (linear models) */
-  int blowup;            /* 1 if stopped by stop_growth or non-finite */
+  long steps_done; /* steps integrated */
+  int opened;      /* contacts that opened at least once */
+  long openings;   /* closed -> open transitions */
+  int max_open;    /* most contacts open at one time */
+  double growth;   /* max E / E0 (linear models) */
+  int blowup;      /* 1 if stopped by stop_growth or non-finite */
 } cm__vrun_t;
 
 /* Integrates one run; base is the nonlinear equilibrium (NULL for the
@@ -144,7 +145,8 @@ typedef struct cm__vrun {
 int cm__vintegrate(cm_context_t *ctx, const cm__vmodel_t *m,
                    const cm__vstate_t *base, cm__vrun_t *run);
 
-/* ---- predictions and stability --------------------------------------------- */
+/* ---- predictions and stability ---------------------------------------------
+ */
 
 typedef struct cm__vpred {
   double omega_max, pc_omega_max; /* rad/s */
@@ -161,7 +163,8 @@ int cm__vstability(cm_context_t *ctx, const cm__vmodel_t *m,
                    const cm_verify_options_t *o, const cm__vpred_t *p,
                    int integ, cm_verify_stability_t *s);
 
-/* ---- measurement ------------------------------------------------------------ */
+/* ---- measurement ------------------------------------------------------------
+ */
 
 /* Angle per sample theta (rad) of the dominant oscillation of s[0..n):
  * zero-crossing estimate refined by a least-squares fit of offset plus a
