@@ -9,6 +9,7 @@
 #include "cmtest.h"
 #include "cmodes.h"
 
+#include <dirent.h>
 #include <jansson.h>
 #include <unistd.h>
 
@@ -642,4 +643,31 @@ CM_TEST(docs_math_step_tables) {
       CMT_REL(W, sqrt(24 * tol), 2e-3); /* the Omega^2 / 24 rule */
   }
   free(doc);
+}
+
+/* ---- the index ---------------------------------------------------------- */
+
+/* docs/README.md links every document in docs/. */
+CM_TEST(docs_index_complete) {
+  char *idx = docs_read("docs/README.md");
+  char dir[1024];
+  snprintf(dir, sizeof dir, "%s/docs", CM_SOURCE_DIR);
+  DIR *d = opendir(dir);
+  int n = 0;
+  for (struct dirent *e; idx && d && (e = readdir(d));) {
+    size_t len = strlen(e->d_name);
+    int md = len > 3 && !strcmp(e->d_name + len - 3, ".md");
+    int yaml = len > 5 && !strcmp(e->d_name + len - 5, ".yaml");
+    if ((!md && !yaml) || !strcmp(e->d_name, "README.md"))
+      continue;
+    char link[300];
+    snprintf(link, sizeof link, "](%s)", e->d_name);
+    if (!strstr(idx, link))
+      CMT_FAIL("docs/README.md does not link %s", e->d_name);
+    n++;
+  }
+  if (d)
+    closedir(d);
+  CMT_TRUE(n >= 8);
+  free(idx);
 }
