@@ -129,6 +129,8 @@ static int cm__vpredict(cm_context_t *ctx, const cm_scene_t *scene,
   if (!st && want_vectors) {
     int first = o->mode > 0 ? o->mode - 1 : 0;
     int count = o->mode > 0 ? 1 : (want < rep->nmodes ? want : rep->nmodes);
+    while (o->mode == 0 && count > 1 && !(rep->modes[count - 1].omega > 0))
+      count--; /* top modes: stop at the redundant gaps (omega = 0) */
     p->nmodes = count;
     p->index = malloc((size_t)count * sizeof(int));
     p->omega = malloc((size_t)count * sizeof(double));
