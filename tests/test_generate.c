@@ -88,7 +88,8 @@ static double gt_force_residual(const cm_scene_t *s, const double *f,
 /* ---- pile ------------------------------------------------------------------ */
 
 /* Geometry, supports and the top-down load balance of one pile. */
-static void gt_check_pile(int dim, int count, uint64_t seed, double young) {
+static void gt_check_pile(int dim, int count, uint64_t seed, double young,
+                          int walls) {
   cm_context_t ctx;
   cm_context_init(&ctx);
   cm_pile_options_t o;
@@ -97,6 +98,7 @@ static void gt_check_pile(int dim, int count, uint64_t seed, double young) {
   o.count = count;
   o.seed = seed;
   o.young = young;
+  o.walls = walls;
   cm_scene_t *s = NULL;
   double *f = NULL;
   int st = cm_generate_pile_forces(&ctx, &o, &s, &f);
@@ -250,10 +252,14 @@ static void gt_check_pile(int dim, int count, uint64_t seed, double young) {
   cm_scene_destroy(&s);
 }
 
-CM_TEST(gen_pile_2d_linear) { gt_check_pile(2, 300, 1, 0); }
-CM_TEST(gen_pile_2d_hertz) { gt_check_pile(2, 300, 7, 7e10); }
-CM_TEST(gen_pile_3d_linear) { gt_check_pile(3, 400, 3, 0); }
-CM_TEST(gen_pile_3d_hertz) { gt_check_pile(3, 400, 11, 7e10); }
+CM_TEST(gen_pile_2d_linear) { gt_check_pile(2, 300, 1, 0, 1); }
+CM_TEST(gen_pile_2d_hertz) { gt_check_pile(2, 300, 7, 7e10, 1); }
+CM_TEST(gen_pile_3d_linear) { gt_check_pile(3, 400, 3, 0, 1); }
+CM_TEST(gen_pile_3d_hertz) { gt_check_pile(3, 400, 11, 7e10, 1); }
+CM_TEST(gen_pile_no_walls) {
+  gt_check_pile(2, 300, 2, 7e10, 0);
+  gt_check_pile(3, 500, 2, 0, 0);
+}
 
 CM_TEST(gen_pile_contacts_per_particle) {
   /* isostatic deposit: dim supports per particle except rare 2-support

@@ -433,9 +433,28 @@ static int cm__unwedge(cm__sup_t *S) {
 static int cm__rest_ok(cm__pile_t *P, cm__v3 p, double r, cm__sup_t *S,
                        int strict) {
   S->wedged = 0;
-  for (int s = 0; s < S->ns; s++)
-    if (!(S->a[s] > 1e-9))
+  int dropped = 0; /* supports touching but carrying nothing */
+  for (int s = S->ns - 1; s >= 0; s--)
+    if (!(S->a[s] > 1e-9)) {
+      if (!(S->a[s] > -1e-12))
+        return 0;
+      cm__drop_support(S, s);
+      dropped = 1;
+    }
+  if (S->ns == 0)
+    return 0;
+  if (dropped) { /* the rest must carry e_z exactly (e.g. the flat floor) */
+    if (!cm__shares(S->ns, S->n, cm__v3make(0, 0, 1), S->a))
       return 0;
+    cm__v3 sum = cm__v3make(0, 0, -1);
+    for (int s = 0; s < S->ns; s++) {
+      if (!(S->a[s] > 1e-9))
+        return 0;
+      sum = cm__v3add(sum, cm__v3scale(S->n[s], S->a[s]));
+    }
+    if (!(cm__v3norm(sum) < 1e-12))
+      return 0;
+  }
   for (int s = 0; s < S->ns; s++)
     if (S->id[s] >= 0 && !(S->n[s].z > 1e-9)) {
       if (strict || !cm__unwedge(S))
