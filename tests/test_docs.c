@@ -525,6 +525,62 @@ CM_TEST(docs_lammps_import_example) {
   cm_scene_destroy(&s);
 }
 
+/* The LIGGGHTS bed of docs/examples.md. Its dump lives outside the
+ * repository (../shared/data); without it there is nothing to check. */
+CM_TEST(docs_liggghts_import_example) {
+  char dump[1024];
+  snprintf(dump, sizeof dump,
+           "%s/data/liggghts-contactModels/dump20000.newModels",
+           CM_SHARED_DIR);
+  if (access(dump, R_OK)) {
+    fprintf(stderr, "docs_liggghts_import_example: %s not found, skipped\n",
+            dump);
+    return;
+  }
+  char *md = docs_read("docs/examples.md");
+  CMT_CONTAINS(md, "cmodes import dump dump20000.newModels --density 2500 "
+                   "--young 5e6 --poisson 0.45 --wall-plane z=0 "
+                   "--wall-zcylinder 0.05 -o bed.json");
+  free(md);
+  char out[] = "/tmp/cmodes-docs-bed-XXXXXX";
+  int fd = mkstemp(out);
+  if (fd < 0)
+    return;
+  close(fd);
+  char cmd[3072];
+  snprintf(cmd, sizeof cmd,
+           "%s import dump %s --density 2500 --young 5e6 --poisson 0.45 "
+           "--wall-plane z=0 --wall-zcylinder 0.05 --threads 1 -q -o %s 2>&1",
+           CM_BINARY, dump, out);
+  int code = -1;
+  free(cmt_run(cmd, &code));
+  CMT_EQ_INT(code, 0);
+  cm_context_t ctx;
+  cm_context_init(&ctx);
+  ctx.threads = 1;
+  cm_scene_t *s = NULL;
+  cm_report_t *r = NULL;
+  if (!code)
+    CMT_EQ_INT(cm_scene_read_file(&ctx, out, &s), 0);
+  unlink(out);
+  if (!s)
+    return;
+  CMT_EQ_INT(s->nbodies, 1800);
+  CMT_EQ_INT(s->ncontacts, 1174);
+  CMT_EQ_INT(cm_analyze(&ctx, s, NULL, &r), 0);
+  if (r) {
+    docs_check_report(r, "docs/examples/liggghts-bed.report.json");
+    CMT_EQ_INT(r->ncomp, 176);
+    CMT_EQ_INT(r->free_bodies, 723);
+    CMT_EQ_INT(r->active_dofs, 3182);
+    CMT_TRUE(r->pc_ratio > 1.13 && r->pc_ratio < 1.14);
+    CMT_TRUE(r->central_difference.h_s > 33 * 1e-5); /* the deck's step */
+    CMT_TRUE(2 / r->pc_omega_max > r->central_difference.h_s);
+  }
+  cm_report_destroy(&r);
+  cm_scene_destroy(&s);
+}
+
 /* ---- the error examples of scene-format.md -------------------------------- */
 
 /* Next fenced block after p: sets [*b, *e) to its body; returns the end. */
