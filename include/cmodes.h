@@ -301,6 +301,9 @@ typedef struct cm_options {
   int top_contacts;      /* contacts listed per mode, default 5 */
   int top_bodies;        /* bodies listed per mode, default 5 */
   int top_components;    /* components listed, default 10 */
+  int chebyshev;         /* Lanczos polynomial filter degree d >= 2
+                            (ARPACK on T_d of S damping [0, max S_cc]);
+                            0 or 1 = off (default) */
   const double *warm_start; /* optional start vector over scene contacts
                                (size ncontacts), e.g. a previous report's
                                dominant vector; NULL = seeded random */

@@ -29,6 +29,8 @@ static void cm__analyze_usage(FILE *f) {
     "      --max-iter N        ARPACK restarts budget (default 3000)\n"
     "      --max-seconds S     eigen-solve time budget (default none)\n"
     "      --dense-max N       auto: components up to N solved densely (400)\n"
+    "      --chebyshev D       Lanczos on a degree-D Chebyshev filter of S\n"
+    "                          (experimental; default off)\n"
     "      --threads N         OpenMP threads (default: all)\n"
     "      --damping-ratio Z   modal damping for central difference (0)\n"
     "      --newmark-gamma G   Newmark gamma (0.5)\n"
@@ -78,7 +80,8 @@ static int cm__fail(const cm_context_t *ctx, int st) {
 
 int cm__cmd_analyze(int argc, char **argv) {
   enum { O_TOL = 256, O_METHOD, O_NCV, O_MAXIT, O_MAXS, O_DMAX, O_THREADS,
-         O_DAMP, O_GAMMA, O_BETA, O_FTOL, O_JSON, O_NOTIME, O_MATRICES };
+         O_DAMP, O_GAMMA, O_BETA, O_FTOL, O_JSON, O_NOTIME, O_MATRICES,
+         O_CHEB };
   static const struct option longopts[] = {
       {"modes", required_argument, 0, 'k'},
       {"tol", required_argument, 0, O_TOL},
@@ -95,6 +98,7 @@ int cm__cmd_analyze(int argc, char **argv) {
       {"json", no_argument, 0, O_JSON},
       {"no-timings", no_argument, 0, O_NOTIME},
       {"matrices", no_argument, 0, O_MATRICES},
+      {"chebyshev", required_argument, 0, O_CHEB},
       {"help", no_argument, 0, 'h'},
       {0, 0, 0, 0}};
   cm_options_t opts;
@@ -129,6 +133,7 @@ int cm__cmd_analyze(int argc, char **argv) {
     case O_JSON: json = 1; break;
     case O_NOTIME: notime = 1; break;
     case O_MATRICES: matrices = 1; break;
+    case O_CHEB: ok = cm__int_arg("--chebyshev", optarg, &opts.chebyshev); break;
     case 'h': cm__analyze_usage(stdout); return 0;
     default: ok = 0;
     }
