@@ -674,6 +674,124 @@ CM_TEST(import_mtx_bar_reference) {
   remove_export(dir);
 }
 
+/* Reads a Matrix Market file with CHOLMOD as a sparse matrix. */
+static cholmod_sparse *sparse_from_mtx(const char *path, cholmod_common *c) {
+  FILE *f = fopen(path, "r");
+  cholmod_sparse *A = f ? cholmod_read_sparse(f, c) : NULL;
+  if (f)
+    fclose(f);
+  return A;
+}
+
+/* B.mtx of a scene with full 6x6 mass blocks (rotated boxes with unequal
+ * inertia): B B^T x equals K^1/2 J M^-1 J^T K^1/2 x with M^-1 applied by a
+ * CHOLMOD solve on M.mtx, for random x; and S.mtx equals B B^T. */
+CM_TEST(import_mtx_B_matches_solves) {
+  cm_context_t ctx;
+  cm_context_init(&ctx);
+  cm_scene_t *s = cm_scene_create(3);
+  uint64_t z = 12345;
+  for (int b = 0; b < 6; b++) {
+    cm_body_t bd;
+    cm_body_init(&bd);
+    bd.mass = 1 + b;
+    double I[3] = {0.1 + 0.05 * b, 0.2, 0.3 + 0.02 * b};
+    memset(bd.inertia, 0, sizeof bd.inertia);
+    bd.inertia[0] = I[0], bd.inertia[4] = I[1], bd.inertia[8] = I[2];
+    double q[4] = {1, 0.3 * b, -0.2, 0.1 * b}, qn = 0;
+    for (int i = 0; i < 4; i++)
+      qn += q[i] * q[i];
+    for (int i = 0; i < 4; i++)
+      bd.orientation[i] = q[i] / sqrt(qn);
+    bd.position[0] = b, bd.position[1] = 0.1 * b, bd.position[2] = 0.5;
+    cm_scene_add_body(&ctx, s, &bd, NULL);
+  }
+  for (int c = 0; c < 14; c++) { /* chain, world contacts, off-centre */
+    cm_contact_t k;
+    cm_contact_init(&k);
+    z = z * 6364136223846793005ULL + 1442695040888963407ULL;
+    double u = (double)(z >> 11) / 9007199254740992.0;
+    k.a = c % 6;
+    k.b = c < 5 ? c + 1 : CM_WORLD;
+    k.point[0] = k.a + 0.3 * u, k.point[1] = 0.2 - 0.4 * u, k.point[2] = u;
+    k.normal[0] = 0.2 + u, k.normal[1] = 1 - u, k.normal[2] = 0.5;
+    k.stiffness = 1e4 * (1 + c);
+    cm_scene_add_contact(&ctx, s, &k, NULL);
+  }
+  cm_system_t *sys = NULL;
+  CMT_EQ_INT(cm_system_assemble(&ctx, s, &sys), CM_OK);
+  char dir[64], p[128];
+  if (!sys || export_to(&ctx, sys, dir, sizeof dir,
+                        CM_MTX_WRITE_B | CM_MTX_WRITE_S)) {
+    CMT_FAIL("export: %s", ctx.message);
+    cm_system_destroy(&sys);
+    cm_scene_destroy(&s);
+    return;
+  }
+  cholmod_common c;
+  cholmod_start(&c);
+  snprintf(p, sizeof p, "%s/M.mtx", dir);
+  cholmod_sparse *M = sparse_from_mtx(p, &c);
+  snprintf(p, sizeof p, "%s/J.mtx", dir);
+  cholmod_sparse *J = sparse_from_mtx(p, &c);
+  snprintf(p, sizeof p, "%s/B.mtx", dir);
+  cholmod_sparse *B = sparse_from_mtx(p, &c);
+  snprintf(p, sizeof p, "%s/S.mtx", dir);
+  cholmod_sparse *S = sparse_from_mtx(p, &c);
+  CMT_TRUE(M && J && B && S);
+  if (M && J && B && S) {
+    int n = (int)M->nrow, nc = (int)J->nrow;
+    CMT_TRUE(n > 20); /* full blocks: 6 bodies, 6 dofs each, some kept */
+    CMT_TRUE(((int *)M->p)[n] > n + 6); /* rotated inertia: coupled blocks */
+    cholmod_factor *F = cholmod_analyze(M, &c);
+    cholmod_factorize(M, F, &c);
+    cholmod_dense *x = cholmod_zeros((size_t)nc, 1, CHOLMOD_REAL, &c);
+    cholmod_dense *t = cholmod_zeros((size_t)n, 1, CHOLMOD_REAL, &c);
+    cholmod_dense *y1 = cholmod_zeros((size_t)nc, 1, CHOLMOD_REAL, &c);
+    cholmod_dense *y2 = cholmod_zeros((size_t)nc, 1, CHOLMOD_REAL, &c);
+    cholmod_dense *y3 = cholmod_zeros((size_t)nc, 1, CHOLMOD_REAL, &c);
+    double one[2] = {1, 0}, zero[2] = {0, 0};
+    for (int trial = 0; trial < 3; trial++) {
+      double *xv = x->x;
+      for (int i = 0; i < nc; i++)
+        xv[i] = sin(1.0 + i * (trial + 1.7)) * sqrt(sys->k[i]);
+      /* y1 = B (B^T x) */
+      cholmod_sdmult(B, 1, one, zero, x, t, &c);
+      cholmod_sdmult(B, 0, one, zero, t, y1, &c);
+      /* y2 = K^1/2 J M^-1 J^T K^1/2 x */
+      double *kx = x->x;
+      for (int i = 0; i < nc; i++)
+        kx[i] *= sqrt(sys->k[i]);
+      cholmod_sdmult(J, 1, one, zero, x, t, &c);
+      cholmod_dense *w = cholmod_solve(CHOLMOD_A, F, t, &c);
+      cholmod_sdmult(J, 0, one, zero, w, y2, &c);
+      cholmod_free_dense(&w, &c);
+      for (int i = 0; i < nc; i++)
+        kx[i] /= sqrt(sys->k[i]);
+      double *v2 = y2->x, scale = 0;
+      for (int i = 0; i < nc; i++)
+        scale = fmax(scale, fabs(v2[i] *= sqrt(sys->k[i])));
+      /* y3 = S x (S.mtx stores one triangle: stype != 0) */
+      cholmod_sdmult(S, 0, one, zero, x, y3, &c);
+      double *v1 = y1->x, *v3 = y3->x;
+      for (int i = 0; i < nc; i++) {
+        CMT_LE(fabs(v1[i] - v2[i]), 1e-12 * scale);
+        CMT_LE(fabs(v3[i] - v2[i]), 1e-12 * scale);
+      }
+    }
+    cholmod_free_dense(&x, &c), cholmod_free_dense(&t, &c);
+    cholmod_free_dense(&y1, &c), cholmod_free_dense(&y2, &c);
+    cholmod_free_dense(&y3, &c);
+    cholmod_free_factor(&F, &c);
+  }
+  cholmod_free_sparse(&M, &c), cholmod_free_sparse(&J, &c);
+  cholmod_free_sparse(&B, &c), cholmod_free_sparse(&S, &c);
+  cholmod_finish(&c);
+  cm_system_destroy(&sys);
+  cm_scene_destroy(&s);
+  remove_export(dir);
+}
+
 /* Scene path and Matrix Market path give the same frequencies. */
 static void roundtrip(cm_scene_t *s) {
   cm_context_t ctx;

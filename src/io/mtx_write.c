@@ -148,8 +148,202 @@ static cholmod_sparse cm__view(int nrow, int ncol, const int *p,
   return A;
 }
 
+/* ---- B by blocks: M block diagonal up to a permutation ------------------- */
+
+#define CM__BLOCK_MAX 64 /* larger coupled blocks use CHOLMOD solves */
+
+static int cm__find(int *parent, int x) {
+  while (parent[x] != x)
+    x = parent[x] = parent[parent[x]];
+  return x;
+}
+
+/* Blocks of M: the connected components of its graph. blk[j] is the block
+ * of column j, pos[j] its position in the block, bstart/bcols list the
+ * columns of each block ascending. Returns the largest block size, or < 0
+ * when out of memory. */
+static int cm__m_blocks(const cm_system_t *s, int *blk, int *pos,
+                        int **bstart_out, int **bcols_out, int *nblk) {
+  int n = s->n, big = 0;
+  int *parent = malloc((size_t)n * sizeof *parent);
+  int *bstart = calloc((size_t)n + 2, sizeof *bstart);
+  int *bcols = malloc((size_t)n * sizeof *bcols);
+  if (!parent || !bstart || !bcols) {
+    free(parent), free(bstart), free(bcols);
+    return -1;
+  }
+  for (int j = 0; j < n; j++)
+    parent[j] = j;
+  for (int j = 0; j < n; j++)
+    for (int q = s->Mp[j]; q < s->Mp[j + 1]; q++) {
+      int a = cm__find(parent, j), b = cm__find(parent, s->Mi[q]);
+      if (a != b)
+        parent[a > b ? a : b] = a < b ? a : b; /* root = smallest column */
+    }
+  int nb = 0;
+  for (int j = 0; j < n; j++) /* roots in column order number the blocks */
+    blk[j] = cm__find(parent, j) == j ? nb++ : -1;
+  for (int j = 0; j < n; j++) {
+    blk[j] = blk[cm__find(parent, j)];
+    bstart[blk[j] + 1]++;
+  }
+  for (int b = 0; b < nb; b++) {
+    big = bstart[b + 1] > big ? bstart[b + 1] : big;
+    bstart[b + 1] += bstart[b];
+  }
+  memcpy(parent, bstart, (size_t)nb * sizeof *parent); /* fill pointers */
+  for (int j = 0; j < n; j++) {
+    pos[j] = parent[blk[j]] - bstart[blk[j]];
+    bcols[parent[blk[j]]++] = j;
+  }
+  free(parent);
+  *bstart_out = bstart;
+  *bcols_out = bcols;
+  *nblk = nb;
+  return big;
+}
+
+/* Dense lower Cholesky of each block of M in place (column-major, size^2
+ * per block at Lstart[b]); returns the first failing column or -1. */
+static int cm__block_chol(const cm_system_t *s, int nb, const int *bstart,
+                          const int *bcols, const int *blk, const int *pos,
+                          double *L, const long *Lstart) {
+  for (int j = 0; j < s->n; j++) /* scatter the lower triangle */
+    for (int q = s->Mp[j]; q < s->Mp[j + 1]; q++) {
+      int b = blk[j], m = bstart[b + 1] - bstart[b];
+      int r = pos[s->Mi[q]], c = pos[j];
+      if (r < c) { int t = r; r = c; c = t; }
+      L[Lstart[b] + r + (long)c * m] = s->Mx[q];
+    }
+  for (int b = 0; b < nb; b++) {
+    int m = bstart[b + 1] - bstart[b];
+    double *A = L + Lstart[b];
+    for (int c = 0; c < m; c++) { /* A = L L^T, column by column */
+      double d = A[c + c * m];
+      for (int k = 0; k < c; k++)
+        d -= A[c + k * m] * A[c + k * m];
+      if (!(d > 0))
+        return bcols[bstart[b] + c];
+      A[c + c * m] = d = sqrt(d);
+      for (int r = c + 1; r < m; r++) {
+        double v = A[r + c * m];
+        for (int k = 0; k < c; k++)
+          v -= A[r + k * m] * A[c + k * m];
+        A[r + c * m] = v / d;
+      }
+    }
+  }
+  return -1;
+}
+
+/* Row r of B into (cols, vals) (NULL: count only): for each block the row
+ * touches, y = L_b^-1 (k_r^1/2 J_r,b)^T, stored from its first nonzero. */
+static int cm__B_row(const cm_system_t *s, int r, const int *blk,
+                     const int *pos, const int *bstart, const int *bcols,
+                     const double *L, const long *Lstart, double *work,
+                     int *cols, double *vals) {
+  int count = 0;
+  double sk = sqrt(s->k[r]);
+  for (int q = s->Jp[r]; q < s->Jp[r + 1]; q++) {
+    int b = blk[s->Jj[q]], seen = 0;
+    for (int p = s->Jp[r]; p < q; p++) /* block already done */
+      seen |= blk[s->Jj[p]] == b;
+    if (seen)
+      continue;
+    int m = bstart[b + 1] - bstart[b], first = m;
+    for (int i = 0; i < m; i++)
+      work[i] = 0;
+    for (int p = q; p < s->Jp[r + 1]; p++)
+      if (blk[s->Jj[p]] == b) {
+        work[pos[s->Jj[p]]] = sk * s->Jx[p];
+        first = pos[s->Jj[p]] < first ? pos[s->Jj[p]] : first;
+      }
+    const double *A = L + Lstart[b];
+    for (int i = first; i < m; i++) { /* forward substitution */
+      double v = work[i];
+      for (int k = first; k < i; k++)
+        v -= A[i + k * m] * work[k];
+      work[i] = v / A[i + i * m];
+      if (work[i] != 0) {
+        if (cols)
+          cols[count] = bcols[bstart[b] + i], vals[count] = work[i];
+        count++;
+      }
+    }
+  }
+  return count;
+}
+
+/* B^T (n x nc CSC, i.e. B in CSR) by blocks; NULL if a block is too large
+ * (*too_big set) or on error (message in ctx). */
+static cholmod_sparse *cm__form_BT_blocks(cm_context_t *ctx,
+                                          const cm_system_t *s,
+                                          cholmod_common *c, int *too_big) {
+  int n = s->n, nc = s->nc, nb = 0;
+  int *blk = malloc((size_t)n * sizeof *blk), *pos = malloc((size_t)n * sizeof *pos);
+  int *bstart = NULL, *bcols = NULL;
+  int big = blk && pos ? cm__m_blocks(s, blk, pos, &bstart, &bcols, &nb) : -1;
+  cholmod_sparse *BT = NULL;
+  long *Lstart = NULL;
+  double *L = NULL, work[CM__BLOCK_MAX];
+  int raised = 0;
+  *too_big = big > CM__BLOCK_MAX;
+  if (big < 0 || *too_big)
+    goto done;
+  Lstart = malloc(((size_t)nb + 1) * sizeof *Lstart);
+  if (!Lstart)
+    goto done;
+  Lstart[0] = 0;
+  for (int b = 0; b < nb; b++) {
+    long m = bstart[b + 1] - bstart[b];
+    Lstart[b + 1] = Lstart[b] + m * m;
+  }
+  L = calloc((size_t)Lstart[nb] + 1, sizeof *L);
+  if (!L)
+    goto done;
+  int bad = cm__block_chol(s, nb, bstart, bcols, blk, pos, L, Lstart);
+  if (bad >= 0) {
+    raised = 1;
+    CM__ERR(ctx, CM_NOT_SPD, "M",
+            "M is not positive definite: the Cholesky factorisation fails "
+            "at column %d (dof %d of body %d)",
+            bad + 1, s->col_dof ? s->col_dof[bad] : bad,
+            s->col_body ? s->col_body[bad] : -1);
+    goto done;
+  }
+  long nnz = 0;
+  for (int r = 0; r < nc; r++)
+    nnz += cm__B_row(s, r, blk, pos, bstart, bcols, L, Lstart, work, NULL,
+                     NULL);
+  BT = cholmod_allocate_sparse((size_t)n, (size_t)nc, (size_t)(nnz ? nnz : 1),
+                               0, 1, 0, CHOLMOD_REAL, c);
+  if (!BT)
+    goto done;
+  int *Bp = BT->p, *Bi = BT->i;
+  double *Bx = BT->x;
+  Bp[0] = 0;
+  for (int r = 0; r < nc; r++) {
+    int m = cm__B_row(s, r, blk, pos, bstart, bcols, L, Lstart, work,
+                      Bi + Bp[r], Bx + Bp[r]);
+    Bp[r + 1] = Bp[r] + m;
+    for (int a = Bp[r] + 1; a < Bp[r + 1]; a++) /* columns ascending */
+      for (int b = a; b > Bp[r] && Bi[b - 1] > Bi[b]; b--) {
+        int ti = Bi[b]; Bi[b] = Bi[b - 1]; Bi[b - 1] = ti;
+        double tx = Bx[b]; Bx[b] = Bx[b - 1]; Bx[b - 1] = tx;
+      }
+  }
+  BT->sorted = 1;
+done:
+  if (!BT && !*too_big && !raised)
+    CM__ERR(ctx, CM_NOMEM, NULL, "out of memory forming B");
+  free(blk), free(pos), free(bstart), free(bcols), free(Lstart), free(L);
+  return BT;
+}
+
 /* B^T = L^-1 P J^T K^1/2 with P M P^T = L L^T (natural order: P = I), as
- * a CHOLMOD matrix n x nc; NULL on failure (message in ctx). */
+ * a CHOLMOD matrix n x nc, with CHOLMOD solves (any M; cost grows like
+ * n nc, so only for systems whose M has large coupled blocks); NULL on
+ * failure (message in ctx). */
 static cholmod_sparse *cm__form_BT(cm_context_t *ctx, const cm_system_t *s,
                                    cholmod_common *c) {
   cholmod_sparse M = cm__view(s->n, s->n, s->Mp, s->Mi, s->Mx, -1);
@@ -210,7 +404,11 @@ static int cm__write_operator(cm__out_t *o, const cm_system_t *s, int flags) {
   cholmod_common c;
   cholmod_start(&c);
   c.print = 0;
-  cholmod_sparse *BT = cm__form_BT(o->ctx, s, &c), *S = NULL, *SL = NULL;
+  int too_big = 0;
+  cholmod_sparse *BT = cm__form_BT_blocks(o->ctx, s, &c, &too_big);
+  if (!BT && too_big)
+    BT = cm__form_BT(o->ctx, s, &c);
+  cholmod_sparse *S = NULL, *SL = NULL;
   int st = BT ? CM_OK : o->ctx->status;
   if (!st && (flags & CM_MTX_WRITE_B))
     st = cm__write_sparse(o, "B.mtx",
