@@ -59,9 +59,11 @@ CM_EXTERN int cm_generate_pile_forces(cm_context_t *ctx,
                                       cm_scene_t **out, double **forces_out);
 
 /* Hertz law used by the pile (and exposed for tests): for effective modulus
- * E* = E / (2 (1 - nu^2)) and radius R* = r1 r2 / (r1 + r2) (R* = r for a
- * wall), F = 4/3 E* sqrt(R*) delta^3/2. Returns the overlap for force F and
- * stores k = dF/d(delta) = 2 E* sqrt(R* delta) in *k_out (may be NULL). */
+ * E* = E / (2 (1 - nu^2)) (two bodies of the same material) and radius
+ * R* = r1 r2 / (r1 + r2) (r2_m <= 0 means a wall: R* = r1),
+ * F = 4/3 E* sqrt(R*) delta^3/2. Returns the overlap delta (m) for force F
+ * (N) and stores k = dF/d(delta) = 2 E* sqrt(R* delta) in *k_out (may be
+ * NULL). Cannot fail; F < 0 gives NAN. */
 CM_EXTERN double cm_hertz_overlap(double force_n, double young_pa,
                                   double poisson, double r1_m, double r2_m,
                                   double *k_out);
