@@ -727,3 +727,43 @@ CM_TEST(docs_index_complete) {
   CMT_TRUE(n >= 8);
   free(idx);
 }
+
+/* ---- determinism, as report-format.md states it ----------------------------- */
+
+/* The same bytes (without timings) at any thread count and on a repeat, on
+ * the ARPACK path. */
+CM_TEST(docs_report_determinism) {
+  cm_context_t ctx;
+  cm_context_init(&ctx);
+  cm_pile_options_t po;
+  cm_pile_options_init(&po);
+  po.dim = 3;
+  po.count = 800;
+  cm_scene_t *s = NULL;
+  CMT_EQ_INT(cm_generate_pile(&ctx, &po, &s), 0);
+  if (!s)
+    return;
+  char *text[3] = {NULL, NULL, NULL};
+  int threads[3] = {1, 2, 1};
+  for (int i = 0; i < 3; i++) {
+    cm_context_t c;
+    cm_context_init(&c);
+    c.threads = threads[i];
+    cm_report_t *r = NULL;
+    CMT_EQ_INT(cm_analyze(&c, s, NULL, &r), 0);
+    if (r) {
+      CMT_TRUE(!strcmp(r->method, "arpack") || !strcmp(r->method, "mixed"));
+      text[i] = cm_report_to_json(r, CM_JSON_NO_TIMINGS);
+    }
+    cm_report_destroy(&r);
+  }
+  CMT_TRUE(text[0] && text[1] && text[2]);
+  if (text[0] && text[1] && text[2]) {
+    CMT_TRUE(!strcmp(text[0], text[1]));
+    CMT_TRUE(!strcmp(text[0], text[2]));
+    CMT_TRUE(strstr(text[0], "\"timings\"") == NULL);
+  }
+  for (int i = 0; i < 3; i++)
+    free(text[i]);
+  cm_scene_destroy(&s);
+}
