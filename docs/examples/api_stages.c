@@ -2,7 +2,7 @@
  * file, assemble M and J, factor M and form B, take the two bounds, solve
  * the spectrum of the whole operator, and check the per-integrator steps.
  *
- *   cc api_stages.c $(pkg-config --cflags --libs cmodes) -o api_stages
+ *   cc api_stages.c $(pkg-config --cflags --libs cmodes) -lm -o api_stages
  *   ./api_stages data/bar2d.json
  *
  * tests/test_docs.c includes this file with main renamed. */
