@@ -686,7 +686,7 @@ static cholmod_sparse *sparse_from_mtx(const char *path, cholmod_common *c) {
 /* B.mtx of a scene with full 6x6 mass blocks (rotated boxes with unequal
  * inertia): B B^T x equals K^1/2 J M^-1 J^T K^1/2 x with M^-1 applied by a
  * CHOLMOD solve on M.mtx, for random x; and S.mtx equals B B^T. */
-CM_TEST(import_mtx_B_matches_solves) {
+CM_TEST(import_mtx_b_matches_solves) {
   cm_context_t ctx;
   cm_context_init(&ctx);
   cm_scene_t *s = cm_scene_create(3);
