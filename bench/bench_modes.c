@@ -75,6 +75,99 @@ static void die(const cm_context_t *ctx, const char *what, int st) {
   exit(1);
 }
 
+/* A stand-in random 3D pile for sizes where cm_generate_pile (sequential
+ * deposition, superlinear) is too slow for a benchmark: polydisperse glass
+ * spheres on a jittered cubic lattice (spacing one mean diameter) in a box
+ * about as tall as wide, each resting on 3 of the 9 grains of the layer
+ * below (seeded choice; the bottom layer on fixed floor grains), normal from
+ * support to particle, k = 1e5 (0.5 + u) N/m. Particles are listed in a
+ * seeded random order (a user's order, not sorted). Labelled "pile-standin"
+ * in the results; not physics-grade (no equilibrium), only the shape of the
+ * operator of a pile: 3 contacts per particle, one big component. */
+static cm_scene_t *standin_pile(cm_context_t *ctx, long count) {
+  const double R = 0.005, rho = 2500.0, PI = 3.14159265358979323846;
+  int w = (int)ceil(cbrt((double)count)), h = (int)((count + (long)w * w - 1) /
+                                                    ((long)w * w));
+  cm_scene_t *s = cm_scene_create(3);
+  if (!s)
+    die(ctx, "cm_scene_create", CM_NOMEM);
+  /* site (i, j, k), k = -1 the floor; body index of each site */
+  size_t nsite = (size_t)w * w * (size_t)(h + 1);
+  int *body = malloc(sizeof(int) * nsite);
+  double *pos = malloc(sizeof(double) * 3 * nsite), *rad = malloc(
+      sizeof(double) * nsite);
+  long *perm = malloc(sizeof(long) * (size_t)count);
+  if (!body || !pos || !rad || !perm)
+    die(ctx, "stand-in pile", CM_NOMEM);
+  for (size_t q = 0; q < nsite; q++) {
+    int i = (int)(q % (size_t)w), j = (int)(q / (size_t)w % (size_t)w);
+    int k = (int)(q / ((size_t)w * w)) - 1;
+    double u = cm__hash_uniform(101, q), jit = k < 0 ? 0 : 0.1 * R;
+    rad[q] = R * (1 + 0.2 * u);
+    pos[3 * q + 0] = 2 * R * i + jit * cm__hash_uniform(102, q);
+    pos[3 * q + 1] = 2 * R * j + jit * cm__hash_uniform(103, q);
+    pos[3 * q + 2] = 2 * R * k + jit * cm__hash_uniform(104, q);
+    body[q] = -1;
+  }
+  cm_body_t b;
+  for (size_t q = 0; q < (size_t)w * w; q++) { /* floor grains, fixed */
+    cm_body_init(&b);
+    b.fixed = 1;
+    memcpy(b.position, pos + 3 * q, sizeof b.position);
+    body[q] = cm_scene_add_body(ctx, s, &b, NULL);
+  }
+  for (long p = 0; p < count; p++)
+    perm[p] = p;
+  for (long p = count - 1; p > 0; p--) { /* seeded shuffle */
+    long o = (long)((0.5 + 0.5 * cm__hash_uniform(105, (uint64_t)p)) * (p + 1));
+    o = o > p ? p : o;
+    long t = perm[p];
+    perm[p] = perm[o], perm[o] = t;
+  }
+  for (long p = 0; p < count; p++) { /* particles in the shuffled order */
+    size_t q = (size_t)w * w + (size_t)perm[p];
+    cm_body_init(&b);
+    double r = rad[q], m = rho * 4.0 / 3.0 * PI * r * r * r;
+    b.mass = m;
+    for (int d = 0; d < 9; d++)
+      b.inertia[d] = d % 4 == 0 ? 0.4 * m * r * r : 0.0;
+    memcpy(b.position, pos + 3 * q, sizeof b.position);
+    body[q] = cm_scene_add_body(ctx, s, &b, NULL);
+  }
+  cm_contact_t c;
+  for (long p = 0; p < count; p++) {
+    size_t q = (size_t)w * w + (size_t)perm[p];
+    int i = (int)(q % (size_t)w), j = (int)(q / (size_t)w % (size_t)w);
+    int k = (int)(q / ((size_t)w * w)) - 1;
+    int used[9] = {0}, got = 0;
+    for (int t = 0; got < 3 && t < 64; t++) {
+      int pick = (int)((0.5 + 0.5 * cm__hash_uniform(106, q * 64 + (size_t)t)) * 9) % 9;
+      int ii = i + pick % 3 - 1, jj = j + pick / 3 - 1;
+      if (used[pick] || ii < 0 || jj < 0 || ii >= w || jj >= w)
+        continue;
+      size_t qs = ((size_t)k * w + (size_t)jj) * (size_t)w + (size_t)ii;
+      if (body[qs] < 0)
+        continue;
+      used[pick] = 1, got++;
+      cm_contact_init(&c);
+      c.a = body[q], c.b = body[qs];
+      double d[3], L = 0;
+      for (int x = 0; x < 3; x++)
+        d[x] = pos[3 * q + x] - pos[3 * qs + x], L += d[x] * d[x];
+      L = sqrt(L);
+      for (int x = 0; x < 3; x++) {
+        c.normal[x] = d[x] / L;
+        c.point[x] = pos[3 * qs + x] + d[x] * rad[qs] / (rad[q] + rad[qs]);
+      }
+      c.stiffness = 1e5 * (1.0 + 0.5 * cm__hash_uniform(107, q * 64 + (size_t)t));
+      if (cm_scene_add_contact(ctx, s, &c, NULL) < 0)
+        die(ctx, "stand-in pile contact", ctx->status);
+    }
+  }
+  free(body), free(pos), free(rad), free(perm);
+  return s;
+}
+
 /* ---- scenes ------------------------------------------------------------- */
 
 /* Generates the scene kind with about nc contacts (calibrated on a small
@@ -95,6 +188,9 @@ static cm_scene_t *make_scene(cm_context_t *ctx, const char *kind, double nc,
     *units = o.count;
     if ((st = cm_generate_pile(ctx, &o, &s)))
       die(ctx, "cm_generate_pile", st);
+  } else if (!strcmp(kind, "pile-standin")) {
+    *units = (long)fmax(10, nc / 3.0);
+    s = standin_pile(ctx, *units);
   } else if (!strcmp(kind, "crystal")) {
     cm_crystal_options_t o;
     cm_crystal_options_init(&o);

@@ -110,13 +110,13 @@ def verdict(ok):
 
 def targets(rows):
     out = ["| # | target | measured | verdict |", "|---|---|---|---|"]
-    p6 = near(rows, "pile", 1e6)
+    p6 = near(rows, "pile", 1e6) or near(rows, "pile-standin", 1e6)
     if p6 and p6.get("t_eigsh") and p6.get("t_slepc"):
         ts = p6["t_spectrum"]
         a, b = p6["t_eigsh"] / ts, p6["t_slepc"] / ts
         c = p6["t_eigsh"] / p6["t_total"]
         out.append(
-            f"| 1 | pile 1e6: eigen >= 4x scipy, >= 2x SLEPc; whole analysis "
+            f"| 1 | {p6['scene']} {p6['nc']}: eigen >= 4x scipy, >= 2x SLEPc; whole analysis "
             f">= 4x scipy's eigen | cmodes eigen {ts:.3g} s, scipy "
             f"{p6['t_eigsh']:.3g} s ({a:.2f}x), SLEPc {p6['t_slepc']:.3g} s "
             f"({b:.2f}x); analysis {p6['t_total']:.3g} s ({c:.2f}x) | "
@@ -144,7 +144,7 @@ def targets(rows):
     d8 = None
     for r in rows:
         if r.get("t_dsyevr") and (d8 is None or r["nc"] > d8["nc"]):
-            if r["scene"] == "pile":
+            if r["scene"].startswith("pile"):
                 d8 = r
     if d8:
         sparse = d8.get("t_spectrum_1e10") or d8["t_spectrum"]
@@ -169,7 +169,7 @@ def targets(rows):
             f"{p6['t_spectrum_1t']:.3g} s, 2 threads {p6['t_spectrum']:.3g} "
             f"s: {x:.2f}x (matvec {1e3 * p6['t_matvec_1t']:.3g} -> "
             f"{1e3 * p6['t_matvec']:.3g} ms) | {verdict(x >= 1.6)} |")
-    for sc in ("pile", "crystal", "fleet"):
+    for sc in ("pile", "pile-standin", "crystal", "fleet"):
         r = near(rows, sc, 1e6) or max(
             (q for q in rows if q["scene"] == sc and q.get("t_parse")),
             key=lambda q: q["nc"], default=None)
@@ -197,7 +197,7 @@ def main():
             line = line.strip()
             if line:
                 rows.append(derive(json.loads(line)))
-    order = {"pile": 0, "crystal": 1, "fleet": 2}
+    order = {"pile": 0, "pile-standin": 1, "crystal": 2, "fleet": 3}
     rows.sort(key=lambda r: (order.get(r["scene"], 9), r["nc"]))
 
     keys = []
@@ -238,7 +238,7 @@ def main():
     # plot data: one file per scene present, columns:
     # nc total eigen spectrum scipy slepc dsyevr dsyevd bounds
     present = []
-    for sc in ("pile", "crystal", "fleet"):
+    for sc in ("pile", "pile-standin", "crystal", "fleet"):
         mine = [r for r in rows if r["scene"] == sc]
         if not mine:
             continue
