@@ -85,16 +85,16 @@ static int cm__grid_build(cm_context_t *ctx, const cm_dump_t *d, int dim,
   g->h = 2 * rmax + (tol > 0 ? tol : 0);
   if (!(g->h > 0))
     g->h = 1;
-  double cells;
-  for (;;) {
-    cells = 1;
-    for (int a = 0; a < 3; a++) {
-      g->nc[a] = a < dim ? (long)floor((hi[a] - g->lo[a]) / g->h) + 1 : 1;
-      cells *= (double)g->nc[a];
-    }
-    if (cells <= 2.0 * n + 8)
+  for (;;) { /* count in double first: a far-away atom must not overflow */
+    double cells = 1, per[3] = {1, 1, 1};
+    for (int a = 0; a < dim; a++)
+      cells *= per[a] = floor((hi[a] - g->lo[a]) / g->h) + 1;
+    if (cells <= 2.0 * n + 8) {
+      for (int a = 0; a < 3; a++)
+        g->nc[a] = (long)per[a];
       break;
-    g->h *= 1.26; /* about 2x fewer cells in 3D */
+    }
+    g->h *= cells > 1e6 * (2.0 * n + 8) ? 10.0 : 1.26; /* ~2x fewer in 3D */
   }
   long ncells = g->nc[0] * g->nc[1] * g->nc[2];
   g->start = calloc((size_t)ncells + 1, sizeof *g->start);
