@@ -402,6 +402,37 @@ CM_TEST(import_dump_formats) {
   CMT_EQ_INT(cm_dump_read(&ctx, path, &o, &d), CM_NOT_FOUND);
   CMT_CONTAINS(ctx.message, "no snapshot at timestep 150");
   CMT_CONTAINS(ctx.message, "100, 200");
+  /* triclinic box: x = xlo + xs lx + ys xy + zs xz with xlo, xhi taken
+   * back from the bounding box (xlo_bound = 0, xhi_bound = 2.5, xy = 0.5) */
+  write_text(path, "ITEM: TIMESTEP\n0\nITEM: NUMBER OF ATOMS\n1\n"
+                   "ITEM: BOX BOUNDS xy xz yz ff ff ff\n0 2.5 0.5\n0 4 0\n"
+                   "0 1 0\nITEM: ATOMS id xs ys zs radius\n"
+                   "1 0.5 0.5 0.5 0.1\n");
+  o.timestep = -1;
+  CMT_EQ_INT(cm_dump_read(&ctx, path, &o, &d), CM_OK);
+  if (d) {
+    CMT_TRUE(d->triclinic);
+    CMT_REL(d->x[0], 0.5 * 2 + 0.5 * 0.5, 1e-15);
+    CMT_REL(d->x[1], 2.0, 1e-15);
+    CMT_REL(d->x[2], 0.5, 1e-15);
+  }
+  cm_dump_destroy(&d);
+  /* wall specs: point and inward normal (normalised), 2D form */
+  cm_dump_options_t w;
+  cm_dump_options_init(&w);
+  CMT_EQ_INT(cm_dump_options_add_plane(&ctx, &w, "0,0,1,0,0,-2"), CM_OK);
+  CMT_EQ_INT(cm_dump_options_add_plane(&ctx, &w, "1,2,0,-1"), CM_OK);
+  CMT_EQ_INT(cm_dump_options_add_plane(&ctx, &w, "y < 3"), CM_OK);
+  CMT_EQ_INT(cm_dump_options_set_cylinder(&ctx, &w, "0.5,1,-1"), CM_OK);
+  CMT_EQ_INT(w.nplanes, 3);
+  CMT_REL(w.planes[0][2], 1, 0);
+  CMT_REL(w.planes[0][5], -1, 0);
+  CMT_REL(w.planes[1][1], 2, 0);
+  CMT_REL(w.planes[1][4], -1, 0);
+  CMT_REL(w.planes[2][1], 3, 0);
+  CMT_REL(w.planes[2][4], -1, 0);
+  CMT_REL(w.cyl_radius, 0.5, 0);
+  CMT_REL(w.cyl_center[1], -1, 0);
   unlink(path);
   rmdir(dir);
 }
