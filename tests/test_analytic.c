@@ -4,10 +4,11 @@
  * 3D, simple-cubic and square crystals (exact chain formula), FCC and
  * hexagonal crystals (monotone approach to the band edge 8k/m and 6k/m of
  * the infinite lattice with normal springs), and the bounds on a pile. */
-#include "cmtest.h"
 #include "cmodes.h"
+#include "cmtest.h"
 
-/* ---- helpers ------------------------------------------------------------------ */
+/* ---- helpers
+ * ------------------------------------------------------------------ */
 
 static cm_report_t *at_analyze(const cm_scene_t *s, int modes, int method) {
   cm_context_t ctx;
@@ -43,7 +44,8 @@ static double at_chain(int N, int j, double k, double m) {
   return 4 * k / m * s * s;
 }
 
-/* ---- one and two bodies ------------------------------------------------------ */
+/* ---- one and two bodies
+ * ------------------------------------------------------ */
 
 CM_TEST(ana_sphere_on_plane) {
   cm_scene_t *s = at_column(1, 0.37, 2.5e5);
@@ -96,7 +98,8 @@ CM_TEST(ana_two_free_spheres) {
   cm_scene_destroy(&s);
 }
 
-/* ---- columns of spheres --------------------------------------------------------- */
+/* ---- columns of spheres
+ * --------------------------------------------------------- */
 
 CM_TEST(ana_column_dense) {
   double m = 0.05, k = 3e6, worst = 0;
@@ -112,8 +115,8 @@ CM_TEST(ana_column_dense) {
         double e = fabs(r->modes[i].lambda - want) / want;
         worst = fmax(worst, e);
         if (e > 1e-10)
-          CMT_FAIL("N=%d mode %d: lambda %.17g, want %.17g (rel %.3g)", N,
-                   i, r->modes[i].lambda, want, e);
+          CMT_FAIL("N=%d mode %d: lambda %.17g, want %.17g (rel %.3g)", N, i,
+                   r->modes[i].lambda, want, e);
       }
       CMT_EQ_INT(r->zero_modes, 0);
     }
@@ -142,7 +145,8 @@ CM_TEST(ana_column_arpack) {
   }
 }
 
-/* ---- a box on its four corners ------------------------------------------------ */
+/* ---- a box on its four corners
+ * ------------------------------------------------ */
 
 /* Corners at (+-Lx/2, +-Ly/2, -Lz/2), normal z: gap = z + y_c th_x - x_c th_y,
  * so H = diag(4k, k Ly^2, k Lx^2) on (z, th_x, th_y), Ixx = M (Ly^2 + Lz^2)/12,
@@ -183,7 +187,8 @@ CM_TEST(ana_box_on_corners) {
   cm_scene_destroy(&s);
 }
 
-/* ---- the reference bar ---------------------------------------------------------- */
+/* ---- the reference bar
+ * ---------------------------------------------------------- */
 
 CM_TEST(ana_bar_2d_3d) {
   cm_context_t ctx;
@@ -209,7 +214,8 @@ CM_TEST(ana_bar_2d_3d) {
   }
 }
 
-/* ---- crystals -------------------------------------------------------------------- */
+/* ---- crystals
+ * -------------------------------------------------------------------- */
 
 static double at_crystal(int lattice, int n, double *m_out, double *k_out) {
   cm_context_t ctx;
@@ -259,8 +265,8 @@ static void at_band_edge(int lattice, double edge, int nmax, double reach) {
   double prev = 0, m = 0, k = 0, lam = 0;
   for (int n = 2; n <= nmax; n++) {
     lam = at_crystal(lattice, n, &m, &k);
-    printf("lattice %d n=%d: lambda_max / (k/m) = %.6f (edge %g)\n", lattice,
-           n, lam / (k / m), edge);
+    printf("lattice %d n=%d: lambda_max / (k/m) = %.6f (edge %g)\n", lattice, n,
+           lam / (k / m), edge);
     CMT_TRUE(lam > prev);
     CMT_LE(lam, edge * k / m * (1 + 1e-12));
     prev = lam;
@@ -322,7 +328,8 @@ CM_TEST(ana_fcc_band_edge_brute_force) {
   CMT_REL(best, 8.0, 1e-9); /* reached on the grid at X = (2 pi, 0, 0) */
 }
 
-/* ---- a pile: the rigorous bounds bracket the coupled value --------------------- */
+/* ---- a pile: the rigorous bounds bracket the coupled value
+ * --------------------- */
 
 CM_TEST(ana_pile_bounds) {
   cm_context_t ctx;
@@ -351,7 +358,8 @@ CM_TEST(ana_pile_bounds) {
   }
 }
 
-/* ---- a tower of N boxes ------------------------------------------------------- */
+/* ---- a tower of N boxes
+ * ------------------------------------------------------- */
 
 /* Corner contacts act on (z, th_x, th_y) only (n = e_z, r x n = (y, -x, 0)),
  * so the tower is three fixed-free chains: springs 4k, k Ly^2, k Lx^2 per

@@ -3,12 +3,13 @@
  * touching distances, no overlaps by brute force), static equilibrium of the
  * returned preloads, Hertz stiffness against a finite-difference derivative,
  * reproducibility to the byte, and clear errors for bad options. */
-#include "cmtest.h"
 #include "cmodes.h"
+#include "cmtest.h"
 
 #include <stdint.h>
 
-/* ---- helpers ------------------------------------------------------------------ */
+/* ---- helpers
+ * ------------------------------------------------------------------ */
 
 static double gt_up(const cm_scene_t *s, const double *v) {
   return s->dim == 2 ? v[1] : v[2];
@@ -85,7 +86,8 @@ static double gt_force_residual(const cm_scene_t *s, const double *f,
   return worst;
 }
 
-/* ---- pile ------------------------------------------------------------------ */
+/* ---- pile ------------------------------------------------------------------
+ */
 
 /* Geometry, supports and the top-down load balance of one pile. */
 static void gt_check_pile(int dim, int count, uint64_t seed, double young,
@@ -116,8 +118,8 @@ static void gt_check_pile(int dim, int count, uint64_t seed, double young,
   int nb = s->nbodies;
   double *r = malloc(sizeof(double) * (size_t)nb);
   for (int i = 0; i < nb; i++)
-    r[i] = s->bodies[i].fixed ? o.radius
-                              : gt_radius(s->bodies[i].mass, o.density);
+    r[i] =
+        s->bodies[i].fixed ? o.radius : gt_radius(s->bodies[i].mass, o.density);
   /* every contact: touching, normal from b to a, point on a's surface */
   double worst_gap = 0;
   for (int c = 0; c < s->ncontacts; c++) {
@@ -163,7 +165,7 @@ static void gt_check_pile(int dim, int count, uint64_t seed, double young,
   CMT_EQ_INT(overlaps, 0);
   /* supports: every particle is carried by its supports with a vertical
    * net force equal to its weight plus the vertical loads from above */
-  double *up = calloc((size_t)nb, sizeof *up);   /* sum f n_up as a */
+  double *up = calloc((size_t)nb, sizeof *up);     /* sum f n_up as a */
   double *hz = calloc((size_t)nb * 3, sizeof *hz); /* sum f n as a */
   double *load = calloc((size_t)nb, sizeof *load); /* sum f n_up as b */
   int *nsup = calloc((size_t)nb, sizeof *nsup);
@@ -237,8 +239,7 @@ static void gt_check_pile(int dim, int count, uint64_t seed, double young,
     double Fm = 4.0 / 3.0 * Es * sqrt(Rs) * pow(dlt - h, 1.5);
     CMT_REL(kc, (Fp - Fm) / (2 * h), 1e-7);
     double dk;
-    CMT_REL(cm_hertz_overlap(f[c], young, o.poisson, ra, rb, &dk), dlt,
-            1e-12);
+    CMT_REL(cm_hertz_overlap(f[c], young, o.poisson, ra, rb, &dk), dlt, 1e-12);
     CMT_REL(dk, kc, 1e-12);
   }
   if (young > 0) /* force chains: stiffness heterogeneity */
@@ -333,7 +334,8 @@ CM_TEST(gen_cli_seed_bytes) {
   free(b);
 }
 
-/* ---- crystal ------------------------------------------------------------------ */
+/* ---- crystal
+ * ------------------------------------------------------------------ */
 
 /* Every pair of sites at the neighbour distance has exactly one contact;
  * floor contacts exactly on the bottom layer. */
@@ -353,8 +355,8 @@ static void gt_check_crystal(int lattice, int n) {
   double dist0 = 2 * o.radius * (1 - o.overlap);
   int pairs = 0, bottom = 0, links = 0, floors = 0;
   for (int i = 0; i < nb; i++) {
-    if (fabs(gt_up(s, s->bodies[i].position) - (o.radius - 2 * o.radius *
-                                                o.overlap)) < 1e-12)
+    if (fabs(gt_up(s, s->bodies[i].position) -
+             (o.radius - 2 * o.radius * o.overlap)) < 1e-12)
       bottom++;
     for (int j = i + 1; j < nb; j++) {
       double d2 = 0;
@@ -391,7 +393,8 @@ CM_TEST(gen_crystal_hex) { gt_check_crystal(CM_LATTICE_HEX, 5); }
 CM_TEST(gen_crystal_sc) { gt_check_crystal(CM_LATTICE_SC, 4); }
 CM_TEST(gen_crystal_fcc) { gt_check_crystal(CM_LATTICE_FCC, 5); }
 
-/* ---- stack and fleet ------------------------------------------------------------ */
+/* ---- stack and fleet
+ * ------------------------------------------------------------ */
 
 CM_TEST(gen_stack_balance) {
   cm_context_t ctx;
@@ -488,13 +491,14 @@ CM_TEST(gen_bar_scene) {
     CMT_EQ_INT(s->nbodies, 1);
     CMT_EQ_INT(s->ncontacts, 2);
     CMT_REL(s->contacts[1].point[0] - s->contacts[0].point[0], 0.2, 1e-15);
-    CMT_REL(dim == 2 ? s->bodies[0].inertia[0] : s->bodies[0].inertia[4],
-            0.005, 0);
+    CMT_REL(dim == 2 ? s->bodies[0].inertia[0] : s->bodies[0].inertia[4], 0.005,
+            0);
     cm_scene_destroy(&s);
   }
 }
 
-/* ---- bad options ------------------------------------------------------------------ */
+/* ---- bad options
+ * ------------------------------------------------------------------ */
 
 CM_TEST(gen_bad_options) {
   cm_context_t ctx;
@@ -586,7 +590,7 @@ CM_TEST(gen_cli_forces_file) {
     double first = strtod(txt, NULL);
     for (char *p = txt; *p; p++)
       lines += *p == '\n';
-    CMT_EQ_INT(lines, 24);                   /* 2 towers x 3 boxes x 4 */
+    CMT_EQ_INT(lines, 24);                      /* 2 towers x 3 boxes x 4 */
     CMT_REL(first, 3 * 10.0 * 9.81 / 4, 1e-15); /* bottom corner */
   }
   remove(tmp);

@@ -20,7 +20,8 @@
 #ifndef CMODES_GENERATE_H
 #define CMODES_GENERATE_H
 
-/* ---- pile ----------------------------------------------------------------- */
+/* ---- pile -----------------------------------------------------------------
+ */
 
 /* Granular pile of polydisperse disks (dim 2) or spheres (dim 3), built by
  * sequential deposition on a rough floor of fixed grains between walls.
@@ -68,7 +69,8 @@ CM_EXTERN double cm_hertz_overlap(double force_n, double young_pa,
                                   double poisson, double r1_m, double r2_m,
                                   double *k_out);
 
-/* ---- crystal -------------------------------------------------------------- */
+/* ---- crystal --------------------------------------------------------------
+ */
 
 typedef enum cm_lattice {
   CM_LATTICE_SQUARE = 0, /* 2D square */
@@ -81,13 +83,13 @@ typedef enum cm_lattice {
  * up), every nearest-neighbour pair in contact with the same small overlap.
  * Bodies named "p<i>_<j>[_<k>]" by lattice indices (unnamed above 100000). */
 typedef struct cm_crystal_options {
-  int lattice;     /* cm_lattice_t; default CM_LATTICE_FCC */
-  int nx, ny, nz;  /* sites per axis (nz unused in 2D; for FCC: conventional
-                      half-cells, sites i+j+k even); default 4, 4, 4 */
-  double radius;   /* m; default 0.005 */
-  double density;  /* kg/m^3; default 7800 (steel) */
-  double k;        /* contact stiffness, N/m; default 1e6 */
-  double overlap;  /* relative overlap delta / diameter; default 1e-4 */
+  int lattice;    /* cm_lattice_t; default CM_LATTICE_FCC */
+  int nx, ny, nz; /* sites per axis (nz unused in 2D; for FCC: conventional
+                     half-cells, sites i+j+k even); default 4, 4, 4 */
+  double radius;  /* m; default 0.005 */
+  double density; /* kg/m^3; default 7800 (steel) */
+  double k;       /* contact stiffness, N/m; default 1e6 */
+  double overlap; /* relative overlap delta / diameter; default 1e-4 */
 } cm_crystal_options_t;
 
 CM_EXTERN void cm_crystal_options_init(cm_crystal_options_t *opts);
@@ -95,7 +97,8 @@ CM_EXTERN int cm_generate_crystal(cm_context_t *ctx,
                                   const cm_crystal_options_t *opts,
                                   cm_scene_t **out);
 
-/* ---- stack ---------------------------------------------------------------- */
+/* ---- stack ----------------------------------------------------------------
+ */
 
 typedef enum cm_stack_shape {
   CM_STACK_BOXES = 0,  /* towers of boxes, 4 corner contacts per interface */
@@ -106,15 +109,15 @@ typedef enum cm_stack_shape {
  * so they do not touch (each tower is its own component). Bodies named
  * "t<tower>_<level>" (level 0 at the bottom). */
 typedef struct cm_stack_options {
-  int shape;        /* cm_stack_shape_t; default CM_STACK_BOXES */
-  int count;        /* bodies per tower, >= 1; default 5 */
-  int towers;       /* >= 1; default 1 */
-  int dim;          /* 2 or 3 (2D: rectangles/disks in x-y); default 3 */
-  double size[3];   /* box Lx, Ly, Lz, m (sphere: size[0] = diameter);
-                       default 0.4, 0.3, 0.2 */
-  double mass;      /* per body, kg; default 10 */
-  double k;         /* per contact, N/m; default 1e5 */
-  double gravity;   /* m/s^2, for the preloads; default 9.81 */
+  int shape;      /* cm_stack_shape_t; default CM_STACK_BOXES */
+  int count;      /* bodies per tower, >= 1; default 5 */
+  int towers;     /* >= 1; default 1 */
+  int dim;        /* 2 or 3 (2D: rectangles/disks in x-y); default 3 */
+  double size[3]; /* box Lx, Ly, Lz, m (sphere: size[0] = diameter);
+                     default 0.4, 0.3, 0.2 */
+  double mass;    /* per body, kg; default 10 */
+  double k;       /* per contact, N/m; default 1e5 */
+  double gravity; /* m/s^2, for the preloads; default 9.81 */
 } cm_stack_options_t;
 
 CM_EXTERN void cm_stack_options_init(cm_stack_options_t *opts);
@@ -125,7 +128,8 @@ CM_EXTERN int cm_generate_stack_forces(cm_context_t *ctx,
                                        const cm_stack_options_t *opts,
                                        cm_scene_t **out, double **forces_out);
 
-/* ---- fleet ---------------------------------------------------------------- */
+/* ---- fleet ----------------------------------------------------------------
+ */
 
 /* Robots in rows on a warehouse floor (the world): quadrupeds (trunk + four
  * legs, hips as three-axis penalty bushings, feet on the floor) and wheeled
@@ -151,7 +155,8 @@ CM_EXTERN int cm_generate_fleet_forces(cm_context_t *ctx,
                                        const cm_fleet_options_t *opts,
                                        cm_scene_t **out, double **forces_out);
 
-/* ---- bar ------------------------------------------------------------------ */
+/* ---- bar ------------------------------------------------------------------
+ */
 
 /* The reference bar: one body on two contacts at x = +-half_length on the
  * ground (the world), normal up. 2D: bar in x-y (y up). 3D: the bar along x,

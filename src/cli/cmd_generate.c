@@ -12,12 +12,38 @@
 #include <string.h>
 
 enum {
-  O_COUNT = 'n', O_SEED = 's', O_DIM = 'd', O_K = 'k', O_OUT = 'o',
+  O_COUNT = 'n',
+  O_SEED = 's',
+  O_DIM = 'd',
+  O_K = 'k',
+  O_OUT = 'o',
   O_HELP = 'h',
-  O_FORCES = 256, O_RADIUS, O_POLY, O_DENSITY, O_GRAVITY, O_WIDTH, O_YOUNG,
-  O_POISSON, O_NOWALLS, O_LATTICE, O_N, O_NX, O_NY, O_NZ, O_OVERLAP,
-  O_SHAPE, O_TOWERS, O_SIZE, O_MASS, O_WHEELED, O_PAYLOAD, O_PERROW,
-  O_SPACING, O_INERTIA, O_HALF, O_LAST
+  O_FORCES = 256,
+  O_RADIUS,
+  O_POLY,
+  O_DENSITY,
+  O_GRAVITY,
+  O_WIDTH,
+  O_YOUNG,
+  O_POISSON,
+  O_NOWALLS,
+  O_LATTICE,
+  O_N,
+  O_NX,
+  O_NY,
+  O_NZ,
+  O_OVERLAP,
+  O_SHAPE,
+  O_TOWERS,
+  O_SIZE,
+  O_MASS,
+  O_WHEELED,
+  O_PAYLOAD,
+  O_PERROW,
+  O_SPACING,
+  O_INERTIA,
+  O_HALF,
+  O_LAST
 };
 
 static const struct option cm__gen_longopts[] = {
@@ -58,9 +84,11 @@ static const char cm__gen_usage[] =
     "usage: cmodes generate KIND [options] > scene.json\n"
     "\n"
     "KIND is one of:\n"
-    "  pile     polydisperse disks (2D) / spheres (3D) deposited under gravity\n"
+    "  pile     polydisperse disks (2D) / spheres (3D) deposited under "
+    "gravity\n"
     "           in a box: --dim --count --seed --radius --polydispersity\n"
-    "           --density --gravity --width --k | --young --poisson --no-walls\n"
+    "           --density --gravity --width --k | --young --poisson "
+    "--no-walls\n"
     "  crystal  equal spheres on a lattice on a floor: --lattice\n"
     "           square|hex|sc|fcc --n N (or --nx --ny --nz) --radius\n"
     "           --density --k --overlap\n"
@@ -78,18 +106,18 @@ static const char cm__gen_usage[] =
     "  -h, --help         this text\n"
     "\n"
     "Units are SI. Defaults and models: docs/generators.md.\n"
-    "Example: cmodes generate pile --dim 3 --count 1000 --young 7e10 --seed 2\n";
+    "Example: cmodes generate pile --dim 3 --count 1000 --young 7e10 --seed "
+    "2\n";
 
 /* Which options each kind accepts. */
-static const int cm__opts_pile[] = {O_COUNT, O_SEED, O_DIM, O_K, O_RADIUS,
-                                    O_POLY, O_DENSITY, O_GRAVITY, O_WIDTH,
-                                    O_YOUNG, O_POISSON, O_NOWALLS, 0};
-static const int cm__opts_crystal[] = {O_LATTICE, O_N, O_NX, O_NY, O_NZ,
-                                       O_RADIUS, O_DENSITY, O_K, O_OVERLAP,
-                                       0};
-static const int cm__opts_stack[] = {O_SHAPE, O_COUNT, O_TOWERS, O_DIM,
-                                     O_SIZE, O_MASS, O_K, O_GRAVITY, 0};
-static const int cm__opts_fleet[] = {O_COUNT, O_SEED, O_WHEELED, O_PAYLOAD,
+static const int cm__opts_pile[] = {
+    O_COUNT,   O_SEED,  O_DIM,   O_K,       O_RADIUS,  O_POLY, O_DENSITY,
+    O_GRAVITY, O_WIDTH, O_YOUNG, O_POISSON, O_NOWALLS, 0};
+static const int cm__opts_crystal[] = {
+    O_LATTICE, O_N, O_NX, O_NY, O_NZ, O_RADIUS, O_DENSITY, O_K, O_OVERLAP, 0};
+static const int cm__opts_stack[] = {O_SHAPE, O_COUNT, O_TOWERS,  O_DIM, O_SIZE,
+                                     O_MASS,  O_K,     O_GRAVITY, 0};
+static const int cm__opts_fleet[] = {O_COUNT,  O_SEED,    O_WHEELED, O_PAYLOAD,
                                      O_PERROW, O_SPACING, O_GRAVITY, 0};
 static const int cm__opts_bar[] = {O_DIM, O_MASS, O_INERTIA, O_HALF, O_K, 0};
 
@@ -100,7 +128,8 @@ static const char *cm__opt_name(int id) {
   return "?";
 }
 
-/* ---- number parsing --------------------------------------------------------- */
+/* ---- number parsing ---------------------------------------------------------
+ */
 
 static int cm__num(const char *opt, const char *s, double *out) {
   char *end;
@@ -133,15 +162,16 @@ static int cm__u64(const char *opt, const char *s, uint64_t *out) {
   unsigned long long v = strtoull(s, &end, 10);
   if (end == s || *end || errno == ERANGE || s[0] == '-') {
     fprintf(stderr,
-            "cmodes generate: --%s: '%s' is not a non-negative integer\n",
-            opt, s);
+            "cmodes generate: --%s: '%s' is not a non-negative integer\n", opt,
+            s);
     return CM_USAGE;
   }
   *out = (uint64_t)v;
   return CM_OK;
 }
 
-/* ---- options ------------------------------------------------------------------ */
+/* ---- options
+ * ------------------------------------------------------------------ */
 
 typedef struct {
   const char *arg[O_LAST]; /* argument of each option given, or NULL */
@@ -157,10 +187,10 @@ static int cm__allowed(const int *list, int id) {
 
 /* Applies the numeric options common to several kinds. */
 #define NUM(id, field)                                                         \
-  if (A->set[id] && (st = cm__num(cm__opt_name(id), A->arg[id], &(field))))   \
+  if (A->set[id] && (st = cm__num(cm__opt_name(id), A->arg[id], &(field))))    \
   return st
 #define INT(id, field)                                                         \
-  if (A->set[id] && (st = cm__int(cm__opt_name(id), A->arg[id], &(field))))   \
+  if (A->set[id] && (st = cm__int(cm__opt_name(id), A->arg[id], &(field))))    \
   return st
 
 static int cm__build_pile(cm_context_t *ctx, const cm__args_t *A,
@@ -252,7 +282,8 @@ static int cm__build_stack(cm_context_t *ctx, const cm__args_t *A,
     char buf[256], *save = NULL;
     snprintf(buf, sizeof buf, "%s", A->arg[O_SIZE]);
     int i = 0;
-    for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+    for (char *t = strtok_r(buf, ",", &save); t;
+         t = strtok_r(NULL, ",", &save)) {
       if (i == 3) {
         fprintf(stderr, "cmodes generate stack: --size takes at most 3 "
                         "lengths (LX,LY,LZ)\n");
@@ -296,7 +327,8 @@ static int cm__build_bar(cm_context_t *ctx, const cm__args_t *A,
   return cm_generate_bar(ctx, &o, s);
 }
 
-/* ---- output ------------------------------------------------------------------ */
+/* ---- output
+ * ------------------------------------------------------------------ */
 
 static int cm__write_forces(const char *path, const double *f, int n) {
   FILE *out = fopen(path, "w");
@@ -379,8 +411,10 @@ int cm__cmd_generate(int argc, char **argv) {
       return cm_status_exit(CM_USAGE);
     }
   if (forces_path && (which == 1 || which == 4)) {
-    fprintf(stderr, "cmodes generate %s: --forces is available for pile, "
-                    "stack and fleet\n", kind);
+    fprintf(stderr,
+            "cmodes generate %s: --forces is available for pile, "
+            "stack and fleet\n",
+            kind);
     return cm_status_exit(CM_USAGE);
   }
   /* ---- generate ---- */
@@ -391,11 +425,21 @@ int cm__cmd_generate(int argc, char **argv) {
   double **fp = forces_path ? &f : NULL;
   int st;
   switch (which) {
-  case 0: st = cm__build_pile(&ctx, &A, &s, fp); break;
-  case 1: st = cm__build_crystal(&ctx, &A, &s); break;
-  case 2: st = cm__build_stack(&ctx, &A, &s, fp); break;
-  case 3: st = cm__build_fleet(&ctx, &A, &s, fp); break;
-  default: st = cm__build_bar(&ctx, &A, &s); break;
+  case 0:
+    st = cm__build_pile(&ctx, &A, &s, fp);
+    break;
+  case 1:
+    st = cm__build_crystal(&ctx, &A, &s);
+    break;
+  case 2:
+    st = cm__build_stack(&ctx, &A, &s, fp);
+    break;
+  case 3:
+    st = cm__build_fleet(&ctx, &A, &s, fp);
+    break;
+  default:
+    st = cm__build_bar(&ctx, &A, &s);
+    break;
   }
   if (st < 0) {
     if (ctx.status)

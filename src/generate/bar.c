@@ -12,7 +12,8 @@ void cm_bar_options_init(cm_bar_options_t *o) {
   o->k = 1e5;
 }
 
-/* ---- check ------------------------------------------------------------------ */
+/* ---- check ------------------------------------------------------------------
+ */
 
 static int cm__bar_check(cm_context_t *ctx, const cm_bar_options_t *o) {
   if (o->dim != 2 && o->dim != 3)
@@ -22,8 +23,7 @@ static int cm__bar_check(cm_context_t *ctx, const cm_bar_options_t *o) {
                    o->mass);
   if (!(o->inertia > 0) || !isfinite(o->inertia))
     return CM__OPT(ctx, "inertia",
-                   "inertia: %g is not a positive number (kg m^2)",
-                   o->inertia);
+                   "inertia: %g is not a positive number (kg m^2)", o->inertia);
   if (!(o->half_length > 0) || !isfinite(o->half_length))
     return CM__OPT(ctx, "half-length",
                    "half-length: %g is not a positive number (m)",
@@ -33,7 +33,8 @@ static int cm__bar_check(cm_context_t *ctx, const cm_bar_options_t *o) {
   return CM_OK;
 }
 
-/* ---- generate ----------------------------------------------------------------- */
+/* ---- generate
+ * ----------------------------------------------------------------- */
 
 int cm_generate_bar(cm_context_t *ctx, const cm_bar_options_t *o,
                     cm_scene_t **out) {

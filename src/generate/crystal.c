@@ -15,12 +15,13 @@ void cm_crystal_options_init(cm_crystal_options_t *o) {
   o->overlap = 1e-4;
 }
 
-/* ---- check ------------------------------------------------------------------ */
+/* ---- check ------------------------------------------------------------------
+ */
 
 static int cm__crystal_check(cm_context_t *ctx, const cm_crystal_options_t *o) {
   if (o->lattice < CM_LATTICE_SQUARE || o->lattice > CM_LATTICE_FCC)
-    return CM__OPT(ctx, "lattice",
-                   "lattice: %d is not square, hex, sc or fcc", o->lattice);
+    return CM__OPT(ctx, "lattice", "lattice: %d is not square, hex, sc or fcc",
+                   o->lattice);
   int d3 = o->lattice >= CM_LATTICE_SC;
   if (o->nx < 1 || o->ny < 1 || (d3 && o->nz < 1))
     return CM__OPT(ctx, "count",
@@ -47,17 +48,18 @@ static int cm__crystal_check(cm_context_t *ctx, const cm_crystal_options_t *o) {
   return CM_OK;
 }
 
-/* ---- generate ----------------------------------------------------------------- */
+/* ---- generate
+ * ----------------------------------------------------------------- */
 
 typedef struct {
   cm_context_t *ctx;
   cm_scene_t *s;
   const cm_crystal_options_t *o;
-  int *site;        /* body of each lattice index, -1 if none */
-  int nx, ny, nz;   /* index ranges */
-  double d;         /* centre distance of neighbours, m */
-  double z0;        /* centre height of the bottom layer, m */
-  double m, I;      /* sphere mass, moment of inertia */
+  int *site;      /* body of each lattice index, -1 if none */
+  int nx, ny, nz; /* index ranges */
+  double d;       /* centre distance of neighbours, m */
+  double z0;      /* centre height of the bottom layer, m */
+  double m, I;    /* sphere mass, moment of inertia */
 } cm__xtal_t;
 
 static int cm__xtal_at(const cm__xtal_t *x, int i, int j, int k) {
@@ -106,8 +108,8 @@ static int cm__xtal_floor(cm__xtal_t *x, int a) {
 /* Neighbour offsets with a positive leading component (each pair once). */
 static const int cm__sq_nb[][3] = {{1, 0, 0}, {0, 1, 0}};
 static const int cm__sc_nb[][3] = {{1, 0, 0}, {0, 1, 0}, {0, 0, 1}};
-static const int cm__fcc_nb[][3] = {{1, 1, 0}, {1, -1, 0}, {1, 0, 1},
-                                    {1, 0, -1}, {0, 1, 1}, {0, 1, -1}};
+static const int cm__fcc_nb[][3] = {{1, 1, 0},  {1, -1, 0}, {1, 0, 1},
+                                    {1, 0, -1}, {0, 1, 1},  {0, 1, -1}};
 
 static int cm__xtal_contacts(cm__xtal_t *x, int i, int j, int k) {
   int a = cm__xtal_at(x, i, j, k), st = CM_OK;
@@ -143,8 +145,7 @@ int cm_generate_crystal(cm_context_t *ctx, const cm_crystal_options_t *o,
   if (st)
     return st;
   int d3 = o->lattice >= CM_LATTICE_SC;
-  cm__xtal_t x = {ctx, NULL, o, NULL, o->nx, o->ny, d3 ? o->nz : 1, 0, 0, 0,
-                  0};
+  cm__xtal_t x = {ctx, NULL, o, NULL, o->nx, o->ny, d3 ? o->nz : 1, 0, 0, 0, 0};
   double r = o->radius, delta = o->overlap * 2.0 * r;
   x.d = 2.0 * r - delta;
   x.z0 = r - delta;
@@ -173,9 +174,8 @@ int cm_generate_crystal(cm_context_t *ctx, const cm_crystal_options_t *o,
           snprintf(name, sizeof name, "p%d_%d_%d", i, j, k);
         else
           snprintf(name, sizeof name, "p%d_%d", i, j);
-        st = x.site[id] = cm__gen_body(ctx, x.s, x.m, I,
-                                       cm__xtal_pos(&x, i, j, k),
-                                       named ? name : NULL);
+        st = x.site[id] = cm__gen_body(
+            ctx, x.s, x.m, I, cm__xtal_pos(&x, i, j, k), named ? name : NULL);
       }
   /* ---- contacts ---- */
   for (int k = 0; k < x.nz && st >= 0; k++)

@@ -18,19 +18,20 @@ void cm_fleet_options_init(cm_fleet_options_t *o) {
   o->gravity = 9.81;
 }
 
-/* ---- the robot models (SI) ------------------------------------------------ */
+/* ---- the robot models (SI) ------------------------------------------------
+ */
 
 /* Quadruped, 12.7 kg: a 5.2 kg trunk and four 1.875 kg legs. */
 #define Q_TRUNK_M 5.2
 #define Q_TRUNK_L 0.40, 0.20, 0.12 /* box Lx, Ly, Lz */
 #define Q_LEG_M 1.875
-#define Q_LEG_LEN 0.30   /* hip to foot; hips at the trunk COM height */
-#define Q_LEG_R 0.025    /* leg radius for the axial inertia */
-#define Q_HIP_X 0.18     /* hip offsets from the trunk COM */
+#define Q_LEG_LEN 0.30 /* hip to foot; hips at the trunk COM height */
+#define Q_LEG_R 0.025  /* leg radius for the axial inertia */
+#define Q_HIP_X 0.18   /* hip offsets from the trunk COM */
 #define Q_HIP_Y 0.13
-#define Q_HIP_K 2e6      /* hip bushing, per axis, N/m */
-#define Q_FOOT_K 1e5     /* rubber foot on concrete, N/m */
-#define Q_BOX_M0 1.0     /* payload mass range, kg */
+#define Q_HIP_K 2e6  /* hip bushing, per axis, N/m */
+#define Q_FOOT_K 1e5 /* rubber foot on concrete, N/m */
+#define Q_BOX_M0 1.0 /* payload mass range, kg */
 #define Q_BOX_M1 5.0
 #define Q_BOX_L 0.30, 0.18, 0.15
 
@@ -40,18 +41,19 @@ void cm_fleet_options_init(cm_fleet_options_t *o) {
 #define W_WHEEL_M 2.6
 #define W_WHEEL_R 0.10
 #define W_WHEEL_W 0.05
-#define W_AXLE_X 0.22     /* wheel centres from the chassis COM */
+#define W_AXLE_X 0.22 /* wheel centres from the chassis COM */
 #define W_AXLE_Y 0.29
-#define W_HUB 0.03        /* the two axle bushings at +-W_HUB along y */
-#define W_AXLE_K 5e6      /* axle bushing, per axis, N/m */
-#define W_TYRE_K 2e5      /* tyre on concrete, N/m */
+#define W_HUB 0.03   /* the two axle bushings at +-W_HUB along y */
+#define W_AXLE_K 5e6 /* axle bushing, per axis, N/m */
+#define W_TYRE_K 2e5 /* tyre on concrete, N/m */
 #define W_BOX_M0 5.0
 #define W_BOX_M1 30.0
 #define W_BOX_L 0.40, 0.30, 0.30
 
-#define BOX_CORNER_K 5e5  /* box corner on the robot's deck, N/m */
+#define BOX_CORNER_K 5e5 /* box corner on the robot's deck, N/m */
 
-/* ---- check ------------------------------------------------------------------ */
+/* ---- check ------------------------------------------------------------------
+ */
 
 static int cm__fleet_check(cm_context_t *ctx, const cm_fleet_options_t *o) {
   if (o->count < 1)
@@ -84,14 +86,15 @@ static int cm__fleet_check(cm_context_t *ctx, const cm_fleet_options_t *o) {
   return CM_OK;
 }
 
-/* ---- building blocks ---------------------------------------------------------- */
+/* ---- building blocks
+ * ---------------------------------------------------------- */
 
 typedef struct {
   cm_context_t *ctx;
   cm_scene_t *s;
-  cm__darr f;  /* preloads, one per contact */
-  double g;    /* gravity */
-  int named;   /* give bodies names */
+  cm__darr f; /* preloads, one per contact */
+  double g;   /* gravity */
+  int named;  /* give bodies names */
 } cm__fleet_t;
 
 static void cm__box_inertia(double m, double lx, double ly, double lz,
@@ -135,20 +138,21 @@ static int cm__fl_box(cm__fleet_t *F, int robot, int on, double x, double y,
                       double z, double m, const double L[3]) {
   double I[3];
   cm__box_inertia(m, L[0], L[1], L[2], I);
-  int box = cm__fl_body(F, m, I, cm__v3make(x, y, z + 0.5 * L[2]), robot,
-                        "box", -1);
+  int box =
+      cm__fl_body(F, m, I, cm__v3make(x, y, z + 0.5 * L[2]), robot, "box", -1);
   for (int c = 0; c < 4 && box >= 0; c++) {
     cm__v3 p = cm__v3make(x + ((c & 1) ? 0.5 : -0.5) * L[0],
                           y + ((c & 2) ? 0.5 : -0.5) * L[1], z);
-    int st = cm__fl_contact(F, box, on, p, cm__v3make(0, 0, 1),
-                            BOX_CORNER_K, 0.25 * m * F->g);
+    int st = cm__fl_contact(F, box, on, p, cm__v3make(0, 0, 1), BOX_CORNER_K,
+                            0.25 * m * F->g);
     if (st < 0)
       return st;
   }
   return box;
 }
 
-/* ---- the two robots ------------------------------------------------------------- */
+/* ---- the two robots
+ * ------------------------------------------------------------- */
 
 static int cm__fl_quadruped(cm__fleet_t *F, int r, double x, double y,
                             double box_m) {
@@ -156,8 +160,8 @@ static int cm__fl_quadruped(cm__fleet_t *F, int r, double x, double y,
   double I[3], Il[3];
   double zt = Q_LEG_LEN; /* trunk COM height = hip height */
   cm__box_inertia(Q_TRUNK_M, TL[0], TL[1], TL[2], I);
-  int trunk = cm__fl_body(F, Q_TRUNK_M, I, cm__v3make(x, y, zt), r, "trunk",
-                          -1);
+  int trunk =
+      cm__fl_body(F, Q_TRUNK_M, I, cm__v3make(x, y, zt), r, "trunk", -1);
   if (trunk < 0)
     return trunk;
   double carried = (Q_TRUNK_M + box_m) * F->g / 4; /* per hip, N */
@@ -190,8 +194,8 @@ static int cm__fl_wheeled(cm__fleet_t *F, int r, double x, double y,
   double I[3], Iw[3];
   double zc = 2.0 * W_WHEEL_R; /* chassis COM height */
   cm__box_inertia(W_CHASSIS_M, CL[0], CL[1], CL[2], I);
-  int ch = cm__fl_body(F, W_CHASSIS_M, I, cm__v3make(x, y, zc), r, "chassis",
-                       -1);
+  int ch =
+      cm__fl_body(F, W_CHASSIS_M, I, cm__v3make(x, y, zc), r, "chassis", -1);
   if (ch < 0)
     return ch;
   double carried = (W_CHASSIS_M + box_m) * F->g / 4; /* per wheel, N */
@@ -201,8 +205,8 @@ static int cm__fl_wheeled(cm__fleet_t *F, int r, double x, double y,
   for (int j = 0; j < 4; j++) {
     double wx = x + ((j & 1) ? W_AXLE_X : -W_AXLE_X);
     double wy = y + ((j & 2) ? W_AXLE_Y : -W_AXLE_Y);
-    int wh = cm__fl_body(F, W_WHEEL_M, Iw, cm__v3make(wx, wy, R), r, "wheel",
-                         j);
+    int wh =
+        cm__fl_body(F, W_WHEEL_M, Iw, cm__v3make(wx, wy, R), r, "wheel", j);
     int st = wh;
     for (int e = -1; e <= 1 && st >= 0; e += 2)
       st = cm__fl_bushing(F, ch, wh, cm__v3make(wx, wy + e * W_HUB, R),
@@ -219,7 +223,8 @@ static int cm__fl_wheeled(cm__fleet_t *F, int r, double x, double y,
   return CM_OK;
 }
 
-/* ---- generate ----------------------------------------------------------------- */
+/* ---- generate
+ * ----------------------------------------------------------------- */
 
 /* Uniform in [0, 1) from the seeded stream. */
 static double cm__u01(uint64_t seed, uint64_t i) {
@@ -234,8 +239,8 @@ int cm_generate_fleet_forces(cm_context_t *ctx, const cm_fleet_options_t *o,
   int st = cm__fleet_check(ctx, o);
   if (st)
     return st;
-  cm__fleet_t F = {ctx, cm_scene_create(3), {0}, o->gravity,
-                   o->count <= 200000};
+  cm__fleet_t F = {
+      ctx, cm_scene_create(3), {0}, o->gravity, o->count <= 200000};
   if (!F.s)
     return CM__ERR(ctx, CM_NOMEM, NULL, "out of memory");
   int per_row = o->per_row ? o->per_row : (int)ceil(sqrt((double)o->count));
@@ -245,7 +250,7 @@ int cm_generate_fleet_forces(cm_context_t *ctx, const cm_fleet_options_t *o,
     int wheeled = cm__u01(o->seed, 3 * (uint64_t)r) < o->wheeled_fraction;
     int carries = cm__u01(o->seed, 3 * (uint64_t)r + 1) < o->payload_fraction;
     double u = cm__u01(o->seed, 3 * (uint64_t)r + 2);
-    double box_m = !carries ? 0
+    double box_m = !carries  ? 0
                    : wheeled ? W_BOX_M0 + u * (W_BOX_M1 - W_BOX_M0)
                              : Q_BOX_M0 + u * (Q_BOX_M1 - Q_BOX_M0);
     nwheeled += wheeled;

@@ -10,7 +10,8 @@
 
 #define CM__GEN_MAX_ITEMS 2147483000.0 /* below INT_MAX */
 
-/* ---- 3-vectors ------------------------------------------------------------ */
+/* ---- 3-vectors ------------------------------------------------------------
+ */
 
 typedef struct {
   double x, y, z;
@@ -38,15 +39,15 @@ static inline cm__v3 cm__v3cross(cm__v3 a, cm__v3 b) {
 }
 static inline double cm__v3norm(cm__v3 a) { return sqrt(cm__v3dot(a, a)); }
 
-/* ---- building scenes -------------------------------------------------------- */
+/* ---- building scenes --------------------------------------------------------
+ */
 
 /* Appends a moving 3D body with diagonal inertia (Ixx, Iyy, Izz) at p, or a
  * 2D body (inertia I[0]) when the scene is 2D. Returns the index or < 0. */
 int cm__gen_body(cm_context_t *ctx, cm_scene_t *s, double mass,
                  const double I[3], cm__v3 p, const char *name);
 /* Appends a fixed body at p. */
-int cm__gen_fixed(cm_context_t *ctx, cm_scene_t *s, cm__v3 p,
-                  const char *name);
+int cm__gen_fixed(cm_context_t *ctx, cm_scene_t *s, cm__v3 p, const char *name);
 /* Appends contact a-b (b may be CM_WORLD) at point with normal n (b->a). */
 int cm__gen_contact(cm_context_t *ctx, cm_scene_t *s, int a, int b,
                     cm__v3 point, cm__v3 n, double k, const char *name);

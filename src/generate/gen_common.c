@@ -75,7 +75,8 @@ int cm__darr_push(cm_context_t *ctx, cm__darr *a, double x) {
   return CM_OK;
 }
 
-/* ---- Hertz ------------------------------------------------------------------ */
+/* ---- Hertz ------------------------------------------------------------------
+ */
 
 double cm_hertz_overlap(double F, double E, double nu, double r1, double r2,
                         double *k_out) {
@@ -84,8 +85,8 @@ double cm_hertz_overlap(double F, double E, double nu, double r1, double r2,
       *k_out = NAN;
     return NAN;
   }
-  double Es = E / (2.0 * (1.0 - nu * nu));        /* E* for equal materials */
-  double Rs = r2 > 0 ? r1 * r2 / (r1 + r2) : r1;  /* R*, r2 <= 0: a wall */
+  double Es = E / (2.0 * (1.0 - nu * nu));       /* E* for equal materials */
+  double Rs = r2 > 0 ? r1 * r2 / (r1 + r2) : r1; /* R*, r2 <= 0: a wall */
   double d = cbrt(pow(3.0 * F / (4.0 * Es * sqrt(Rs)), 2.0)); /* F^(2/3) */
   if (k_out)
     *k_out = 2.0 * Es * sqrt(Rs * d); /* dF/d(delta) */

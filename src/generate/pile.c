@@ -32,7 +32,8 @@ void cm_pile_options_init(cm_pile_options_t *o) {
   o->walls = 1;
 }
 
-/* ---- check ------------------------------------------------------------------ */
+/* ---- check ------------------------------------------------------------------
+ */
 
 static int cm__pile_check(cm_context_t *ctx, const cm_pile_options_t *o) {
   if (o->dim != 2 && o->dim != 3)
@@ -64,8 +65,7 @@ static int cm__pile_check(cm_context_t *ctx, const cm_pile_options_t *o) {
                    "weight",
                    o->gravity);
   if (!(o->width >= 0) || !isfinite(o->width))
-    return CM__OPT(ctx, "width", "width: %g must be >= 0 (0 = auto)",
-                   o->width);
+    return CM__OPT(ctx, "width", "width: %g must be >= 0 (0 = auto)", o->width);
   if (o->width > 0 && o->width < 4 * o->radius)
     return CM__OPT(ctx, "width",
                    "width: %g m is less than two diameters (%g m)", o->width,
@@ -85,39 +85,40 @@ static int cm__pile_check(cm_context_t *ctx, const cm_pile_options_t *o) {
   return CM_OK;
 }
 
-/* ---- the deposit: objects and their grid -------------------------------------- */
+/* ---- the deposit: objects and their grid
+ * -------------------------------------- */
 
 #define CM__MAXSUP 3
 #define CM__NWALL 5 /* x = 0, x = W, y = 0, y = W (3D), floor z = 0 */
 #define CM__WALL(w) (-1 - (w)) /* support id of wall w */
 
 typedef struct {
-  int id[CM__MAXSUP];        /* object index or CM__WALL(w) */
-  cm__v3 n[CM__MAXSUP];      /* unit normal from the support to the particle */
-  double a[CM__MAXSUP];      /* share of the vertical load: sum a n = e_z */
-  int ns;                    /* supports in use */
-  int wedged;                /* 1: rests under an overhang (cm__unwedge) */
+  int id[CM__MAXSUP];   /* object index or CM__WALL(w) */
+  cm__v3 n[CM__MAXSUP]; /* unit normal from the support to the particle */
+  double a[CM__MAXSUP]; /* share of the vertical load: sum a n = e_z */
+  int ns;               /* supports in use */
+  int wedged;           /* 1: rests under an overhang (cm__unwedge) */
 } cm__sup_t;
 
 typedef struct {
   cm_context_t *ctx;
   const cm_pile_options_t *o;
-  int dim;            /* 2 or 3 */
-  int nobj;           /* objects placed: floor grains then particles */
-  int nfloor;         /* fixed floor grains */
-  cm__v3 *c;          /* centres, size cap */
-  double *r;          /* radii, size cap */
-  int *next;          /* grid list links, size cap */
-  cm__sup_t *sup;     /* supports of the particles, size count */
-  double W;           /* box width (x and y), m */
-  double rmax;        /* largest radius of any object */
-  double h;           /* grid cell size = 2 rmax */
-  int ncx, ncy;       /* grid columns */
-  int nlay;           /* grid layers allocated */
-  int *head;          /* first object of each cell, size ncx ncy nlay */
-  double *top;        /* highest grain top in each column, size ncx ncy */
+  int dim;        /* 2 or 3 */
+  int nobj;       /* objects placed: floor grains then particles */
+  int nfloor;     /* fixed floor grains */
+  cm__v3 *c;      /* centres, size cap */
+  double *r;      /* radii, size cap */
+  int *next;      /* grid list links, size cap */
+  cm__sup_t *sup; /* supports of the particles, size count */
+  double W;       /* box width (x and y), m */
+  double rmax;    /* largest radius of any object */
+  double h;       /* grid cell size = 2 rmax */
+  int ncx, ncy;   /* grid columns */
+  int nlay;       /* grid layers allocated */
+  int *head;      /* first object of each cell, size ncx ncy nlay */
+  double *top;    /* highest grain top in each column, size ncx ncy */
   cm__v3 wall_p[CM__NWALL], wall_n[CM__NWALL]; /* wall planes */
-  int nwall;          /* walls in use (floor plane always last) */
+  int nwall; /* walls in use (floor plane always last) */
 } cm__pile_t;
 
 static int cm__cell_xy(const cm__pile_t *P, double v, int n) {
@@ -174,14 +175,15 @@ static void cm__grid_box(cm__pile_t *P, cm__v3 lo, cm__v3 hi, cm__visit_fn fn,
           fn(P, i, arg);
 }
 
-/* ---- falling ------------------------------------------------------------------ */
+/* ---- falling
+ * ------------------------------------------------------------------ */
 
 typedef struct {
-  cm__v3 p;     /* falling centre */
-  double r;     /* its radius */
-  int exclude;  /* object not to hit (the one just left), or -1 */
-  double best;  /* highest hit height so far */
-  int hit;      /* object hit, or CM__WALL(floor) */
+  cm__v3 p;    /* falling centre */
+  double r;    /* its radius */
+  int exclude; /* object not to hit (the one just left), or -1 */
+  double best; /* highest hit height so far */
+  int hit;     /* object hit, or CM__WALL(floor) */
 } cm__fall_t;
 
 static void cm__fall_visit(cm__pile_t *P, int i, void *arg) {
@@ -220,7 +222,8 @@ static int cm__fall(cm__pile_t *P, cm__v3 *p, double r, int exclude) {
   return F.hit;
 }
 
-/* ---- rolling: sweeping a circle ---------------------------------------------- */
+/* ---- rolling: sweeping a circle
+ * ---------------------------------------------- */
 
 /* Circle o + rho (cos phi e1 + sin phi e2), phi in (0, phimax]: the first
  * phi where the particle (radius r) touches an object not in `skip`. */
@@ -302,7 +305,8 @@ static void cm__sweep(cm__pile_t *P, cm__sweep_t *S) {
   }
 }
 
-/* ---- supports -------------------------------------------------------------------- */
+/* ---- supports
+ * -------------------------------------------------------------------- */
 
 /* Unit normal from support id to the particle at p (radius r). */
 static cm__v3 cm__sup_normal(const cm__pile_t *P, int id, cm__v3 p) {
@@ -359,7 +363,8 @@ static void cm__drop_support(cm__sup_t *S, int k) {
   S->ns--;
 }
 
-/* ---- placing one particle ------------------------------------------------------ */
+/* ---- placing one particle
+ * ------------------------------------------------------ */
 
 typedef struct {
   const cm__pile_t *P;
@@ -467,10 +472,8 @@ static int cm__rest_ok(cm__pile_t *P, cm__v3 p, double r, cm__sup_t *S,
 /* Horizontal descent direction when balanced on top of one grain. */
 static cm__v3 cm__random_horizontal(const cm__pile_t *P, uint64_t key) {
   if (P->dim == 2)
-    return cm__v3make(cm__hash_uniform(P->o->seed ^ 0x5bd1e995ULL, key) < 0
-                          ? -1
-                          : 1,
-                      0, 0);
+    return cm__v3make(
+        cm__hash_uniform(P->o->seed ^ 0x5bd1e995ULL, key) < 0 ? -1 : 1, 0, 0);
   double t = M_PI * cm__hash_uniform(P->o->seed ^ 0x5bd1e995ULL, key);
   return cm__v3make(cos(t), sin(t), 0);
 }
@@ -493,7 +496,8 @@ static int cm__roll1(cm__pile_t *P, cm__v3 *p, double r, cm__sup_t *S,
   else
     e2 = cm__v3scale(e2, 1.0 / l2);
   double phimax = e1.z > 0 ? atan2(e1.z, -e2.z) : 0;
-  cm__sweep_t W = {o, e1, e2, rho, phimax, r, S->id, S->ns, INFINITY, INT32_MIN};
+  cm__sweep_t W = {o, e1,    e2,    rho,      phimax,
+                   r, S->id, S->ns, INFINITY, INT32_MIN};
   if (phimax > 0)
     cm__sweep(P, &W);
   double phi = W.hit != INT32_MIN ? W.best : phimax;
@@ -551,7 +555,8 @@ static int cm__roll2(cm__pile_t *P, cm__v3 *p, double r, cm__sup_t *S) {
     phimin += 2 * M_PI;
   if (phimin > M_PI)
     phimin = 0;
-  cm__sweep_t W = {o, e1, e2, rho, phimin, r, S->id, S->ns, INFINITY, INT32_MIN};
+  cm__sweep_t W = {o, e1,    e2,    rho,      phimin,
+                   r, S->id, S->ns, INFINITY, INT32_MIN};
   if (phimin > 1e-11)
     cm__sweep(P, &W);
   double phi = W.hit != INT32_MIN ? W.best : phimin;
@@ -566,14 +571,15 @@ static int cm__roll2(cm__pile_t *P, cm__v3 *p, double r, cm__sup_t *S) {
 
 /* Tries to deposit particle j (object index obj) dropped at (x, y). Returns
  * 1 placed (S filled), 0 rejected (degenerate path: retry elsewhere). */
-static int cm__deposit(cm__pile_t *P, int obj, double x, double y,
-                       cm__sup_t *S, uint64_t key, int strict, cm__v3 *pos) {
+static int cm__deposit(cm__pile_t *P, int obj, double x, double y, cm__sup_t *S,
+                       uint64_t key, int strict, cm__v3 *pos) {
   double r = P->r[obj];
   int d3 = P->dim == 3;
   cm__v3 p = cm__v3make(x, d3 ? y : 0, 0);
   /* start above everything in the footprint */
   double reach = r + P->rmax, zs = r;
-  int x0 = cm__cell_xy(P, x - reach, P->ncx), x1 = cm__cell_xy(P, x + reach, P->ncx);
+  int x0 = cm__cell_xy(P, x - reach, P->ncx),
+      x1 = cm__cell_xy(P, x + reach, P->ncx);
   int y0 = d3 ? cm__cell_xy(P, p.y - reach, P->ncy) : 0;
   int y1 = d3 ? cm__cell_xy(P, p.y + reach, P->ncy) : 0;
   for (int cy = y0; cy <= y1; cy++)
@@ -648,7 +654,8 @@ static int cm__deposit(cm__pile_t *P, int obj, double x, double y,
   return 0;
 }
 
-/* ---- setup ------------------------------------------------------------------ */
+/* ---- setup ------------------------------------------------------------------
+ */
 
 static int cm__pile_setup(cm__pile_t *P) {
   const cm_pile_options_t *o = P->o;
@@ -696,10 +703,10 @@ static int cm__pile_setup(cm__pile_t *P) {
   for (int f = 0; f < P->nfloor; f++) {
     int ix = f % ncol, iy = f / ncol;
     /* heights jittered by +-0.25 rf: no symmetric four-grain pockets */
-    double jz = 0.25 * rf * cm__hash_uniform(o->seed ^ 0x2545f4914f6cdd1dULL,
-                                             (uint64_t)f);
-    P->c[f] = cm__v3make(rf * (2 * ix + 1), d3 ? rf * (2 * iy + 1) : 0,
-                         rf + jz);
+    double jz = 0.25 * rf *
+                cm__hash_uniform(o->seed ^ 0x2545f4914f6cdd1dULL, (uint64_t)f);
+    P->c[f] =
+        cm__v3make(rf * (2 * ix + 1), d3 ? rf * (2 * iy + 1) : 0, rf + jz);
     P->r[f] = rf;
     P->nobj = f + 1;
     int st = cm__grid_put(P, f);
@@ -718,7 +725,8 @@ static void cm__pile_free(cm__pile_t *P) {
   free(P->head);
 }
 
-/* ---- deposition ------------------------------------------------------------------ */
+/* ---- deposition
+ * ------------------------------------------------------------------ */
 
 static int cm__pile_deposit(cm__pile_t *P) {
   const cm_pile_options_t *o = P->o;
@@ -759,13 +767,14 @@ static int cm__pile_deposit(cm__pile_t *P) {
   return CM_OK;
 }
 
-/* ---- loads, top-down ---------------------------------------------------------------- */
+/* ---- loads, top-down
+ * ---------------------------------------------------------------- */
 
 /* force[j * CM__MAXSUP + s]: normal force of support s of particle j (N).
  * V_j = m_j g + sum of f n_z from the particles resting on j; f_s = a_s V_j
  * so that sum_s f_s n_s = V_j e_z exactly. */
-static int cm__pile_loads(const cm__pile_t *P, const double *mass,
-                          double *V, double *force) {
+static int cm__pile_loads(const cm__pile_t *P, const double *mass, double *V,
+                          double *force) {
   int N = P->o->count;
   for (int j = 0; j < N; j++)
     V[j] = mass[j] * P->o->gravity;
@@ -774,7 +783,8 @@ static int cm__pile_loads(const cm__pile_t *P, const double *mass,
     if (!(V[j] > 0))
       return CM__ERR(P->ctx, CM_INTERNAL, "seed",
                      "pile: particle %d carries a load of %g N (a bug: "
-                     "please report the options)", j, V[j]);
+                     "please report the options)",
+                     j, V[j]);
     for (int s = 0; s < S->ns; s++) {
       double f = S->a[s] * V[j];
       force[(size_t)j * CM__MAXSUP + s] = f;
@@ -786,7 +796,8 @@ static int cm__pile_loads(const cm__pile_t *P, const double *mass,
   return CM_OK;
 }
 
-/* ---- the scene ------------------------------------------------------------------ */
+/* ---- the scene
+ * ------------------------------------------------------------------ */
 
 static cm__v3 cm__pile_out(int dim, cm__v3 v) {
   return dim == 2 ? cm__v3make(v.x, v.z, 0) : v;
@@ -866,8 +877,8 @@ static int cm__pile_scene(cm__pile_t *P, const double *mass,
              "\"stiffness\": \"%s\", \"k\": %.15g, \"young\": %.15g, "
              "\"poisson\": %.15g}",
              o->dim, N, (unsigned long long)o->seed, o->radius,
-             o->polydispersity, o->density, o->gravity, P->W, htop,
-             P->nfloor, wedged, o->walls ? "true" : "false",
+             o->polydispersity, o->density, o->gravity, P->W, htop, P->nfloor,
+             wedged, o->walls ? "true" : "false",
              o->young > 0 ? "hertz" : "linear", o->young > 0 ? 0 : o->k,
              o->young, o->poisson);
     st = cm__gen_meta(ctx, s, meta);
@@ -883,7 +894,8 @@ static int cm__pile_scene(cm__pile_t *P, const double *mass,
   return CM_OK;
 }
 
-/* ---- driver ------------------------------------------------------------------ */
+/* ---- driver
+ * ------------------------------------------------------------------ */
 
 int cm_generate_pile_forces(cm_context_t *ctx, const cm_pile_options_t *o,
                             cm_scene_t **out, double **forces_out) {

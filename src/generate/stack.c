@@ -19,7 +19,8 @@ void cm_stack_options_init(cm_stack_options_t *o) {
   o->gravity = 9.81;
 }
 
-/* ---- check ------------------------------------------------------------------ */
+/* ---- check ------------------------------------------------------------------
+ */
 
 static int cm__stack_check(cm_context_t *ctx, const cm_stack_options_t *o) {
   if (o->shape != CM_STACK_BOXES && o->shape != CM_STACK_SPHERES)
@@ -55,7 +56,8 @@ static int cm__stack_check(cm_context_t *ctx, const cm_stack_options_t *o) {
   return CM_OK;
 }
 
-/* ---- generate ----------------------------------------------------------------- */
+/* ---- generate
+ * ----------------------------------------------------------------- */
 
 /* Inertia about the COM and the height of one body. */
 static double cm__stack_body(const cm_stack_options_t *o, double I[3]) {
