@@ -124,6 +124,7 @@ typedef struct cm_scene {
   size_t names_len, names_cap;
   void *name_index;       /* body-name hash index (private) */
   char *meta_json;        /* the scene's "meta" object as JSON text, or NULL */
+  char *name;             /* the scene's optional "name" (malloc'd), or NULL */
 } cm_scene_t;
 
 /* Returns a new empty scene, or NULL when out of memory or dim not 2 or 3.

@@ -181,3 +181,83 @@ CM_TEST(errors_edge_scenes) {
   CMT_CONTAINS(ctx.message, "newmark_gamma");
   cm_scene_destroy(&s);
 }
+
+/* A partial result (iteration budget) is flagged, says why, and its steps
+ * never use less than the rigorous lower bound. */
+CM_TEST(errors_partial_report_is_safe) {
+  cm_context_t ctx;
+  cm_context_init(&ctx);
+  cm_scene_t *s = cm_scene_create(2);
+  cm_body_t g;
+  cm_body_init(&g);
+  g.fixed = 1;
+  cm_scene_add_body(&ctx, s, &g, "floor");
+  for (int i = 0; i < 600; i++) { /* a chain of 600 disks on the floor */
+    cm_body_t b;
+    cm_body_init(&b);
+    b.mass = 1 + 0.001 * (i % 7);
+    b.inertia[0] = 0.1;
+    b.position[0] = i;
+    int bi = cm_scene_add_body(&ctx, s, &b, NULL);
+    cm_contact_t c;
+    cm_contact_init(&c);
+    c.a = bi, c.b = 0, c.point[0] = i, c.normal[1] = 1, c.stiffness = 1e5;
+    cm_scene_add_contact(&ctx, s, &c, NULL);
+    if (i) {
+      c.a = bi, c.b = bi - 1, c.point[0] = i - 0.5, c.normal[0] = 1;
+      c.normal[1] = 0, c.stiffness = 1e5 * (1 + 0.01 * (i % 5));
+      cm_scene_add_contact(&ctx, s, &c, NULL);
+    }
+  }
+  cm_options_t o;
+  cm_options_init(&o);
+  o.method = CM_METHOD_ARPACK;
+  o.max_iter = 1;
+  cm_report_t *r = NULL;
+  int st = cm_analyze(&ctx, s, &o, &r);
+  CMT_EQ_INT(st, CM_NOT_CONVERGED);
+  CMT_CONTAINS(ctx.message, "iteration budget");
+  CMT_TRUE(r && r->status == CM_NOT_CONVERGED && !r->converged);
+  if (r) {
+    CMT_LE(r->omega_lower, r->omega_upper);
+    CMT_LE(r->central_difference.h_s, 2.0 / r->omega_lower * (1 + 1e-15));
+    char *j = cm_report_to_json(r, 0);
+    CMT_CONTAINS(j, "\"status\":\"not_converged\"");
+    free(j);
+  }
+  cm_report_destroy(&r);
+  cm_scene_destroy(&s);
+}
+
+/* Written and re-read scenes keep their bits; fixed bodies' masses, if
+ * given, must still be masses. */
+CM_TEST(errors_roundtrip_and_fixed_mass) {
+  cm_context_t ctx;
+  cm_context_init(&ctx);
+  cm_scene_t *s = cm_scene_create(3), *t = NULL;
+  cm_body_t b;
+  cm_body_init(&b);
+  b.orientation[0] = 0.3, b.orientation[1] = -0.2, b.orientation[3] = 0.9;
+  cm_scene_add_body(&ctx, s, &b, "x");
+  for (int i = 0; i < 200; i++) {
+    cm_contact_t c;
+    cm_contact_init(&c);
+    c.a = 0;
+    c.normal[0] = 0.1 + i, c.normal[1] = 0.37 * i - 3, c.normal[2] = 1.0 / (i + 1);
+    c.stiffness = 1e5;
+    cm_scene_add_contact(&ctx, s, &c, NULL);
+  }
+  char *j = cm_scene_to_json(&ctx, s);
+  CMT_EQ_INT(cm_scene_parse_json(&ctx, j, strlen(j), "rt", &t), 0);
+  for (int i = 0; t && i < 200; i++)
+    for (int k = 0; k < 3; k++)
+      CMT_TRUE(t->contacts[i].normal[k] == s->contacts[i].normal[k]);
+  for (int k = 0; t && k < 4; k++)
+    CMT_TRUE(t->bodies[0].orientation[k] == s->bodies[0].orientation[k]);
+  free(j);
+  cm_scene_destroy(&s);
+  cm_scene_destroy(&t);
+  expect("{\"format\": \"cmodes-scene\", \"version\": 1, \"dim\": 2, "
+         "\"bodies\": [{\"fixed\": true, \"mass\": -1}]}",
+         CM_INVALID_SCENE, "bodies[0].mass: must be > 0 if given");
+}

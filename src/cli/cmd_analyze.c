@@ -1,5 +1,6 @@
 /* cmd_analyze.c: `cmodes analyze [options] SCENE`: the report of one scene
  * (or of matrices with --matrices). Not for scene generation or conversion. */
+#include "args.h"
 #include "cli.h"
 #include "cmodes.h"
 
@@ -42,28 +43,6 @@ static void cm__analyze_usage(FILE *f) {
     "  -h, --help              this help\n"
     "\nexit codes: 0 ok, 2 usage, 3 invalid input, 4 numerical failure,\n"
     "            5 not converged (partial report printed), 1 other\n");
-}
-
-static int cm__num_arg(const char *opt, const char *s, double *v) {
-  char *end;
-  *v = strtod(s, &end);
-  if (end == s || *end || !isfinite(*v)) {
-    fprintf(stderr, "cmodes analyze: %s: '%s' is not a number\n", opt, s);
-    return 0;
-  }
-  return 1;
-}
-
-static int cm__int_arg(const char *opt, const char *s, int *v) {
-  char *end;
-  long x = strtol(s, &end, 10);
-  if (end == s || *end || x < 0 || x > 1000000000) {
-    fprintf(stderr, "cmodes analyze: %s: '%s' is not a non-negative integer\n",
-            opt, s);
-    return 0;
-  }
-  *v = (int)x;
-  return 1;
 }
 
 static double cm__wall(void) {
@@ -109,8 +88,8 @@ int cm__cmd_analyze(int argc, char **argv) {
   optind = 1;
   while (ok && (c = getopt_long(argc, argv, "k:h", longopts, NULL)) != -1) {
     switch (c) {
-    case 'k': ok = cm__int_arg("--modes", optarg, &opts.modes); break;
-    case O_TOL: ok = cm__num_arg("--tol", optarg, &opts.tol); break;
+    case 'k': ok = cm__arg_int("analyze", "--modes", optarg, &opts.modes); break;
+    case O_TOL: ok = cm__arg_num("analyze", "--tol", optarg, &opts.tol); break;
     case O_METHOD:
       if (!strcmp(optarg, "auto")) opts.method = CM_METHOD_AUTO;
       else if (!strcmp(optarg, "arpack")) opts.method = CM_METHOD_ARPACK;
@@ -121,19 +100,19 @@ int cm__cmd_analyze(int argc, char **argv) {
         ok = 0;
       }
       break;
-    case O_NCV: ok = cm__int_arg("--ncv", optarg, &opts.ncv); break;
-    case O_MAXIT: ok = cm__int_arg("--max-iter", optarg, &opts.max_iter); break;
-    case O_MAXS: ok = cm__num_arg("--max-seconds", optarg, &opts.max_seconds); break;
-    case O_DMAX: ok = cm__int_arg("--dense-max", optarg, &opts.dense_max); break;
-    case O_THREADS: ok = cm__int_arg("--threads", optarg, &ctx.threads); break;
-    case O_DAMP: ok = cm__num_arg("--damping-ratio", optarg, &opts.damping_ratio); break;
-    case O_GAMMA: ok = cm__num_arg("--newmark-gamma", optarg, &opts.newmark_gamma); break;
-    case O_BETA: ok = cm__num_arg("--newmark-beta", optarg, &opts.newmark_beta); break;
-    case O_FTOL: ok = cm__num_arg("--freq-tol", optarg, &opts.freq_tol); break;
+    case O_NCV: ok = cm__arg_int("analyze", "--ncv", optarg, &opts.ncv); break;
+    case O_MAXIT: ok = cm__arg_int("analyze", "--max-iter", optarg, &opts.max_iter); break;
+    case O_MAXS: ok = cm__arg_num("analyze", "--max-seconds", optarg, &opts.max_seconds); break;
+    case O_DMAX: ok = cm__arg_int("analyze", "--dense-max", optarg, &opts.dense_max); break;
+    case O_THREADS: ok = cm__arg_int("analyze", "--threads", optarg, &ctx.threads); break;
+    case O_DAMP: ok = cm__arg_num("analyze", "--damping-ratio", optarg, &opts.damping_ratio); break;
+    case O_GAMMA: ok = cm__arg_num("analyze", "--newmark-gamma", optarg, &opts.newmark_gamma); break;
+    case O_BETA: ok = cm__arg_num("analyze", "--newmark-beta", optarg, &opts.newmark_beta); break;
+    case O_FTOL: ok = cm__arg_num("analyze", "--freq-tol", optarg, &opts.freq_tol); break;
     case O_JSON: json = 1; break;
     case O_NOTIME: notime = 1; break;
     case O_MATRICES: matrices = 1; break;
-    case O_CHEB: ok = cm__int_arg("--chebyshev", optarg, &opts.chebyshev); break;
+    case O_CHEB: ok = cm__arg_int("analyze", "--chebyshev", optarg, &opts.chebyshev); break;
     case 'h': cm__analyze_usage(stdout); return 0;
     default: ok = 0;
     }

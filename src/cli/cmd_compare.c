@@ -2,6 +2,7 @@
  * dense LAPACK (dsyevr top-k, dsyevd all) on the explicitly formed S of the
  * same scene, with their times and agreement. For users who benchmark
  * against dense solvers. Not a benchmark harness (bench/ is). */
+#include "args.h"
 #include "cli.h"
 #include "cmodes.h"
 #include "internal.h"
@@ -70,19 +71,23 @@ int cm__cmd_compare(int argc, char **argv) {
   cm_options_init(&opts);
   cm_context_t ctx;
   cm_context_init(&ctx);
-  int max_dense = 12000, no_evd = 0, json = 0, c;
+  int max_dense = 12000, no_evd = 0, json = 0, c, ok = 1;
   optind = 1;
-  while ((c = getopt_long(argc, argv, "k:h", longopts, NULL)) != -1) {
+  while (ok && (c = getopt_long(argc, argv, "k:h", longopts, NULL)) != -1) {
     switch (c) {
-    case 'k': opts.modes = atoi(optarg); break;
-    case 't': opts.tol = atof(optarg); break;
-    case 'T': ctx.threads = atoi(optarg); break;
-    case 'D': max_dense = atoi(optarg); break;
+    case 'k': ok = cm__arg_int("compare", "--modes", optarg, &opts.modes); break;
+    case 't': ok = cm__arg_num("compare", "--tol", optarg, &opts.tol); break;
+    case 'T': ok = cm__arg_int("compare", "--threads", optarg, &ctx.threads); break;
+    case 'D': ok = cm__arg_int("compare", "--max-dense", optarg, &max_dense); break;
     case 'N': no_evd = 1; break;
     case 'j': json = 1; break;
     case 'h': cm__compare_usage(stdout); return 0;
-    default: cm__compare_usage(stderr); return cm_status_exit(CM_USAGE);
+    default: ok = 0;
     }
+  }
+  if (!ok) {
+    fprintf(stderr, "try 'cmodes compare --help'\n");
+    return cm_status_exit(CM_USAGE);
   }
   if (optind != argc - 1 || opts.modes < 1 || opts.modes > 64 ||
       !(opts.tol > 0)) {

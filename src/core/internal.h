@@ -28,6 +28,8 @@ int cm__threads(const cm_context_t *ctx);
 void cm__blas_single_thread(void);
 /* Sets the BLAS thread count (OpenBLAS only; others are left alone). */
 void cm__blas_threads(int n);
+/* The BLAS thread count now (0 when unknown). */
+int cm__blas_get_threads(void);
 
 /* Deterministic sums: the input is cut into fixed chunks whatever the thread
  * count, and the partial sums are added in chunk order. */

@@ -28,6 +28,11 @@ int cm__threads(const cm_context_t *ctx) {
 
 /* OpenBLAS exports this; other BLAS builds do not, hence the weak symbol. */
 extern void openblas_set_num_threads(int) __attribute__((weak));
+extern int openblas_get_num_threads(void) __attribute__((weak));
+
+int cm__blas_get_threads(void) {
+  return openblas_get_num_threads ? openblas_get_num_threads() : 0;
+}
 
 void cm__blas_threads(int n) {
   if (openblas_set_num_threads)
@@ -49,7 +54,7 @@ double cm__dot(int n, const double *x, const double *y, int threads) {
   double stack[64], *part = nchunk <= 64 ? stack : malloc(sizeof(double) * (size_t)nchunk);
   if (!part)
     return NAN;
-#pragma omp parallel for schedule(static) num_threads(threads)
+#pragma omp parallel for schedule(static) num_threads(threads) if (nchunk > 4)
   for (int c = 0; c < nchunk; c++) {
     int i0 = c * CM__CHUNK, i1 = i0 + CM__CHUNK < n ? i0 + CM__CHUNK : n;
     double s = 0;

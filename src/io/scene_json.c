@@ -194,6 +194,10 @@ static int cm__read_body(cm__rd_t *rd, cm_scene_t *s, json_t *jb, int i) {
   } else if (!b.fixed) {
     return cm__bad(rd, p, "missing: a moving body needs a mass%s", NULL);
   }
+  if (b.fixed && v && !(b.mass > 0))
+    return cm__bad(rd, p,
+                   "must be > 0 if given (a fixed body's mass is not used: "
+                   "omit it)%s", NULL);
   v = json_object_get(jb, "inertia");
   snprintf(p, sizeof p, "%s.inertia", path);
   if (v) {
@@ -326,6 +330,13 @@ static int cm__read_scene(cm__rd_t *rd, json_t *root, cm_scene_t **out) {
     st = cm__read_body(rd, s, json_array_get(bodies, i), (int)i);
   for (size_t i = 0; !st && i < json_array_size(contacts); i++)
     st = cm__read_contact(rd, s, json_array_get(contacts, i), (int)i);
+  json_t *title = json_object_get(root, "name");
+  if (!st && title && !json_is_null(title)) {
+    if (!json_is_string(title))
+      st = cm__bad(rd, "name", "expected a string%s", NULL);
+    else if (!(s->name = cm__strdup(json_string_value(title))))
+      st = CM__ERR(rd->ctx, CM_NOMEM, NULL, "out of memory");
+  }
   json_t *meta = json_object_get(root, "meta");
   if (!st && meta) {
     s->meta_json = json_dumps(meta, JSON_COMPACT | JSON_ENCODE_ANY);
@@ -440,6 +451,11 @@ int cm_scene_write_json(cm_context_t *ctx, const cm_scene_t *s, FILE *f) {
   int d = s->dim;
   fprintf(f, "{\"format\": \"cmodes-scene\", \"version\": 1, \"dim\": %d,\n",
           d);
+  if (s->name) {
+    fputs(" \"name\": ", f);
+    cm__put_str(f, s->name);
+    fputs(",\n", f);
+  }
   if (s->meta_json)
     fprintf(f, " \"meta\": %s,\n", s->meta_json);
   fprintf(f, " \"bodies\": [");

@@ -13,6 +13,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Rows below which a kernel runs on one thread: a fork/join costs more than
+ * the loop, and far more when the cores are shared with other work. */
+#define CM__PAR_ROWS 20000
+
 struct cm_operator {
   const cm_system_t *sys; /* the system (not owned) */
   int nr, ncol;           /* rows (contacts), columns (active dofs) */
@@ -29,6 +33,7 @@ struct cm_operator {
   cholmod_factor *L;      /* factor of P M P^T */
   cholmod_dense *X, *Y, *Yw, *Ew; /* solve workspace, ncol x 1 */
   double *sqrtk;          /* k^1/2 per row */
+  double *gtmp;           /* general path: scratch of size ncol */
   double t_factor_s, t_build_s; /* phase timings */
 };
 
@@ -49,7 +54,7 @@ void cm_operator_destroy(cm_operator_t **opp) {
   cm_operator_t *op = *opp;
   free(op->Bp), free(op->Bj), free(op->Bx);
   free(op->Tp), free(op->Tj), free(op->Tx);
-  free(op->sqrtk);
+  free(op->sqrtk), free(op->gtmp);
   if (op->cc_started) {
     cholmod_free_factor(&op->L, &op->cc);
     cholmod_free_dense(&op->X, &op->cc);
@@ -265,7 +270,8 @@ static int cm__build_B(cm_context_t *ctx, cm_operator_t *op) {
 static int cm__build_general(cm_context_t *ctx, cm_operator_t *op) {
   op->X = cholmod_zeros((size_t)op->ncol, 1, CHOLMOD_REAL, &op->cc);
   op->sqrtk = cm__malloc(ctx, (size_t)op->nr + 1, sizeof(double));
-  if (!op->X || !op->sqrtk)
+  op->gtmp = cm__malloc(ctx, (size_t)op->ncol + 1, sizeof(double));
+  if (!op->X || !op->sqrtk || !op->gtmp)
     return CM__ERR(ctx, CM_NOMEM, NULL, "out of memory");
   for (int r = 0; r < op->nr; r++)
     op->sqrtk[r] = sqrt(op->sys->k[r]);
@@ -316,7 +322,7 @@ int cm_operator_create(cm_context_t *ctx, const cm_system_t *sys,
 static void cm__spmv(const int *p, const int *j, const double *a, int i0,
                      int m, int off, const double *x, double *y,
                      int threads) {
-#pragma omp parallel for schedule(static) num_threads(threads) if (m > 4096)
+#pragma omp parallel for schedule(static) num_threads(threads) if (m > CM__PAR_ROWS)
   for (int i = 0; i < m; i++) {
     double s = 0;
     for (int q = p[i0 + i]; q < p[i0 + i + 1]; q++)
@@ -333,9 +339,7 @@ void cm__op_B(cm_operator_t *op, int comp, const double *x, double *y) {
     return;
   }
   /* y = K^1/2 J P^T L^-T x */
-  double *t = malloc(sizeof(double) * (size_t)(n ? n : 1));
-  if (!t)
-    return;
+  double *t = op->gtmp;
   memcpy(t, x, sizeof(double) * (size_t)n);
   cm__solve(op, CHOLMOD_Lt, t);
   cm__solve(op, CHOLMOD_Pt, t);
@@ -343,7 +347,6 @@ void cm__op_B(cm_operator_t *op, int comp, const double *x, double *y) {
   cm__spmv(s->Jp, s->Jj, s->Jx, 0, m, 0, t, y, op->threads);
   for (int r = 0; r < m; r++)
     y[r] *= op->sqrtk[r];
-  free(t);
 }
 
 void cm__op_BT(cm_operator_t *op, int comp, const double *y, double *x) {
@@ -420,14 +423,14 @@ int cm__op_row_bounds(cm_context_t *ctx, cm_operator_t *op, int comp,
     double *w = cm__malloc(ctx, (size_t)n + 1, sizeof(double));
     if (!w)
       return CM_NOMEM;
-#pragma omp parallel for schedule(static) num_threads(op->threads) if (n > 4096)
+#pragma omp parallel for schedule(static) num_threads(op->threads) if (n > CM__PAR_ROWS)
     for (int j = 0; j < n; j++) { /* w = |B|^T 1 */
       double s = 0;
       for (int q = op->Tp[c0 + j]; q < op->Tp[c0 + j + 1]; q++)
         s += fabs(op->Tx[q]);
       w[j] = s;
     }
-#pragma omp parallel for schedule(static) num_threads(op->threads) if (m > 4096)
+#pragma omp parallel for schedule(static) num_threads(op->threads) if (m > CM__PAR_ROWS)
     for (int i = 0; i < m; i++) { /* g = |B| w, d = |B_i|^2 */
       double g = 0, d = 0;
       for (int q = op->Bp[r0 + i]; q < op->Bp[r0 + i + 1]; q++) {

@@ -19,7 +19,7 @@ void cm__op_BT(cm_operator_t *op, int comp, const double *y, double *x);
 int cm__op_dense_B(cm_operator_t *op, int comp, double *Bd);
 /* Per row r of component comp: S_rr = |B_r|^2 (diag) and the Gershgorin row
  * sum g_r = (|B| |B|^T 1)_r, both over the component's rows. For the general
- * path these are computed from dense columns of B^T (one solve per row). */
+ * path these are computed from a dense B (one solve per column). */
 int cm__op_row_bounds(cm_context_t *ctx, cm_operator_t *op, int comp,
                       double *diag, double *gersh);
 /* OpenMP threads of the operator's kernels. */

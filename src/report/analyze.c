@@ -34,6 +34,10 @@ static int cm__check_options(cm_context_t *ctx, const cm_options_t *o) {
   if (o->ncv < 0 || o->max_iter < 0 || o->dense_max < 0)
     return CM__ERR(ctx, CM_USAGE, "ncv",
                    "ncv, max_iter and dense_max must not be negative");
+  if (o->top_contacts < 0 || o->top_bodies < 0 || o->top_components < 0)
+    return CM__ERR(ctx, CM_USAGE, "top_contacts",
+                   "top_contacts, top_bodies and top_components must not be "
+                   "negative");
   if (!(o->max_seconds >= 0))
     return CM__ERR(ctx, CM_USAGE, "max_seconds",
                    "max_seconds: %g must be >= 0", o->max_seconds);
@@ -106,14 +110,14 @@ static int cm__solve_all(cm_context_t *ctx, cm_operator_t *op,
       small[nsmall++] = c;
   }
   /* small components: dense, in parallel, each sequential inside */
-#pragma omp parallel for schedule(dynamic, 1) num_threads(cm__threads(ctx))
+#pragma omp parallel for schedule(dynamic, 1) num_threads(cm__threads(ctx)) if (nsmall > 1)
   for (int i = 0; i < nsmall; i++) {
     cm_context_t local;
     cm_context_init(&local);
     int c = small[i];
     status[c] = cm__eig_component(&local, op, c, opts, NULL, 0, &eig[c]);
     if (status[c] < 0) {
-#pragma omp critical(cm__solve_err)
+#pragma omp critical
       if (c < first_err) {
         first_err = c;
         err_ctx = local;
@@ -138,10 +142,15 @@ static int cm__solve_all(cm_context_t *ctx, cm_operator_t *op,
     }
     status[c] = cm__eig_component(&err_ctx, op, c, opts, start, deadline,
                                   &eig[c]);
-    if (status[c] < 0)
+    if (status[c] < 0) {
       first_err = c;
-    else
+    } else if (status[c] == CM_NOT_CONVERGED) {
+      CM__ERR(ctx, CM_NOT_CONVERGED, NULL, "component %d: %s", c,
+              err_ctx.message);
       cm_context_clear(&err_ctx);
+    } else {
+      cm_context_clear(&err_ctx);
+    }
   }
   free(start);
   int st = CM_OK;
@@ -375,7 +384,11 @@ static int cm__list_components(cm_operator_t *op, const cm_system_t *sys,
 
 static void cm__steps(const cm_options_t *o, cm_report_t *r) {
   static const char *none = "no contacts: no contact mode limits the step";
-  double w = r->omega_max, wu = r->omega_upper;
+  static const char *nomode = "no mode converged: no step can be given";
+  /* A partial (not converged) omega_max can fall below the rigorous lower
+   * bound: the steps never use less than that bound. */
+  double w = r->omega_max > r->omega_lower ? r->omega_max : r->omega_lower;
+  double wu = r->omega_upper;
   r->damping_ratio = o->damping_ratio;
   r->newmark_gamma = o->newmark_gamma;
   r->newmark_beta = o->newmark_beta;
@@ -395,9 +408,10 @@ static void cm__steps(const cm_options_t *o, cm_report_t *r) {
     r->newmark.note = "unconditionally stable (2 beta >= gamma)";
   r->accuracy_h_s = cm_step_accuracy(w, o->freq_tol);
   if (!(w > 0)) {
-    r->central_difference.note = r->rk3.note = r->rk4.note = none;
+    const char *why = r->ncontacts ? nomode : none;
+    r->central_difference.note = r->rk3.note = r->rk4.note = why;
     if (!r->newmark.note)
-      r->newmark.note = none;
+      r->newmark.note = why;
   }
 }
 
@@ -490,6 +504,7 @@ int cm_analyze_system(cm_context_t *ctx, const cm_system_t *sys,
   int st = cm__check_options(ctx, opts);
   if (st)
     return st;
+  int blas_threads = cm__blas_get_threads(); /* restored on return */
   cm__blas_single_thread();
   /* ---- allocate ---- */
   cm_report_t *r = calloc(1, sizeof *r);
@@ -530,14 +545,16 @@ int cm_analyze_system(cm_context_t *ctx, const cm_system_t *sys,
   r->omega_max = r->nmodes ? r->modes[0].omega : 0;
   r->comp_max = r->nmodes ? r->modes[0].component : -1;
   r->pc_ratio = r->pc_omega_max > 0 ? r->omega_max / r->pc_omega_max : NAN;
-  cm__steps(opts, r);
   cm__counts(sys, eig, opts, r);
+  cm__steps(opts, r);
   r->t_report = cm__now() - t1;
 done:
   for (int c = 0; eig && c < sys->ncomp; c++)
     cm__eig_free(&eig[c]);
   free(eig), free(diag), free(gersh);
   cm_operator_destroy(&op);
+  if (blas_threads > 0)
+    cm__blas_threads(blas_threads);
   if (st < 0) {
     cm_report_destroy(&r);
     return st;

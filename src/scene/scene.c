@@ -2,6 +2,7 @@
  * Not for file formats (io/) or assembly (system/). */
 #include "internal.h"
 
+#include <float.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -107,6 +108,7 @@ void cm_scene_destroy(cm_scene_t **sp) {
   free(s->contact_name);
   free(s->names);
   free(s->meta_json);
+  free(s->name);
   free(s);
   *sp = NULL;
 }
@@ -146,8 +148,10 @@ cm_scene_t *cm_scene_copy(const cm_scene_t *src) {
   s->contact_name = malloc((nc ? nc : 1) * sizeof *s->contact_name);
   s->names = malloc(src->names_cap ? src->names_cap : 1);
   s->meta_json = src->meta_json ? cm__strdup(src->meta_json) : NULL;
+  s->name = src->name ? cm__strdup(src->name) : NULL;
   if (!s->bodies || !s->body_name || !s->contacts || !s->contact_name ||
-      !s->names || (src->meta_json && !s->meta_json)) {
+      !s->names || (src->meta_json && !s->meta_json) ||
+      (src->name && !s->name)) {
     cm_scene_destroy(&s);
     return NULL;
   }
@@ -186,10 +190,14 @@ void cm_contact_init(cm_contact_t *c) {
 
 /* ---- adding ---------------------------------------------------------------- */
 
+/* Unit length, left alone when already unit to rounding (so a written and
+ * re-read scene keeps its bits). */
 static void cm__normalize(double *v, int n) {
   double s = 0;
   for (int i = 0; i < n; i++)
     s += v[i] * v[i];
+  if (fabs(s - 1.0) <= 4 * DBL_EPSILON)
+    return;
   s = sqrt(s);
   if (s > 0 && isfinite(s))
     for (int i = 0; i < n; i++)
@@ -408,9 +416,14 @@ static int cm__validate_contact(cm_context_t *ctx, const cm_scene_t *s, int i) {
   double nn = 0;
   for (int j = 0; j < d; j++)
     nn += c->normal[j] * c->normal[j];
-  if (!(fabs(nn - 1.0) < 1e-9))
+  if (!(nn > 0))
     return CM__ERR(ctx, CM_INVALID_SCENE, path,
                    "%s: zero length; give the unit normal from b to a", path);
+  if (!(fabs(nn - 1.0) < 1e-9))
+    return CM__ERR(ctx, CM_INVALID_SCENE, path,
+                   "%s: not a unit vector (length %.17g); normalise it, or "
+                   "add contacts with cm_scene_add_contact, which does",
+                   path, sqrt(nn));
   snprintf(path, sizeof path, "contacts[%d].stiffness", i);
   if (!isfinite(c->stiffness))
     return CM__ERR(ctx, CM_INVALID_SCENE, path,

@@ -82,19 +82,19 @@ static void cm__apply_filtered(cm_operator_t *op, int comp, int use_S, int N,
   memcpy(prev, x, sizeof(double) * (size_t)N); /* T_0 = x */
   cm__apply(op, comp, use_S, x, cur, tmp);     /* T_1 = l(Op) x */
   (*matvecs)++;
-#pragma omp parallel for schedule(static) num_threads(th) if (N > 8192)
+#pragma omp parallel for schedule(static) num_threads(th) if (N > 20000)
   for (int i = 0; i < N; i++)
     cur[i] = (cur[i] - c * x[i]) / e;
   for (int k = 2; k <= f->degree; k++) { /* T_k = 2 l(Op) T_{k-1} - T_{k-2} */
     cm__apply(op, comp, use_S, cur, nxt, tmp);
     (*matvecs)++;
-#pragma omp parallel for schedule(static) num_threads(th) if (N > 8192)
+#pragma omp parallel for schedule(static) num_threads(th) if (N > 20000)
     for (int i = 0; i < N; i++)
       nxt[i] = 2.0 * (nxt[i] - c * cur[i]) / e - prev[i];
     double *t = prev;
     prev = cur, cur = nxt, nxt = t;
   }
-#pragma omp parallel for schedule(static) num_threads(th) if (N > 8192)
+#pragma omp parallel for schedule(static) num_threads(th) if (N > 20000)
   for (int i = 0; i < N; i++)
     y[i] = f->scale * cur[i];
 }
@@ -273,7 +273,13 @@ static int cm__arpack_run(cm_context_t *ctx, cm_operator_t *op, int comp,
       break;
     }
   }
-  out->iterations = iparam[2];
+  /* ARPACK reports its restarts only on its final return; after a time-out
+   * estimate them from the matvecs (ncv for the first factorization, then
+   * ncv - nev per restart). */
+  out->iterations = timed_out ? (out->matvecs > ncv
+                                     ? 1 + (out->matvecs - ncv) / (ncv - nev)
+                                     : 0)
+                              : iparam[2];
   int found = 0;
   if (info < 0 && !timed_out) {
     pthread_mutex_unlock(&cm__arpack_lock);

@@ -60,8 +60,10 @@ int cm__eig_dense(cm_context_t *ctx, cm_operator_t *op, int comp, int nev,
                  "LAPACK dsyevr failed on a %d x %d operator", N, N);
     goto done;
   }
-  /* zero eigenvalues: below a relative threshold of the largest */
-  double lmax = w[N - 1] > 0 ? w[N - 1] : 0, ztol = 1e-9 * lmax;
+  /* zero eigenvalues: below rounding level relative to the largest
+   * (dsyevr's absolute error is a small multiple of N eps lambda_max) */
+  double lmax = w[N - 1] > 0 ? w[N - 1] : 0;
+  double ztol = 1e-14 * (N > 10 ? N : 10) * lmax;
   int rank = 0;
   for (int i = 0; i < N; i++)
     rank += w[i] > ztol;
