@@ -28,7 +28,11 @@
  * Bodies: first the fixed floor grains, then the particles in deposition
  * order (unnamed). Contacts: each particle with its supports (particle,
  * floor grain or wall = world), normal from the support (b) to the particle
- * (a). In 2D the particles are spheres moving in the x-y plane (y up). */
+ * (a). In 2D the particles are spheres moving in the x-y plane (y up).
+ * Preloads (cm_generate_pile_forces): each particle's supports carry its
+ * whole load (weight + forces from the particles on it) when it lies in
+ * their cone, else its vertical component; meta.exact_balance counts the
+ * first kind. Details: docs/generators.md. */
 typedef struct cm_pile_options {
   int dim;               /* 2 or 3; default 2 */
   int count;             /* moving particles, >= 1; default 200 */

@@ -3,11 +3,11 @@
  * meets (steepest descent, frictionless rolling geometry) until gravity is
  * inside the cone of its supports: 2 (2D) or 3 (3D) grains, walls or the
  * floor. A cell grid finds the neighbours. The static loads then go top-down
- * (reverse deposition order): each particle's vertical load (its weight plus
- * the vertical components of the forces of the particles resting on it) is
- * split over its supports by static equilibrium, and each contact's force
- * sets its overlap and (Hertz) stiffness. Not for dense or jammed packings
- * made by dynamics (import those: src/import/).
+ * (reverse deposition order): each particle's load (its weight plus the
+ * forces of the particles resting on it) is carried exactly by its supports
+ * when it lies inside their cone, else its vertical component is, and each
+ * contact's force sets its overlap and (Hertz) stiffness. Not for dense or
+ * jammed packings made by dynamics (import those: src/import/).
  *
  * Internally z is up in both dimensions (2D lives in the x-z plane) and is
  * mapped to the scene's y axis in 2D. */
@@ -771,26 +771,43 @@ static int cm__pile_deposit(cm__pile_t *P) {
  * ---------------------------------------------------------------- */
 
 /* force[j * CM__MAXSUP + s]: normal force of support s of particle j (N).
- * V_j = m_j g + sum of f n_z from the particles resting on j; f_s = a_s V_j
- * so that sum_s f_s n_s = V_j e_z exactly. */
-static int cm__pile_loads(const cm__pile_t *P, const double *mass, double *V,
-                          double *force) {
+ * In reverse deposition order, particle j's load is L_j = m_j g e_z + the
+ * forces f n that the particles resting on it press onto it. When L_j is
+ * inside the cone of its support normals, sum_s f_s n_s = L_j is solved
+ * exactly (frictionless equilibrium, f_s > 0). Otherwise only the vertical
+ * component is carried, f_s = a_s L_j.z (sum_s f_s n_s = L_j.z e_z; in a
+ * real pile friction takes the rest). *nexact counts the first kind. */
+static int cm__pile_loads(const cm__pile_t *P, const double *mass, cm__v3 *L,
+                          double *force, int *nexact) {
   int N = P->o->count;
+  *nexact = 0;
   for (int j = 0; j < N; j++)
-    V[j] = mass[j] * P->o->gravity;
+    L[j] = cm__v3make(0, 0, mass[j] * P->o->gravity);
   for (int j = N - 1; j >= 0; j--) {
     const cm__sup_t *S = &P->sup[j];
-    if (!(V[j] > 0))
+    double *f = force + (size_t)j * CM__MAXSUP;
+    if (!(L[j].z > 0))
       return CM__ERR(P->ctx, CM_INTERNAL, "seed",
                      "pile: particle %d carries a load of %g N (a bug: "
                      "please report the options)",
-                     j, V[j]);
+                     j, L[j].z);
+    /* ---- the whole load, if the supports can take it ---- */
+    double b[CM__MAXSUP], ln = cm__v3norm(L[j]);
+    int exact = cm__shares(S->ns, S->n, L[j], b);
+    cm__v3 res = L[j];
+    for (int s = 0; exact && s < S->ns; s++) {
+      exact = b[s] > 1e-9 * ln;
+      res = cm__v3sub(res, cm__v3scale(S->n[s], b[s]));
+    }
+    exact = exact && cm__v3norm(res) <= 1e-12 * ln;
+    /* ---- else its vertical component ---- */
+    for (int s = 0; s < S->ns; s++)
+      f[s] = exact ? b[s] : S->a[s] * L[j].z;
+    *nexact += exact;
     for (int s = 0; s < S->ns; s++) {
-      double f = S->a[s] * V[j];
-      force[(size_t)j * CM__MAXSUP + s] = f;
       int q = S->id[s] - P->nfloor;
       if (S->id[s] >= 0 && q >= 0)
-        V[q] += f * S->n[s].z;
+        L[q] = cm__v3add(L[q], cm__v3scale(S->n[s], f[s]));
     }
   }
   return CM_OK;
@@ -804,7 +821,7 @@ static cm__v3 cm__pile_out(int dim, cm__v3 v) {
 }
 
 static int cm__pile_scene(cm__pile_t *P, const double *mass,
-                          const double *force, cm_scene_t **out,
+                          const double *force, int nexact, cm_scene_t **out,
                           double **forces_out) {
   const cm_pile_options_t *o = P->o;
   cm_context_t *ctx = P->ctx;
@@ -873,12 +890,13 @@ static int cm__pile_scene(cm__pile_t *P, const double *mass,
              "\"seed\": %llu, \"radius\": %.15g, \"polydispersity\": %.15g, "
              "\"density\": %.15g, \"gravity\": %.15g, \"width\": %.15g, "
              "\"height\": %.15g, \"floor_grains\": %d, \"wedged\": %d, "
+             "\"exact_balance\": %d, "
              "\"walls\": %s, "
              "\"stiffness\": \"%s\", \"k\": %.15g, \"young\": %.15g, "
              "\"poisson\": %.15g}",
              o->dim, N, (unsigned long long)o->seed, o->radius,
              o->polydispersity, o->density, o->gravity, P->W, htop, P->nfloor,
-             wedged, o->walls ? "true" : "false",
+             wedged, nexact, o->walls ? "true" : "false",
              o->young > 0 ? "hertz" : "linear", o->young > 0 ? 0 : o->k,
              o->young, o->poisson);
     st = cm__gen_meta(ctx, s, meta);
@@ -910,7 +928,9 @@ int cm_generate_pile_forces(cm_context_t *ctx, const cm_pile_options_t *o,
   P.ctx = ctx;
   P.o = o;
   P.dim = o->dim;
-  double *mass = NULL, *V = NULL, *force = NULL;
+  double *mass = NULL, *force = NULL;
+  cm__v3 *V = NULL;
+  int nexact = 0;
   st = cm__pile_setup(&P);
   if (!st)
     st = cm__pile_deposit(&P);
@@ -927,9 +947,9 @@ int cm_generate_pile_forces(cm_context_t *ctx, const cm_pile_options_t *o,
       double r = P.r[P.nfloor + j];
       mass[j] = o->density * 4.0 / 3.0 * M_PI * r * r * r;
     }
-    st = cm__pile_loads(&P, mass, V, force);
+    st = cm__pile_loads(&P, mass, V, force, &nexact);
     if (!st)
-      st = cm__pile_scene(&P, mass, force, out, forces_out);
+      st = cm__pile_scene(&P, mass, force, nexact, out, forces_out);
   }
   if (st == CM_NOMEM && !ctx->status)
     CM__ERR(ctx, CM_NOMEM, NULL, "out of memory (pile of %d)", o->count);
