@@ -399,3 +399,36 @@ CM_TEST(ana_box_tower) {
   cm_report_destroy(&r);
   cm_scene_destroy(&s);
 }
+
+/* ---- the bundled scenes (data/) keep their analytic values ------------------
+ */
+
+CM_TEST(ana_bundled_data) {
+  static const struct {
+    const char *file;
+    double omega; /* analytic omega_max, rad/s */
+  } cases[] = {
+      {"bar3d.json", 632.45553203367586},         /* sqrt(2 k L^2 / I) */
+      {"stack_spheres.json", 988.83082622512852}, /* 1000 sin(19 pi/42) */
+      {"stack_boxes.json", 594.57604921791692},   /* see data/README.md */
+      {"crystal_sc.json", 29408.251214836804},    /* sqrt(4k/m) sin(7pi/18) */
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    char path[512];
+    snprintf(path, sizeof path, "%s/data/%s", CM_SOURCE_DIR, cases[i].file);
+    cm_context_t ctx;
+    cm_context_init(&ctx);
+    cm_scene_t *s = NULL;
+    int st = cm_scene_read_file(&ctx, path, &s);
+    CMT_EQ_INT(st, CM_OK);
+    if (st) {
+      fprintf(stderr, "%s\n", ctx.message);
+      continue;
+    }
+    cm_report_t *r = at_analyze(s, 1, CM_METHOD_AUTO);
+    if (r)
+      CMT_REL(r->omega_max, cases[i].omega, 1e-10);
+    cm_report_destroy(&r);
+    cm_scene_destroy(&s);
+  }
+}
