@@ -146,8 +146,11 @@ int cm__cmd_serve(int argc, char **argv) {
   int c, st = CM_OK;
   double v;
   optind = 1;
-  while (!st && (c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
-    const char *name = optind > 0 && optind <= argc ? argv[optind - 1] : "";
+  int li = -1;
+  while (!st && (c = getopt_long(argc, argv, "h", longopts, &li)) != -1) {
+    char name[40];
+    snprintf(name, sizeof name, "--%s", li >= 0 ? longopts[li].name : "?");
+    li = -1;
     switch (c) {
     case O_LISTEN:
       if (strlen(optarg) >= sizeof cfg.listen) {
