@@ -24,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/time.h>
 #include <sys/wait.h>
@@ -257,6 +258,7 @@ static int start_server(const char *binary, int *port) {
     return -1;
   pid_t pid = fork();
   if (pid == 0) {
+    prctl(PR_SET_PDEATHSIG, SIGTERM); /* no orphan if the bench dies */
     dup2(fd, 2);
     execl(binary, binary, "serve", "--listen", "127.0.0.1:0", "--quiet",
           "--queue", "64", "--max-connections", "64", (char *)NULL);
@@ -309,6 +311,7 @@ int main(int argc, char **argv) {
     }
   }
   int own = 0;
+  signal(SIGPIPE, SIG_IGN); /* a closed stdout must not skip the cleanup */
   if (!port) {
     if (!binary)
       binary = access("../cmodes", X_OK) == 0 ? "../cmodes" : "./cmodes";
