@@ -11,10 +11,6 @@
 #include <string.h>
 #include <time.h>
 
-#pragma weak cm_system_read_matrices
-#pragma weak cm_system_read_manifest
-int cm_system_read_manifest(cm_context_t *ctx, const char *path,
-                            cm_system_t **out);
 
 static void cm__analyze_usage(FILE *f) {
   fprintf(f,
@@ -135,10 +131,6 @@ int cm__cmd_analyze(int argc, char **argv) {
   cm_system_t *sys = NULL;
   int st;
   if (matrices) {
-    if (!cm_system_read_matrices || !cm_system_read_manifest) {
-      fprintf(stderr, "cmodes analyze: Matrix Market input is not built in\n");
-      return cm_status_exit(CM_USAGE);
-    }
     st = nargs == 3 ? cm_system_read_matrices(&ctx, argv[optind],
                                               argv[optind + 1],
                                               argv[optind + 2], &sys)

@@ -443,7 +443,12 @@ int cm__op_row_bounds(cm_context_t *ctx, cm_operator_t *op, int comp,
     free(w);
     return CM_OK;
   }
-  /* general M: dense B (n solves), then the same sums */
+  /* general M: dense B (n solves), then the same sums; refused when B
+   * would not fit in a few hundred MB (the bounds are then unknown) */
+  if ((double)m * (double)n > 4e7)
+    return CM__ERR(ctx, CM_LIMIT, NULL,
+                   "bounds of a general M with %d x %d B are not computed", m,
+                   n);
   double *Bd = cm__malloc(ctx, (size_t)m * (size_t)n + 1, sizeof(double));
   double *w = cm__calloc(ctx, (size_t)n + 1, sizeof(double));
   if (!Bd || !w || cm__op_dense_B(op, comp, Bd)) {

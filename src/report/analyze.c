@@ -355,7 +355,7 @@ static int cm__list_components(cm_operator_t *op, const cm_system_t *sys,
     double g = 0;
     for (int q = 0; q < m; q++)
       g = gersh[r0 + q] > g ? gersh[r0 + q] : g;
-    ci->omega_upper = sqrt(g);
+    ci->omega_upper = m && isnan(gersh[r0]) ? NAN : sqrt(g);
     ci->method = e->method;
     ci->iterations = e->iterations;
     ci->matvecs = e->matvecs;
@@ -387,7 +387,7 @@ static void cm__steps(const cm_options_t *o, cm_report_t *r) {
   static const char *nomode = "no mode converged: no step can be given";
   /* A partial (not converged) omega_max can fall below the rigorous lower
    * bound: the steps never use less than that bound. */
-  double w = r->omega_max > r->omega_lower ? r->omega_max : r->omega_lower;
+  double w = fmax(r->omega_max, r->omega_lower); /* fmax ignores a NaN */
   double wu = r->omega_upper;
   r->damping_ratio = o->damping_ratio;
   r->newmark_gamma = o->newmark_gamma;
@@ -421,6 +421,14 @@ static int cm__bounds(cm_context_t *ctx, cm_operator_t *op,
   if (sys->nc == 0 || sys->n == 0)
     return CM_OK;
   int st = cm__op_row_bounds(ctx, op, -1, diag, gersh);
+  if (st == CM_LIMIT) { /* general M too large to bound: unknown */
+    cm_context_clear(ctx);
+    r->pc_omega_max = r->omega_lower = r->omega_upper = NAN;
+    r->pc_contact = -1;
+    for (int i = 0; i < sys->nc; i++)
+      diag[i] = gersh[i] = NAN;
+    return CM_OK;
+  }
   if (st)
     return st;
   double dmax = -1, gmax = 0;

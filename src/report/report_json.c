@@ -72,7 +72,8 @@ json_t *cm__report_json(const cm_report_t *r, int flags) {
   /* per-contact estimate and bounds */
   json_t *pc = json_object();
   json_object_set_new(pc, "omega_max", cm__num(r->pc_omega_max));
-  json_object_set_new(pc, "contact", r->ncontacts ? json_integer(r->pc_contact)
+  json_object_set_new(pc, "contact", r->ncontacts && r->pc_contact >= 0
+                                         ? json_integer(r->pc_contact)
                                                   : json_null());
   json_object_set_new(pc, "ratio", cm__num(r->pc_ratio));
   json_object_set_new(o, "per_contact", pc);

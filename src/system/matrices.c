@@ -81,6 +81,137 @@ static int cm__lower_M(cm_context_t *ctx, cm_system_t *sys, int n,
   return CM_OK;
 }
 
+/* ---- block structure: a general M that is block-diagonal in disguise --- */
+
+#define CM__MAX_BLOCK 6 /* the block path inverts blocks up to 6 x 6 */
+
+static int cm__uf_find(int *p, int i) {
+  while (p[i] != i)
+    i = p[i] = p[p[i]];
+  return i;
+}
+
+/* Block of each dof (blocks numbered by their first dof) if M is
+ * block-diagonal with blocks of at most CM__MAX_BLOCK dofs; else NULL. */
+static int *cm__mass_blocks(int n, const int *Mp, const int *Mi, int *nblk) {
+  int *p = malloc(sizeof(int) * (size_t)n), *size = calloc((size_t)n, sizeof(int));
+  int *blk = malloc(sizeof(int) * (size_t)n);
+  if (!p || !size || !blk) {
+    free(p), free(size), free(blk);
+    return NULL;
+  }
+  for (int j = 0; j < n; j++)
+    p[j] = j;
+  for (int j = 0; j < n; j++)
+    for (int q = Mp[j]; q < Mp[j + 1]; q++) {
+      int a = cm__uf_find(p, Mi[q]), b = cm__uf_find(p, j);
+      if (a != b)
+        p[a > b ? a : b] = a < b ? a : b;
+    }
+  int nb = 0, ok = 1;
+  for (int j = 0; j < n; j++) {
+    int r = cm__uf_find(p, j);
+    if (r == j)
+      blk[j] = nb++;
+    else
+      blk[j] = blk[r];
+    if (++size[blk[j]] > CM__MAX_BLOCK)
+      ok = 0;
+  }
+  free(p), free(size);
+  if (!ok) {
+    free(blk);
+    return NULL;
+  }
+  *nblk = nb;
+  return blk;
+}
+
+/* Reorders the columns of a general system so that each block of M is
+ * contiguous and switches it to the block path (explicit B). */
+static int cm__to_block_path(cm_context_t *ctx, cm_system_t *sys, int *blk,
+                             int nblk) {
+  int n = sys->n, nc = sys->nc;
+  int *cnt = calloc((size_t)nblk + 1, sizeof(int));
+  int *newcol = malloc(sizeof(int) * (size_t)n);
+  int *oldcol = malloc(sizeof(int) * (size_t)n);
+  if (!cnt || !newcol || !oldcol) {
+    free(cnt), free(newcol), free(oldcol);
+    return CM__ERR(ctx, CM_NOMEM, NULL, "out of memory");
+  }
+  for (int j = 0; j < n; j++)
+    cnt[blk[j] + 1]++;
+  for (int b = 0; b < nblk; b++)
+    cnt[b + 1] += cnt[b];
+  for (int j = 0; j < n; j++) { /* stable: dofs keep their order in a block */
+    newcol[j] = cnt[blk[j]]++;
+    oldcol[newcol[j]] = j;
+  }
+  free(cnt);
+  /* J: remap columns, keep each row sorted */
+  for (int r = 0; r < nc; r++) {
+    for (int q = sys->Jp[r]; q < sys->Jp[r + 1]; q++)
+      sys->Jj[q] = newcol[sys->Jj[q]];
+    for (int q = sys->Jp[r] + 1; q < sys->Jp[r + 1]; q++) /* insertion sort */
+      for (int t = q; t > sys->Jp[r] && sys->Jj[t] < sys->Jj[t - 1]; t--) {
+        int tj = sys->Jj[t];
+        double tx = sys->Jx[t];
+        sys->Jj[t] = sys->Jj[t - 1], sys->Jx[t] = sys->Jx[t - 1];
+        sys->Jj[t - 1] = tj, sys->Jx[t - 1] = tx;
+      }
+  }
+  /* M: new lower CSC in the new order */
+  int nz = sys->Mp[n];
+  int *Mp = calloc((size_t)n + 1, sizeof(int));
+  int *Mi = malloc(sizeof(int) * ((size_t)nz + 1));
+  double *Mx = malloc(sizeof(double) * ((size_t)nz + 1));
+  if (!Mp || !Mi || !Mx) {
+    free(Mp), free(Mi), free(Mx), free(newcol), free(oldcol);
+    return CM__ERR(ctx, CM_NOMEM, NULL, "out of memory");
+  }
+  /* entry (i, j) of the old lower triangle moves to (newcol i, newcol j),
+   * kept in the lower triangle */
+  int *ccount = calloc((size_t)n + 1, sizeof(int));
+  if (!ccount) {
+    free(Mp), free(Mi), free(Mx), free(newcol), free(oldcol);
+    return CM__ERR(ctx, CM_NOMEM, NULL, "out of memory");
+  }
+  for (int j = 0; j < n; j++)
+    for (int q = sys->Mp[j]; q < sys->Mp[j + 1]; q++) {
+      int a = newcol[sys->Mi[q]], b = newcol[j];
+      ccount[(a < b ? a : b) + 1]++;
+    }
+  for (int j = 0; j < n; j++)
+    ccount[j + 1] += ccount[j];
+  memcpy(Mp, ccount, sizeof(int) * ((size_t)n + 1));
+  for (int j = 0; j < n; j++)
+    for (int q = sys->Mp[j]; q < sys->Mp[j + 1]; q++) {
+      int a = newcol[sys->Mi[q]], b = newcol[j];
+      int col = a < b ? a : b, row = a < b ? b : a, t = ccount[col]++;
+      Mi[t] = row;
+      Mx[t] = sys->Mx[q];
+    }
+  free(ccount);
+  for (int j = 0; j < n; j++) /* sort rows within columns */
+    for (int q = Mp[j] + 1; q < Mp[j + 1]; q++)
+      for (int t = q; t > Mp[j] && Mi[t] < Mi[t - 1]; t--) {
+        int ti = Mi[t];
+        double tx = Mx[t];
+        Mi[t] = Mi[t - 1], Mx[t] = Mx[t - 1];
+        Mi[t - 1] = ti, Mx[t - 1] = tx;
+      }
+  free(sys->Mp), free(sys->Mi), free(sys->Mx);
+  sys->Mp = Mp, sys->Mi = Mi, sys->Mx = Mx;
+  for (int jn = 0; jn < n; jn++) {
+    sys->col_body[jn] = blk[oldcol[jn]];
+    sys->col_dof[jn] = oldcol[jn]; /* the dof's index in the files */
+  }
+  sys->nbodies = nblk;
+  sys->block = 1;
+  free(newcol), free(oldcol);
+  return CM_OK;
+}
+
 int cm_system_from_matrices(cm_context_t *ctx, int n, int nc, const int *Mp,
                             const int *Mi, const double *Mx, const int *Jp,
                             const int *Jj, const double *Jx, const double *k,
@@ -148,6 +279,16 @@ int cm_system_from_matrices(cm_context_t *ctx, int n, int nc, const int *Mp,
   sys->comp_row[0] = sys->comp_col[0] = 0;
   sys->comp_row[1] = nc;
   sys->comp_col[1] = n;
+  /* ---- block-diagonal M with small blocks: the fast path ---- */
+  int nblk = 0, *blk = cm__mass_blocks(n, sys->Mp, sys->Mi, &nblk);
+  if (blk) {
+    int st = cm__to_block_path(ctx, sys, blk, nblk);
+    free(blk);
+    if (st) {
+      cm_system_destroy(&sys);
+      return st;
+    }
+  }
   *out = sys;
   return CM_OK;
 }
