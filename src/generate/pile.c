@@ -838,18 +838,6 @@ static int cm__pile_scene(cm__pile_t *P, const double *mass,
     free(fo);
     return CM__ERR(ctx, CM_NOMEM, NULL, "out of memory");
   }
-  /* capacity up front: no reallocation for a million contacts */
-  s->bodies = malloc(((size_t)P->nobj) * sizeof *s->bodies);
-  s->body_name = malloc(((size_t)P->nobj) * sizeof *s->body_name);
-  s->contacts = malloc(nc * sizeof *s->contacts);
-  s->contact_name = malloc(nc * sizeof *s->contact_name);
-  if (!s->bodies || !s->body_name || !s->contacts || !s->contact_name) {
-    cm_scene_destroy(&s);
-    free(fo);
-    return CM__ERR(ctx, CM_NOMEM, NULL, "out of memory");
-  }
-  s->body_cap = P->nobj;
-  s->contact_cap = (int)nc;
   for (int f = 0; f < P->nfloor && st >= 0; f++)
     st = cm__gen_fixed(ctx, s, cm__pile_out(o->dim, P->c[f]), NULL);
   for (int j = 0; j < N && st >= 0; j++) {
