@@ -287,9 +287,23 @@ static void cm__sweep_visit(cm__pile_t *P, int i, void *arg) {
 static void cm__sweep(cm__pile_t *P, cm__sweep_t *S) {
   S->best = INFINITY;
   S->hit = INT32_MIN;
-  double ext = S->rho + S->r + P->rmax;
-  cm__v3 lo = cm__v3sub(S->o, cm__v3make(ext, ext, ext));
-  cm__v3 hi = cm__v3add(S->o, cm__v3make(ext, ext, ext));
+  /* bounding box of the swept arc: 8 chords, padded by their sagitta and
+   * by the reach of a touching grain */
+  double dphi = S->phimax / 8, pad = S->r + P->rmax;
+  pad += S->rho * (1 - cos(0.5 * dphi)) + 1e-12 * S->rho;
+  cm__v3 lo = cm__v3make(INFINITY, INFINITY, INFINITY);
+  cm__v3 hi = cm__v3scale(lo, -1);
+  for (int t = 0; t <= 8; t++) {
+    double ph = t * dphi;
+    cm__v3 q =
+        cm__v3add(S->o, cm__v3scale(cm__v3add(cm__v3scale(S->e1, cos(ph)),
+                                              cm__v3scale(S->e2, sin(ph))),
+                                    S->rho));
+    lo = cm__v3make(fmin(lo.x, q.x), fmin(lo.y, q.y), fmin(lo.z, q.z));
+    hi = cm__v3make(fmax(hi.x, q.x), fmax(hi.y, q.y), fmax(hi.z, q.z));
+  }
+  lo = cm__v3sub(lo, cm__v3make(pad, pad, pad));
+  hi = cm__v3add(hi, cm__v3make(pad, pad, pad));
   cm__grid_box(P, lo, hi, cm__sweep_visit, S);
   for (int w = 0; w < P->nwall; w++) {
     if (cm__skipped(S, CM__WALL(w)))
