@@ -614,3 +614,35 @@ CM_TEST(gen_cli_forces_file) {
   free(txt);
   free(out);
 }
+
+CM_TEST(gen_cli_out_and_help) {
+  char cmd[512];
+  int code;
+  const char *tmp = "gen_cli_out.json";
+  snprintf(cmd, sizeof cmd,
+           "%s generate bar --dim 3 --mass 3 --inertia 0.01 --half-length "
+           "0.2 --k 2e5 --out %s",
+           CM_BINARY, tmp);
+  char *out = cmt_run(cmd, &code);
+  CMT_EQ_INT(code, 0);
+  CMT_TRUE(out && out[0] == 0); /* nothing on standard output */
+  cm_context_t ctx;
+  cm_context_init(&ctx);
+  cm_scene_t *s = NULL;
+  CMT_EQ_INT(cm_scene_read_file(&ctx, tmp, &s), CM_OK);
+  if (s) {
+    CMT_EQ_INT(s->dim, 3);
+    CMT_REL(s->bodies[0].mass, 3, 0);
+    CMT_REL(s->bodies[0].inertia[4], 0.01, 0);
+    CMT_REL(s->contacts[1].point[0], 0.2, 0);
+    CMT_REL(s->contacts[0].stiffness, 2e5, 0);
+  }
+  cm_scene_destroy(&s);
+  remove(tmp);
+  free(out);
+  snprintf(cmd, sizeof cmd, "%s generate --help", CM_BINARY);
+  out = cmt_run(cmd, &code);
+  CMT_EQ_INT(code, 0);
+  CMT_CONTAINS(out, "usage: cmodes generate KIND");
+  free(out);
+}
