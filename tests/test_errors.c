@@ -261,3 +261,22 @@ CM_TEST(errors_roundtrip_and_fixed_mass) {
          "\"bodies\": [{\"fixed\": true, \"mass\": -1}]}",
          CM_INVALID_SCENE, "bodies[0].mass: must be > 0 if given");
 }
+
+/* k/m beyond double precision is refused, not reported as omega 0. */
+CM_TEST(errors_overflowing_scales) {
+  const char *t = "{\"format\": \"cmodes-scene\", \"version\": 1, \"dim\": 2,"
+                  " \"bodies\": [{\"mass\": 1e-300, \"inertia\": 1e-300, "
+                  "\"position\": [0, 0]}], \"contacts\": [{\"a\": 0, "
+                  "\"point\": [0, 0], \"normal\": [0, 1], \"stiffness\": "
+                  "1e300}]}";
+  cm_context_t ctx;
+  cm_context_init(&ctx);
+  cm_scene_t *s = NULL;
+  CMT_EQ_INT(cm_scene_parse_json(&ctx, t, strlen(t), "big", &s), 0);
+  cm_report_t *r = NULL;
+  CMT_EQ_INT(cm_analyze(&ctx, s, NULL, &r), CM_NUMERIC);
+  CMT_TRUE(r == NULL);
+  CMT_CONTAINS(ctx.message, "contacts[0]: k_c (J M^-1 J^T)_cc = inf");
+  CMT_CONTAINS(ctx.path, "contacts[0]");
+  cm_scene_destroy(&s);
+}

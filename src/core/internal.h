@@ -17,6 +17,10 @@ int cm__error_at(cm_context_t *ctx, int status, const char *file, int line,
 #define CM__ERR(ctx, st, path, ...)                                           \
   cm__error_at((ctx), (st), __FILE__, __LINE__, (path), __VA_ARGS__)
 
+/* Loop length below which a kernel runs on one thread: a fork/join costs
+ * more than such a loop, and far more when the cores are shared. */
+#define CM__PAR_MIN 20000
+
 /* Wall-clock seconds from a monotonic clock. */
 double cm__now(void);
 

@@ -13,10 +13,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Rows below which a kernel runs on one thread: a fork/join costs more than
- * the loop, and far more when the cores are shared with other work. */
-#define CM__PAR_ROWS 20000
-
 struct cm_operator {
   const cm_system_t *sys; /* the system (not owned) */
   int nr, ncol;           /* rows (contacts), columns (active dofs) */
@@ -166,7 +162,7 @@ static int cm__block_inverses(cm_context_t *ctx, cm_operator_t *op,
     return CM_NOMEM;
   const int *Lp = op->L->p, *Li = op->L->i, *Lnz = op->L->nz;
   const double *Lx = op->L->x;
-#pragma omp parallel for schedule(static) num_threads(op->threads)
+#pragma omp parallel for schedule(static) num_threads(op->threads) if (nb > CM__PAR_MIN)
   for (int b = 0; b < nb; b++) {
     int d = bl->dim[b], c0 = bl->col0[b];
     if (!d)
@@ -225,7 +221,7 @@ static int cm__build_B(cm_context_t *ctx, cm_operator_t *op) {
     st = op->Bp && op->Tp ? CM_OK : CM_NOMEM;
   }
   if (!st) {
-#pragma omp parallel for schedule(static) num_threads(op->threads)
+#pragma omp parallel for schedule(static) num_threads(op->threads) if (nr > CM__PAR_MIN)
     for (int r = 0; r < nr; r++)
       op->Bp[r + 1] = cm__B_row(op, &bl, r, NULL, NULL);
     op->Bp[0] = 0;
@@ -239,7 +235,7 @@ static int cm__build_B(cm_context_t *ctx, cm_operator_t *op) {
     st = op->Bj && op->Bx && op->Tj && op->Tx ? CM_OK : CM_NOMEM;
   }
   if (!st) {
-#pragma omp parallel for schedule(static) num_threads(op->threads)
+#pragma omp parallel for schedule(static) num_threads(op->threads) if (nr > CM__PAR_MIN)
     for (int r = 0; r < nr; r++)
       cm__B_row(op, &bl, r, op->Bj + op->Bp[r], op->Bx + op->Bp[r]);
     /* B^T by a counting transpose: rows of B^T sorted by B's row */
@@ -322,7 +318,7 @@ int cm_operator_create(cm_context_t *ctx, const cm_system_t *sys,
 static void cm__spmv(const int *p, const int *j, const double *a, int i0,
                      int m, int off, const double *x, double *y,
                      int threads) {
-#pragma omp parallel for schedule(static) num_threads(threads) if (m > CM__PAR_ROWS)
+#pragma omp parallel for schedule(static) num_threads(threads) if (m > CM__PAR_MIN)
   for (int i = 0; i < m; i++) {
     double s = 0;
     for (int q = p[i0 + i]; q < p[i0 + i + 1]; q++)
@@ -423,14 +419,14 @@ int cm__op_row_bounds(cm_context_t *ctx, cm_operator_t *op, int comp,
     double *w = cm__malloc(ctx, (size_t)n + 1, sizeof(double));
     if (!w)
       return CM_NOMEM;
-#pragma omp parallel for schedule(static) num_threads(op->threads) if (n > CM__PAR_ROWS)
+#pragma omp parallel for schedule(static) num_threads(op->threads) if (n > CM__PAR_MIN)
     for (int j = 0; j < n; j++) { /* w = |B|^T 1 */
       double s = 0;
       for (int q = op->Tp[c0 + j]; q < op->Tp[c0 + j + 1]; q++)
         s += fabs(op->Tx[q]);
       w[j] = s;
     }
-#pragma omp parallel for schedule(static) num_threads(op->threads) if (m > CM__PAR_ROWS)
+#pragma omp parallel for schedule(static) num_threads(op->threads) if (m > CM__PAR_MIN)
     for (int i = 0; i < m; i++) { /* g = |B| w, d = |B_i|^2 */
       double g = 0, d = 0;
       for (int q = op->Bp[r0 + i]; q < op->Bp[r0 + i + 1]; q++) {

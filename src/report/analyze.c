@@ -446,6 +446,27 @@ static int cm__bounds(cm_context_t *ctx, cm_operator_t *op,
   return CM_OK;
 }
 
+/* Scales beyond double precision (k/m of 1e600, say) would give inf or NaN
+ * and then a silently wrong report: refuse them, naming the contact. */
+static int cm__check_finite(cm_context_t *ctx, const cm_system_t *sys,
+                            const double *diag, const double *gersh) {
+  for (int i = 0; i < sys->nc; i++) {
+    if (isnan(diag[i]) && isnan(gersh[i]))
+      return CM_OK; /* general M too large to bound: nothing to check */
+    if (!isfinite(diag[i]) || !isfinite(gersh[i]) || !(diag[i] > 0)) {
+      char path[64];
+      snprintf(path, sizeof path, "contacts[%d]", sys->row_contact[i]);
+      return CM__ERR(ctx, CM_NUMERIC, path,
+                     "%s: k_c (J M^-1 J^T)_cc = %g is not a positive finite "
+                     "number in double precision; rescale the units (masses, "
+                     "lengths, stiffnesses) so that k/m stays within about "
+                     "1e-150..1e150",
+                     path, diag[i]);
+    }
+  }
+  return CM_OK;
+}
+
 static void cm__counts(const cm_system_t *sys, const cm__eig_t *eig,
                        const cm_options_t *o, cm_report_t *r) {
   r->nbodies = sys->nbodies;
@@ -531,6 +552,11 @@ int cm_analyze_system(cm_context_t *ctx, const cm_system_t *sys,
     goto done;
   r->t_factor = cm_operator_factor_seconds(op);
   r->t_operator = cm_operator_build_seconds(op);
+  st = cm__bounds(ctx, op, sys, r, diag, gersh);
+  if (!st)
+    st = cm__check_finite(ctx, sys, diag, gersh);
+  if (st)
+    goto done;
   double t0 = cm__now();
   st = cm__solve_all(ctx, op, sys, opts, eig);
   if (st < 0)
@@ -538,9 +564,7 @@ int cm_analyze_system(cm_context_t *ctx, const cm_system_t *sys,
   r->status = st;
   double t1 = cm__now();
   r->t_eigen = t1 - t0;
-  int st2 = cm__bounds(ctx, op, sys, r, diag, gersh);
-  if (!st2)
-    st2 = cm__collect_modes(op, sys, scene, opts, eig, r);
+  int st2 = cm__collect_modes(op, sys, scene, opts, eig, r);
   if (!st2)
     st2 = cm__list_components(op, sys, scene, opts, eig, gersh, r);
   if (!st2)

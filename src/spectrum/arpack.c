@@ -82,19 +82,19 @@ static void cm__apply_filtered(cm_operator_t *op, int comp, int use_S, int N,
   memcpy(prev, x, sizeof(double) * (size_t)N); /* T_0 = x */
   cm__apply(op, comp, use_S, x, cur, tmp);     /* T_1 = l(Op) x */
   (*matvecs)++;
-#pragma omp parallel for schedule(static) num_threads(th) if (N > 20000)
+#pragma omp parallel for schedule(static) num_threads(th) if (N > CM__PAR_MIN)
   for (int i = 0; i < N; i++)
     cur[i] = (cur[i] - c * x[i]) / e;
   for (int k = 2; k <= f->degree; k++) { /* T_k = 2 l(Op) T_{k-1} - T_{k-2} */
     cm__apply(op, comp, use_S, cur, nxt, tmp);
     (*matvecs)++;
-#pragma omp parallel for schedule(static) num_threads(th) if (N > 20000)
+#pragma omp parallel for schedule(static) num_threads(th) if (N > CM__PAR_MIN)
     for (int i = 0; i < N; i++)
       nxt[i] = 2.0 * (nxt[i] - c * cur[i]) / e - prev[i];
     double *t = prev;
     prev = cur, cur = nxt, nxt = t;
   }
-#pragma omp parallel for schedule(static) num_threads(th) if (N > 20000)
+#pragma omp parallel for schedule(static) num_threads(th) if (N > CM__PAR_MIN)
   for (int i = 0; i < N; i++)
     y[i] = f->scale * cur[i];
 }

@@ -410,7 +410,7 @@ static int cm__fill_row(const cm_scene_t *s, const cm__bodycols_t *bc,
 static int cm__fill_J(cm_context_t *ctx, const cm_scene_t *s, cm_system_t *sys,
                       const cm__bodycols_t *bc) {
   int nc = s->ncontacts, threads = cm__threads(ctx);
-#pragma omp parallel for schedule(static) num_threads(threads)
+#pragma omp parallel for schedule(static) num_threads(threads) if (nc > CM__PAR_MIN)
   for (int r = 0; r < nc; r++) {
     const cm_contact_t *ct = &s->contacts[sys->row_contact[r]];
     sys->Jp[r + 1] = cm__fill_row(s, bc, ct, NULL, NULL);
@@ -426,7 +426,7 @@ static int cm__fill_J(cm_context_t *ctx, const cm_scene_t *s, cm_system_t *sys,
   sys->Jx = cm__malloc(ctx, nnz, sizeof(double));
   if (!sys->Jj || !sys->Jx)
     return CM_NOMEM;
-#pragma omp parallel for schedule(static) num_threads(threads)
+#pragma omp parallel for schedule(static) num_threads(threads) if (nc > CM__PAR_MIN)
   for (int r = 0; r < nc; r++) {
     const cm_contact_t *ct = &s->contacts[sys->row_contact[r]];
     cm__fill_row(s, bc, ct, sys->Jj + sys->Jp[r], sys->Jx + sys->Jp[r]);
