@@ -175,9 +175,15 @@ CM_EXTERN int cm_scene_validate(cm_context_t *ctx, const cm_scene_t *scene);
 CM_EXTERN int cm_scene_parse_json(cm_context_t *ctx, const char *text,
                                   size_t len, const char *source,
                                   cm_scene_t **out);
-/* Reads a whole file ("-" = standard input) and parses it as above. */
+/* Reads a whole file ("-" = standard input): JSON as above, or the binary
+ * format of cm_scene_write_binary. */
 CM_EXTERN int cm_scene_read_file(cm_context_t *ctx, const char *path,
                                  cm_scene_t **out);
+/* Writes the compact binary format (fixed little-endian records, no names
+ * or meta; docs/scene-format.md). cm_scene_read_file reads either format,
+ * telling them apart by the binary magic "CMSCENE1". */
+CM_EXTERN int cm_scene_write_binary(cm_context_t *ctx, const cm_scene_t *scene,
+                                    FILE *out);
 /* Returns the scene as JSON text (malloc'd, caller frees) or NULL. */
 CM_EXTERN char *cm_scene_to_json(cm_context_t *ctx, const cm_scene_t *scene);
 CM_EXTERN int cm_scene_write_json(cm_context_t *ctx, const cm_scene_t *scene,

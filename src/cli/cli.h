@@ -7,6 +7,7 @@ int cm__cmd_analyze(int argc, char **argv);
 int cm__cmd_generate(int argc, char **argv);
 int cm__cmd_export(int argc, char **argv);
 int cm__cmd_import(int argc, char **argv);
+int cm__cmd_convert(int argc, char **argv);
 int cm__cmd_compare(int argc, char **argv);
 int cm__cmd_verify(int argc, char **argv);
 int cm__cmd_serve(int argc, char **argv);

@@ -47,6 +47,12 @@ double cm__hash_uniform(uint64_t seed, uint64_t i);
 void *cm__malloc(cm_context_t *ctx, size_t n, size_t size);
 void *cm__calloc(cm_context_t *ctx, size_t n, size_t size);
 
+/* Binary scenes (io/scene_bin.c): 1 if buf starts with the magic; the
+ * reader behind cm_scene_read_file. */
+int cm__scene_is_binary(const char *buf, size_t len);
+int cm__scene_parse_binary(cm_context_t *ctx, const char *buf, size_t len,
+                           const char *source, cm_scene_t **out);
+
 /* strdup that returns NULL on NULL or failure. */
 char *cm__strdup(const char *s);
 

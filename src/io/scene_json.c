@@ -411,8 +411,10 @@ int cm_scene_read_file(cm_context_t *ctx, const char *path, cm_scene_t **out) {
     fclose(f);
   if (!text)
     return CM__ERR(ctx, CM_IO, path, "%s: cannot read the file", path);
-  int st = cm_scene_parse_json(ctx, text, len, use_stdin ? "<stdin>" : path,
-                               out);
+  const char *src = use_stdin ? "<stdin>" : path;
+  int st = cm__scene_is_binary(text, len)
+               ? cm__scene_parse_binary(ctx, text, len, src, out)
+               : cm_scene_parse_json(ctx, text, len, src, out);
   free(text);
   return st;
 }

@@ -325,32 +325,35 @@ static int cm__spd3(const double *I) {
   return d2 > 0;
 }
 
+/* The path of a field, formatted only when there is an error to report: a
+ * snprintf per field of a million-contact scene cost more than its checks. */
+#define CM__P(field)                                                           \
+  (snprintf(path, sizeof path, "%s[%d].%s", kind, i, (field)), path)
+
 static int cm__validate_body(cm_context_t *ctx, const cm_scene_t *s, int i) {
   const cm_body_t *b = &s->bodies[i];
+  const char *kind = "bodies";
   char path[64];
   int d = s->dim;
-  snprintf(path, sizeof path, "bodies[%d].position", i);
   if (!cm__finite_n(b->position, d))
-    return CM__ERR(ctx, CM_INVALID_SCENE, path,
+    return CM__ERR(ctx, CM_INVALID_SCENE, CM__P("position"),
                    "%s: not a finite number (NaN or infinity)", path);
   if (b->fixed)
     return CM_OK;
-  snprintf(path, sizeof path, "bodies[%d].mass", i);
   if (!isfinite(b->mass))
-    return CM__ERR(ctx, CM_INVALID_SCENE, path,
+    return CM__ERR(ctx, CM_INVALID_SCENE, CM__P("mass"),
                    "%s: not a finite number (NaN or infinity)", path);
   if (!(b->mass > 0))
-    return CM__ERR(ctx, CM_INVALID_SCENE, path,
+    return CM__ERR(ctx, CM_INVALID_SCENE, CM__P("mass"),
                    "%s: %g is not positive; a moving body needs a mass > 0 "
                    "(or mark it \"fixed\": true)",
                    path, b->mass);
-  snprintf(path, sizeof path, "bodies[%d].inertia", i);
   if (!cm__finite_n(b->inertia, d == 2 ? 1 : 9))
-    return CM__ERR(ctx, CM_INVALID_SCENE, path,
+    return CM__ERR(ctx, CM_INVALID_SCENE, CM__P("inertia"),
                    "%s: not a finite number (NaN or infinity)", path);
   if (d == 2) {
     if (!(b->inertia[0] > 0))
-      return CM__ERR(ctx, CM_INVALID_SCENE, path,
+      return CM__ERR(ctx, CM_INVALID_SCENE, CM__P("inertia"),
                      "%s: %g is not positive; a planar body needs a positive "
                      "moment of inertia about its centre of mass",
                      path, b->inertia[0]);
@@ -361,19 +364,18 @@ static int cm__validate_body(cm_context_t *ctx, const cm_scene_t *s, int i) {
   for (int r = 0; r < 3; r++)
     for (int c = r + 1; c < 3; c++)
       if (fabs(I[3 * r + c] - I[3 * c + r]) > 1e-12 * scale)
-        return CM__ERR(ctx, CM_INVALID_SCENE, path,
+        return CM__ERR(ctx, CM_INVALID_SCENE, CM__P("inertia"),
                        "%s: not symmetric (I[%d][%d] = %g but I[%d][%d] = %g)",
                        path, r, c, I[3 * r + c], c, r, I[3 * c + r]);
   if (!cm__spd3(I))
-    return CM__ERR(ctx, CM_INVALID_SCENE, path,
+    return CM__ERR(ctx, CM_INVALID_SCENE, CM__P("inertia"),
                    "%s: not positive definite; a 3D body needs an inertia "
                    "tensor with positive eigenvalues",
                    path);
-  snprintf(path, sizeof path, "bodies[%d].orientation", i);
   const double *q = b->orientation;
   double qn = sqrt(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3]);
   if (!cm__finite_n(q, 4) || fabs(qn - 1.0) > 1e-9)
-    return CM__ERR(ctx, CM_INVALID_SCENE, path,
+    return CM__ERR(ctx, CM_INVALID_SCENE, CM__P("orientation"),
                    "%s: not a unit quaternion [w, x, y, z] (zero or not finite)",
                    path);
   return CM_OK;
@@ -381,55 +383,51 @@ static int cm__validate_body(cm_context_t *ctx, const cm_scene_t *s, int i) {
 
 static int cm__validate_contact(cm_context_t *ctx, const cm_scene_t *s, int i) {
   const cm_contact_t *c = &s->contacts[i];
+  const char *kind = "contacts";
   char path[64];
   int d = s->dim;
-  snprintf(path, sizeof path, "contacts[%d].a", i);
   if (c->a < 0 || c->a >= s->nbodies)
-    return CM__ERR(ctx, CM_INVALID_SCENE, path,
+    return CM__ERR(ctx, CM_INVALID_SCENE, CM__P("a"),
                    "%s: body index %d out of range (0..%d); a must be a body",
                    path, c->a, s->nbodies - 1);
-  snprintf(path, sizeof path, "contacts[%d].b", i);
   if (c->b != CM_WORLD && (c->b < 0 || c->b >= s->nbodies))
-    return CM__ERR(ctx, CM_INVALID_SCENE, path,
+    return CM__ERR(ctx, CM_INVALID_SCENE, CM__P("b"),
                    "%s: body index %d out of range (0..%d, or null for the "
                    "world)",
                    path, c->b, s->nbodies - 1);
   if (c->a == c->b)
-    return CM__ERR(ctx, CM_INVALID_SCENE, path,
+    return CM__ERR(ctx, CM_INVALID_SCENE, CM__P("b"),
                    "contacts[%d]: a and b are the same body (%d); a contact "
                    "joins two different bodies",
                    i, c->a);
   int fa = s->bodies[c->a].fixed, fb = c->b == CM_WORLD || s->bodies[c->b].fixed;
   if (fa && fb)
-    return CM__ERR(ctx, CM_INVALID_SCENE, path,
+    return CM__ERR(ctx, CM_INVALID_SCENE, CM__P("b"),
                    "contacts[%d]: both bodies are fixed (or the world); such "
                    "a contact cannot oscillate: remove it or free a body",
                    i);
-  snprintf(path, sizeof path, "contacts[%d].point", i);
   if (!cm__finite_n(c->point, d))
-    return CM__ERR(ctx, CM_INVALID_SCENE, path,
+    return CM__ERR(ctx, CM_INVALID_SCENE, CM__P("point"),
                    "%s: not a finite number (NaN or infinity)", path);
-  snprintf(path, sizeof path, "contacts[%d].normal", i);
   if (!cm__finite_n(c->normal, d))
-    return CM__ERR(ctx, CM_INVALID_SCENE, path,
+    return CM__ERR(ctx, CM_INVALID_SCENE, CM__P("normal"),
                    "%s: not a finite number (NaN or infinity)", path);
   double nn = 0;
   for (int j = 0; j < d; j++)
     nn += c->normal[j] * c->normal[j];
   if (!(nn > 0))
-    return CM__ERR(ctx, CM_INVALID_SCENE, path,
+    return CM__ERR(ctx, CM_INVALID_SCENE, CM__P("normal"),
                    "%s: zero length; give the unit normal from b to a", path);
   if (!(fabs(nn - 1.0) < 1e-9))
-    return CM__ERR(ctx, CM_INVALID_SCENE, path,
+    return CM__ERR(ctx, CM_INVALID_SCENE, CM__P("normal"),
                    "%s: not a unit vector (length %.17g); normalise it, or "
                    "add contacts with cm_scene_add_contact, which does",
                    path, sqrt(nn));
-  snprintf(path, sizeof path, "contacts[%d].stiffness", i);
   if (!isfinite(c->stiffness))
-    return CM__ERR(ctx, CM_INVALID_SCENE, path,
+    return CM__ERR(ctx, CM_INVALID_SCENE, CM__P("stiffness"),
                    "%s: not a finite number (NaN or infinity)", path);
   if (!(c->stiffness > 0))
-    return CM__ERR(ctx, CM_INVALID_SCENE, path,
+    return CM__ERR(ctx, CM_INVALID_SCENE, CM__P("stiffness"),
                    "%s: %g is not positive; a penalty stiffness must be > 0",
                    path, c->stiffness);
   return CM_OK;

@@ -449,12 +449,12 @@ static int cm__fill_M(cm_context_t *ctx, const cm_scene_t *s, cm_system_t *sys,
   /* columns are contiguous per body in (component, body) order: walk them */
   int nz = 0;
   sys->Mp[0] = 0;
+  double Iw[9] = {0}; /* world inertia of the body of column j */
   for (int j = 0; j < n; j++) {
     int b = sys->col_body[j];
     const cm_body_t *bd = &s->bodies[b];
     int tdofs = s->dim == 2 ? 2 : 3, dj = sys->col_dof[j];
-    double Iw[9] = {0};
-    if (s->dim == 3)
+    if (s->dim == 3 && j == bc[b].col0)
       cm__world_inertia(bd, Iw);
     for (int i = j - bc[b].col0; i < bc[b].ncol; i++) {
       int di = bc[b].dof[i];
