@@ -28,6 +28,42 @@ static void quat_R(const double *q, double *R) {
   memcpy(R, M, sizeof M);
 }
 
+/* Eigenvalues (descending, into lam) of S = K^1/2 J M^-1 J^T K^1/2 from
+ * dense row-major J (nc x nd) and M (nd x nd, destroyed) by dposv and
+ * dsyevd; *dmax gets max S_cc. */
+static void dense_eigs(int nd, int nc, double *M, const double *J,
+                       const double *k, double *lam, double *dmax) {
+  double *X = malloc(sizeof(double) * ((size_t)nd * nc + 1));
+  for (int i = 0; i < nd; i++) /* X = J^T, then M^-1 J^T */
+    for (int c = 0; c < nc; c++)
+      X[(size_t)i * nc + c] = J[(size_t)c * nd + i];
+  int info = nd ? LAPACKE_dposv(LAPACK_ROW_MAJOR, 'L', nd, nc, M, nd, X, nc) : 0;
+  CMT_EQ_INT(info, 0);
+  double *S = calloc((size_t)nc * nc + 1, sizeof(double));
+  for (int i = 0; i < nc; i++)
+    for (int j = 0; j < nc; j++) {
+      double v = 0;
+      for (int l = 0; l < nd; l++)
+        v += J[(size_t)i * nd + l] * X[(size_t)l * nc + j];
+      S[(size_t)i * nc + j] = sqrt(k[i] * k[j]) * v;
+    }
+  double dm = 0;
+  for (int i = 0; i < nc; i++) { /* symmetrise */
+    dm = fmax(dm, S[(size_t)i * nc + i]);
+    for (int j = 0; j < i; j++)
+      S[(size_t)i * nc + j] = S[(size_t)j * nc + i] =
+          0.5 * (S[(size_t)i * nc + j] + S[(size_t)j * nc + i]);
+  }
+  double *w = malloc(sizeof(double) * ((size_t)nc + 1));
+  info = nc ? LAPACKE_dsyevd(LAPACK_ROW_MAJOR, 'N', 'U', nc, S, nc, w) : 0;
+  CMT_EQ_INT(info, 0);
+  for (int i = 0; i < nc; i++)
+    lam[i] = w[nc - 1 - i];
+  if (dmax)
+    *dmax = dm;
+  free(X), free(S), free(w);
+}
+
 /* Eigenvalues of S (descending) from a dense solve built straight from the
  * scene: J full (nc x ndof), M dense, A = J M^-1 J^T by dposv. Returns nc. */
 static int ref_eigs(const cm_scene_t *s, double *lam) {
@@ -85,35 +121,12 @@ static int ref_eigs(const cm_scene_t *s, double *lam) {
         }
     }
   }
-  /* X = M^-1 J^T (nd x nc, row-major) */
-  double *X = malloc(sizeof(double) * ((size_t)nd * nc + 1));
-  for (int i = 0; i < nd; i++)
-    for (int c = 0; c < nc; c++)
-      X[(size_t)i * nc + c] = J[(size_t)c * nd + i];
-  int info = nd ? LAPACKE_dposv(LAPACK_ROW_MAJOR, 'L', nd, nc, M, nd, X, nc) : 0;
-  CMT_EQ_INT(info, 0);
-  double *S = calloc((size_t)nc * nc + 1, sizeof(double));
-  for (int i = 0; i < nc; i++)
-    for (int j = 0; j < nc; j++) {
-      double v = 0;
-      for (int l = 0; l < nd; l++)
-        v += J[(size_t)i * nd + l] * X[(size_t)l * nc + j];
-      S[(size_t)i * nc + j] =
-          sqrt(s->contacts[i].stiffness * s->contacts[j].stiffness) * v;
-    }
-  for (int i = 0; i < nc; i++) /* symmetrise */
-    for (int j = 0; j < i; j++)
-      S[(size_t)i * nc + j] = S[(size_t)j * nc + i] =
-          0.5 * (S[(size_t)i * nc + j] + S[(size_t)j * nc + i]);
-  double *w = malloc(sizeof(double) * ((size_t)nc + 1));
-  int found = 0;
-  info = nc ? LAPACKE_dsyevd(LAPACK_ROW_MAJOR, 'N', 'U', nc, S, nc, w) : 0;
-  found = nc;
-  CMT_EQ_INT(info, 0);
-  for (int i = 0; i < nc; i++)
-    lam[i] = w[nc - 1 - i];
-  free(dof0), free(J), free(M), free(X), free(S), free(w);
-  return found;
+  double *kk = malloc(sizeof(double) * ((size_t)nc + 1));
+  for (int c = 0; c < nc; c++)
+    kk[c] = s->contacts[c].stiffness;
+  dense_eigs(nd, nc, M, J, kk, lam, NULL);
+  free(dof0), free(J), free(M), free(kk);
+  return nc;
 }
 
 /* A random scene: nb bodies (about 1 in 6 fixed), nc contacts. */
@@ -470,24 +483,8 @@ CM_TEST(core_general_mass_matrix) {
   cm_system_t *sys = NULL;
   CMT_EQ_INT(cm_system_from_matrices(&ctx, n, nc, Mp, Mi, Mx, Jp, Jj, Jx, k,
                                      &sys), 0);
-  /* dense reference: S = K^1/2 J M^-1 J^T K^1/2 */
-  double X[40 * 55];
-  for (int i = 0; i < n; i++)
-    for (int r = 0; r < nc; r++)
-      X[i * nc + r] = Jd[r * n + i];
-  CMT_EQ_INT(LAPACKE_dposv(LAPACK_ROW_MAJOR, 'L', n, nc, Md, n, X, nc), 0);
-  double S[55 * 55], w[55];
-  for (int i = 0; i < nc; i++)
-    for (int j = 0; j < nc; j++) {
-      double v = 0;
-      for (int l = 0; l < n; l++)
-        v += Jd[i * n + l] * X[l * nc + j];
-      S[i * nc + j] = sqrt(k[i] * k[j]) * v;
-    }
-  for (int i = 0; i < nc; i++)
-    for (int j = 0; j < i; j++)
-      S[i * nc + j] = S[j * nc + i] = 0.5 * (S[i * nc + j] + S[j * nc + i]);
-  CMT_EQ_INT(LAPACKE_dsyevd(LAPACK_ROW_MAJOR, 'N', 'U', nc, S, nc, w), 0);
+  double w[55];
+  dense_eigs(n, nc, Md, Jd, k, w, NULL);
   for (int method = CM_METHOD_ARPACK; method <= CM_METHOD_DENSE; method++) {
     cm_options_t o;
     cm_options_init(&o);
@@ -496,7 +493,7 @@ CM_TEST(core_general_mass_matrix) {
     CMT_EQ_INT(cm_analyze_system(&ctx, sys, NULL, &o, &r), 0);
     CMT_EQ_INT(r->nmodes, 6);
     for (int i = 0; i < 6; i++)
-      CMT_REL(r->modes[i].omega, sqrt(w[nc - 1 - i]), 1e-9);
+      CMT_REL(r->modes[i].omega, sqrt(w[i]), 1e-9);
     CMT_LE(r->omega_lower, r->omega_max);
     CMT_LE(r->omega_max, r->omega_upper);
     cm_report_destroy(&r);
@@ -563,29 +560,12 @@ CM_TEST(core_matrices_interleaved_blocks) {
   CMT_EQ_INT(cm_system_from_matrices(&ctx, n, nc, Mp, Mi, Mx, Jp, Jj, Jx, k,
                                      &sys), 0);
   CMT_EQ_INT(sys->block, 1);
-  double X[40 * 30], S[30 * 30], w[30];
-  for (int i = 0; i < n; i++)
-    for (int r = 0; r < nc; r++)
-      X[i * nc + r] = Jd[r * n + i];
-  CMT_EQ_INT(LAPACKE_dposv(LAPACK_ROW_MAJOR, 'L', n, nc, Md, n, X, nc), 0);
-  double dmax = 0;
-  for (int i = 0; i < nc; i++)
-    for (int j = 0; j < nc; j++) {
-      double v = 0;
-      for (int l = 0; l < n; l++)
-        v += Jd[i * n + l] * X[l * nc + j];
-      S[i * nc + j] = sqrt(k[i] * k[j]) * v;
-    }
-  for (int i = 0; i < nc; i++) {
-    dmax = fmax(dmax, S[i * nc + i]);
-    for (int j = 0; j < i; j++)
-      S[i * nc + j] = S[j * nc + i] = 0.5 * (S[i * nc + j] + S[j * nc + i]);
-  }
-  CMT_EQ_INT(LAPACKE_dsyevd(LAPACK_ROW_MAJOR, 'N', 'U', nc, S, nc, w), 0);
+  double w[30], dmax = 0;
+  dense_eigs(n, nc, Md, Jd, k, w, &dmax);
   cm_report_t *r = NULL;
   CMT_EQ_INT(cm_analyze_system(&ctx, sys, NULL, NULL, &r), 0);
   for (int i = 0; i < r->nmodes; i++)
-    CMT_REL(r->modes[i].omega, sqrt(w[nc - 1 - i]), 1e-10);
+    CMT_REL(r->modes[i].omega, sqrt(w[i]), 1e-10);
   CMT_REL(r->pc_omega_max, sqrt(dmax), 1e-12);
   CMT_LE(r->omega_max, r->omega_upper);
   cm_report_destroy(&r);
