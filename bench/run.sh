@@ -10,14 +10,17 @@
 #   bench/run.sh [--quick] [--scene pile|pile-standin|crystal|fleet|all]
 #                [--size N[,N..]]
 #                [--reps R] [--threads T] [--dense-max N] [--out DIR]
-#                [--no-compare] [--no-install] [--profile]
+#                [--no-compare] [--no-install] [--profile] [--passes P]
+# --passes P repeats every scene and size P times, interleaved (cmodes,
+# scipy, SLEPc, cmodes, ...), and the table takes the median over passes:
+# on a noisy machine this keeps drifts in load out of the ratios.
 set -eu
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 BUILD=$ROOT/build-bench
 PY=/usr/bin/python3
 QUICK=0 SCENES=all SIZES= REPS=3 THREADS=2 DENSE_MAX=8000 OUT= COMPARE=1
-INSTALL=1 PROFILE=0
+INSTALL=1 PROFILE=0 PASSES=1
 while [ $# -gt 0 ]; do
   case $1 in
     --quick) QUICK=1 ;;
@@ -30,7 +33,8 @@ while [ $# -gt 0 ]; do
     --no-compare) COMPARE=0 ;;
     --no-install) INSTALL=0 ;;
     --profile) PROFILE=1 ;;
-    -h|--help) sed -n '2,15p' "$0"; exit 0 ;;
+    --passes) PASSES=$2; shift ;;
+    -h|--help) sed -n '2,18p' "$0"; exit 0 ;;
     *) echo "run.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
   esac
   shift
@@ -148,7 +152,12 @@ EOF
 
 for sc in $SCENES; do
   for sz in $SIZES; do
-    one "$sc" "$sz"
+    p=1
+    while [ $p -le "$PASSES" ]; do
+      [ "$PASSES" -gt 1 ] && echo "-- pass $p of $PASSES" >&2
+      one "$sc" "$sz"
+      p=$((p + 1))
+    done
   done
 done
 # the extras run on the first pile-like scene asked for
