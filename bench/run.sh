@@ -152,10 +152,17 @@ EOF
 
 for sc in $SCENES; do
   for sz in $SIZES; do
+    run_sc=$sc
+    # the deposition generator is superlinear (20 min at 1e6, then failed):
+    # above 2e5 contacts the pile is the stand-in (docs/performance.md)
+    if [ "$sc" = pile ] && awk -v s="$sz" 'BEGIN { exit !(s + 0 > 2e5) }'; then
+      echo "run.sh: pile at $sz contacts: using pile-standin" >&2
+      run_sc=pile-standin
+    fi
     p=1
     while [ $p -le "$PASSES" ]; do
       [ "$PASSES" -gt 1 ] && echo "-- pass $p of $PASSES" >&2
-      one "$sc" "$sz"
+      one "$run_sc" "$sz"
       p=$((p + 1))
     done
   done
