@@ -421,13 +421,12 @@ int cm_scene_read_file(cm_context_t *ctx, const char *path, cm_scene_t **out) {
 
 /* ---- writing ------------------------------------------------------------- */
 
-/* Shortest of %.15g / %.16g / %.17g that reads back exactly. */
+/* %.15g when that reads back exactly (short numbers stay short), else
+ * %.17g, which always does: at most two formats and one strtod a number. */
 static void cm__fmt(char *buf, size_t size, double v) {
-  for (int prec = 15; prec <= 17; prec++) {
-    snprintf(buf, size, "%.*g", prec, v);
-    if (strtod(buf, NULL) == v)
-      return;
-  }
+  snprintf(buf, size, "%.15g", v);
+  if (strtod(buf, NULL) != v)
+    snprintf(buf, size, "%.17g", v);
 }
 
 static void cm__put_vec(FILE *f, const double *v, int n) {
