@@ -576,6 +576,10 @@ int main(int argc, char **argv) {
   cm_context_t ctx;
   cm_context_init(&ctx);
   ctx.threads = bo.threads;
+  /* every cmodes solve here runs ARPACK's BLAS on one thread, as
+   * cm_analyze does (it sets and restores this itself); only the dense
+   * LAPACK comparison gets T BLAS threads */
+  cm__blas_single_thread();
   const char *ct = getenv("OPENBLAS_CORETYPE");
   fprintf(stderr, "bench_modes: %s ~%.3g contacts, %d reps, %d threads, tol %g,"
           " nev %d, OPENBLAS_CORETYPE=%s\n", bo.scene, bo.size, R, bo.threads,
