@@ -268,6 +268,13 @@ CM_EXTERN int cm_operator_apply_B(cm_operator_t *op, const double *x,
                                   double *y);
 CM_EXTERN int cm_operator_apply_BT(cm_operator_t *op, const double *y,
                                    double *x);
+/* Read-only CSR view of B (nc x n) and of B^T (n x nc) on the block path
+ * (owned by op, valid while it lives); CM_USAGE for a general M, whose B is
+ * applied by solves and never formed. */
+CM_EXTERN int cm_operator_csr(const cm_operator_t *op, const int **Bp,
+                              const int **Bj, const double **Bx,
+                              const int **Tp, const int **Tj,
+                              const double **Tx);
 /* Forms S (nc x nc, column-major, malloc'd) densely; for tests, `compare`
  * and verification. NULL on failure. */
 CM_EXTERN double *cm_operator_dense_S(cm_context_t *ctx, cm_operator_t *op);
@@ -392,6 +399,7 @@ typedef struct cm_report {
   double tol;
   /* timings, seconds */
   double t_parse, t_assemble, t_factor, t_operator, t_eigen, t_report;
+  double t_matvec;        /* part of t_eigen spent in Lanczos matvecs */
   /* dominant vector over scene contacts (size ncontacts): for warm starts */
   int nstart;
   double *start_vector;
@@ -429,6 +437,7 @@ typedef struct cm_spectrum {
   int method;         /* cm_method_t used */
   int ncv, iterations, matvecs, converged;
   double seconds;     /* wall time */
+  double matvec_seconds; /* of which in operator applications (Lanczos) */
 } cm_spectrum_t;
 
 /* Top opts->modes eigenpairs of S for component comp (-1: whole operator,

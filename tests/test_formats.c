@@ -75,3 +75,33 @@ CM_TEST(formats_binary_roundtrip) {
   unlink(path);
   cm_scene_destroy(&s);
 }
+
+/* The CSR view of B is the operator: B B^T x through it equals apply_S. */
+CM_TEST(formats_operator_csr_view) {
+  cm_context_t ctx;
+  cm_context_init(&ctx);
+  cm_scene_t *s = bar3d();
+  cm_system_t *sys = NULL;
+  cm_operator_t *op = NULL;
+  CMT_EQ_INT(cm_system_assemble(&ctx, s, &sys), 0);
+  CMT_EQ_INT(cm_operator_create(&ctx, sys, &op), 0);
+  const int *Bp, *Bj, *Tp, *Tj;
+  const double *Bx, *Tx;
+  CMT_EQ_INT(cm_operator_csr(op, &Bp, &Bj, &Bx, &Tp, &Tj, &Tx), 0);
+  int m = cm_operator_rows(op), n = cm_operator_cols(op);
+  double x[3] = {1, -2, 0.5}, t[6] = {0}, y[3], ref[3];
+  for (int j = 0; j < n; j++) /* t = B^T x by B^T's rows */
+    for (int q = Tp[j]; q < Tp[j + 1]; q++)
+      t[j] += Tx[q] * x[Tj[q]];
+  for (int i = 0; i < m; i++) { /* y = B t */
+    y[i] = 0;
+    for (int q = Bp[i]; q < Bp[i + 1]; q++)
+      y[i] += Bx[q] * t[Bj[q]];
+  }
+  CMT_EQ_INT(cm_operator_apply_S(op, -1, x, ref), 0);
+  for (int i = 0; i < m; i++)
+    CMT_REL(y[i], ref[i], 1e-14);
+  cm_operator_destroy(&op);
+  cm_system_destroy(&sys);
+  cm_scene_destroy(&s);
+}

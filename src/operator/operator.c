@@ -468,6 +468,16 @@ int cm__op_row_bounds(cm_context_t *ctx, cm_operator_t *op, int comp,
   return CM_OK;
 }
 
+int cm_operator_csr(const cm_operator_t *op, const int **Bp, const int **Bj,
+                    const double **Bx, const int **Tp, const int **Tj,
+                    const double **Tx) {
+  if (!op || !op->block)
+    return CM_USAGE;
+  *Bp = op->Bp, *Bj = op->Bj, *Bx = op->Bx;
+  *Tp = op->Tp, *Tj = op->Tj, *Tx = op->Tx;
+  return CM_OK;
+}
+
 long cm_operator_nnz(const cm_operator_t *op) {
   if (!op)
     return 0;

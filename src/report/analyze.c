@@ -491,6 +491,7 @@ static void cm__counts(const cm_system_t *sys, const cm__eig_t *eig,
       na++;
     r->iterations += eig[c].iterations;
     r->matvecs += eig[c].matvecs;
+    r->t_matvec += eig[c].t_matvec;
     if (eig[c].ncv > r->ncv)
       r->ncv = eig[c].ncv;
     if (!eig[c].converged)

@@ -266,8 +266,10 @@ static int cm__arpack_run(cm_context_t *ctx, cm_operator_t *op, int comp,
              workd, workl, lworkl, &info);
     if (ido != 1 && ido != -1)
       break;
+    double tm = cm__now();
     cm__apply_filtered(op, comp, use_S, N, &filt, workd + ipntr[0] - 1,
                        workd + ipntr[1] - 1, tmp, &out->matvecs);
+    out->t_matvec += cm__now() - tm;
     if (deadline > 0 && cm__now() > deadline) {
       timed_out = 1;
       break;
@@ -379,12 +381,14 @@ done:
   free(filt.y0), free(filt.y1), free(filt.y2);
   if (filt.degree < 0) { /* retry without filter */
     int mv = out->matvecs, it = out->iterations;
+    double tmv = out->t_matvec;
     free(out->lambda), free(out->z), free(out->res);
     memset(out, 0, sizeof *out);
     cm_context_clear(ctx);
     st = cm__arpack_run(ctx, op, comp, opts, start, deadline, 0, 0, tol, out);
     out->matvecs += mv;
     out->iterations += it;
+    out->t_matvec += tmv;
   }
   return st;
 }

@@ -81,11 +81,13 @@ int cm__eig_component(cm_context_t *ctx, cm_operator_t *op, int comp,
     return st;
   if (st == CM_NUMERIC && N <= CM__DENSE_FALLBACK_MAX) {
     int iters = out->iterations, mv = out->matvecs;
+    double tmv = out->t_matvec;
     cm__eig_free(out);
     cm_context_clear(ctx);
     st = cm__eig_dense(ctx, op, comp, nev, out);
     out->iterations = iters;
     out->matvecs = mv;
+    out->t_matvec = tmv;
   }
   return st;
 }
@@ -111,7 +113,11 @@ int cm_spectrum_solve(cm_context_t *ctx, cm_operator_t *op, int comp,
   double t0 = cm__now();
   cm__eig_t e;
   double deadline = opts->max_seconds > 0 ? t0 + opts->max_seconds : 0;
+  int blas_threads = cm__blas_get_threads(); /* as in cm_analyze_system */
+  cm__blas_single_thread();
   int st = cm__eig_component(ctx, op, comp, opts, NULL, deadline, &e);
+  if (blas_threads > 0)
+    cm__blas_threads(blas_threads);
   if (st < 0) {
     cm__eig_free(&e);
     return st;
@@ -125,6 +131,7 @@ int cm_spectrum_solve(cm_context_t *ctx, cm_operator_t *op, int comp,
   s->lambda = e.lambda, s->residual = e.res, s->z = e.z;
   s->method = e.method, s->ncv = e.ncv, s->iterations = e.iterations;
   s->matvecs = e.matvecs, s->converged = e.converged;
+  s->matvec_seconds = e.t_matvec;
   s->seconds = cm__now() - t0;
   *out = s;
   return st;

@@ -14,6 +14,7 @@ typedef struct {
   int method;      /* CM_METHOD_DENSE or CM_METHOD_ARPACK */
   int ncv, iterations, matvecs, converged;
   int rank;        /* rank of B (dense only), -1 if unknown */
+  double t_matvec; /* seconds spent in operator applications (ARPACK) */
 } cm__eig_t;
 
 /* Top nev eigenpairs of component comp (-1: all). start: optional start
