@@ -32,6 +32,9 @@ int cm__threads(const cm_context_t *ctx);
 void cm__blas_single_thread(void);
 /* Sets the BLAS thread count (OpenBLAS only; others are left alone). */
 void cm__blas_threads(int n);
+/* Threads of cmodes' own dgemv_/dcopy_ (core/blas2.c), set around ARPACK
+ * solves; results do not depend on it. */
+void cm__blas2_set_threads(int n);
 /* The BLAS thread count now (0 when unknown). */
 int cm__blas_get_threads(void);
 

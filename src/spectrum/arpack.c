@@ -15,6 +15,11 @@
 
 static pthread_mutex_t cm__arpack_lock = PTHREAD_MUTEX_INITIALIZER;
 
+static void cm__arpack_unlock(void) {
+  cm__blas2_set_threads(1);
+  pthread_mutex_unlock(&cm__arpack_lock);
+}
+
 #define CM__SEED 0x636d6f646573ULL /* "cmodes" */
 
 static const char *cm__arpack_msg(int info) {
@@ -261,6 +266,7 @@ static int cm__arpack_run(cm_context_t *ctx, cm_operator_t *op, int comp,
     iparam[2] = 100; /* a filter that fits converges fast, else fall back */
   iparam[6] = 1; /* mode 1: standard problem */
   pthread_mutex_lock(&cm__arpack_lock);
+  cm__blas2_set_threads(cm__op_threads(op));
   for (;;) {
     dsaupd_c(&ido, "I", N, "LA", nev, tol, resid, ncv, V, N, iparam, ipntr,
              workd, workl, lworkl, &info);
@@ -284,19 +290,19 @@ static int cm__arpack_run(cm_context_t *ctx, cm_operator_t *op, int comp,
                               : iparam[2];
   int found = 0;
   if (info < 0 && !timed_out) {
-    pthread_mutex_unlock(&cm__arpack_lock);
+    cm__arpack_unlock();
     st = CM__ERR(ctx, CM_NUMERIC, NULL, "ARPACK dsaupd failed (info %d): %s",
                  info, cm__arpack_msg(info));
     goto done;
   }
   if (info == 1 && !timed_out && filt.degree) {
     /* the filter left wanted modes in the damped interval: redo plain */
-    pthread_mutex_unlock(&cm__arpack_lock);
+    cm__arpack_unlock();
     filt.degree = -1;
     goto done;
   }
   if (info == 1 || timed_out) { /* partial: Ritz pairs of the basis */
-    pthread_mutex_unlock(&cm__arpack_lock);
+    cm__arpack_unlock();
     found = cm__rayleigh_ritz(op, comp, use_S, N, ncv, V, nev, d, Zv, tmp,
                               &out->matvecs);
     out->converged = 0;
@@ -308,7 +314,7 @@ static int cm__arpack_run(cm_context_t *ctx, cm_operator_t *op, int comp,
   } else {
     dseupd_c(1, "A", select, d, Zv, N, 0.0, "I", N, "LA", nev, tol, resid,
              ncv, V, N, iparam, ipntr, workd, workl, lworkl, &info);
-    pthread_mutex_unlock(&cm__arpack_lock);
+    cm__arpack_unlock();
     if (info != 0) {
       st = CM__ERR(ctx, CM_NUMERIC, NULL,
                    "ARPACK dseupd failed (info %d): %s", info,
