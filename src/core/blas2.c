@@ -13,15 +13,20 @@
 #include "internal.h"
 
 #include <cblas.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
 #define CM__B2_MIN 32768  /* rows below which CBLAS does the work */
 #define CM__B2_CHUNK 8192 /* fixed row chunk of the reductions */
 
-static int cm__b2_threads = 1; /* set around ARPACK solves */
+/* Set around ARPACK solves (under the ARPACK lock) and read by any thread
+ * that calls dgemv_: atomic, so concurrent callers see a whole value. */
+static atomic_int cm__b2_threads = 1;
 
-void cm__blas2_set_threads(int n) { cm__b2_threads = n > 0 ? n : 1; }
+void cm__blas2_set_threads(int n) {
+  atomic_store(&cm__b2_threads, n > 0 ? n : 1);
+}
 
 /* Dot product with eight independent partial sums combined in a fixed
  * order: vectorisable and still deterministic. */
@@ -74,7 +79,7 @@ static void cm__gemv_t(int m, int n, double alpha, const double *a, int lda,
     }
     return;
   }
-#pragma omp parallel for schedule(static) num_threads(cm__b2_threads)
+#pragma omp parallel for schedule(static) num_threads(atomic_load(&cm__b2_threads))
   for (int c = 0; c < nch; c++) {
     int i0 = c * CM__B2_CHUNK, i1 = i0 + CM__B2_CHUNK < m ? i0 + CM__B2_CHUNK : m;
     int j = 0;
@@ -98,7 +103,7 @@ static void cm__gemv_t(int m, int n, double alpha, const double *a, int lda,
 static void cm__gemv_n(int m, int n, double alpha, const double *a, int lda,
                        const double *x, double beta, double *y) {
   int nch = (m + CM__B2_CHUNK - 1) / CM__B2_CHUNK;
-#pragma omp parallel for schedule(static) num_threads(cm__b2_threads)
+#pragma omp parallel for schedule(static) num_threads(atomic_load(&cm__b2_threads))
   for (int c = 0; c < nch; c++) {
     int i0 = c * CM__B2_CHUNK, i1 = i0 + CM__B2_CHUNK < m ? i0 + CM__B2_CHUNK : m;
     double acc[CM__B2_CHUNK];
@@ -148,7 +153,7 @@ void dcopy_(const int *n, const double *x, const int *incx, double *y,
     return;
   }
   int nch = (*n + CM__B2_CHUNK - 1) / CM__B2_CHUNK;
-#pragma omp parallel for schedule(static) num_threads(cm__b2_threads)
+#pragma omp parallel for schedule(static) num_threads(atomic_load(&cm__b2_threads))
   for (int c = 0; c < nch; c++) {
     int i0 = c * CM__B2_CHUNK;
     int len = i0 + CM__B2_CHUNK < *n ? CM__B2_CHUNK : *n - i0;
