@@ -321,6 +321,9 @@ static int cm__columns(cm_context_t *ctx, const cm_scene_t *s,
   unsigned *mask = cm__calloc(ctx, (size_t)nb, sizeof(unsigned));
   if (!mask)
     return CM_NOMEM;
+  /* touched dofs: an OR, so the order of the atomic updates does not
+   * matter and the result is the same at any thread count */
+#pragma omp parallel for schedule(static) num_threads(cm__threads(ctx)) if (nc > CM__PAR_MIN)
   for (int c = 0; c < nc; c++) {
     const cm_contact_t *ct = &s->contacts[c];
     int side[2] = {ct->a, ct->b};
@@ -329,9 +332,12 @@ static int cm__columns(cm_context_t *ctx, const cm_scene_t *s,
         continue;
       double seg[6];
       int nd = cm__segment(s, ct, side[k], seg);
+      unsigned bits = 0;
       for (int d = 0; d < nd; d++)
         if (seg[d] != 0)
-          mask[side[k]] |= 1u << d;
+          bits |= 1u << d;
+#pragma omp atomic update
+      mask[side[k]] |= bits;
     }
   }
   int ncomp = sys->ncomp, ncol = 0;
