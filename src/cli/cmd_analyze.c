@@ -3,13 +3,13 @@
 #include "args.h"
 #include "cli.h"
 #include "cmodes.h"
+#include "internal.h"
 
 #include <getopt.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 
 static void cm__analyze_usage(FILE *f) {
@@ -39,12 +39,6 @@ static void cm__analyze_usage(FILE *f) {
     "  -h, --help              this help\n"
     "\nexit codes: 0 ok, 2 usage, 3 invalid input, 4 numerical failure,\n"
     "            5 not converged (partial report printed), 1 other\n");
-}
-
-static double cm__wall(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
 static int cm__fail(const cm_context_t *ctx, int st) {
@@ -126,7 +120,7 @@ int cm__cmd_analyze(int argc, char **argv) {
     return cm_status_exit(CM_USAGE);
   }
   /* ---- read ---- */
-  double t0 = cm__wall();
+  double t0 = cm__now();
   cm_scene_t *scene = NULL;
   cm_system_t *sys = NULL;
   int st;
@@ -140,7 +134,7 @@ int cm__cmd_analyze(int argc, char **argv) {
   }
   if (st)
     return cm__fail(&ctx, st);
-  double t_parse = cm__wall() - t0;
+  double t_parse = cm__now() - t0;
   /* ---- analyse ---- */
   cm_report_t *rep = NULL;
   st = matrices ? cm_analyze_system(&ctx, sys, NULL, &opts, &rep)

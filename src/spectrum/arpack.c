@@ -109,8 +109,7 @@ static void cm__apply_filtered(cm_operator_t *op, int comp, int use_S, int N,
  * machine: on a loaded 2-core machine, degree 6 on a 190k-contact pile cut
  * the ARPACK steps from 194 to 65 but the time only from 5.2 to 4.6 s with
  * one thread, and doubled it with two. */
-static int cm__cheb_degree(const cm_options_t *opts, int N) {
-  (void)N;
+static int cm__cheb_degree(const cm_options_t *opts) {
   return opts->chebyshev >= 2 ? opts->chebyshev : 0;
 }
 
@@ -175,11 +174,11 @@ static int cm__rayleigh_ritz(cm_operator_t *op, int comp, int use_S, int N,
   return found;
 }
 
-/* One ARPACK run on p(Op): degree 0 = no filter; a0 > 0 sets the top of the
- * damped interval (else the largest diagonal entry of S). */
+/* One ARPACK run on p(Op): degree 0 = no filter; the damped interval ends at
+ * the largest diagonal entry of S. */
 static int cm__arpack_run(cm_context_t *ctx, cm_operator_t *op, int comp,
                           const cm_options_t *opts, const double *start,
-                          double deadline, int degree, double a0, double tol,
+                          double deadline, int degree, double tol,
                           cm__eig_t *out) {
   int r0, m, c0, n;
   cm__op_comp(op, comp, &r0, &m, &c0, &n);
@@ -251,7 +250,7 @@ static int cm__arpack_run(cm_context_t *ctx, cm_operator_t *op, int comp,
       gmax = gs[i] > gmax ? gs[i] : gmax;
     }
     free(dg), free(gs);
-    filt.a = a0 > 0 ? a0 : dmax;
+    filt.a = dmax;
     double lb = (2 * gmax - filt.a) / filt.a;
     if (!(filt.a > 0) || !(lb > 1.0001) || filt.degree * acosh(lb) > 600)
       filt.degree = 0; /* nothing to damp, or would overflow */
@@ -391,7 +390,7 @@ done:
     free(out->lambda), free(out->z), free(out->res);
     memset(out, 0, sizeof *out);
     cm_context_clear(ctx);
-    st = cm__arpack_run(ctx, op, comp, opts, start, deadline, 0, 0, tol, out);
+    st = cm__arpack_run(ctx, op, comp, opts, start, deadline, 0, tol, out);
     out->matvecs += mv;
     out->iterations += it;
     out->t_matvec += tmv;
@@ -399,17 +398,12 @@ done:
   return st;
 }
 
-/* Large operators: ARPACK on the Chebyshev-filtered p(Op), which damps
- * [0, diag max] and so needs fewer ARPACK steps (each costs about 4 N ncv
- * doubles of single-threaded BLAS-2 traffic) for more parallel matvecs.
- * Smaller ones: plain ARPACK. */
+/* Plain ARPACK, or on the Chebyshev-filtered p(Op) when the options ask for
+ * it (fewer ARPACK steps for more matvecs). */
 int cm__eig_arpack(cm_context_t *ctx, cm_operator_t *op, int comp,
                    const cm_options_t *opts, const double *start,
                    double deadline, cm__eig_t *out) {
-  int r0, m, c0, n;
-  cm__op_comp(op, comp, &r0, &m, &c0, &n);
-  int N = m <= n ? m : n;
   double tol = opts->tol > 0 ? opts->tol : 1e-10;
   return cm__arpack_run(ctx, op, comp, opts, start, deadline,
-                        cm__cheb_degree(opts, N), 0, tol, out);
+                        cm__cheb_degree(opts), tol, out);
 }
