@@ -2,7 +2,14 @@
  * through contacts), orders rows and columns by component, decides which
  * dofs are active (touched by a contact and not a structural zero), and fills
  * block-diagonal M and CSR J in parallel, deterministically.
- * Not for factorization (operator/) or matrices from files (system/matrices.c). */
+ * Not for factorization (operator/) or matrices from files (system/matrices.c).
+ *
+ * Speed at 1e6 contacts comes from three choices: every per-body quantity a
+ * contact pass needs sits in a small array indexed by the body's rank in the
+ * column order (not in the 144-byte cm_body_t), the row order and the nonzero
+ * count of every row are known before the dofs are decided (a touched dof is
+ * always active), and every pass over contacts or bodies writes into
+ * precomputed offsets, so it runs on all threads with the same result. */
 #include "internal.h"
 
 #include <math.h>
@@ -26,7 +33,8 @@ void cm_system_destroy(cm_system_t **sp) {
   *sp = NULL;
 }
 
-/* ---- small geometry -------------------------------------------------------- */
+/* ---- small geometry --------------------------------------------------------
+ */
 
 /* R (row-major) from the unit quaternion q = (w, x, y, z), body -> world. */
 static void cm__quat_to_R(const double *q, double *R) {
@@ -62,16 +70,17 @@ static void cm__world_inertia(const cm_body_t *b, double *Iw) {
       Iw[3 * i + j] = Iw[3 * j + i] = 0.5 * (Iw[3 * i + j] + Iw[3 * j + i]);
 }
 
-/* Row segment of J for body b of contact c: [n, r x n] (sign applied by the
- * caller). Returns the number of dofs (3 in 2D, 6 in 3D). */
-static int cm__segment(const cm_scene_t *s, const cm_contact_t *c, int body,
+/* Row segment of J for the body at x (position) of contact c: [n, r x n]
+ * (sign applied by the caller). Returns the number of dofs (3 in 2D, 6 in
+ * 3D). */
+static int cm__segment(int dim, const cm_contact_t *c, const double *x,
                        double *seg) {
-  const double *x = s->bodies[body].position, *n = c->normal;
+  const double *n = c->normal;
   double r[3] = {c->point[0] - x[0], c->point[1] - x[1],
-                 s->dim == 3 ? c->point[2] - x[2] : 0.0};
+                 dim == 3 ? c->point[2] - x[2] : 0.0};
   double rn = sqrt(r[0] * r[0] + r[1] * r[1] + r[2] * r[2]);
   double tiny = CM__STRUCT_ZERO * rn;
-  if (s->dim == 2) {
+  if (dim == 2) {
     seg[0] = n[0], seg[1] = n[1];
     seg[2] = r[0] * n[1] - r[1] * n[0]; /* (r x n)_z */
     if (fabs(seg[2]) <= tiny)
@@ -88,6 +97,44 @@ static int cm__segment(const cm_scene_t *s, const cm_contact_t *c, int body,
   return 6;
 }
 
+/* Bit d set where seg[d] != 0. */
+static unsigned cm__seg_bits(const double *seg, int nd) {
+  unsigned bits = 0;
+  for (int d = 0; d < nd; d++)
+    if (seg[d] != 0)
+      bits |= 1u << d;
+  return bits;
+}
+
+static int cm__popcount(unsigned v) { return __builtin_popcount(v); }
+
+/* ---- the assembly's workspace -------------------------------------------- */
+
+/* Per-body arrays are indexed by rank: the body's place in the column order
+ * (component, Morton key, body index); only bodies in a component have one. */
+typedef struct {
+  int nb, nc, dim, threads;
+  unsigned char *mov;  /* size nb: 1 if the body moves */
+  int *rank;           /* size nb: rank of the body, -1 if in no component */
+  int m;               /* ranked bodies */
+  int *order;          /* size m: body of each rank */
+  int *rcomp;          /* size m: component of each rank */
+  double *pos;         /* size 3 m: position of each rank */
+  unsigned *mask;      /* size m: touched dofs of each rank */
+  unsigned char *keep; /* size m: active dofs of each rank (bit mask) */
+  int *col0;           /* size m + 1: first column of each rank */
+  unsigned char *bits; /* size 2 nc: touched dofs of sides a, b per contact */
+} cm__work_t;
+
+static void cm__work_free(cm__work_t *w) {
+  free(w->mov), free(w->rank), free(w->order), free(w->rcomp), free(w->pos);
+  free(w->mask), free(w->keep), free(w->col0), free(w->bits);
+}
+
+static int cm__moving(const cm__work_t *w, int b) {
+  return b != CM_WORLD && w->mov[b];
+}
+
 /* ---- components: union-find over moving bodies ------------------------- */
 
 static int cm__find(int *parent, int i) {
@@ -96,47 +143,6 @@ static int cm__find(int *parent, int i) {
     i = parent[i];
   }
   return i;
-}
-
-static int cm__moving(const cm_scene_t *s, int b) {
-  return b != CM_WORLD && !s->bodies[b].fixed;
-}
-
-/* ---- the assembly ----------------------------------------------------------- */
-
-typedef struct {
-  int ncol;       /* active dofs of the body */
-  int col0;       /* first column */
-  int dof[6];     /* local dof of each active column */
-  int colof[6];   /* column of each local dof, -1 if dropped */
-} cm__bodycols_t;
-
-/* Decides the active dofs of body b from the touched mask; see the drop rule
- * for rotations in docs/math.md. */
-static void cm__active_dofs(const cm_scene_t *s, int b, unsigned mask,
-                            cm__bodycols_t *bc) {
-  int nd = s->dim == 2 ? 3 : 6;
-  unsigned keep = mask;
-  if (s->dim == 3 && (mask & 0x38) && (mask & 0x38) != 0x38) {
-    /* Untouched rotational dofs may be dropped only if the world inertia does
-     * not couple them to the touched ones (else (M^-1)_AA != (M_AA)^-1). */
-    double Iw[9];
-    cm__world_inertia(&s->bodies[b], Iw);
-    double tr = Iw[0] + Iw[4] + Iw[8];
-    for (int i = 0; i < 3; i++)
-      for (int j = 0; j < 3; j++)
-        if (((mask >> (3 + i)) & 1) && !((mask >> (3 + j)) & 1) &&
-            fabs(Iw[3 * i + j]) > 1e-14 * tr)
-          keep |= 0x38;
-  }
-  bc->ncol = 0;
-  for (int d = 0; d < nd; d++) {
-    bc->colof[d] = -1;
-    if ((keep >> d) & 1) {
-      bc->dof[bc->ncol] = d;
-      bc->colof[d] = bc->ncol++;
-    }
-  }
 }
 
 static int cm__alloc_system(cm_context_t *ctx, cm_system_t *sys, int nb,
@@ -154,96 +160,81 @@ static int cm__alloc_system(cm_context_t *ctx, cm_system_t *sys, int nb,
              : CM_NOMEM;
 }
 
-/* Components and the row order. Component ids follow their first contact. */
-static int cm__components(cm_context_t *ctx, const cm_scene_t *s,
-                          cm_system_t *sys) {
-  int nb = s->nbodies, nc = s->ncontacts;
-  int *parent = cm__malloc(ctx, (size_t)nb, sizeof(int));
-  if (!parent)
+/* Moving flags of all bodies. */
+static int cm__moving_flags(cm_context_t *ctx, const cm_scene_t *s,
+                            cm__work_t *w) {
+  int nb = s->nbodies;
+  w->mov = cm__malloc(ctx, (size_t)nb + 1, 1);
+  if (!w->mov)
     return CM_NOMEM;
+#pragma omp parallel for schedule(static)                                      \
+    num_threads(w->threads) if (nb > CM__PAR_MIN)
+  for (int b = 0; b < nb; b++)
+    w->mov[b] = !s->bodies[b].fixed;
+  return CM_OK;
+}
+
+/* Components and the row count of each. Component ids follow their first
+ * contact. */
+static int cm__components(cm_context_t *ctx, const cm_scene_t *s,
+                          cm_system_t *sys, const cm__work_t *w) {
+  int nb = s->nbodies, nc = s->ncontacts;
+  int *parent = cm__malloc(ctx, (size_t)nb + 1, sizeof(int));
+  int *mb = cm__malloc(ctx, (size_t)nc + 1, sizeof(int)); /* moving body */
+  if (!parent || !mb) {
+    free(parent), free(mb);
+    return CM_NOMEM;
+  }
   for (int b = 0; b < nb; b++)
     parent[b] = b;
   for (int c = 0; c < nc; c++) {
     const cm_contact_t *ct = &s->contacts[c];
-    if (cm__moving(s, ct->a) && cm__moving(s, ct->b)) {
+    int ma = cm__moving(w, ct->a), mv = cm__moving(w, ct->b);
+    mb[c] = ma ? ct->a : ct->b;
+    if (ma && mv) {
       int ra = cm__find(parent, ct->a), rb = cm__find(parent, ct->b);
       if (ra != rb)
         parent[ra > rb ? ra : rb] = ra < rb ? ra : rb;
     }
   }
-  for (int b = 0; b < nb; b++)
-    sys->body_comp[b] = -1;
-  /* root body -> component id, numbered by first contact */
-  int *root_comp = cm__malloc(ctx, (size_t)nb, sizeof(int));
-  int *contact_comp = cm__malloc(ctx, (size_t)nc, sizeof(int));
-  if (!root_comp || !contact_comp) {
-    free(parent), free(root_comp), free(contact_comp);
-    return CM_NOMEM;
-  }
+  /* root body -> component id, numbered by first contact; the row count of
+   * each component is counted on the way (comp_row[id + 1]) */
+  int *root_comp = sys->body_comp; /* reused: root -> id, then body -> id */
   for (int b = 0; b < nb; b++)
     root_comp[b] = -1;
   int ncomp = 0;
   for (int c = 0; c < nc; c++) {
-    const cm_contact_t *ct = &s->contacts[c];
-    int mb = cm__moving(s, ct->a) ? ct->a : ct->b;
-    int r = cm__find(parent, mb);
+    int r = cm__find(parent, mb[c]);
     if (root_comp[r] < 0)
       root_comp[r] = ncomp++;
-    contact_comp[c] = root_comp[r];
+    mb[c] = root_comp[r]; /* now the contact's component */
   }
-  for (int b = 0; b < nb; b++)
-    if (cm__moving(s, b))
-      sys->body_comp[b] = root_comp[cm__find(parent, b)];
+  /* roots come before their members (parent[b] <= b), so one ascending pass
+   * turns root ids into body ids */
+  for (int b = 0; b < nb; b++) {
+    if (!w->mov[b])
+      sys->body_comp[b] = -1;
+    else if (parent[b] != b)
+      sys->body_comp[b] = sys->body_comp[cm__find(parent, b)];
+  }
   free(parent);
-  free(root_comp);
   sys->ncomp = ncomp;
   sys->comp_row = cm__calloc(ctx, (size_t)ncomp + 1, sizeof(int));
   sys->comp_col = cm__calloc(ctx, (size_t)ncomp + 1, sizeof(int));
   if (!sys->comp_row || !sys->comp_col) {
-    free(contact_comp);
+    free(mb);
     return CM_NOMEM;
   }
   for (int c = 0; c < nc; c++)
-    sys->comp_row[contact_comp[c] + 1]++;
+    sys->comp_row[mb[c] + 1]++;
   for (int i = 0; i < ncomp; i++)
     sys->comp_row[i + 1] += sys->comp_row[i];
-  free(contact_comp);
+  free(mb);
   return CM_OK;
 }
 
-/* Rows: contacts ordered by the first column they touch (a counting sort,
- * stable in the contact index). Columns are grouped by component, so this
- * also groups rows by component, and neighbouring rows touch neighbouring
- * columns: the SpMVs stream through x. */
-static int cm__rows(cm_context_t *ctx, const cm_scene_t *s, cm_system_t *sys,
-                    const cm__bodycols_t *bc) {
-  int nc = s->ncontacts, n = sys->n;
-  int *key = cm__malloc(ctx, (size_t)nc + 1, sizeof(int));
-  int *cnt = cm__calloc(ctx, (size_t)n + 2, sizeof(int));
-  if (!key || !cnt) {
-    free(key), free(cnt);
-    return CM_NOMEM;
-  }
-  for (int c = 0; c < nc; c++) {
-    const cm_contact_t *ct = &s->contacts[c];
-    int k = n;
-    if (cm__moving(s, ct->a) && bc[ct->a].col0 < k)
-      k = bc[ct->a].col0;
-    if (cm__moving(s, ct->b) && bc[ct->b].col0 < k)
-      k = bc[ct->b].col0;
-    key[c] = k;
-    cnt[k + 1]++;
-  }
-  for (int k = 0; k <= n; k++)
-    cnt[k + 1] += cnt[k];
-  for (int c = 0; c < nc; c++) {
-    int r = cnt[key[c]]++;
-    sys->row_contact[r] = c;
-    sys->contact_row[c] = r;
-  }
-  free(key), free(cnt);
-  return CM_OK;
-}
+/* ---- column order: bodies by (component, Morton key, body index) ----------
+ */
 
 /* Morton (Z-order) key of a position quantised on the scene's bounding box:
  * bodies close in space get close columns. */
@@ -257,228 +248,388 @@ static uint64_t cm__spread3(uint64_t v) { /* 21 bits -> every third bit */
   return v;
 }
 
-typedef struct {
-  int comp;      /* component */
-  uint64_t key;  /* Morton key */
-  int body;      /* body index */
-} cm__border_t;
+#define CM__RADIX_BITS 11
+#define CM__RADIX (1 << CM__RADIX_BITS)
 
-static int cm__border_cmp(const void *pa, const void *pb) {
-  const cm__border_t *a = pa, *b = pb;
-  if (a->comp != b->comp)
-    return a->comp < b->comp ? -1 : 1;
-  if (a->key != b->key)
-    return a->key < b->key ? -1 : 1;
-  return a->body - b->body;
+/* Stable LSD radix sort of idx[0..m) by key, both permuted together; tkey
+ * and tidx are scratch of size m. Digits that are the same for every key are
+ * skipped. */
+static void cm__radix_sort(int m, uint64_t *key, int *idx, uint64_t *tkey,
+                           int *tidx, int *cnt) {
+  uint64_t *k0 = key, *k1 = tkey;
+  int *i0 = idx, *i1 = tidx;
+  for (int shift = 0; shift < 64; shift += CM__RADIX_BITS) {
+    memset(cnt, 0, sizeof(int) * (CM__RADIX + 1));
+    for (int i = 0; i < m; i++)
+      cnt[((k0[i] >> shift) & (CM__RADIX - 1)) + 1]++;
+    int trivial = 0;
+    for (int d = 0; d < CM__RADIX; d++)
+      trivial |= cnt[d + 1] == m;
+    if (trivial)
+      continue;
+    for (int d = 0; d < CM__RADIX; d++)
+      cnt[d + 1] += cnt[d];
+    for (int i = 0; i < m; i++) {
+      int t = cnt[(k0[i] >> shift) & (CM__RADIX - 1)]++;
+      k1[t] = k0[i];
+      i1[t] = i0[i];
+    }
+    uint64_t *tk = k0;
+    int *ti = i0;
+    k0 = k1, k1 = tk, i0 = i1, i1 = ti;
+  }
+  if (i0 != idx)
+    memcpy(idx, i0, sizeof(int) * (size_t)m);
 }
 
-/* Bodies of each component in Morton order; returns them in *order. */
+/* Ranks of the bodies in components: w->order, w->rank, w->rcomp. */
 static int cm__body_order(cm_context_t *ctx, const cm_scene_t *s,
-                          const cm_system_t *sys, cm__border_t **order,
-                          int *count) {
-  int nb = s->nbodies, m = 0;
+                          const cm_system_t *sys, cm__work_t *w) {
+  int nb = s->nbodies, m = 0, dim = s->dim;
   double lo[3] = {INFINITY, INFINITY, INFINITY};
   double hi[3] = {-INFINITY, -INFINITY, -INFINITY};
   for (int b = 0; b < nb; b++) {
     if (sys->body_comp[b] < 0)
       continue;
     m++;
-    for (int d = 0; d < s->dim; d++) {
+    for (int d = 0; d < dim; d++) {
       double x = s->bodies[b].position[d];
       lo[d] = x < lo[d] ? x : lo[d];
       hi[d] = x > hi[d] ? x : hi[d];
     }
   }
-  cm__border_t *o = cm__malloc(ctx, (size_t)m + 1, sizeof *o);
-  if (!o)
-    return CM_NOMEM;
-  double span = 0;
-  for (int d = 0; d < s->dim; d++)
-    span = hi[d] - lo[d] > span ? hi[d] - lo[d] : span;
-  double scale = span > 0 ? 2097151.0 / span : 0;
-  m = 0;
-  for (int b = 0; b < nb; b++) {
-    if (sys->body_comp[b] < 0)
-      continue;
-    uint64_t key = 0;
-    for (int d = 0; d < s->dim; d++) {
-      double q = (s->bodies[b].position[d] - lo[d]) * scale;
-      key |= cm__spread3((uint64_t)(q > 0 ? q : 0)) << d;
+  w->m = m;
+  w->order = cm__malloc(ctx, (size_t)m + 1, sizeof(int));
+  w->rcomp = cm__malloc(ctx, (size_t)m + 1, sizeof(int));
+  w->rank = cm__malloc(ctx, (size_t)nb + 1, sizeof(int));
+  uint64_t *key = cm__malloc(ctx, (size_t)m + 1, sizeof(uint64_t));
+  uint64_t *tkey = cm__malloc(ctx, (size_t)m + 1, sizeof(uint64_t));
+  int *idx = cm__malloc(ctx, (size_t)m + 1, sizeof(int));
+  int *cnt = cm__malloc(ctx, (size_t)CM__RADIX + 1, sizeof(int));
+  int ncomp = sys->ncomp;
+  int *ccnt = cm__calloc(ctx, (size_t)ncomp + 1, sizeof(int));
+  int st = w->order && w->rcomp && w->rank && key && tkey && idx && cnt && ccnt
+               ? CM_OK
+               : CM_NOMEM;
+  if (!st) {
+    double span = 0;
+    for (int d = 0; d < dim; d++)
+      span = hi[d] - lo[d] > span ? hi[d] - lo[d] : span;
+    double scale = span > 0 ? 2097151.0 / span : 0;
+    m = 0;
+    for (int b = 0; b < nb; b++) {
+      if (sys->body_comp[b] < 0)
+        continue;
+      idx[m++] = b;
     }
-    o[m++] = (cm__border_t){sys->body_comp[b], key, b};
+#pragma omp parallel for schedule(static)                                      \
+    num_threads(w->threads) if (m > CM__PAR_MIN)
+    for (int i = 0; i < m; i++) {
+      const double *x = s->bodies[idx[i]].position;
+      uint64_t k = 0;
+      for (int d = 0; d < dim; d++) {
+        double q = (x[d] - lo[d]) * scale;
+        k |= cm__spread3((uint64_t)(q > 0 ? q : 0)) << d;
+      }
+      key[i] = k;
+    }
+    /* by key (stable: ties by body index), then stably by component */
+    cm__radix_sort(m, key, idx, tkey, w->order, cnt);
+    for (int i = 0; i < m; i++)
+      ccnt[sys->body_comp[idx[i]] + 1]++;
+    for (int c = 0; c < ncomp; c++)
+      ccnt[c + 1] += ccnt[c];
+    for (int i = 0; i < m; i++) {
+      int c = sys->body_comp[idx[i]], t = ccnt[c]++;
+      w->order[t] = idx[i];
+      w->rcomp[t] = c;
+    }
+    for (int b = 0; b < nb; b++)
+      w->rank[b] = -1;
+#pragma omp parallel for schedule(static)                                      \
+    num_threads(w->threads) if (m > CM__PAR_MIN)
+    for (int i = 0; i < m; i++)
+      w->rank[w->order[i]] = i;
   }
-  qsort(o, (size_t)m, sizeof *o, cm__border_cmp);
-  *order = o;
-  *count = m;
+  free(key), free(tkey), free(idx), free(cnt), free(ccnt);
+  return st;
+}
+
+/* Positions in rank order (the contact passes read them at random). */
+static int cm__rank_positions(cm_context_t *ctx, const cm_scene_t *s,
+                              cm__work_t *w) {
+  int m = w->m;
+  w->pos = cm__malloc(ctx, 3 * (size_t)m + 1, sizeof(double));
+  if (!w->pos)
+    return CM_NOMEM;
+#pragma omp parallel for schedule(static)                                      \
+    num_threads(w->threads) if (m > CM__PAR_MIN)
+  for (int i = 0; i < m; i++) {
+    const double *x = s->bodies[w->order[i]].position;
+    w->pos[3 * i] = x[0], w->pos[3 * i + 1] = x[1], w->pos[3 * i + 2] = x[2];
+  }
   return CM_OK;
 }
 
-/* Columns: bodies in (component, Morton key) order, each with its active
- * dofs. */
-static int cm__columns(cm_context_t *ctx, const cm_scene_t *s,
-                       cm_system_t *sys, cm__bodycols_t *bc) {
-  int nb = s->nbodies, nc = s->ncontacts;
-  unsigned *mask = cm__calloc(ctx, (size_t)nb, sizeof(unsigned));
-  if (!mask)
+/* ---- rows ------------------------------------------------------------------
+ */
+
+/* Rows: contacts ordered by the first column they touch (a counting sort,
+ * stable in the contact index). Columns are grouped by component, so this
+ * also groups rows by component, and neighbouring rows touch neighbouring
+ * columns: the SpMVs stream through x. Every ranked body has a column, and
+ * first columns grow with the rank, so the rank of the first body is the
+ * key. */
+static int cm__rows(cm_context_t *ctx, const cm_scene_t *s, cm_system_t *sys,
+                    const cm__work_t *w) {
+  int nc = s->ncontacts, m = w->m;
+  int *key = cm__malloc(ctx, (size_t)nc + 1, sizeof(int));
+  int *cnt = cm__calloc(ctx, (size_t)m + 2, sizeof(int));
+  if (!key || !cnt) {
+    free(key), free(cnt);
     return CM_NOMEM;
-  /* touched dofs: an OR, so the order of the atomic updates does not
-   * matter and the result is the same at any thread count */
-#pragma omp parallel for schedule(static) num_threads(cm__threads(ctx)) if (nc > CM__PAR_MIN)
+  }
   for (int c = 0; c < nc; c++) {
     const cm_contact_t *ct = &s->contacts[c];
-    int side[2] = {ct->a, ct->b};
-    for (int k = 0; k < 2; k++) {
-      if (!cm__moving(s, side[k]))
-        continue;
-      double seg[6];
-      int nd = cm__segment(s, ct, side[k], seg);
-      unsigned bits = 0;
-      for (int d = 0; d < nd; d++)
-        if (seg[d] != 0)
-          bits |= 1u << d;
-#pragma omp atomic update
-      mask[side[k]] |= bits;
-    }
+    int k = m;
+    if (cm__moving(w, ct->a) && w->rank[ct->a] < k)
+      k = w->rank[ct->a];
+    if (cm__moving(w, ct->b) && w->rank[ct->b] < k)
+      k = w->rank[ct->b];
+    key[c] = k;
+    cnt[k + 1]++;
   }
-  int ncomp = sys->ncomp, ncol = 0;
-  int *cols_in = cm__calloc(ctx, (size_t)ncomp + 1, sizeof(int));
-  if (!cols_in) {
-    free(mask);
-    return CM_NOMEM;
+  for (int k = 0; k <= m; k++)
+    cnt[k + 1] += cnt[k];
+  for (int c = 0; c < nc; c++) {
+    int r = cnt[key[c]]++;
+    sys->row_contact[r] = c;
+    sys->contact_row[c] = r;
   }
-  for (int b = 0; b < nb; b++) {
-    bc[b].ncol = 0;
-    bc[b].col0 = -1;
-    if (sys->body_comp[b] < 0)
-      continue;
-    cm__active_dofs(s, b, mask[b], &bc[b]);
-    cols_in[sys->body_comp[b] + 1] += bc[b].ncol;
-  }
-  free(mask);
-  for (int i = 0; i < ncomp; i++)
-    cols_in[i + 1] += cols_in[i];
-  memcpy(sys->comp_col, cols_in, sizeof(int) * ((size_t)ncomp + 1));
-  free(cols_in);
-  cm__border_t *order = NULL;
-  int norder = 0;
-  if (cm__body_order(ctx, s, sys, &order, &norder))
-    return CM_NOMEM;
-  for (int i = 0, col = 0; i < norder; i++) {
-    int b = order[i].body;
-    bc[b].col0 = col;
-    col += bc[b].ncol;
-  }
-  free(order);
-  ncol = sys->comp_col[ncomp];
-  sys->n = ncol;
-  sys->col_body = cm__malloc(ctx, (size_t)ncol, sizeof(int));
-  sys->col_dof = cm__malloc(ctx, (size_t)ncol, sizeof(int));
-  if (!sys->col_body || !sys->col_dof)
-    return CM_NOMEM;
-  for (int b = 0; b < nb; b++)
-    for (int j = 0; j < bc[b].ncol; j++) {
-      sys->col_body[bc[b].col0 + j] = b;
-      sys->col_dof[bc[b].col0 + j] = bc[b].dof[j];
-    }
+  free(key), free(cnt);
   return CM_OK;
 }
 
-/* Writes the entries of one row (count only when cols == NULL), columns
- * ascending. Returns the entry count. */
-static int cm__fill_row(const cm_scene_t *s, const cm__bodycols_t *bc,
-                        const cm_contact_t *ct, int *cols, double *vals) {
-  int side[2] = {ct->a, ct->b};
-  double sign[2] = {1.0, -1.0};
-  int order[2] = {0, 1}, cnt = 0;
-  if (cm__moving(s, ct->a) && cm__moving(s, ct->b) &&
-      bc[ct->b].col0 < bc[ct->a].col0)
-    order[0] = 1, order[1] = 0;
-  for (int o = 0; o < 2; o++) {
-    int k = order[o], b = side[k];
-    if (!cm__moving(s, b))
-      continue;
-    double seg[6];
-    cm__segment(s, ct, b, seg);
-    for (int j = 0; j < bc[b].ncol; j++) {
-      double v = seg[bc[b].dof[j]];
-      if (v == 0)
-        continue;
-      if (cols) {
-        cols[cnt] = bc[b].col0 + j;
-        vals[cnt] = sign[k] * v;
+/* Touched dofs of every contact side and of every body, and the nonzero
+ * count of every row (Jp, not yet summed): a touched dof is active, so a
+ * row's entries are its touched dofs whatever is decided later. */
+static int cm__touched(cm_context_t *ctx, const cm_scene_t *s, cm_system_t *sys,
+                       cm__work_t *w) {
+  int nc = s->ncontacts, dim = s->dim;
+  w->mask = cm__calloc(ctx, (size_t)w->m + 1, sizeof(unsigned));
+  w->bits = cm__malloc(ctx, 2 * (size_t)nc + 1, 1);
+  if (!w->mask || !w->bits)
+    return CM_NOMEM;
+    /* the masks are an OR, so the order of the atomic updates does not
+     * matter and the result is the same at any thread count */
+#pragma omp parallel for schedule(static)                                      \
+    num_threads(w->threads) if (nc > CM__PAR_MIN)
+  for (int c = 0; c < nc; c++) {
+    const cm_contact_t *ct = &s->contacts[c];
+    int side[2] = {ct->a, ct->b}, cnt = 0;
+    for (int k = 0; k < 2; k++) {
+      unsigned bits = 0;
+      if (cm__moving(w, side[k])) {
+        int rk = w->rank[side[k]];
+        double seg[6];
+        int nd = cm__segment(dim, ct, w->pos + 3 * (size_t)rk, seg);
+        bits = cm__seg_bits(seg, nd);
+#pragma omp atomic update
+        w->mask[rk] |= bits;
       }
-      cnt++;
+      w->bits[2 * (size_t)c + k] = (unsigned char)bits;
+      cnt += cm__popcount(bits);
     }
-  }
-  return cnt;
-}
-
-static int cm__fill_J(cm_context_t *ctx, const cm_scene_t *s, cm_system_t *sys,
-                      const cm__bodycols_t *bc) {
-  int nc = s->ncontacts, threads = cm__threads(ctx);
-#pragma omp parallel for schedule(static) num_threads(threads) if (nc > CM__PAR_MIN)
-  for (int r = 0; r < nc; r++) {
-    const cm_contact_t *ct = &s->contacts[sys->row_contact[r]];
-    sys->Jp[r + 1] = cm__fill_row(s, bc, ct, NULL, NULL);
-    sys->k[r] = ct->stiffness;
-    sys->row_a[r] = ct->a;
-    sys->row_b[r] = ct->b;
+    sys->Jp[sys->contact_row[c] + 1] = cnt;
   }
   sys->Jp[0] = 0;
   for (int r = 0; r < nc; r++)
     sys->Jp[r + 1] += sys->Jp[r];
+  return CM_OK;
+}
+
+/* ---- columns ---------------------------------------------------------------
+ */
+
+/* Active dofs of body b (bit mask) from its touched mask; see the drop rule
+ * for rotations in docs/math.md. */
+static unsigned cm__active_dofs(const cm_scene_t *s, int b, unsigned mask) {
+  unsigned keep = mask;
+  if (s->dim == 3 && (mask & 0x38) && (mask & 0x38) != 0x38) {
+    /* Untouched rotational dofs may be dropped only if the world inertia does
+     * not couple them to the touched ones (else (M^-1)_AA != (M_AA)^-1). */
+    double Iw[9];
+    cm__world_inertia(&s->bodies[b], Iw);
+    double tr = Iw[0] + Iw[4] + Iw[8];
+    for (int i = 0; i < 3; i++)
+      for (int j = 0; j < 3; j++)
+        if (((mask >> (3 + i)) & 1) && !((mask >> (3 + j)) & 1) &&
+            fabs(Iw[3 * i + j]) > 1e-14 * tr)
+          keep |= 0x38;
+  }
+  return keep;
+}
+
+/* Columns: ranks in order, each with its active dofs in local order. */
+static int cm__columns(cm_context_t *ctx, const cm_scene_t *s, cm_system_t *sys,
+                       cm__work_t *w) {
+  int m = w->m, ncomp = sys->ncomp;
+  w->keep = cm__malloc(ctx, (size_t)m + 1, 1);
+  w->col0 = cm__malloc(ctx, (size_t)m + 1, sizeof(int));
+  if (!w->keep || !w->col0)
+    return CM_NOMEM;
+#pragma omp parallel for schedule(static)                                      \
+    num_threads(w->threads) if (m > CM__PAR_MIN)
+  for (int i = 0; i < m; i++)
+    w->keep[i] = (unsigned char)cm__active_dofs(s, w->order[i], w->mask[i]);
+  int col = 0;
+  for (int i = 0; i < m; i++) {
+    w->col0[i] = col;
+    col += cm__popcount(w->keep[i]);
+  }
+  w->col0[m] = col;
+  sys->n = col;
+  /* components own consecutive ranks */
+  for (int i = m - 1; i >= 0; i--)
+    sys->comp_col[w->rcomp[i]] = w->col0[i];
+  sys->comp_col[ncomp] = col;
+  sys->col_body = cm__malloc(ctx, (size_t)col + 1, sizeof(int));
+  sys->col_dof = cm__malloc(ctx, (size_t)col + 1, sizeof(int));
+  if (!sys->col_body || !sys->col_dof)
+    return CM_NOMEM;
+#pragma omp parallel for schedule(static)                                      \
+    num_threads(w->threads) if (m > CM__PAR_MIN)
+  for (int i = 0; i < m; i++) {
+    int j = w->col0[i];
+    for (int d = 0; d < 6; d++)
+      if ((w->keep[i] >> d) & 1) {
+        sys->col_body[j] = w->order[i];
+        sys->col_dof[j++] = d;
+      }
+  }
+  return CM_OK;
+}
+
+/* ---- J and M ----------------------------------------------------------------
+ */
+
+/* Writes the entries of row r (contact ct), columns ascending: for each
+ * moving body, the nonzero segment entries on its active dofs. */
+static void cm__fill_row(const cm_scene_t *s, const cm__work_t *w,
+                         const cm_contact_t *ct, int *cols, double *vals) {
+  int side[2] = {ct->a, ct->b};
+  double sign[2] = {1.0, -1.0};
+  int order[2] = {0, 1}, cnt = 0;
+  if (cm__moving(w, ct->a) && cm__moving(w, ct->b) &&
+      w->rank[ct->b] < w->rank[ct->a])
+    order[0] = 1, order[1] = 0;
+  for (int o = 0; o < 2; o++) {
+    int k = order[o], b = side[k];
+    if (!cm__moving(w, b))
+      continue;
+    int rk = w->rank[b], col = w->col0[rk];
+    unsigned keep = w->keep[rk];
+    double seg[6];
+    int nd = cm__segment(s->dim, ct, w->pos + 3 * (size_t)rk, seg);
+    for (int d = 0; d < nd; d++) {
+      if (!((keep >> d) & 1))
+        continue;
+      if (seg[d] != 0) {
+        cols[cnt] = col;
+        vals[cnt++] = sign[k] * seg[d];
+      }
+      col++;
+    }
+  }
+}
+
+static int cm__fill_J(cm_context_t *ctx, const cm_scene_t *s, cm_system_t *sys,
+                      const cm__work_t *w) {
+  int nc = s->ncontacts;
   size_t nnz = (size_t)sys->Jp[nc];
   sys->Jj = cm__malloc(ctx, nnz, sizeof(int));
   sys->Jx = cm__malloc(ctx, nnz, sizeof(double));
   if (!sys->Jj || !sys->Jx)
     return CM_NOMEM;
-#pragma omp parallel for schedule(static) num_threads(threads) if (nc > CM__PAR_MIN)
+#pragma omp parallel for schedule(static)                                      \
+    num_threads(w->threads) if (nc > CM__PAR_MIN)
   for (int r = 0; r < nc; r++) {
     const cm_contact_t *ct = &s->contacts[sys->row_contact[r]];
-    cm__fill_row(s, bc, ct, sys->Jj + sys->Jp[r], sys->Jx + sys->Jp[r]);
+    cm__fill_row(s, w, ct, sys->Jj + sys->Jp[r], sys->Jx + sys->Jp[r]);
+    sys->k[r] = ct->stiffness;
+    sys->row_a[r] = ct->a;
+    sys->row_b[r] = ct->b;
   }
   return CM_OK;
 }
 
+/* Entry (di, dj) of body b's mass block, Iw its world inertia (3D rotations
+ * only). */
+static double cm__mass_entry(const cm_scene_t *s, const cm_body_t *bd,
+                             const double *Iw, int di, int dj) {
+  int tdofs = s->dim == 2 ? 2 : 3;
+  if (di < tdofs || dj < tdofs)
+    return di == dj ? bd->mass : 0.0;
+  if (s->dim == 2)
+    return bd->inertia[0];
+  return Iw[3 * (di - 3) + (dj - 3)];
+}
+
+/* Column entries of rank i's block (cols == NULL: counts them into Mp[j+1]),
+ * lower triangle, zeros off the diagonal left out. */
+static void cm__M_block(const cm_scene_t *s, cm_system_t *sys,
+                        const cm__work_t *w, int i, int fill) {
+  const cm_body_t *bd = &s->bodies[w->order[i]];
+  unsigned keep = w->keep[i];
+  int dof[6], nd = 0, c0 = w->col0[i];
+  for (int d = 0; d < 6; d++)
+    if ((keep >> d) & 1)
+      dof[nd++] = d;
+  double Iw[9] = {0};
+  if (s->dim == 3 && (keep & 0x38))
+    cm__world_inertia(bd, Iw);
+  for (int jj = 0; jj < nd; jj++) {
+    int q = fill ? sys->Mp[c0 + jj] : 0;
+    for (int ii = jj; ii < nd; ii++) {
+      double v = cm__mass_entry(s, bd, Iw, dof[ii], dof[jj]);
+      if (v == 0 && ii != jj)
+        continue;
+      if (fill) {
+        sys->Mi[q] = c0 + ii;
+        sys->Mx[q] = v;
+      }
+      q++;
+    }
+    if (!fill)
+      sys->Mp[c0 + jj + 1] = q;
+  }
+}
+
 /* M restricted to the active dofs: lower triangle of each body block, CSC. */
 static int cm__fill_M(cm_context_t *ctx, const cm_scene_t *s, cm_system_t *sys,
-                      const cm__bodycols_t *bc) {
-  int n = sys->n;
+                      const cm__work_t *w) {
+  int n = sys->n, m = w->m;
   sys->Mp = cm__malloc(ctx, (size_t)n + 1, sizeof(int));
   size_t cap = 0;
-  for (int b = 0; b < s->nbodies; b++)
-    cap += (size_t)bc[b].ncol * (size_t)(bc[b].ncol + 1) / 2;
+  for (int i = 0; i < m; i++) {
+    size_t d = (size_t)cm__popcount(w->keep[i]);
+    cap += d * (d + 1) / 2;
+  }
   sys->Mi = cm__malloc(ctx, cap, sizeof(int));
   sys->Mx = cm__malloc(ctx, cap, sizeof(double));
   if (!sys->Mp || !sys->Mi || !sys->Mx)
     return CM_NOMEM;
-  /* columns are contiguous per body in (component, body) order: walk them */
-  int nz = 0;
+#pragma omp parallel for schedule(static)                                      \
+    num_threads(w->threads) if (m > CM__PAR_MIN)
+  for (int i = 0; i < m; i++)
+    cm__M_block(s, sys, w, i, 0);
   sys->Mp[0] = 0;
-  double Iw[9] = {0}; /* world inertia of the body of column j */
-  for (int j = 0; j < n; j++) {
-    int b = sys->col_body[j];
-    const cm_body_t *bd = &s->bodies[b];
-    int tdofs = s->dim == 2 ? 2 : 3, dj = sys->col_dof[j];
-    if (s->dim == 3 && j == bc[b].col0)
-      cm__world_inertia(bd, Iw);
-    for (int i = j - bc[b].col0; i < bc[b].ncol; i++) {
-      int di = bc[b].dof[i];
-      double v;
-      if (di < tdofs || dj < tdofs)
-        v = di == dj ? bd->mass : 0.0;
-      else if (s->dim == 2)
-        v = bd->inertia[0];
-      else
-        v = Iw[3 * (di - 3) + (dj - 3)];
-      if (v == 0 && di != dj)
-        continue;
-      sys->Mi[nz] = bc[b].col0 + i;
-      sys->Mx[nz] = v;
-      nz++;
-    }
-    sys->Mp[j + 1] = nz;
-  }
+  for (int j = 0; j < n; j++)
+    sys->Mp[j + 1] += sys->Mp[j];
+#pragma omp parallel for schedule(static)                                      \
+    num_threads(w->threads) if (m > CM__PAR_MIN)
+  for (int i = 0; i < m; i++)
+    cm__M_block(s, sys, w, i, 1);
   return CM_OK;
 }
 
@@ -492,11 +643,11 @@ int cm_system_assemble(cm_context_t *ctx, const cm_scene_t *s,
     return st;
   /* ---- allocate ---- */
   cm_system_t *sys = calloc(1, sizeof *sys);
-  cm__bodycols_t *bc = cm__malloc(ctx, (size_t)s->nbodies + 1, sizeof *bc);
-  if (!sys || !bc) {
-    free(sys), free(bc);
+  if (!sys)
     return CM__ERR(ctx, CM_NOMEM, NULL, "out of memory assembling");
-  }
+  cm__work_t w = {0};
+  w.nb = s->nbodies, w.nc = s->ncontacts, w.dim = s->dim;
+  w.threads = cm__threads(ctx);
   sys->dim = s->dim;
   sys->nbodies = s->nbodies;
   sys->nc = s->ncontacts;
@@ -504,19 +655,27 @@ int cm_system_assemble(cm_context_t *ctx, const cm_scene_t *s,
   /* ---- compute ---- */
   st = cm__alloc_system(ctx, sys, s->nbodies, s->ncontacts);
   if (!st)
-    st = cm__components(ctx, s, sys);
+    st = cm__moving_flags(ctx, s, &w);
   if (!st)
-    st = cm__columns(ctx, s, sys, bc);
+    st = cm__components(ctx, s, sys, &w);
   if (!st)
-    st = cm__rows(ctx, s, sys, bc);
+    st = cm__body_order(ctx, s, sys, &w);
   if (!st)
-    st = cm__fill_J(ctx, s, sys, bc);
+    st = cm__rank_positions(ctx, s, &w);
   if (!st)
-    st = cm__fill_M(ctx, s, sys, bc);
+    st = cm__rows(ctx, s, sys, &w);
+  if (!st)
+    st = cm__touched(ctx, s, sys, &w);
+  if (!st)
+    st = cm__columns(ctx, s, sys, &w);
+  if (!st)
+    st = cm__fill_J(ctx, s, sys, &w);
+  if (!st)
+    st = cm__fill_M(ctx, s, sys, &w);
   if (!st) {
     int per = s->dim == 2 ? 3 : 6;
     for (int b = 0; b < s->nbodies; b++) {
-      if (s->bodies[b].fixed)
+      if (!w.mov[b])
         continue;
       sys->moving_bodies++;
       sys->ndofs += per;
@@ -525,7 +684,7 @@ int cm_system_assemble(cm_context_t *ctx, const cm_scene_t *s,
     }
     sys->dropped_dofs = sys->ndofs - sys->n;
   }
-  free(bc);
+  cm__work_free(&w);
   /* ---- return ---- */
   if (st) {
     cm_system_destroy(&sys);
