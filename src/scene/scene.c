@@ -10,8 +10,8 @@
 /* ---- name index: open addressing over body names ---------------------- */
 
 typedef struct {
-  int *slot;   /* body index or -1, size cap (power of two) */
-  size_t cap;  /* table size */
+  int *slot;  /* body index or -1, size cap (power of two) */
+  size_t cap; /* table size */
 } cm__name_index_t;
 
 static uint64_t cm__fnv(const char *s) {
@@ -188,7 +188,8 @@ void cm_contact_init(cm_contact_t *c) {
   c->stiffness = 1.0;
 }
 
-/* ---- adding ---------------------------------------------------------------- */
+/* ---- adding ----------------------------------------------------------------
+ */
 
 /* Unit length, left alone when already unit to rounding (so a written and
  * re-read scene keeps its bits). */
@@ -375,9 +376,9 @@ static int cm__validate_body(cm_context_t *ctx, const cm_scene_t *s, int i) {
   const double *q = b->orientation;
   double qn = sqrt(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3]);
   if (!cm__finite_n(q, 4) || fabs(qn - 1.0) > 1e-9)
-    return CM__ERR(ctx, CM_INVALID_SCENE, CM__P("orientation"),
-                   "%s: not a unit quaternion [w, x, y, z] (zero or not finite)",
-                   path);
+    return CM__ERR(
+        ctx, CM_INVALID_SCENE, CM__P("orientation"),
+        "%s: not a unit quaternion [w, x, y, z] (zero or not finite)", path);
   return CM_OK;
 }
 
@@ -400,7 +401,8 @@ static int cm__validate_contact(cm_context_t *ctx, const cm_scene_t *s, int i) {
                    "contacts[%d]: a and b are the same body (%d); a contact "
                    "joins two different bodies",
                    i, c->a);
-  int fa = s->bodies[c->a].fixed, fb = c->b == CM_WORLD || s->bodies[c->b].fixed;
+  int fa = s->bodies[c->a].fixed,
+      fb = c->b == CM_WORLD || s->bodies[c->b].fixed;
   if (fa && fb)
     return CM__ERR(ctx, CM_INVALID_SCENE, CM__P("b"),
                    "contacts[%d]: both bodies are fixed (or the world); such "
@@ -433,21 +435,34 @@ static int cm__validate_contact(cm_context_t *ctx, const cm_scene_t *s, int i) {
   return CM_OK;
 }
 
+/* First index in [0, n) that check rejects, or n. The checks run on all
+ * threads without a context (an error is only formatted for the index
+ * found), so the first error is the same at any thread count. */
+static int cm__first_invalid(const cm_scene_t *s, int n, int threads,
+                             int (*check)(cm_context_t *, const cm_scene_t *,
+                                          int)) {
+  int first = n;
+#pragma omp parallel for schedule(static) num_threads(threads)                 \
+    reduction(min                                                              \
+              : first) if (n > CM__PAR_MIN)
+  for (int i = 0; i < n; i++)
+    if (i < first && check(NULL, s, i))
+      first = i;
+  return first;
+}
+
 int cm_scene_validate(cm_context_t *ctx, const cm_scene_t *s) {
   if (!s)
     return CM__ERR(ctx, CM_USAGE, NULL, "no scene");
   if (s->dim != 2 && s->dim != 3)
     return CM__ERR(ctx, CM_INVALID_SCENE, "dim", "dim: %d is not 2 or 3",
                    s->dim);
-  for (int i = 0; i < s->nbodies; i++) {
-    int st = cm__validate_body(ctx, s, i);
-    if (st)
-      return st;
-  }
-  for (int i = 0; i < s->ncontacts; i++) {
-    int st = cm__validate_contact(ctx, s, i);
-    if (st)
-      return st;
-  }
+  int threads = cm__threads(ctx);
+  int i = cm__first_invalid(s, s->nbodies, threads, cm__validate_body);
+  if (i < s->nbodies)
+    return cm__validate_body(ctx, s, i);
+  i = cm__first_invalid(s, s->ncontacts, threads, cm__validate_contact);
+  if (i < s->ncontacts)
+    return cm__validate_contact(ctx, s, i);
   return CM_OK;
 }
