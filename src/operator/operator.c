@@ -1,7 +1,10 @@
 /* operator.c: B = K^1/2 J L^-T with P M P^T = L L^T from CHOLMOD.
  * Block-diagonal M (scenes): natural ordering, so L is block-diagonal too;
  * B is formed once in CSR with B^T beside it, and every operator
- * application is two row-parallel SpMVs and no solve.
+ * application is two row-parallel SpMVs and no solve. A diagonal M (disks,
+ * and spheres whose spins are dropped) needs no CHOLMOD: L = M^1/2, which is
+ * what CHOLMOD's simplicial LL^T gives for it bit for bit, and B has the
+ * pattern of J, which it then shares.
  * General M (matrices): the factor is kept and B, B^T are applied with
  * solves (CHOLMOD_Lt, CHOLMOD_Pt / CHOLMOD_P, CHOLMOD_L).
  * Not for eigen-solves (spectrum/). */
@@ -10,6 +13,7 @@
 #include <cblas.h>
 #include <cholmod.h>
 #include <math.h>
+#include <omp.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -19,18 +23,20 @@ struct cm_operator {
   int block;              /* 1: explicit B */
   int threads;            /* OpenMP threads */
   /* block path */
-  int *Bp, *Bj;           /* B row pointers (nr+1), columns */
-  double *Bx;             /* B values */
-  int *Tp, *Tj;           /* B^T row pointers (ncol+1), columns */
-  double *Tx;             /* B^T values */
+  int *Bp, *Bj;   /* B row pointers (nr+1), columns */
+  int B_shares_J; /* 1: Bp, Bj are the system's Jp, Jj (not owned) */
+  double *ldiag;  /* diagonal M: L = diag(ldiag), size ncol; else NULL */
+  double *Bx;     /* B values */
+  int *Tp, *Tj;   /* B^T row pointers (ncol+1), columns */
+  double *Tx;     /* B^T values */
   /* general path */
-  cholmod_common cc;      /* CHOLMOD context */
-  int cc_started;         /* cholmod_start called */
-  cholmod_factor *L;      /* factor of P M P^T */
+  cholmod_common cc;              /* CHOLMOD context */
+  int cc_started;                 /* cholmod_start called */
+  cholmod_factor *L;              /* factor of P M P^T */
   cholmod_dense *X, *Y, *Yw, *Ew; /* solve workspace, ncol x 1 */
-  double *sqrtk;          /* k^1/2 per row */
-  double *gtmp;           /* general path: scratch of size ncol */
-  double t_factor_s, t_build_s; /* phase timings */
+  double *sqrtk;                  /* k^1/2 per row */
+  double *gtmp;                   /* general path: scratch of size ncol */
+  double t_factor_s, t_build_s;   /* phase timings */
 };
 
 int cm__op_threads(const cm_operator_t *op) { return op->threads; }
@@ -48,7 +54,9 @@ void cm_operator_destroy(cm_operator_t **opp) {
   if (!opp || !*opp)
     return;
   cm_operator_t *op = *opp;
-  free(op->Bp), free(op->Bj), free(op->Bx);
+  if (!op->B_shares_J)
+    free(op->Bp), free(op->Bj);
+  free(op->Bx), free(op->ldiag);
   free(op->Tp), free(op->Tj), free(op->Tx);
   free(op->sqrtk), free(op->gtmp);
   if (op->cc_started) {
@@ -76,9 +84,37 @@ void cm__op_comp(const cm_operator_t *op, int comp, int *r0, int *m, int *c0,
 
 /* ---- factor ------------------------------------------------------------ */
 
+/* L = M^1/2 when M (block path) is diagonal with positive entries: CHOLMOD's
+ * simplicial LL^T computes exactly sqrt(M_jj) for such a column. Returns 0
+ * (and leaves op->ldiag NULL) when M is not of that kind: CHOLMOD then
+ * factors it, and reports the failures. */
+static int cm__factor_diagonal(cm_operator_t *op) {
+  const cm_system_t *s = op->sys;
+  int n = s->n, diag = s->block && s->Mp[n] == n;
+  if (!diag)
+    return 0;
+  double *ld = malloc(sizeof(double) * (size_t)n);
+  if (!ld)
+    return 0;
+#pragma omp parallel for schedule(static) num_threads(op->threads)             \
+    reduction(&& : diag) if (n > CM__PAR_MIN)
+  for (int j = 0; j < n; j++) {
+    diag = diag && s->Mp[j + 1] == j + 1 && s->Mi[j] == j && s->Mx[j] > 0;
+    ld[j] = sqrt(s->Mx[j]);
+  }
+  if (!diag) {
+    free(ld);
+    return 0;
+  }
+  op->ldiag = ld;
+  return 1;
+}
+
 static int cm__factor(cm_context_t *ctx, cm_operator_t *op) {
   const cm_system_t *s = op->sys;
   cholmod_common *cc = &op->cc;
+  if (cm__factor_diagonal(op))
+    return CM_OK;
   cholmod_start(cc);
   op->cc_started = 1;
   cc->print = 0;
@@ -98,8 +134,8 @@ static int cm__factor(cm_context_t *ctx, cm_operator_t *op) {
   M.dtype = CHOLMOD_DOUBLE, M.sorted = s->block, M.packed = 1;
   op->L = cholmod_analyze(&M, cc);
   if (!op->L)
-    return CM__ERR(ctx, cc->status == CHOLMOD_OUT_OF_MEMORY ? CM_NOMEM
-                                                            : CM_NUMERIC,
+    return CM__ERR(ctx,
+                   cc->status == CHOLMOD_OUT_OF_MEMORY ? CM_NOMEM : CM_NUMERIC,
                    "M", "CHOLMOD could not analyse M (status %d)", cc->status);
   cholmod_factorize(&M, op->L, cc);
   if (cc->status == CHOLMOD_NOT_POSDEF || op->L->minor < op->L->n) {
@@ -128,10 +164,10 @@ static int cm__factor(cm_context_t *ctx, cm_operator_t *op) {
 /* ---- block path: B = K^1/2 J L^-T formed explicitly --------------------- */
 
 typedef struct {
-  int *col0;      /* first column of each body block, size nb */
-  int *dim;       /* block size, size nb */
-  size_t *off;    /* offset of the block inverse in inv, size nb */
-  double *inv;    /* L_b^-1, row-major d x d lower triangles */
+  int *col0;   /* first column of each body block, size nb */
+  int *dim;    /* block size, size nb */
+  size_t *off; /* offset of the block inverse in inv, size nb */
+  double *inv; /* L_b^-1, row-major d x d lower triangles */
 } cm__blocks_t;
 
 static void cm__blocks_free(cm__blocks_t *b) {
@@ -160,9 +196,20 @@ static int cm__block_inverses(cm_context_t *ctx, cm_operator_t *op,
   bl->inv = cm__calloc(ctx, tot, sizeof(double));
   if (!bl->inv)
     return CM_NOMEM;
+  if (op->ldiag) { /* inv(:, c) = e_c / L_cc, as below for a diagonal Lb */
+    const double *ld = op->ldiag;
+#pragma omp parallel for schedule(static)                                      \
+    num_threads(op->threads) if (nb > CM__PAR_MIN)
+    for (int b = 0; b < nb; b++)
+      for (int c = 0; c < bl->dim[b]; c++)
+        bl->inv[bl->off[b] + (size_t)c * (size_t)bl->dim[b] + (size_t)c] =
+            1.0 / ld[bl->col0[b] + c];
+    return CM_OK;
+  }
   const int *Lp = op->L->p, *Li = op->L->i, *Lnz = op->L->nz;
   const double *Lx = op->L->x;
-#pragma omp parallel for schedule(static) num_threads(op->threads) if (nb > CM__PAR_MIN)
+#pragma omp parallel for schedule(static)                                      \
+    num_threads(op->threads) if (nb > CM__PAR_MIN)
   for (int b = 0; b < nb; b++) {
     int d = bl->dim[b], c0 = bl->col0[b];
     if (!d)
@@ -211,17 +258,58 @@ static int cm__B_row(const cm_operator_t *op, const cm__blocks_t *bl, int r,
   return cnt;
 }
 
-static int cm__build_B(cm_context_t *ctx, cm_operator_t *op) {
+/* B for L = diag(ldiag): B_rj = k_r^1/2 (J_rj / L_jj), the value cm__B_row
+ * computes for a diagonal block, on the pattern of J, which B then shares.
+ * Returns 1 (nothing built) if some J_rj / L_jj underflows to 0: B's
+ * pattern is then smaller than J's and the block path below forms it. */
+static int cm__B_diagonal(cm_context_t *ctx, cm_operator_t *op) {
+  const cm_system_t *s = op->sys;
+  int nr = op->nr, n = op->ncol;
+  size_t nnz = (size_t)s->Jp[nr];
+  double *dinv = cm__malloc(ctx, (size_t)n + 1, sizeof(double));
+  op->Bx = cm__malloc(ctx, nnz + 1, sizeof(double));
+  if (!dinv || !op->Bx) {
+    free(dinv);
+    return CM_NOMEM;
+  }
+#pragma omp parallel for schedule(static)                                      \
+    num_threads(op->threads) if (n > CM__PAR_MIN)
+  for (int j = 0; j < n; j++)
+    dinv[j] = 1.0 / op->ldiag[j]; /* L^-1 */
+  long zeros = 0;
+#pragma omp parallel for schedule(static) num_threads(op->threads)             \
+    reduction(+ : zeros) if (nr > CM__PAR_MIN)
+  for (int r = 0; r < nr; r++) {
+    double sk = sqrt(s->k[r]);
+    for (int q = s->Jp[r]; q < s->Jp[r + 1]; q++) {
+      double v = dinv[s->Jj[q]] * s->Jx[q]; /* (L^-1 j)_i */
+      zeros += v == 0;
+      op->Bx[q] = sk * v;
+    }
+  }
+  free(dinv);
+  if (zeros) {
+    free(op->Bx);
+    op->Bx = NULL;
+    return 1;
+  }
+  op->Bp = s->Jp, op->Bj = s->Jj;
+  op->B_shares_J = 1;
+  return CM_OK;
+}
+
+/* B in CSR for block-diagonal L: counts, then fills each row. */
+static int cm__B_blocks(cm_context_t *ctx, cm_operator_t *op) {
   cm__blocks_t bl = {0};
-  int nr = op->nr, ncol = op->ncol;
+  int nr = op->nr;
   int st = cm__block_inverses(ctx, op, &bl);
   if (!st) {
     op->Bp = cm__malloc(ctx, (size_t)nr + 1, sizeof(int));
-    op->Tp = cm__calloc(ctx, (size_t)ncol + 1, sizeof(int));
-    st = op->Bp && op->Tp ? CM_OK : CM_NOMEM;
+    st = op->Bp ? CM_OK : CM_NOMEM;
   }
   if (!st) {
-#pragma omp parallel for schedule(static) num_threads(op->threads) if (nr > CM__PAR_MIN)
+#pragma omp parallel for schedule(static)                                      \
+    num_threads(op->threads) if (nr > CM__PAR_MIN)
     for (int r = 0; r < nr; r++)
       op->Bp[r + 1] = cm__B_row(op, &bl, r, NULL, NULL);
     op->Bp[0] = 0;
@@ -230,34 +318,97 @@ static int cm__build_B(cm_context_t *ctx, cm_operator_t *op) {
     size_t nnz = (size_t)op->Bp[nr];
     op->Bj = cm__malloc(ctx, nnz, sizeof(int));
     op->Bx = cm__malloc(ctx, nnz, sizeof(double));
-    op->Tj = cm__malloc(ctx, nnz, sizeof(int));
-    op->Tx = cm__malloc(ctx, nnz, sizeof(double));
-    st = op->Bj && op->Bx && op->Tj && op->Tx ? CM_OK : CM_NOMEM;
+    st = op->Bj && op->Bx ? CM_OK : CM_NOMEM;
   }
   if (!st) {
-#pragma omp parallel for schedule(static) num_threads(op->threads) if (nr > CM__PAR_MIN)
+#pragma omp parallel for schedule(static)                                      \
+    num_threads(op->threads) if (nr > CM__PAR_MIN)
     for (int r = 0; r < nr; r++)
       cm__B_row(op, &bl, r, op->Bj + op->Bp[r], op->Bx + op->Bp[r]);
-    /* B^T by a counting transpose: rows of B^T sorted by B's row */
-    for (int q = 0; q < op->Bp[nr]; q++)
-      op->Tp[op->Bj[q] + 1]++;
-    for (int j = 0; j < ncol; j++)
-      op->Tp[j + 1] += op->Tp[j];
-    int *next = cm__malloc(ctx, (size_t)ncol + 1, sizeof(int));
-    if (!next)
-      st = CM_NOMEM;
-    else {
-      memcpy(next, op->Tp, sizeof(int) * ((size_t)ncol + 1));
-      for (int r = 0; r < nr; r++)
-        for (int q = op->Bp[r]; q < op->Bp[r + 1]; q++) {
-          int t = next[op->Bj[q]]++;
-          op->Tj[t] = r;
-          op->Tx[t] = op->Bx[q];
-        }
-      free(next);
-    }
   }
   cm__blocks_free(&bl);
+  return st;
+}
+
+/* B^T by a counting transpose: rows of B^T sorted by B's row. Each thread
+ * counts, then scatters, its own run of consecutive rows of B, into offsets
+ * that follow those of the threads before it: the result is that of the
+ * sequential transpose, whatever the number of threads. */
+static int cm__transpose_B(cm_context_t *ctx, cm_operator_t *op) {
+  int nr = op->nr, ncol = op->ncol;
+  int T = nr > CM__PAR_MIN ? op->threads : 1;
+  const int *Bp = op->Bp, *Bj = op->Bj;
+  const double *Bx = op->Bx;
+  size_t nnz = (size_t)Bp[nr];
+  op->Tp = cm__malloc(ctx, (size_t)ncol + 1, sizeof(int));
+  op->Tj = cm__malloc(ctx, nnz + 1, sizeof(int));
+  op->Tx = cm__malloc(ctx, nnz + 1, sizeof(double));
+  int **next = calloc((size_t)T, sizeof *next); /* per thread, size ncol */
+  if (!op->Tp || !op->Tj || !op->Tx || !next) {
+    free(next);
+    return CM_NOMEM;
+  }
+  int nomem = 0, *Tp = op->Tp, *Tj = op->Tj;
+  double *Tx = op->Tx;
+#pragma omp parallel num_threads(T)
+  {
+    int nt = omp_get_num_threads(), t = omp_get_thread_num();
+    int r0 = (int)((long)nr * t / nt), r1 = (int)((long)nr * (t + 1) / nt);
+    int *c = calloc((size_t)ncol + 1, sizeof(int));
+    next[t] = c;
+    if (!c) {
+#pragma omp atomic write
+      nomem = 1;
+    } else
+      for (int q = Bp[r0]; q < Bp[r1]; q++)
+        c[Bj[q]]++;
+#pragma omp barrier
+    int failed;
+#pragma omp atomic read
+    failed = nomem;
+    if (!failed) {
+#pragma omp for schedule(static)
+      for (int j = 0; j < ncol; j++) {
+        int sum = 0;
+        for (int u = 0; u < nt; u++)
+          sum += next[u][j];
+        Tp[j + 1] = sum;
+      }
+#pragma omp single
+      {
+        Tp[0] = 0;
+        for (int j = 0; j < ncol; j++)
+          Tp[j + 1] += Tp[j];
+      }
+#pragma omp for schedule(static)
+      for (int j = 0; j < ncol; j++) { /* thread u's first slot in row j */
+        int o = Tp[j];
+        for (int u = 0; u < nt; u++) {
+          int k = next[u][j];
+          next[u][j] = o;
+          o += k;
+        }
+      }
+      for (int r = r0; r < r1; r++)
+        for (int q = Bp[r]; q < Bp[r + 1]; q++) {
+          int p = c[Bj[q]]++;
+          Tj[p] = r;
+          Tx[p] = Bx[q];
+        }
+    }
+  }
+  for (int t = 0; t < T; t++)
+    free(next[t]);
+  free(next);
+  return nomem ? CM_NOMEM : CM_OK;
+}
+
+static int cm__build_B(cm_context_t *ctx, cm_operator_t *op) {
+  int st = op->ldiag ? cm__B_diagonal(ctx, op) : 1;
+  if (st > 0)
+    st = cm__B_blocks(ctx, op);
+  if (!st)
+    st = cm__transpose_B(ctx, op);
   return st;
 }
 
@@ -315,10 +466,10 @@ int cm_operator_create(cm_context_t *ctx, const cm_system_t *sys,
 /* ---- application ------------------------------------------------------- */
 
 /* y[i] = sum_q A[i, q] x[q - off] over CSR rows [i0, i0 + m). */
-static void cm__spmv(const int *p, const int *j, const double *a, int i0,
-                     int m, int off, const double *x, double *y,
-                     int threads) {
-#pragma omp parallel for schedule(static) num_threads(threads) if (m > CM__PAR_MIN)
+static void cm__spmv(const int *p, const int *j, const double *a, int i0, int m,
+                     int off, const double *x, double *y, int threads) {
+#pragma omp parallel for schedule(static)                                      \
+    num_threads(threads) if (m > CM__PAR_MIN)
   for (int i = 0; i < m; i++) {
     double s = 0;
     for (int q = p[i0 + i]; q < p[i0 + i + 1]; q++)
@@ -331,7 +482,8 @@ void cm__op_B(cm_operator_t *op, int comp, const double *x, double *y) {
   int r0, m, c0, n;
   cm__op_comp(op, comp, &r0, &m, &c0, &n);
   if (op->block) {
-    cm__spmv(op->Bp, op->Bj, op->Bx, r0, m, c0, x, y, op->threads); /* y = B x */
+    cm__spmv(op->Bp, op->Bj, op->Bx, r0, m, c0, x, y,
+             op->threads); /* y = B x */
     return;
   }
   /* y = K^1/2 J P^T L^-T x */
@@ -349,7 +501,8 @@ void cm__op_BT(cm_operator_t *op, int comp, const double *y, double *x) {
   int r0, m, c0, n;
   cm__op_comp(op, comp, &r0, &m, &c0, &n);
   if (op->block) {
-    cm__spmv(op->Tp, op->Tj, op->Tx, c0, n, r0, y, x, op->threads); /* x = B^T y */
+    cm__spmv(op->Tp, op->Tj, op->Tx, c0, n, r0, y, x,
+             op->threads); /* x = B^T y */
     return;
   }
   /* x = L^-1 P J^T K^1/2 y */
@@ -419,14 +572,16 @@ int cm__op_row_bounds(cm_context_t *ctx, cm_operator_t *op, int comp,
     double *w = cm__malloc(ctx, (size_t)n + 1, sizeof(double));
     if (!w)
       return CM_NOMEM;
-#pragma omp parallel for schedule(static) num_threads(op->threads) if (n > CM__PAR_MIN)
+#pragma omp parallel for schedule(static)                                      \
+    num_threads(op->threads) if (n > CM__PAR_MIN)
     for (int j = 0; j < n; j++) { /* w = |B|^T 1 */
       double s = 0;
       for (int q = op->Tp[c0 + j]; q < op->Tp[c0 + j + 1]; q++)
         s += fabs(op->Tx[q]);
       w[j] = s;
     }
-#pragma omp parallel for schedule(static) num_threads(op->threads) if (m > CM__PAR_MIN)
+#pragma omp parallel for schedule(static)                                      \
+    num_threads(op->threads) if (m > CM__PAR_MIN)
     for (int i = 0; i < m; i++) { /* g = |B| w, d = |B_i|^2 */
       double g = 0, d = 0;
       for (int q = op->Bp[r0 + i]; q < op->Bp[r0 + i + 1]; q++) {
@@ -514,8 +669,8 @@ double *cm_operator_dense_S(cm_context_t *ctx, cm_operator_t *op) {
     return NULL;
   }
   if (m > 0 && n > 0) /* S = B B^T (upper), then mirrored */
-    cblas_dsyrk(CblasColMajor, CblasUpper, CblasNoTrans, m, n, 1.0, Bd, m,
-                0.0, S, m);
+    cblas_dsyrk(CblasColMajor, CblasUpper, CblasNoTrans, m, n, 1.0, Bd, m, 0.0,
+                S, m);
   for (int j = 0; j < m; j++)
     for (int i = 0; i < j; i++)
       S[(size_t)i * m + j] = S[(size_t)j * m + i];
