@@ -13,6 +13,7 @@
 #include "internal.h"
 
 #include <math.h>
+#include <omp.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -108,6 +109,18 @@ static unsigned cm__seg_bits(const double *seg, int nd) {
 
 static int cm__popcount(unsigned v) { return __builtin_popcount(v); }
 
+/* Loops that read scattered records (a contact per row, a body position per
+ * contact) ask for the record this many iterations ahead: the loop bodies
+ * are too long for the core to overlap the misses by itself. */
+#define CM__AHEAD 16
+
+/* Asks for the cache lines of a record of size bytes. */
+static void cm__prefetch(const void *p, size_t size) {
+  for (size_t o = 0; o < size; o += 64)
+    __builtin_prefetch((const char *)p + o);
+  __builtin_prefetch((const char *)p + size - 1);
+}
+
 /* ---- the assembly's workspace -------------------------------------------- */
 
 /* Per-body arrays are indexed by rank: the body's place in the column order
@@ -120,19 +133,26 @@ typedef struct {
   int *order;          /* size m: body of each rank */
   int *rcomp;          /* size m: component of each rank */
   double *pos;         /* size 3 m: position of each rank */
-  unsigned *mask;      /* size m: touched dofs of each rank */
+  unsigned char *mask; /* size m: touched dofs of each rank */
   unsigned char *keep; /* size m: active dofs of each rank (bit mask) */
   int *col0;           /* size m + 1: first column of each rank */
-  unsigned char *bits; /* size 2 nc: touched dofs of sides a, b per contact */
 } cm__work_t;
 
 static void cm__work_free(cm__work_t *w) {
   free(w->mov), free(w->rank), free(w->order), free(w->rcomp), free(w->pos);
-  free(w->mask), free(w->keep), free(w->col0), free(w->bits);
+  free(w->mask), free(w->keep), free(w->col0);
 }
 
 static int cm__moving(const cm__work_t *w, int b) {
   return b != CM_WORLD && w->mov[b];
+}
+
+/* Asks for the positions of the moving bodies of contact ct. */
+static void cm__prefetch_sides(const cm__work_t *w, const cm_contact_t *ct) {
+  int side[2] = {ct->a, ct->b};
+  for (int k = 0; k < 2; k++)
+    if (side[k] != CM_WORLD && w->rank[side[k]] >= 0)
+      cm__prefetch(w->pos + 3 * (size_t)w->rank[side[k]], 3 * sizeof(double));
 }
 
 /* ---- components: union-find over moving bodies ------------------------- */
@@ -415,33 +435,54 @@ static int cm__rows(cm_context_t *ctx, const cm_scene_t *s, cm_system_t *sys,
  * row's entries are its touched dofs whatever is decided later. */
 static int cm__touched(cm_context_t *ctx, const cm_scene_t *s, cm_system_t *sys,
                        cm__work_t *w) {
-  int nc = s->ncontacts, dim = s->dim;
-  w->mask = cm__calloc(ctx, (size_t)w->m + 1, sizeof(unsigned));
-  w->bits = cm__malloc(ctx, 2 * (size_t)nc + 1, 1);
-  if (!w->mask || !w->bits)
+  int nc = s->ncontacts, dim = s->dim, m = w->m;
+  int T = nc > CM__PAR_MIN ? w->threads : 1, nomem = 0;
+  w->mask = cm__calloc(ctx, (size_t)m + 1, 1);
+  unsigned char **part = calloc((size_t)T, sizeof *part); /* per thread */
+  if (!w->mask || !part) {
+    free(part);
     return CM_NOMEM;
-    /* the masks are an OR, so the order of the atomic updates does not
-     * matter and the result is the same at any thread count */
-#pragma omp parallel for schedule(static)                                      \
-    num_threads(w->threads) if (nc > CM__PAR_MIN)
-  for (int c = 0; c < nc; c++) {
-    const cm_contact_t *ct = &s->contacts[c];
-    int side[2] = {ct->a, ct->b}, cnt = 0;
-    for (int k = 0; k < 2; k++) {
-      unsigned bits = 0;
-      if (cm__moving(w, side[k])) {
+  }
+  /* each thread ORs into its own masks, then the masks are ORed together:
+   * the same result at any thread count, and no atomic in the loop */
+#pragma omp parallel num_threads(T)
+  {
+    int nt = omp_get_num_threads(), t = omp_get_thread_num();
+    unsigned char *mk = calloc((size_t)m + 1, 1);
+    part[t] = mk;
+    if (!mk) {
+#pragma omp atomic write
+      nomem = 1;
+    }
+#pragma omp for schedule(static)
+    for (int c = 0; c < nc; c++) {
+      if (c + CM__AHEAD < nc)
+        cm__prefetch_sides(w, &s->contacts[c + CM__AHEAD]);
+      const cm_contact_t *ct = &s->contacts[c];
+      int side[2] = {ct->a, ct->b}, cnt = 0;
+      for (int k = 0; k < 2; k++) {
+        if (!cm__moving(w, side[k]))
+          continue;
         int rk = w->rank[side[k]];
         double seg[6];
         int nd = cm__segment(dim, ct, w->pos + 3 * (size_t)rk, seg);
-        bits = cm__seg_bits(seg, nd);
-#pragma omp atomic update
-        w->mask[rk] |= bits;
+        unsigned bits = cm__seg_bits(seg, nd);
+        if (mk)
+          mk[rk] |= (unsigned char)bits;
+        cnt += cm__popcount(bits);
       }
-      w->bits[2 * (size_t)c + k] = (unsigned char)bits;
-      cnt += cm__popcount(bits);
+      sys->Jp[sys->contact_row[c] + 1] = cnt;
     }
-    sys->Jp[sys->contact_row[c] + 1] = cnt;
+#pragma omp for schedule(static)
+    for (int i = 0; i < m; i++)
+      for (int u = 0; u < nt; u++)
+        w->mask[i] |= part[u] ? part[u][i] : 0;
   }
+  for (int t = 0; t < T; t++)
+    free(part[t]);
+  free(part);
+  if (nomem)
+    return CM__ERR(ctx, CM_NOMEM, NULL, "out of memory assembling");
   sys->Jp[0] = 0;
   for (int r = 0; r < nc; r++)
     sys->Jp[r + 1] += sys->Jp[r];
@@ -554,6 +595,9 @@ static int cm__fill_J(cm_context_t *ctx, const cm_scene_t *s, cm_system_t *sys,
 #pragma omp parallel for schedule(static)                                      \
     num_threads(w->threads) if (nc > CM__PAR_MIN)
   for (int r = 0; r < nc; r++) {
+    if (r + CM__AHEAD < nc)
+      cm__prefetch(&s->contacts[sys->row_contact[r + CM__AHEAD]],
+                   sizeof(cm_contact_t));
     const cm_contact_t *ct = &s->contacts[sys->row_contact[r]];
     cm__fill_row(s, w, ct, sys->Jj + sys->Jp[r], sys->Jx + sys->Jp[r]);
     sys->k[r] = ct->stiffness;
@@ -585,8 +629,14 @@ static void cm__M_block(const cm_scene_t *s, cm_system_t *sys,
   for (int d = 0; d < 6; d++)
     if ((keep >> d) & 1)
       dof[nd++] = d;
+  int nrot = s->dim == 3 ? cm__popcount(keep & 0x38) : 0;
+  if (!fill && nrot < 2) { /* one entry per column: no need for the body */
+    for (int jj = 0; jj < nd; jj++)
+      sys->Mp[c0 + jj + 1] = 1;
+    return;
+  }
   double Iw[9] = {0};
-  if (s->dim == 3 && (keep & 0x38))
+  if (nrot)
     cm__world_inertia(bd, Iw);
   for (int jj = 0; jj < nd; jj++) {
     int q = fill ? sys->Mp[c0 + jj] : 0;
@@ -628,8 +678,11 @@ static int cm__fill_M(cm_context_t *ctx, const cm_scene_t *s, cm_system_t *sys,
     sys->Mp[j + 1] += sys->Mp[j];
 #pragma omp parallel for schedule(static)                                      \
     num_threads(w->threads) if (m > CM__PAR_MIN)
-  for (int i = 0; i < m; i++)
+  for (int i = 0; i < m; i++) {
+    if (i + CM__AHEAD < m)
+      cm__prefetch(&s->bodies[w->order[i + CM__AHEAD]], sizeof(cm_body_t));
     cm__M_block(s, sys, w, i, 1);
+  }
   return CM_OK;
 }
 
