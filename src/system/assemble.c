@@ -34,8 +34,7 @@ void cm_system_destroy(cm_system_t **sp) {
   *sp = NULL;
 }
 
-/* ---- small geometry --------------------------------------------------------
- */
+/* ---- small geometry ----------------------------------------------------- */
 
 /* R (row-major) from the unit quaternion q = (w, x, y, z), body -> world. */
 static void cm__quat_to_R(const double *q, double *R) {
@@ -121,12 +120,12 @@ static void cm__prefetch(const void *p, size_t size) {
   __builtin_prefetch((const char *)p + size - 1);
 }
 
-/* ---- the assembly's workspace -------------------------------------------- */
+/* ---- the assembly's workspace ------------------------------------------- */
 
 /* Per-body arrays are indexed by rank: the body's place in the column order
  * (component, Morton key, body index); only bodies in a component have one. */
 typedef struct {
-  int nb, nc, dim, threads;
+  int threads;         /* OpenMP threads */
   unsigned char *mov;  /* size nb: 1 if the body moves */
   int *rank;           /* size nb: rank of the body, -1 if in no component */
   int m;               /* ranked bodies */
@@ -155,7 +154,7 @@ static void cm__prefetch_sides(const cm__work_t *w, const cm_contact_t *ct) {
       cm__prefetch(w->pos + 3 * (size_t)w->rank[side[k]], 3 * sizeof(double));
 }
 
-/* ---- components: union-find over moving bodies ------------------------- */
+/* ---- components: union-find over moving bodies -------------------------- */
 
 static int cm__find(int *parent, int i) {
   while (parent[i] != i) {
@@ -180,17 +179,20 @@ static int cm__alloc_system(cm_context_t *ctx, cm_system_t *sys, int nb,
              : CM_NOMEM;
 }
 
-/* Moving flags of all bodies. */
+/* Moving flags of all bodies (and no rank yet). */
 static int cm__moving_flags(cm_context_t *ctx, const cm_scene_t *s,
                             cm__work_t *w) {
   int nb = s->nbodies;
   w->mov = cm__malloc(ctx, (size_t)nb + 1, 1);
-  if (!w->mov)
+  w->rank = cm__malloc(ctx, (size_t)nb + 1, sizeof(int));
+  if (!w->mov || !w->rank)
     return CM_NOMEM;
 #pragma omp parallel for schedule(static)                                      \
     num_threads(w->threads) if (nb > CM__PAR_MIN)
-  for (int b = 0; b < nb; b++)
+  for (int b = 0; b < nb; b++) {
     w->mov[b] = !s->bodies[b].fixed;
+    w->rank[b] = -1; /* until cm__body_order ranks it */
+  }
   return CM_OK;
 }
 
@@ -217,26 +219,27 @@ static int cm__components(cm_context_t *ctx, const cm_scene_t *s,
         parent[ra > rb ? ra : rb] = ra < rb ? ra : rb;
     }
   }
-  /* root body -> component id, numbered by first contact; the row count of
-   * each component is counted on the way (comp_row[id + 1]) */
+  /* a root is the smallest body of its set and parent[b] <= b, so one
+   * ascending pass points every body at its root */
+  for (int b = 0; b < nb; b++)
+    parent[b] = parent[parent[b]];
+  /* root body -> component id, numbered by first contact */
   int *root_comp = sys->body_comp; /* reused: root -> id, then body -> id */
+#pragma omp parallel for schedule(static)                                      \
+    num_threads(w->threads) if (nb > CM__PAR_MIN)
   for (int b = 0; b < nb; b++)
     root_comp[b] = -1;
   int ncomp = 0;
   for (int c = 0; c < nc; c++) {
-    int r = cm__find(parent, mb[c]);
+    int r = parent[mb[c]];
     if (root_comp[r] < 0)
       root_comp[r] = ncomp++;
     mb[c] = root_comp[r]; /* now the contact's component */
   }
-  /* roots come before their members (parent[b] <= b), so one ascending pass
-   * turns root ids into body ids */
-  for (int b = 0; b < nb; b++) {
-    if (!w->mov[b])
-      sys->body_comp[b] = -1;
-    else if (parent[b] != b)
-      sys->body_comp[b] = sys->body_comp[cm__find(parent, b)];
-  }
+  /* roots come before their members, so one ascending pass turns root ids
+   * into body ids */
+  for (int b = 0; b < nb; b++)
+    sys->body_comp[b] = w->mov[b] ? sys->body_comp[parent[b]] : -1;
   free(parent);
   sys->ncomp = ncomp;
   sys->comp_row = cm__calloc(ctx, (size_t)ncomp + 1, sizeof(int));
@@ -253,8 +256,7 @@ static int cm__components(cm_context_t *ctx, const cm_scene_t *s,
   return CM_OK;
 }
 
-/* ---- column order: bodies by (component, Morton key, body index) ----------
- */
+/* ---- column order: bodies by (component, Morton key, body index) -------- */
 
 /* Morton (Z-order) key of a position quantised on the scene's bounding box:
  * bodies close in space get close columns. */
@@ -272,8 +274,9 @@ static uint64_t cm__spread3(uint64_t v) { /* 21 bits -> every third bit */
 #define CM__RADIX (1 << CM__RADIX_BITS)
 
 /* Stable LSD radix sort of idx[0..m) by key, both permuted together; tkey
- * and tidx are scratch of size m. Digits that are the same for every key are
- * skipped. */
+ * and tidx are scratch of size m, cnt of size CM__RADIX + 1. Digits that are
+ * the same for every key are skipped. (Sequential: threading it paid a few
+ * ms on a quiet machine and lost more when the cores are shared.) */
 static void cm__radix_sort(int m, uint64_t *key, int *idx, uint64_t *tkey,
                            int *tidx, int *cnt) {
   uint64_t *k0 = key, *k1 = tkey;
@@ -306,42 +309,39 @@ static void cm__radix_sort(int m, uint64_t *key, int *idx, uint64_t *tkey,
 static int cm__body_order(cm_context_t *ctx, const cm_scene_t *s,
                           const cm_system_t *sys, cm__work_t *w) {
   int nb = s->nbodies, m = 0, dim = s->dim;
-  double lo[3] = {INFINITY, INFINITY, INFINITY};
-  double hi[3] = {-INFINITY, -INFINITY, -INFINITY};
-  for (int b = 0; b < nb; b++) {
-    if (sys->body_comp[b] < 0)
-      continue;
-    m++;
-    for (int d = 0; d < dim; d++) {
-      double x = s->bodies[b].position[d];
-      lo[d] = x < lo[d] ? x : lo[d];
-      hi[d] = x > hi[d] ? x : hi[d];
-    }
-  }
+  for (int b = 0; b < nb; b++)
+    m += sys->body_comp[b] >= 0;
   w->m = m;
   w->order = cm__malloc(ctx, (size_t)m + 1, sizeof(int));
   w->rcomp = cm__malloc(ctx, (size_t)m + 1, sizeof(int));
-  w->rank = cm__malloc(ctx, (size_t)nb + 1, sizeof(int));
+  w->pos = cm__malloc(ctx, 3 * (size_t)m + 1, sizeof(double));
   uint64_t *key = cm__malloc(ctx, (size_t)m + 1, sizeof(uint64_t));
   uint64_t *tkey = cm__malloc(ctx, (size_t)m + 1, sizeof(uint64_t));
   int *idx = cm__malloc(ctx, (size_t)m + 1, sizeof(int));
   int *cnt = cm__malloc(ctx, (size_t)CM__RADIX + 1, sizeof(int));
   int ncomp = sys->ncomp;
   int *ccnt = cm__calloc(ctx, (size_t)ncomp + 1, sizeof(int));
-  int st = w->order && w->rcomp && w->rank && key && tkey && idx && cnt && ccnt
+  int st = w->order && w->rcomp && w->pos && key && tkey && idx && cnt && ccnt
                ? CM_OK
                : CM_NOMEM;
   if (!st) {
-    double span = 0;
-    for (int d = 0; d < dim; d++)
-      span = hi[d] - lo[d] > span ? hi[d] - lo[d] : span;
-    double scale = span > 0 ? 2097151.0 / span : 0;
+    double lo[3] = {INFINITY, INFINITY, INFINITY};
+    double hi[3] = {-INFINITY, -INFINITY, -INFINITY};
     m = 0;
     for (int b = 0; b < nb; b++) {
       if (sys->body_comp[b] < 0)
         continue;
       idx[m++] = b;
+      for (int d = 0; d < dim; d++) {
+        double x = s->bodies[b].position[d];
+        lo[d] = x < lo[d] ? x : lo[d];
+        hi[d] = x > hi[d] ? x : hi[d];
+      }
     }
+    double span = 0;
+    for (int d = 0; d < dim; d++)
+      span = hi[d] - lo[d] > span ? hi[d] - lo[d] : span;
+    double scale = span > 0 ? 2097151.0 / span : 0;
 #pragma omp parallel for schedule(static)                                      \
     num_threads(w->threads) if (m > CM__PAR_MIN)
     for (int i = 0; i < m; i++) {
@@ -364,35 +364,21 @@ static int cm__body_order(cm_context_t *ctx, const cm_scene_t *s,
       w->order[t] = idx[i];
       w->rcomp[t] = c;
     }
-    for (int b = 0; b < nb; b++)
-      w->rank[b] = -1;
+    /* ranks, and the positions in rank order (the contact passes read them
+     * at random) */
 #pragma omp parallel for schedule(static)                                      \
     num_threads(w->threads) if (m > CM__PAR_MIN)
-    for (int i = 0; i < m; i++)
+    for (int i = 0; i < m; i++) {
+      const double *x = s->bodies[w->order[i]].position;
       w->rank[w->order[i]] = i;
+      w->pos[3 * i] = x[0], w->pos[3 * i + 1] = x[1], w->pos[3 * i + 2] = x[2];
+    }
   }
   free(key), free(tkey), free(idx), free(cnt), free(ccnt);
   return st;
 }
 
-/* Positions in rank order (the contact passes read them at random). */
-static int cm__rank_positions(cm_context_t *ctx, const cm_scene_t *s,
-                              cm__work_t *w) {
-  int m = w->m;
-  w->pos = cm__malloc(ctx, 3 * (size_t)m + 1, sizeof(double));
-  if (!w->pos)
-    return CM_NOMEM;
-#pragma omp parallel for schedule(static)                                      \
-    num_threads(w->threads) if (m > CM__PAR_MIN)
-  for (int i = 0; i < m; i++) {
-    const double *x = s->bodies[w->order[i]].position;
-    w->pos[3 * i] = x[0], w->pos[3 * i + 1] = x[1], w->pos[3 * i + 2] = x[2];
-  }
-  return CM_OK;
-}
-
-/* ---- rows ------------------------------------------------------------------
- */
+/* ---- rows --------------------------------------------------------------- */
 
 /* Rows: contacts ordered by the first column they touch (a counting sort,
  * stable in the contact index). Columns are grouped by component, so this
@@ -403,31 +389,62 @@ static int cm__rank_positions(cm_context_t *ctx, const cm_scene_t *s,
 static int cm__rows(cm_context_t *ctx, const cm_scene_t *s, cm_system_t *sys,
                     const cm__work_t *w) {
   int nc = s->ncontacts, m = w->m;
+  int T = nc > CM__PAR_MIN ? w->threads : 1, nomem = 0;
   int *key = cm__malloc(ctx, (size_t)nc + 1, sizeof(int));
-  int *cnt = cm__calloc(ctx, (size_t)m + 2, sizeof(int));
-  if (!key || !cnt) {
-    free(key), free(cnt);
+  int **next = calloc((size_t)T, sizeof *next); /* per thread, size m + 1 */
+  if (!key || !next) {
+    free(key), free(next);
     return CM_NOMEM;
   }
-  for (int c = 0; c < nc; c++) {
-    const cm_contact_t *ct = &s->contacts[c];
-    int k = m;
-    if (cm__moving(w, ct->a) && w->rank[ct->a] < k)
-      k = w->rank[ct->a];
-    if (cm__moving(w, ct->b) && w->rank[ct->b] < k)
-      k = w->rank[ct->b];
-    key[c] = k;
-    cnt[k + 1]++;
+  /* each thread counts, then places, its own run of consecutive contacts,
+   * after those of the threads before it: the sequential, stable order */
+#pragma omp parallel num_threads(T)
+  {
+    int nt = omp_get_num_threads(), t = omp_get_thread_num();
+    int c0 = (int)((long)nc * t / nt), c1 = (int)((long)nc * (t + 1) / nt);
+    int *cnt = calloc((size_t)m + 1, sizeof(int));
+    next[t] = cnt;
+    if (!cnt) {
+#pragma omp atomic write
+      nomem = 1;
+    } else
+      for (int c = c0; c < c1; c++) {
+        const cm_contact_t *ct = &s->contacts[c];
+        int k = m;
+        if (cm__moving(w, ct->a) && w->rank[ct->a] < k)
+          k = w->rank[ct->a];
+        if (cm__moving(w, ct->b) && w->rank[ct->b] < k)
+          k = w->rank[ct->b];
+        key[c] = k;
+        cnt[k]++;
+      }
+#pragma omp barrier
+    int failed;
+#pragma omp atomic read
+    failed = nomem;
+    if (!failed) {
+#pragma omp single
+      { /* first slot of each (key, thread), in key order then thread order */
+        int o = 0;
+        for (int k = 0; k < m; k++)
+          for (int u = 0; u < nt; u++) {
+            int n = next[u][k];
+            next[u][k] = o;
+            o += n;
+          }
+      }
+      for (int c = c0; c < c1; c++) {
+        int r = cnt[key[c]]++;
+        sys->row_contact[r] = c;
+        sys->contact_row[c] = r;
+      }
+    }
   }
-  for (int k = 0; k <= m; k++)
-    cnt[k + 1] += cnt[k];
-  for (int c = 0; c < nc; c++) {
-    int r = cnt[key[c]]++;
-    sys->row_contact[r] = c;
-    sys->contact_row[c] = r;
-  }
-  free(key), free(cnt);
-  return CM_OK;
+  for (int t = 0; t < T; t++)
+    free(next[t]);
+  free(next), free(key);
+  return nomem ? CM__ERR(ctx, CM_NOMEM, NULL, "out of memory assembling")
+               : CM_OK;
 }
 
 /* Touched dofs of every contact side and of every body, and the nonzero
@@ -489,8 +506,7 @@ static int cm__touched(cm_context_t *ctx, const cm_scene_t *s, cm_system_t *sys,
   return CM_OK;
 }
 
-/* ---- columns ---------------------------------------------------------------
- */
+/* ---- columns ------------------------------------------------------------ */
 
 /* Active dofs of body b (bit mask) from its touched mask; see the drop rule
  * for rotations in docs/math.md. */
@@ -551,8 +567,7 @@ static int cm__columns(cm_context_t *ctx, const cm_scene_t *s, cm_system_t *sys,
   return CM_OK;
 }
 
-/* ---- J and M ----------------------------------------------------------------
- */
+/* ---- J and M ------------------------------------------------------------ */
 
 /* Writes the entries of row r (contact ct), columns ascending: for each
  * moving body, the nonzero segment entries on its active dofs. */
@@ -699,7 +714,6 @@ int cm_system_assemble(cm_context_t *ctx, const cm_scene_t *s,
   if (!sys)
     return CM__ERR(ctx, CM_NOMEM, NULL, "out of memory assembling");
   cm__work_t w = {0};
-  w.nb = s->nbodies, w.nc = s->ncontacts, w.dim = s->dim;
   w.threads = cm__threads(ctx);
   sys->dim = s->dim;
   sys->nbodies = s->nbodies;
@@ -713,8 +727,6 @@ int cm_system_assemble(cm_context_t *ctx, const cm_scene_t *s,
     st = cm__components(ctx, s, sys, &w);
   if (!st)
     st = cm__body_order(ctx, s, sys, &w);
-  if (!st)
-    st = cm__rank_positions(ctx, s, &w);
   if (!st)
     st = cm__rows(ctx, s, sys, &w);
   if (!st)
