@@ -42,6 +42,8 @@ typedef struct {
   int threads;         /* threads for the analysis (default 2) */
   double tol;          /* eigen tolerance, default 1e-6 */
   int nev;             /* modes, default 6 */
+  int ncv;             /* Lanczos basis size (0: the library's choice) */
+  int method;          /* cm_method_t of the analysis (default auto) */
   int dense_max;       /* run dense LAPACK when nc <= this (0: never) */
   const char *export_path; /* write B here (NULL: do not) */
   int mem;             /* measure peak memory in a child */
@@ -539,6 +541,9 @@ static void usage(FILE *f) {
 "  --threads T      threads of the analysis (default 2)\n"
 "  --tol X          eigen tolerance (default 1e-6)\n"
 "  --nev K          modes (default 6)\n"
+"  --ncv N          Lanczos basis size (default: the library's choice)\n"
+"  --method M       auto | lanczos | arpack (the analysis and the cmodes\n"
+"                   solve of the exported operator; default auto)\n"
 "  --dense-max N    dense dsyevr/dsyevd when nc <= N (default 0: off)\n"
 "  --export FILE    write the operator's B (binary CSR) to FILE\n"
 "  --no-mem --no-threads --no-parse   skip those measurements\n"
@@ -546,7 +551,7 @@ static void usage(FILE *f) {
 }
 
 int main(int argc, char **argv) {
-  bench_opts_t bo = {"pile", 1e4, 3, 2, 1e-6, 6, 0, NULL, 1, 1, 1, 0};
+  bench_opts_t bo = {"pile", 1e4, 3, 2, 1e-6, 6, 0, CM_METHOD_AUTO, 0, NULL, 1, 1, 1, 0};
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
 #define ARG(name) (!strcmp(a, name) && v && ++i)
@@ -556,6 +561,10 @@ int main(int argc, char **argv) {
     else if (ARG("--threads")) bo.threads = atoi(v);
     else if (ARG("--tol")) bo.tol = atof(v);
     else if (ARG("--nev")) bo.nev = atoi(v);
+    else if (ARG("--ncv")) bo.ncv = atoi(v);
+    else if (ARG("--method")) bo.method = !strcmp(v, "arpack") ? CM_METHOD_ARPACK
+                                          : !strcmp(v, "lanczos") ? CM_METHOD_LANCZOS
+                                                                  : CM_METHOD_AUTO;
     else if (ARG("--dense-max")) bo.dense_max = atoi(v);
     else if (ARG("--export")) bo.export_path = v;
     else if (!strcmp(a, "--no-mem")) bo.mem = 0;
@@ -573,6 +582,8 @@ int main(int argc, char **argv) {
   cm_options_init(&opts);
   opts.tol = bo.tol;
   opts.modes = bo.nev;
+  opts.ncv = bo.ncv;
+  opts.method = bo.method;
   cm_context_t ctx;
   cm_context_init(&ctx);
   ctx.threads = bo.threads;

@@ -296,7 +296,9 @@ CM_EXTERN double cm_operator_build_seconds(const cm_operator_t *op);
 typedef enum cm_method {
   CM_METHOD_AUTO = 0,   /* dense for small components, ARPACK otherwise */
   CM_METHOD_ARPACK = 1, /* ARPACK-ng Lanczos (dense only when too small) */
-  CM_METHOD_DENSE = 2   /* LAPACK dsyevr on the explicitly formed operator */
+  CM_METHOD_DENSE = 2,  /* LAPACK dsyevr on the explicitly formed operator */
+  CM_METHOD_LANCZOS = 3 /* cmodes' own thick-restart Lanczos with partial
+                           re-orthogonalisation (dense only when too small) */
 } cm_method_t;
 
 typedef struct cm_options {
@@ -352,7 +354,7 @@ typedef struct cm_component {
   double omega_max;   /* its largest frequency, rad/s (0 if none) */
   double omega_upper; /* its Gershgorin bound */
   int method;         /* cm_method_t actually used */
-  int iterations;     /* ARPACK restarts (0 dense) */
+  int iterations;     /* Lanczos restarts (0 dense) */
   int matvecs;        /* operator applications */
   int converged;      /* 1 if every wanted Ritz pair met tol */
   int rank;           /* rank of its J (dense only), -1 if unknown */

@@ -457,7 +457,7 @@ CM_TEST(server_bar_matches_cli) {
            tmp);
   cli = cmt_run(cmd, &code);
   a = report_canon(r.body), b = report_canon(cli);
-  CMT_TRUE(a && b && strstr(a, "\"arpack\""));
+  CMT_TRUE(a && b && strstr(a, "\"lanczos\""));
   if (a && b && strcmp(a, b))
     CMT_FAIL("server and CLI pile reports differ");
   free(a), free(b), free(cli), free(pile);
@@ -562,7 +562,7 @@ CM_TEST(server_session_warm_start) {
   r = http_get(s.port, path);
   CMT_EQ_INT(r.status, 200);
   j = jparse(r.body);
-  CMT_CONTAINS(jstr(json_object_get(j, "solver"), "method"), "arpack");
+  CMT_CONTAINS(jstr(json_object_get(j, "solver"), "method"), "lanczos");
   json_decref(j);
   resp_free(&r);
 

@@ -21,9 +21,10 @@ static void cm__analyze_usage(FILE *f) {
     "time step they allow.\n\n"
     "  -k, --modes K           top modes to report (default 6)\n"
     "      --tol T             Lanczos relative residual tolerance (1e-10)\n"
-    "      --method M          auto | arpack | dense (default auto)\n"
+    "      --method M          auto | lanczos | arpack | dense (default auto:\n"
+    "                          dense for small components, else lanczos)\n"
     "      --ncv N             Lanczos basis size (default max(2K+1, 20))\n"
-    "      --max-iter N        ARPACK restarts budget (default 3000)\n"
+    "      --max-iter N        Lanczos restarts budget (default 3000)\n"
     "      --max-seconds S     eigen-solve time budget (default none)\n"
     "      --dense-max N       auto: components up to N solved densely (400)\n"
     "      --chebyshev D       Lanczos on a degree-D Chebyshev filter of S\n"
@@ -81,12 +82,9 @@ int cm__cmd_analyze(int argc, char **argv) {
     case 'k': ok = cm__arg_int("analyze", "--modes", optarg, &opts.modes); break;
     case O_TOL: ok = cm__arg_num("analyze", "--tol", optarg, &opts.tol); break;
     case O_METHOD:
-      if (!strcmp(optarg, "auto")) opts.method = CM_METHOD_AUTO;
-      else if (!strcmp(optarg, "arpack")) opts.method = CM_METHOD_ARPACK;
-      else if (!strcmp(optarg, "dense")) opts.method = CM_METHOD_DENSE;
-      else {
-        fprintf(stderr, "cmodes analyze: --method: '%s' is not auto, arpack "
-                        "or dense\n", optarg);
+      if ((opts.method = cm__method_parse(optarg)) < 0) {
+        fprintf(stderr, "cmodes analyze: --method: '%s' is not "
+                        CM__METHOD_NAMES "\n", optarg);
         ok = 0;
       }
       break;

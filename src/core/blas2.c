@@ -67,7 +67,7 @@ static void cm__dot4x2(const double *a, int lda, const double *x, int len,
 
 /* y = alpha A^T x + beta y, A m x n column-major (lda), unit strides. */
 static void cm__gemv_t(int m, int n, double alpha, const double *a, int lda,
-                       const double *x, double beta, double *y) {
+                       const double *x, double beta, double *y, int th) {
   int nch = (m + CM__B2_CHUNK - 1) / CM__B2_CHUNK;
   double *part = malloc(sizeof(double) * (size_t)nch * (size_t)n);
   if (!part) { /* cannot fail silently: do it serially in chunk order */
@@ -79,7 +79,7 @@ static void cm__gemv_t(int m, int n, double alpha, const double *a, int lda,
     }
     return;
   }
-#pragma omp parallel for schedule(static) num_threads(atomic_load(&cm__b2_threads))
+#pragma omp parallel for schedule(static) num_threads(th) if (nch > 2)
   for (int c = 0; c < nch; c++) {
     int i0 = c * CM__B2_CHUNK, i1 = i0 + CM__B2_CHUNK < m ? i0 + CM__B2_CHUNK : m;
     int j = 0;
@@ -101,9 +101,9 @@ static void cm__gemv_t(int m, int n, double alpha, const double *a, int lda,
 
 /* y = alpha A x + beta y: each y_i sums its row in column order. */
 static void cm__gemv_n(int m, int n, double alpha, const double *a, int lda,
-                       const double *x, double beta, double *y) {
+                       const double *x, double beta, double *y, int th) {
   int nch = (m + CM__B2_CHUNK - 1) / CM__B2_CHUNK;
-#pragma omp parallel for schedule(static) num_threads(atomic_load(&cm__b2_threads))
+#pragma omp parallel for schedule(static) num_threads(th) if (nch > 2)
   for (int c = 0; c < nch; c++) {
     int i0 = c * CM__B2_CHUNK, i1 = i0 + CM__B2_CHUNK < m ? i0 + CM__B2_CHUNK : m;
     double acc[CM__B2_CHUNK];
@@ -140,10 +140,21 @@ void dgemv_(const char *trans, const int *m, const int *n, const double *alpha,
                 a, *lda, x, *incx, *beta, y, *incy);
     return;
   }
+  int th = atomic_load(&cm__b2_threads);
   if (tr)
-    cm__gemv_t(*m, *n, *alpha, a, *lda, x, *beta, y);
+    cm__gemv_t(*m, *n, *alpha, a, *lda, x, *beta, y, th);
   else
-    cm__gemv_n(*m, *n, *alpha, a, *lda, x, *beta, y);
+    cm__gemv_n(*m, *n, *alpha, a, *lda, x, *beta, y, th);
+}
+
+void cm__gemv(int trans, int m, int n, double alpha, const double *a, int lda,
+              const double *x, double beta, double *y, int threads) {
+  if (n < 1)
+    return;
+  if (trans)
+    cm__gemv_t(m, n, alpha, a, lda, x, beta, y, threads);
+  else
+    cm__gemv_n(m, n, alpha, a, lda, x, beta, y, threads);
 }
 
 void dcopy_(const int *n, const double *x, const int *incx, double *y,

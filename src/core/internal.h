@@ -35,6 +35,11 @@ void cm__blas_threads(int n);
 /* Threads of cmodes' own dgemv_/dcopy_ (core/blas2.c), set around ARPACK
  * solves; results do not depend on it. */
 void cm__blas2_set_threads(int n);
+/* Deterministic y = alpha op(A) x + beta y for a column-major m x n A
+ * (lda), op = A^T when trans: fixed row chunks combined in chunk order, so
+ * the bits do not depend on threads. Any m; n >= 1 (n < 1: no-op). */
+void cm__gemv(int trans, int m, int n, double alpha, const double *a, int lda,
+              const double *x, double beta, double *y, int threads);
 /* The BLAS thread count now (0 when unknown). */
 int cm__blas_get_threads(void);
 
@@ -55,6 +60,12 @@ void *cm__calloc(cm_context_t *ctx, size_t n, size_t size);
 int cm__scene_is_binary(const char *buf, size_t len);
 int cm__scene_parse_binary(cm_context_t *ctx, const char *buf, size_t len,
                            const char *source, cm_scene_t **out);
+
+/* Method names of the options and reports ("auto", "arpack", "dense",
+ * "lanczos"); cm__method_parse returns -1 for an unknown name. */
+const char *cm__method_name(int method);
+int cm__method_parse(const char *s);
+#define CM__METHOD_NAMES "auto, lanczos, arpack or dense"
 
 /* strdup that returns NULL on NULL or failure. */
 char *cm__strdup(const char *s);

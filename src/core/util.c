@@ -111,3 +111,21 @@ char *cm__strdup(const char *s) {
     memcpy(d, s, n);
   return d;
 }
+
+const char *cm__method_name(int m) {
+  switch (m) {
+  case CM_METHOD_ARPACK: return "arpack";
+  case CM_METHOD_DENSE: return "dense";
+  case CM_METHOD_LANCZOS: return "lanczos";
+  default: return "auto";
+  }
+}
+
+int cm__method_parse(const char *s) {
+  static const int all[] = {CM_METHOD_AUTO, CM_METHOD_ARPACK, CM_METHOD_DENSE,
+                            CM_METHOD_LANCZOS};
+  for (size_t i = 0; s && i < sizeof all / sizeof all[0]; i++)
+    if (!strcmp(s, cm__method_name(all[i])))
+      return all[i];
+  return -1;
+}

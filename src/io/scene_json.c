@@ -46,7 +46,7 @@ static int cm__vec(cm__rd_t *rd, json_t *v, const char *path, int n,
     return cm__bad(rd, path, "%s", d);
   }
   for (int i = 0; i < n; i++) {
-    char p[320];
+    char p[344]; /* path (< 320) and "[index]" */
     snprintf(p, sizeof p, "%s[%d]", path, i);
     int st = cm__num(rd, json_array_get(v, (size_t)i), p, &out[i]);
     if (st)

@@ -29,7 +29,7 @@ static int cm__check_options(cm_context_t *ctx, const cm_options_t *o) {
                    "modes: %d is not in 1..1000", o->modes);
   if (!(o->tol > 0) || !(o->tol < 1))
     return CM__ERR(ctx, CM_USAGE, "tol", "tol: %g is not in (0, 1)", o->tol);
-  if (o->method < CM_METHOD_AUTO || o->method > CM_METHOD_DENSE)
+  if (o->method < CM_METHOD_AUTO || o->method > CM_METHOD_LANCZOS)
     return CM__ERR(ctx, CM_USAGE, "method", "method: unknown (%d)", o->method);
   if (o->ncv < 0 || o->max_iter < 0 || o->dense_max < 0)
     return CM__ERR(ctx, CM_USAGE, "ncv",
@@ -478,7 +478,7 @@ static void cm__counts(const cm_system_t *sys, const cm__eig_t *eig,
   r->ncontacts = sys->nc;
   r->dropped_dofs = sys->dropped_dofs;
   r->ncomp = sys->ncomp;
-  int rank = 0, known = 1, nd = 0, na = 0;
+  int rank = 0, known = 1, nd = 0, na = 0, it_method = -1;
   r->converged = 1;
   for (int c = 0; c < sys->ncomp; c++) {
     if (eig[c].rank < 0)
@@ -487,8 +487,11 @@ static void cm__counts(const cm_system_t *sys, const cm__eig_t *eig,
       rank += eig[c].rank;
     if (eig[c].method == CM_METHOD_DENSE)
       nd++;
-    else
+    else {
       na++;
+      it_method = it_method < 0 || it_method == eig[c].method ? eig[c].method
+                                                               : CM_METHOD_AUTO;
+    }
     r->iterations += eig[c].iterations;
     r->matvecs += eig[c].matvecs;
     r->t_matvec += eig[c].t_matvec;
@@ -499,7 +502,10 @@ static void cm__counts(const cm_system_t *sys, const cm__eig_t *eig,
   }
   r->free_motions = known ? sys->ndofs - rank : -1;
   r->zero_modes = known ? sys->nc - rank : -1;
-  r->method = !sys->ncomp ? "none" : !na ? "dense" : !nd ? "arpack" : "mixed";
+  r->method = !sys->ncomp                          ? "none"
+              : !na                                ? "dense"
+              : !nd && it_method != CM_METHOD_AUTO ? cm__method_name(it_method)
+                                                   : "mixed";
   r->nev = o->modes;
   r->tol = o->tol;
 }

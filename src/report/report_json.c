@@ -40,11 +40,6 @@ static json_t *cm__shares(const cm_share_t *s, int n, int contacts) {
   return a;
 }
 
-static const char *cm__method_name(int m) {
-  return m == CM_METHOD_ARPACK ? "arpack" : m == CM_METHOD_DENSE ? "dense"
-                                                                 : "auto";
-}
-
 static json_t *cm__count(int v) { return v < 0 ? json_null() : json_integer(v); }
 
 json_t *cm__report_json(const cm_report_t *r, int flags) {

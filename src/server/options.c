@@ -83,17 +83,12 @@ static int cm__set(cm_context_t *ctx, const cm__opt_t *o, const char *path,
 
 static int cm__method(cm_context_t *ctx, const char *path, const char *s,
                       cm_options_t *opts) {
-  if (!strcmp(s, "auto"))
-    opts->method = CM_METHOD_AUTO;
-  else if (!strcmp(s, "arpack"))
-    opts->method = CM_METHOD_ARPACK;
-  else if (!strcmp(s, "dense"))
-    opts->method = CM_METHOD_DENSE;
-  else
+  int m = cm__method_parse(s);
+  if (m < 0)
     return CM__ERR(ctx, CM_USAGE, path,
-                   "%s: \"%.64s\" is not a method: expected \"auto\", "
-                   "\"arpack\" or \"dense\"",
-                   path, s);
+                   "%s: \"%.64s\" is not a method: expected "
+                   CM__METHOD_NAMES, path, s);
+  opts->method = m;
   return CM_OK;
 }
 

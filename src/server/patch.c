@@ -203,7 +203,7 @@ static int cm__set_contact(cm__pt_t *p, json_t *e, const char *path) {
                      q);
   }
   if ((v = json_object_get(e, "scale"))) {
-    double f;
+    double f = 0;
     snprintf(q, sizeof q, "%s.scale", path);
     if ((st = cm__pnum(p, v, q, &f)))
       return st;

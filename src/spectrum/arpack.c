@@ -20,8 +20,6 @@ static void cm__arpack_unlock(void) {
   pthread_mutex_unlock(&cm__arpack_lock);
 }
 
-#define CM__SEED 0x636d6f646573ULL /* "cmodes" */
-
 static const char *cm__arpack_msg(int info) {
   switch (info) {
   case 1: return "maximum number of iterations reached";
@@ -50,18 +48,6 @@ static const char *cm__arpack_msg(int info) {
   }
 }
 
-/* y = Op x for the component: S = B B^T (use_S) or G = B^T B. */
-static void cm__apply(cm_operator_t *op, int comp, int use_S,
-                      const double *x, double *y, double *tmp) {
-  if (use_S) {
-    cm__op_BT(op, comp, x, tmp); /* tmp = B^T x */
-    cm__op_B(op, comp, tmp, y);  /* y = B tmp */
-  } else {
-    cm__op_B(op, comp, x, tmp);  /* tmp = B x */
-    cm__op_BT(op, comp, tmp, y); /* y = B^T tmp */
-  }
-}
-
 /* Chebyshev filter p(x) = T_d((2x - a)/a) / T_d((2b - a)/a): |p| <= 1/T_d(..)
  * on the damped interval [0, a], increasing on [a, b], 1 at the upper bound
  * b. ARPACK's largest eigenpairs of p(Op) are the largest of Op as long as
@@ -77,7 +63,7 @@ static void cm__apply_filtered(cm_operator_t *op, int comp, int use_S, int N,
                                cm__cheb_t *f, const double *x, double *y,
                                double *tmp, int *matvecs) {
   if (!f->degree) {
-    cm__apply(op, comp, use_S, x, y, tmp);
+    cm__eig_apply(op, comp, use_S, x, y, tmp);
     (*matvecs)++;
     return;
   }
@@ -85,13 +71,13 @@ static void cm__apply_filtered(cm_operator_t *op, int comp, int use_S, int N,
   double c = 0.5 * f->a, e = 0.5 * f->a; /* l(x) = (x - c) / e */
   double *prev = f->y0, *cur = f->y1, *nxt = f->y2;
   memcpy(prev, x, sizeof(double) * (size_t)N); /* T_0 = x */
-  cm__apply(op, comp, use_S, x, cur, tmp);     /* T_1 = l(Op) x */
+  cm__eig_apply(op, comp, use_S, x, cur, tmp);     /* T_1 = l(Op) x */
   (*matvecs)++;
 #pragma omp parallel for schedule(static) num_threads(th) if (N > CM__PAR_MIN)
   for (int i = 0; i < N; i++)
     cur[i] = (cur[i] - c * x[i]) / e;
   for (int k = 2; k <= f->degree; k++) { /* T_k = 2 l(Op) T_{k-1} - T_{k-2} */
-    cm__apply(op, comp, use_S, cur, nxt, tmp);
+    cm__eig_apply(op, comp, use_S, cur, nxt, tmp);
     (*matvecs)++;
 #pragma omp parallel for schedule(static) num_threads(th) if (N > CM__PAR_MIN)
     for (int i = 0; i < N; i++)
@@ -146,7 +132,7 @@ static int cm__rayleigh_ritz(cm_operator_t *op, int comp, int use_S, int N,
   int found = 0;
   if (W && H && hw && U) {
     for (int j = 0; j < kept; j++) {
-      cm__apply(op, comp, use_S, V + (size_t)j * N, W + (size_t)j * N, tmp);
+      cm__eig_apply(op, comp, use_S, V + (size_t)j * N, W + (size_t)j * N, tmp);
       (*matvecs)++;
     }
     for (int j = 0; j < kept; j++) /* H = V^T Op V */
@@ -211,25 +197,7 @@ static int cm__arpack_run(cm_context_t *ctx, cm_operator_t *op, int comp,
     goto done;
   }
   /* ---- start vector: warm (mapped to the operator) or seeded ---- */
-  int th = cm__op_threads(op);
-  double snorm = 0;
-  if (start) {
-    if (use_S)
-      memcpy(resid, start, sizeof(double) * (size_t)N);
-    else
-      cm__op_BT(op, comp, start, resid); /* u0 = B^T z0 */
-    snorm = cm__nrm2(N, resid, th);
-  }
-  if (start && snorm > 0) { /* a little seeded noise keeps the other modes */
-    for (int i = 0; i < N; i++)
-      resid[i] = resid[i] / snorm +
-                 1e-3 * cm__hash_uniform(CM__SEED, (uint64_t)(use_S ? r0 : c0) + (uint64_t)i) /
-                     sqrt((double)N);
-  } else {
-    for (int i = 0; i < N; i++)
-      resid[i] = cm__hash_uniform(CM__SEED + (use_S ? 0 : 1),
-                                  (uint64_t)(use_S ? r0 : c0) + (uint64_t)i);
-  }
+  cm__eig_start(op, comp, use_S, N, start, resid);
   /* ---- filter: damp [0, a] with a the per-contact (diagonal) maximum ---- */
   filt.degree = degree;
   if (filt.degree) {
@@ -326,7 +294,7 @@ static int cm__arpack_run(cm_context_t *ctx, cm_operator_t *op, int comp,
       int keep = 0;
       for (int i = 0; i < found; i++) {
         double *z = Zv + (size_t)i * N;
-        cm__apply(op, comp, use_S, z, workd, tmp);
+        cm__eig_apply(op, comp, use_S, z, workd, tmp);
         out->matvecs++;
         double th = cm__dot(N, z, workd, cm__op_threads(op)) /
                     cm__dot(N, z, z, cm__op_threads(op));

@@ -9,6 +9,45 @@
 #include <string.h>
 
 #define CM__DENSE_FALLBACK_MAX 8000 /* largest N solved densely on failure */
+#ifndef CM__AUTO_LANCZOS
+#define CM__AUTO_LANCZOS 1 /* auto: own Lanczos (1) or ARPACK (0) */
+#endif
+
+#define CM__SEED 0x636d6f646573ULL /* "cmodes" */
+
+void cm__eig_apply(cm_operator_t *op, int comp, int use_S, const double *x,
+                   double *y, double *tmp) {
+  if (use_S) {
+    cm__op_BT(op, comp, x, tmp); /* tmp = B^T x */
+    cm__op_B(op, comp, tmp, y);  /* y = B tmp */
+  } else {
+    cm__op_B(op, comp, x, tmp);  /* tmp = B x */
+    cm__op_BT(op, comp, tmp, y); /* y = B^T tmp */
+  }
+}
+
+void cm__eig_start(cm_operator_t *op, int comp, int use_S, int N,
+                   const double *start, double *resid) {
+  int r0, m, c0, n, th = cm__op_threads(op);
+  cm__op_comp(op, comp, &r0, &m, &c0, &n);
+  uint64_t base = (uint64_t)(use_S ? r0 : c0);
+  double snorm = 0;
+  if (start) {
+    if (use_S)
+      memcpy(resid, start, sizeof(double) * (size_t)N);
+    else
+      cm__op_BT(op, comp, start, resid); /* u0 = B^T z0 */
+    snorm = cm__nrm2(N, resid, th);
+  }
+  if (start && snorm > 0) { /* a little seeded noise keeps the other modes */
+    for (int i = 0; i < N; i++)
+      resid[i] = resid[i] / snorm + 1e-3 *
+                 cm__hash_uniform(CM__SEED, base + (uint64_t)i) / sqrt((double)N);
+  } else {
+    for (int i = 0; i < N; i++)
+      resid[i] = cm__hash_uniform(CM__SEED + (use_S ? 0 : 1), base + (uint64_t)i);
+  }
+}
 
 void cm__eig_free(cm__eig_t *e) {
   if (!e)
@@ -49,6 +88,8 @@ int cm__eig_finish(cm_context_t *ctx, cm_operator_t *op, int comp, int use_S,
         z[i] = -z[i];
     cm__op_BT(op, comp, z, t); /* residual of S z = B B^T z */
     cm__op_B(op, comp, t, y);
+    if (out->rayleigh && nz > 0) /* the Rayleigh quotient of the unit z */
+      out->lambda[p] = cm__dot(m, z, y, th);
     double lam = out->lambda[p];
     for (int i = 0; i < m; i++)
       y[i] -= lam * z[i];
@@ -56,6 +97,21 @@ int cm__eig_finish(cm_context_t *ctx, cm_operator_t *op, int comp, int use_S,
   }
   free(t), free(y);
   return CM_OK;
+}
+
+/* Drops a failed attempt (its error included) but keeps what it cost. */
+static cm__eig_t cm__eig_drop(cm_context_t *ctx, cm__eig_t *out) {
+  cm__eig_t spent = {0};
+  spent.iterations = out->iterations, spent.matvecs = out->matvecs;
+  spent.t_matvec = out->t_matvec;
+  cm__eig_free(out);
+  cm_context_clear(ctx);
+  return spent;
+}
+
+static void cm__eig_add_cost(cm__eig_t *out, const cm__eig_t *spent) {
+  out->iterations += spent->iterations, out->matvecs += spent->matvecs;
+  out->t_matvec += spent->t_matvec;
 }
 
 int cm__eig_is_dense(const cm_options_t *opts, int m, int n) {
@@ -76,18 +132,29 @@ int cm__eig_component(cm_context_t *ctx, cm_operator_t *op, int comp,
     return CM_OK;
   if (cm__eig_is_dense(opts, m, n))
     return cm__eig_dense(ctx, op, comp, nev, out);
-  int st = cm__eig_arpack(ctx, op, comp, opts, start, deadline, out);
-  if (st >= 0)
-    return st;
+  int lz = opts->method == CM_METHOD_LANCZOS ||
+           (opts->method == CM_METHOD_AUTO && CM__AUTO_LANCZOS &&
+            opts->chebyshev < 2);
+  int st = lz ? cm__eig_lanczos(ctx, op, comp, opts, start, deadline, out)
+              : cm__eig_arpack(ctx, op, comp, opts, start, deadline, out);
+  if (lz && st == CM_OK) {
+    /* the true residuals confirm the Lanczos estimates, or ARPACK redoes it */
+    double tol = opts->tol > 0 ? opts->tol : 1e-10, worst = 0;
+    for (int i = 0; i < out->nev; i++)
+      worst = out->res[i] > worst ? out->res[i] : worst;
+    if (!(worst <= 1e3 * tol + 1e-12))
+      st = CM__ERR(ctx, CM_NUMERIC, NULL, "Lanczos residual %.3g above "
+                   "1000 x tol", worst);
+  }
+  if (lz && st == CM_NUMERIC) { /* ARPACK next, then dense below */
+    cm__eig_t spent = cm__eig_drop(ctx, out);
+    st = cm__eig_arpack(ctx, op, comp, opts, start, deadline, out);
+    cm__eig_add_cost(out, &spent);
+  }
   if (st == CM_NUMERIC && N <= CM__DENSE_FALLBACK_MAX) {
-    int iters = out->iterations, mv = out->matvecs;
-    double tmv = out->t_matvec;
-    cm__eig_free(out);
-    cm_context_clear(ctx);
+    cm__eig_t spent = cm__eig_drop(ctx, out);
     st = cm__eig_dense(ctx, op, comp, nev, out);
-    out->iterations = iters;
-    out->matvecs = mv;
-    out->t_matvec = tmv;
+    cm__eig_add_cost(out, &spent);
   }
   return st;
 }

@@ -11,10 +11,11 @@ typedef struct {
   double *lambda;  /* size nev */
   double *z;       /* unit eigenvectors of S over the component rows, m x nev */
   double *res;     /* ||S z - lambda z|| / lambda, size nev */
-  int method;      /* CM_METHOD_DENSE or CM_METHOD_ARPACK */
+  int method;      /* CM_METHOD_DENSE, _ARPACK or _LANCZOS */
   int ncv, iterations, matvecs, converged;
   int rank;        /* rank of B (dense only), -1 if unknown */
-  double t_matvec; /* seconds spent in operator applications (ARPACK) */
+  double t_matvec; /* seconds spent in operator applications */
+  int rayleigh;    /* cm__eig_finish replaces lambda by z^T S z */
 } cm__eig_t;
 
 /* Top nev eigenpairs of component comp (-1: all). start: optional start
@@ -35,6 +36,19 @@ int cm__eig_dense(cm_context_t *ctx, cm_operator_t *op, int comp, int nev,
 int cm__eig_arpack(cm_context_t *ctx, cm_operator_t *op, int comp,
                    const cm_options_t *opts, const double *start,
                    double deadline, cm__eig_t *out);
+int cm__eig_lanczos(cm_context_t *ctx, cm_operator_t *op, int comp,
+                    const cm_options_t *opts, const double *start,
+                    double deadline, cm__eig_t *out);
+
+/* y = Op x for the component: S = B B^T (use_S) or G = B^T B; tmp has
+ * room for the other side. */
+void cm__eig_apply(cm_operator_t *op, int comp, int use_S, const double *x,
+                   double *y, double *tmp);
+/* The start vector of the iterative backends (size N of the operator): the
+ * warm start mapped to the operator plus a little seeded noise, or seeded
+ * noise alone; the same bits in any process and at any thread count. */
+void cm__eig_start(cm_operator_t *op, int comp, int use_S, int N,
+                   const double *start, double *resid);
 
 /* Symmetric eigen-solve of a dense N x N column-major A (destroyed): the top
  * k pairs (all N when k >= N or all_values), ascending, into w (size N) and

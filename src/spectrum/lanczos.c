@@ -1,0 +1,629 @@
+/* lanczos.c: cmodes' own thick-restart Lanczos for the top eigenpairs of the
+ * smaller of S = B B^T and G = B^T B, with partial re-orthogonalisation.
+ *
+ * Why not ARPACK here: at a million contacts ARPACK re-orthogonalises every
+ * new vector against its whole basis (two to four passes over V, N x ncv),
+ * which the profile showed to be 70% of the eigen phase, three times the
+ * matvecs. This solver keeps the basis semi-orthogonal instead (Simon's
+ * omega recurrence estimates the loss of orthogonality at O(j) cost a step;
+ * a full re-orthogonalisation runs only when an estimate passes sqrt(eps),
+ * and on the two steps around it), so a typical step reads three vectors
+ * besides the matvec. Restarts are thick (Wu and Simon): the kept Ritz
+ * vectors are formed in place by one blocked pass over V and the projected
+ * matrix becomes an arrowhead. Convergence is tested after every step, with
+ * ARPACK's rule (|beta y_last| <= tol max(|theta|, eps^2/3)), so a run stops
+ * as soon as the wanted pairs are good, not at the end of a cycle.
+ *
+ * Every sum is cut into fixed chunks and combined in order, and no decision
+ * depends on timing except the caller's deadline: the same operator gives
+ * the same bits at any thread count. Not for small problems (dense.c). */
+#include "spectrum_internal.h"
+
+#include <float.h>
+#include <lapacke.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define LZ_CHUNK 8192 /* fixed reduction chunk, independent of threads */
+#define LZ_ROWS 1024  /* row block of the basis combinations */
+#define LZ_SEED 0x6c616e637a6f73ULL /* "lanczos": breakdown vectors */
+
+/* ---- vector kernels (deterministic chunked reductions) ----------------- */
+
+/* w -= b x (x may be NULL); returns y . w, with w . w in r[0] and y . y in
+ * r[1]. Without memory for the partial sums it runs serially in the same
+ * chunk order. */
+static double lz_sub_dot(int n, double *w, double b, const double *x,
+                         const double *y, double *r, int th) {
+  int nch = (n + LZ_CHUNK - 1) / LZ_CHUNK;
+  double stack[192], *part = nch <= 64 ? stack : malloc(sizeof(double) * 3 * (size_t)nch);
+  double s = 0, q = 0, u = 0;
+#pragma omp parallel for schedule(static) num_threads(th) if (part && nch > 2)
+  for (int c = 0; c < nch; c++) {
+    int i0 = c * LZ_CHUNK, i1 = i0 + LZ_CHUNK < n ? i0 + LZ_CHUNK : n;
+    double sc = 0, qc = 0, uc = 0;
+    for (int i = i0; i < i1; i++) {
+      double v = x ? w[i] - b * x[i] : w[i];
+      w[i] = v;
+      sc += y[i] * v;
+      qc += v * v;
+      uc += y[i] * y[i];
+    }
+    if (part)
+      part[3 * c] = sc, part[3 * c + 1] = qc, part[3 * c + 2] = uc;
+    else
+      s += sc, q += qc, u += uc; /* serial: chunk order */
+  }
+  for (int c = 0; part && c < nch; c++)
+    s += part[3 * c], q += part[3 * c + 1], u += part[3 * c + 2];
+  if (part != stack)
+    free(part);
+  r[0] = q, r[1] = u;
+  return s;
+}
+
+/* Dot product with eight partial sums combined in a fixed order:
+ * vectorisable, deterministic. */
+static double lz_dot8(const double *a, const double *b, int len) {
+  double s[8] = {0, 0, 0, 0, 0, 0, 0, 0}, t = 0;
+  int i = 0;
+  for (; i + 8 <= len; i += 8)
+    for (int k = 0; k < 8; k++)
+      s[k] += a[i + k] * b[i + k];
+  for (; i < len; i++)
+    t += a[i] * b[i];
+  return ((s[0] + s[1]) + (s[2] + s[3])) + ((s[4] + s[5]) + (s[6] + s[7])) + t;
+}
+
+/* dst = (w - a x) * f */
+static void lz_sub_scale(int n, const double *w, double a, const double *x,
+                         double f, double *dst, int th) {
+#pragma omp parallel for schedule(static) num_threads(th) if (n > CM__PAR_MIN)
+  for (int i = 0; i < n; i++)
+    dst[i] = (w[i] - a * x[i]) * f;
+}
+
+/* Out[:, p] = sum_c V[:, c] Y[c, p] for p < ncol, c < J (c ascending), in
+ * row blocks; Out may be V itself (in place: each block is read whole before
+ * it is written). V and Out have leading dimension n, Y has ldy. With G
+ * (size (ncol + 1)^2), also the Gram matrix of the columns [Out, x] into
+ * its lower triangle (column-major, ld ncol + 1), summed in block order. */
+static int lz_combine(int n, const double *V, int J, const double *Y,
+                      int ldy, int ncol, double *Out, const double *x,
+                      double *G, int th) {
+  int nblk = (n + LZ_ROWS - 1) / LZ_ROWS, fail = 0, g1 = ncol + 1;
+  size_t gsz = (size_t)g1 * (size_t)g1;
+  double *gp = G ? calloc((size_t)nblk * gsz, sizeof(double)) : NULL;
+  if (G && !gp)
+    return -1;
+#pragma omp parallel num_threads(th) if (n > CM__PAR_MIN)
+  {
+    double *buf = malloc(sizeof(double) * (size_t)LZ_ROWS * (size_t)g1);
+    if (!buf) {
+#pragma omp atomic write
+      fail = 1;
+    }
+#pragma omp for schedule(static)
+    for (int b = 0; b < nblk; b++) {
+      if (!buf)
+        continue;
+      int r0 = b * LZ_ROWS, len = r0 + LZ_ROWS < n ? LZ_ROWS : n - r0;
+      for (int p = 0; p < ncol; p++) {
+        double *o = buf + (size_t)p * LZ_ROWS;
+        for (int r = 0; r < len; r++)
+          o[r] = 0;
+        for (int c = 0; c < J; c++) {
+          double y = Y[(size_t)p * ldy + c];
+          const double *v = V + (size_t)c * n + r0;
+          for (int r = 0; r < len; r++)
+            o[r] += y * v[r];
+        }
+      }
+      if (gp) {
+        memcpy(buf + (size_t)ncol * LZ_ROWS, x + r0, sizeof(double) * (size_t)len);
+        double *g = gp + (size_t)b * gsz;
+        for (int q = 0; q < g1; q++)
+          for (int p = q; p < g1; p++) {
+            const double *u = buf + (size_t)p * LZ_ROWS, *v = buf + (size_t)q * LZ_ROWS;
+            g[(size_t)q * g1 + p] = lz_dot8(u, v, len);
+          }
+      }
+      for (int p = 0; p < ncol; p++)
+        memcpy(Out + (size_t)p * n + r0, buf + (size_t)p * LZ_ROWS,
+               sizeof(double) * (size_t)len);
+    }
+    free(buf);
+  }
+  if (gp && !fail) {
+    memset(G, 0, sizeof(double) * gsz);
+    for (int b = 0; b < nblk; b++)
+      for (size_t i = 0; i < gsz; i++)
+        G[i] += gp[(size_t)b * gsz + i];
+  }
+  free(gp);
+  return fail ? -1 : 0;
+}
+
+/* Classical Gram-Schmidt of x against V[:, 0..J-1] (only the columns with
+ * sel[q] != 0 when sel is given): a second pass when
+ * the first took away more than 30% of the norm nx0 (DGKS), or always when
+ * nx0 < 0 (twice is enough). The coefficients removed are added to hsum
+ * (NULL: not wanted); h: scratch of J. Returns ||x|| afterwards. */
+static double lz_reorth(int n, const double *V, int J, const char *sel,
+                        double *x, double nx0, double *h, double *hsum,
+                        int th) {
+  double nx = 0;
+  for (int pass = 0; pass < 2; pass++) {
+    /* classical: all coefficients from the same x, then one update; the
+     * selected columns (sel NULL: all) in contiguous runs */
+    for (int a = 0, b; a < J; a = b) {
+      for (; a < J && sel && !sel[a]; a++)
+        h[a] = 0;
+      for (b = a; b < J && (!sel || sel[b]); b++)
+        ;
+      if (b > a)
+        cm__gemv(1, n, b - a, 1.0, V + (size_t)a * n, n, x, 0.0, h + a, th);
+    }
+    for (int a = 0, b; a < J; a = b) {
+      for (; a < J && sel && !sel[a]; a++)
+        ;
+      for (b = a; b < J && (!sel || sel[b]); b++)
+        ;
+      if (b > a)
+        cm__gemv(0, n, b - a, -1.0, V + (size_t)a * n, n, h + a, 1.0, x, th);
+    }
+    for (int i = 0; hsum && i < J; i++)
+      hsum[i] += h[i];
+    nx = cm__nrm2(n, x, th);
+    if (nx0 >= 0 && nx > 0.717 * nx0)
+      break;
+    nx0 = nx;
+  }
+  return nx;
+}
+
+/* ---- the projected problem --------------------------------------------- */
+
+typedef struct {
+  int m;          /* basis size (ncv) */
+  int J;          /* size of the last Ritz problem solved */
+  double *H;      /* m x m projected matrix, column-major */
+  double *D;      /* m x m re-orthogonalisation coefficients: column j holds
+                     what was taken off A v_j beyond H (the exact relation
+                     is A V = V (H + D) + beta v e^T) */
+  double *A;      /* scratch copy of H for the eigen-solve */
+  double *theta;  /* Ritz values, ascending (top kk of the J x J problem) */
+  double *Y;      /* J x kk Ritz vectors of the projected matrix */
+  int found;
+} lz_proj_t;
+
+/* Top k Ritz pairs of the leading J x J block of H (ascending). */
+static int lz_ritz(lz_proj_t *P, int J, int k) {
+  P->J = J;
+  for (int c = 0; c < J; c++)
+    memcpy(P->A + (size_t)c * J, P->H + (size_t)c * P->m,
+           sizeof(double) * (size_t)J);
+  if (k > J)
+    k = J;
+  P->found = cm__syevr_top(J, P->A, k, P->theta, P->Y);
+  return P->found;
+}
+
+/* Thick restart: V[:, 0..kk-1] <- U = V Y (the kk Ritz vectors), made
+ * orthonormal to rounding by Cholesky QR (the basis is only semi-orthogonal),
+ * and V[:, kk] <- the residual vector v_m orthogonalised against them. The
+ * Lanczos relation A U = U Theta + v_m s^T (s = beta Y[m-1, :]) carried
+ * through both gives the new projected block H = L^T Theta L^-T + c s'^T with
+ * arrow rho s' (s' = L^-1 s, c = U'^T v_m): exact to rounding, symmetrised.
+ * h: scratch of m + 1. Returns -1 when out of memory or not positive
+ * definite (cannot happen with a semi-orthogonal basis). */
+static int lz_restart(int N, double *V, int m, lz_proj_t *P, int kk,
+                      double beta, double *h, double *rho, int th) {
+  int g1 = kk + 1, st = -1;
+  double *G = malloc(sizeof(double) * (size_t)g1 * g1);
+  double *Li = calloc((size_t)kk * kk, sizeof(double));
+  double *T = malloc(sizeof(double) * (size_t)kk * kk);
+  double *sp = malloc(sizeof(double) * (size_t)kk);
+  double *vm = V + (size_t)m * N, *vk = V + (size_t)kk * N;
+  if (!G || !Li || !T || !sp ||
+      lz_combine(N, V, m, P->Y, m, kk, V, vm, G, th))
+    goto out;
+  st = -2;
+  if (LAPACKE_dpotrf(LAPACK_COL_MAJOR, 'L', kk, G, g1) != 0)
+    goto out;
+  for (int c = 0; c < kk; c++) /* L^-1 from the lower triangle of G */
+    for (int r = c; r < kk; r++)
+      Li[(size_t)c * kk + r] = G[(size_t)c * g1 + r];
+  if (LAPACKE_dtrtri(LAPACK_COL_MAJOR, 'L', 'N', kk, Li, kk) != 0)
+    goto out;
+  for (int p = 0; p < kk; p++) /* T = L^-T: column p holds row p of L^-1 */
+    for (int c = 0; c < kk; c++)
+      T[(size_t)p * kk + c] = Li[(size_t)c * kk + p];
+  if (lz_combine(N, V, kk, T, kk, kk, V, NULL, NULL, th))
+    goto out;
+  for (int a = 0; a < kk; a++) { /* c = L^-1 (U^T v_m), s' = L^-1 s */
+    double ca = 0, sa = 0;
+    for (int b = 0; b <= a; b++) {
+      ca += Li[(size_t)b * kk + a] * G[(size_t)b * g1 + kk];
+      sa += Li[(size_t)b * kk + a] * beta * P->Y[(size_t)b * m + (m - 1)];
+    }
+    h[a] = ca, sp[a] = sa;
+  }
+  cm__gemv(0, N, kk, -1.0, V, N, h, 1.0, vm, th); /* v_m -= U' c */
+  double r = cm__nrm2(N, vm, th);
+  st = -3;
+  if (!(r > 0))
+    goto out;
+#pragma omp parallel for schedule(static) num_threads(th) if (N > CM__PAR_MIN)
+  for (int i = 0; i < N; i++)
+    vk[i] = vm[i] / r;
+  int M = P->m;
+  double *H = P->H;
+  memset(H, 0, sizeof(double) * (size_t)M * M);
+  for (int a = 0; a < kk; a++) /* L^T Theta L^-T + c s'^T */
+    for (int b = 0; b < kk; b++) {
+      double t = 0;
+      for (int c = a; c <= b; c++) /* L^T upper, L^-T upper */
+        t += G[(size_t)a * g1 + c] * P->theta[c] * Li[(size_t)c * kk + b];
+      H[(size_t)b * M + a] = t + h[a] * sp[b];
+    }
+  memset(P->D, 0, sizeof(double) * (size_t)M * M);
+  for (int a = 0; a < kk; a++)
+    for (int b = 0; b < a; b++) {
+      double t = 0.5 * (H[(size_t)b * M + a] + H[(size_t)a * M + b]);
+      H[(size_t)b * M + a] = H[(size_t)a * M + b] = t;
+    }
+  for (int a = 0; a < kk; a++)
+    H[(size_t)kk * M + a] = H[(size_t)a * M + kk] = r * sp[a];
+  *rho = r;
+  st = 0;
+out:
+  free(G), free(Li), free(T), free(sp);
+  return st;
+}
+
+/* First-order correction of the wanted Ritz coefficient vectors for the
+ * re-orthogonalisations (D): with A V = V (H + D) + beta v e^T, the vector
+ * y + delta, delta = -(H - theta)^+ (I - y y^T) D y, leaves a residual of
+ * second order in D instead of the first (|D| ~ sqrt(eps) ||A|| under
+ * partial re-orthogonalisation), and theta + y^T D y is its value in the
+ * relation: A V (y + delta) = (theta + y^T D y) V (y + delta) + O(D^2) +
+ * beta (y + delta)_J v. Columns k0..k0+nf-1 of P->Y and theta, in place.
+ * Returns -1 when out of memory or LAPACK fails (Y is then left alone). */
+static int lz_correct(lz_proj_t *P, int k0, int nf) {
+  int J = P->J, M = P->m, any = 0;
+  for (int i = 0; i < J * M && !any; i++)
+    any = P->D[i] != 0;
+  if (!any || nf < 1)
+    return 0;
+  double *A = malloc(sizeof(double) * (size_t)J * J);
+  double *Z = malloc(sizeof(double) * (size_t)J * J);
+  double *w = malloc(sizeof(double) * (size_t)J);
+  double *dy = malloc(sizeof(double) * (size_t)J);
+  int st = -1;
+  if (!A || !Z || !w || !dy)
+    goto out;
+  for (int c = 0; c < J; c++)
+    memcpy(A + (size_t)c * J, P->H + (size_t)c * M, sizeof(double) * (size_t)J);
+  if (cm__syevr_top(J, A, J, w, Z) != J)
+    goto out;
+  for (int i = 0; i < nf; i++) {
+    double *y = P->Y + (size_t)(k0 + i) * J, th = P->theta[k0 + i];
+    for (int p = 0; p < J; p++) { /* dy = D y */
+      double t = 0;
+      for (int q = 0; q < J; q++)
+        t += P->D[(size_t)q * M + p] * y[q];
+      dy[p] = t;
+    }
+    int self = 0; /* the full decomposition's copy of y */
+    for (int l = 1; l < J; l++)
+      if (fabs(w[l] - th) < fabs(w[self] - th))
+        self = l;
+    double *corr = A; /* A is free again */
+    int small = 1;
+    for (int p = 0; p < J; p++)
+      corr[p] = 0;
+    for (int l = 0; l < J && small; l++) {
+      if (l == self)
+        continue;
+      const double *z = Z + (size_t)l * J;
+      double t = 0;
+      for (int p = 0; p < J; p++)
+        t += z[p] * dy[p];
+      double c = t / (w[l] - th);
+      /* re-orthogonalisation leaves |c| ~ sqrt(eps); anything far larger
+       * is not first order (a near-multiple pair, or an invariant subspace
+       * where the step's remainder was replaced): leave y alone */
+      small = fabs(c) < 1e-4;
+      for (int p = 0; small && p < J; p++)
+        corr[p] -= c * z[p];
+    }
+    if (!small)
+      continue;
+    double ydy = 0;
+    for (int p = 0; p < J; p++)
+      ydy += y[p] * dy[p];
+    for (int p = 0; p < J; p++)
+      y[p] += corr[p];
+    P->theta[k0 + i] = th + ydy;
+  }
+  st = 0;
+out:
+  free(A), free(Z), free(w), free(dy);
+  return st;
+}
+
+/* The basis size when the options leave it open: as many vectors as fit in
+ * LZ_BASIS_BYTES, between LZ_NCV_MIN and LZ_NCV_MAX (and at least
+ * 2 nev + 8). Partial re-orthogonalisation makes a step's cost independent of
+ * the basis size, so a larger basis costs memory, not time, and restarts less
+ * often (bench/: a 1e6-contact pile needs ~95 steps; 100 vectors need no
+ * restart). A function of N only: the same operator gets the same bits. */
+#define LZ_BASIS_BYTES (768.0 * 1024 * 1024)
+#define LZ_NCV_MIN 32
+#define LZ_NCV_MAX 128
+static int lz_auto_ncv(int nev, int N) {
+  double fit = LZ_BASIS_BYTES / (8.0 * (N > 0 ? N : 1));
+  int m = fit > LZ_NCV_MAX ? LZ_NCV_MAX : fit < LZ_NCV_MIN ? LZ_NCV_MIN : (int)fit;
+  return m < 2 * nev + 8 ? 2 * nev + 8 : m;
+}
+
+/* ---- the solver ---------------------------------------------------------- */
+
+int cm__eig_lanczos(cm_context_t *ctx, cm_operator_t *op, int comp,
+                    const cm_options_t *opts, const double *start,
+                    double deadline, cm__eig_t *out) {
+  int r0, mr, c0, nc;
+  cm__op_comp(op, comp, &r0, &mr, &c0, &nc);
+  int use_S = mr <= nc, N = use_S ? mr : nc, other = use_S ? nc : mr;
+  int nev = opts->modes < N - 1 ? opts->modes : N - 1;
+  int m = opts->ncv > 0 ? opts->ncv : lz_auto_ncv(nev, N);
+  if (m > N)
+    m = N;
+  double tol = opts->tol > 0 ? opts->tol : 1e-10;
+  int max_restarts = opts->max_iter > 0 ? opts->max_iter : 3000;
+  out->method = CM_METHOD_LANCZOS;
+  out->rank = -1;
+  out->ncv = m;
+  if (nev < 1 || m <= nev)
+    return CM__ERR(ctx, CM_USAGE, NULL,
+                   "Lanczos needs nev < ncv <= N (nev %d, ncv %d, N %d)", nev,
+                   m, N);
+  /* kept Ritz vectors at a restart: the wanted ones and a third of the
+   * rest (a restart costs N m keep flops) */
+  int keep = nev + (m - nev) / 3;
+  if (keep > m - 2)
+    keep = m - 2 > nev ? m - 2 : nev;
+  int th = cm__op_threads(op), nt = N > CM__PAR_MIN ? th : 1;
+  double eps = DBL_EPSILON, eps23 = pow(eps, 2.0 / 3.0), sqeps = sqrt(eps), eta = pow(eps, 0.75);
+
+  double *V = malloc(sizeof(double) * (size_t)N * (size_t)(m + 1));
+  double *w = malloc(sizeof(double) * (size_t)N);
+  double *tmp = malloc(sizeof(double) * ((size_t)other + 1));
+  double *Zv = NULL, *vecs = NULL;
+  lz_proj_t P = {m, 0, calloc((size_t)m * m, sizeof(double)),
+                 calloc((size_t)m * m, sizeof(double)),
+                 malloc(sizeof(double) * (size_t)m * m),
+                 malloc(sizeof(double) * (size_t)m),
+                 malloc(sizeof(double) * (size_t)m * m), 0};
+  double *om_prev = calloc((size_t)m + 2, sizeof(double));
+  double *om_cur = calloc((size_t)m + 2, sizeof(double));
+  double *om_next = calloc((size_t)m + 2, sizeof(double));
+  double *h = malloc(sizeof(double) * ((size_t)m + 1));
+  char *sel = calloc((size_t)m + 2, 1);
+  int st = CM_OK;
+  if (!V || !w || !tmp || !P.H || !P.D || !P.A || !P.theta || !P.Y || !om_prev ||
+      !om_cur || !om_next || !h || !sel) {
+    st = CM__ERR(ctx, CM_NOMEM, NULL, "out of memory for Lanczos (N = %d, "
+                 "ncv %d)", N, m);
+    goto done;
+  }
+  /* ---- start vector ---- */
+  cm__eig_start(op, comp, use_S, N, start, V);
+  {
+    double s = cm__nrm2(N, V, th);
+    if (!(s > 0)) {
+      st = CM__ERR(ctx, CM_NUMERIC, NULL, "Lanczos start vector is zero");
+      goto done;
+    }
+    for (int i = 0; i < N; i++)
+      V[i] /= s;
+  }
+  int k = 0, J = 1, converged = 0, timed_out = 0, exhausted = 0;
+  int restarts = 0, force = 0;
+  double anorm = 0, beta = 0;
+  om_cur[0] = 1;
+  for (;;) {
+    /* ---- extend the basis from column J - 1 = j ---- */
+    int j = J - 1;
+    double *vj = V + (size_t)j * N, *vn = V + (size_t)J * N;
+    double tm = cm__now();
+    cm__eig_apply(op, comp, use_S, vj, w, tmp);
+    out->t_matvec += cm__now() - tm;
+    out->matvecs++;
+    double alpha, wv[2], bprev = j > k ? P.H[(size_t)(j - 1) * m + j] : 0;
+    int full = j == k || force;
+    if (j == k && k > 0) /* arrow: w -= sum_i s_i u_i */
+      cm__gemv(0, N, k, -1.0, V, N, P.H + (size_t)k * m, 1.0, w, nt);
+    alpha = lz_sub_dot(N, w, bprev, j > k ? V + (size_t)(j - 1) * N : NULL,
+                       vj, wv, nt);
+    /* ||w - alpha v_j||^2 with the measured ||v_j||^2: no drift of norms */
+    double ww = wv[0], b2 = ww - alpha * alpha * (2.0 - wv[1]);
+    if (full || !(b2 > 0.01 * ww)) { /* explicit, or cancellation */
+      lz_sub_scale(N, w, alpha, vj, 1.0, w, nt);
+      beta = cm__nrm2(N, w, nt);
+    } else {
+      beta = sqrt(b2);
+    }
+    P.H[(size_t)j * m + j] = alpha;
+    double rowsum = fabs(alpha) + beta + bprev;
+    for (int i = 0; j == k && i < k; i++)
+      rowsum += fabs(P.H[(size_t)k * m + i]);
+    anorm = rowsum > anorm ? rowsum : anorm;
+    /* ---- omega recurrence: estimates of v_{j+1} . v_q, q <= j ---- */
+    double ommax = 0;
+    if (j > k && beta > 0) {
+      double noise = eps * anorm / beta;
+      om_cur[j] = 1;
+      for (int q = 0; q < j; q++) {
+        const double *Hq = P.H + (size_t)q * m;
+        double t = 0;
+        for (int p = 0; p <= j; p++)
+          t += Hq[p] * om_cur[p];
+        t = (t - alpha * om_cur[q] - bprev * om_prev[q]) / beta;
+        t += t >= 0 ? noise : -noise;
+        om_next[q] = t;
+        ommax = fabs(t) > ommax ? fabs(t) : ommax;
+      }
+      om_next[j] = noise;
+      ommax = noise > ommax ? noise : ommax;
+    }
+    if (full || ommax > sqeps) {
+      /* against the columns whose estimate passed eps^3/4 (Simon's
+       * modified partial re-orthogonalisation), and the same ones plus
+       * the newest at the step after; everything at the first step of a
+       * cycle */
+      int all = j == k;
+      if (!full) /* w still holds the local part: finish it first */
+        lz_sub_scale(N, w, alpha, vj, 1.0, w, nt);
+      for (int q = 0; !all && q <= j; q++)
+        sel[q] = fabs(om_next[q]) > eta || (force && sel[q]) || q == j;
+      force = !force && !all; /* re-orthogonalise the next vector too */
+      beta = lz_reorth(N, V, J, all ? NULL : sel, w, beta, h,
+                       P.D + (size_t)j * m, nt);
+      for (int q = 0; q <= j; q++)
+        if (all || sel[q])
+          om_next[q] = eps;
+      full = 1;
+    }
+    /* ---- breakdown: an invariant subspace was found ---- */
+    if (!(beta > (double)N * eps * anorm)) {
+      for (int i = 0; i < N; i++)
+        w[i] = cm__hash_uniform(LZ_SEED + (uint64_t)out->matvecs,
+                                (uint64_t)(use_S ? r0 : c0) + (uint64_t)i);
+      double s0 = cm__nrm2(N, w, nt), s1 = lz_reorth(N, V, J, NULL, w, -1.0, h, NULL, nt);
+      if (!(s1 > 1e-8 * s0)) {
+        exhausted = 1; /* the basis spans the whole space */
+        beta = 0;
+      } else {
+        lz_sub_scale(N, w, 0, vj, 1.0 / s1, vn, nt);
+        beta = 0;
+      }
+      for (int q = 0; q <= j; q++)
+        om_next[q] = eps;
+      full = 1;
+    } else if (full) {
+      lz_sub_scale(N, w, 0, vj, 1.0 / beta, vn, nt);
+    } else {
+      lz_sub_scale(N, w, alpha, vj, 1.0 / beta, vn, nt);
+    }
+    if (J >= N)
+      exhausted = 1; /* N vectors span the space: the projection is exact */
+    if (J < m) {
+      P.H[(size_t)j * m + J] = beta;
+      P.H[(size_t)J * m + j] = beta;
+    }
+    { /* rotate the omega rows: prev <- cur <- next */
+      double *t = om_prev;
+      om_prev = om_cur, om_cur = om_next, om_next = t;
+      om_cur[J] = 1;
+    }
+    /* ---- convergence test on the J x J projected problem ---- */
+    if (J >= nev + 1 || exhausted || J == m) {
+      int kk = J == m ? keep : nev;
+      if (lz_ritz(&P, J, kk) < 0) {
+        st = CM__ERR(ctx, CM_NUMERIC, NULL,
+                     "LAPACK failed on the projected Lanczos problem");
+        goto done;
+      }
+      int f = P.found, good = 0;
+      for (int i = f - nev > 0 ? f - nev : 0; i < f; i++) {
+        double r = fabs(beta * P.Y[(size_t)i * J + (J - 1)]);
+        double t = fabs(P.theta[i]);
+        if (r <= tol * (t > eps23 ? t : eps23))
+          good++;
+      }
+      converged = good >= nev && f >= nev;
+    }
+    if (converged || exhausted)
+      break;
+    if (deadline > 0 && cm__now() > deadline) {
+      timed_out = 1;
+      break;
+    }
+    J++;
+    if (J <= m)
+      continue;
+    /* ---- thick restart: keep the top `keep` Ritz vectors ---- */
+    J = m;
+    if (++restarts >= max_restarts)
+      break;
+    int kk = P.found;
+    double rho = 0;
+    if (lz_correct(&P, 0, kk)) {
+      st = CM__ERR(ctx, CM_NOMEM, NULL, "out of memory for the restart");
+      goto done;
+    }
+    int rs = lz_restart(N, V, m, &P, kk, beta, h, &rho, nt);
+    if (rs) {
+      st = rs == -1 ? CM__ERR(ctx, CM_NOMEM, NULL, "out of memory for the "
+                              "Lanczos restart")
+                    : CM__ERR(ctx, CM_NUMERIC, NULL,
+                              "Lanczos restart failed (N %d, ncv %d): %s", N,
+                              m, rs == -2 ? "the kept Ritz vectors are not "
+                                            "independent"
+                                          : "the residual lies in their span");
+      goto done;
+    }
+    /* v_kk is orthogonal to the new U to rounding, but the relation holds
+     * only to O(D^2): start the estimates a hundred times above eps */
+    for (int p = 0; p < kk; p++)
+      om_cur[p] = 100 * eps;
+    om_cur[kk] = 1;
+    k = kk;
+    J = kk + 1;
+  }
+  out->iterations = restarts;
+  /* ---- Ritz vectors of the top pairs ---- */
+  {
+    int J0 = P.J, f = P.found;
+    if (f < 0)
+      f = 0;
+    int k0 = f > nev ? f - nev : 0, nf = f - k0; /* the top nev, ascending */
+    Zv = malloc(sizeof(double) * (size_t)N * (size_t)(nf + 1));
+    vecs = malloc(sizeof(double) * (size_t)N * (size_t)(nf + 1));
+    out->lambda = malloc(sizeof(double) * (size_t)(nf + 1));
+    if (!Zv || !vecs || !out->lambda || lz_correct(&P, k0, nf) ||
+        lz_combine(N, V, J0, P.Y + (size_t)k0 * J0, J0, nf, Zv, NULL, NULL, nt)) {
+      st = CM__ERR(ctx, CM_NOMEM, NULL, "out of memory for Ritz vectors");
+      goto done;
+    }
+    int kept = 0; /* descending, positive only */
+    for (int i = nf - 1; i >= 0; i--)
+      if (P.theta[k0 + i] > 0) {
+        out->lambda[kept] = P.theta[k0 + i];
+        memcpy(vecs + (size_t)kept * N, Zv + (size_t)i * N,
+               sizeof(double) * (size_t)N);
+        kept++;
+      }
+    out->nev = kept;
+    out->converged = converged || exhausted;
+    out->rayleigh = 1;
+    int fst = cm__eig_finish(ctx, op, comp, use_S, vecs, out);
+    if (fst)
+      st = fst;
+  }
+  if (!st && !out->converged) {
+    st = CM_NOT_CONVERGED;
+    CM__ERR(ctx, CM_NOT_CONVERGED, NULL,
+            "eigen-solve stopped by its %s budget after %d matvecs; partial "
+            "result",
+            timed_out ? "time" : "iteration", out->matvecs);
+  }
+done:
+  free(V), free(w), free(tmp), free(Zv), free(vecs);
+  free(P.H), free(P.D), free(P.A), free(P.theta), free(P.Y);
+  free(om_prev), free(om_cur), free(om_next), free(h), free(sel);
+  return st;
+}
