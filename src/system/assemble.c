@@ -201,23 +201,62 @@ static int cm__moving_flags(cm_context_t *ctx, const cm_scene_t *s,
 static int cm__components(cm_context_t *ctx, const cm_scene_t *s,
                           cm_system_t *sys, const cm__work_t *w) {
   int nb = s->nbodies, nc = s->ncontacts;
+  int T = nc > CM__PAR_MIN ? w->threads : 1, nomem = 0;
   int *parent = cm__malloc(ctx, (size_t)nb + 1, sizeof(int));
   int *mb = cm__malloc(ctx, (size_t)nc + 1, sizeof(int)); /* moving body */
-  if (!parent || !mb) {
-    free(parent), free(mb);
+  int **forest = calloc((size_t)T, sizeof *forest);       /* per thread */
+  if (!parent || !mb || !forest) {
+    free(parent), free(mb), free(forest);
     return CM_NOMEM;
   }
-  for (int b = 0; b < nb; b++)
-    parent[b] = b;
-  for (int c = 0; c < nc; c++) {
-    const cm_contact_t *ct = &s->contacts[c];
-    int ma = cm__moving(w, ct->a), mv = cm__moving(w, ct->b);
-    mb[c] = ma ? ct->a : ct->b;
-    if (ma && mv) {
-      int ra = cm__find(parent, ct->a), rb = cm__find(parent, ct->b);
-      if (ra != rb)
-        parent[ra > rb ? ra : rb] = ra < rb ? ra : rb;
+  /* each thread joins the bodies of its own run of contacts in its own
+   * forest; the forests are then merged into thread 0's. A union always
+   * hangs the larger root under the smaller, so every set ends with its
+   * smallest body as root: the same forest, flattened, as one thread's. */
+#pragma omp parallel num_threads(T)
+  {
+    int nt = omp_get_num_threads(), t = omp_get_thread_num();
+    int c0 = (int)((long)nc * t / nt), c1 = (int)((long)nc * (t + 1) / nt);
+    int *p = t ? malloc(sizeof(int) * ((size_t)nb + 1)) : parent;
+    forest[t] = p;
+    if (!p) {
+#pragma omp atomic write
+      nomem = 1;
+    } else {
+      for (int b = 0; b < nb; b++)
+        p[b] = b;
+      for (int c = c0; c < c1; c++) {
+        const cm_contact_t *ct = &s->contacts[c];
+        int ma = cm__moving(w, ct->a), mv = cm__moving(w, ct->b);
+        mb[c] = ma ? ct->a : ct->b;
+        if (ma && mv) {
+          int ra = cm__find(p, ct->a), rb = cm__find(p, ct->b);
+          if (ra != rb)
+            p[ra > rb ? ra : rb] = ra < rb ? ra : rb;
+        }
+      }
     }
+#pragma omp barrier
+    int failed;
+#pragma omp atomic read
+    failed = nomem;
+#pragma omp single
+    for (int u = 1; u < nt && !failed; u++)
+      for (int b = 0; b < nb; b++) {
+        if (forest[u][b] == b)
+          continue;
+        int ra = cm__find(parent, b);
+        int rb = cm__find(parent, cm__find(forest[u], b));
+        if (ra != rb)
+          parent[ra > rb ? ra : rb] = ra < rb ? ra : rb;
+      }
+  }
+  for (int t = 1; t < T; t++)
+    free(forest[t]);
+  free(forest);
+  if (nomem) {
+    free(parent), free(mb);
+    return CM__ERR(ctx, CM_NOMEM, NULL, "out of memory assembling");
   }
   /* a root is the smallest body of its set and parent[b] <= b, so one
    * ascending pass points every body at its root */
