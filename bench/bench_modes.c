@@ -633,10 +633,11 @@ int main(int argc, char **argv) {
                rep->t_eigen;
     fprintf(stderr,
             "  run %d: nc %d  assemble %.3f  factor %.3f  operator %.3f  "
-            "eigen %.3f (%d matvecs, %.3g ms/step)  rest %.3f  total %.3f s  "
-            "omega_max %.6g%s\n",
+            "eigen %.3f (%d matvecs, %.3g ms/step, of which matvec %.3g)  "
+            "rest %.3f  total %.3f s  omega_max %.6g%s\n",
             r, rep->ncontacts, t_asm[r], t_fac[r], t_opr[r], t_eig[r],
             rep->matvecs, rep->matvecs ? 1e3 * t_eig[r] / rep->matvecs : 0.0,
+            rep->matvecs ? 1e3 * rep->t_matvec / rep->matvecs : 0.0,
             t_rep[r], t_tot[r], rep->omega_max,
             rep->status ? " NOT CONVERGED" : "");
     if (hwm)

@@ -30,7 +30,7 @@ void cm__blas2_set_threads(int n) {
 
 /* Dot product with eight independent partial sums combined in a fixed
  * order: vectorisable and still deterministic. */
-static double cm__dot8(const double *a, const double *x, int len) {
+CM__CLONES static double cm__dot8(const double *a, const double *x, int len) {
   double s[8] = {0, 0, 0, 0, 0, 0, 0, 0};
   int i = 0;
   for (; i + 8 <= len; i += 8)
@@ -44,8 +44,8 @@ static double cm__dot8(const double *a, const double *x, int len) {
 
 /* Four dot products of the columns a, a + lda, a + 2 lda, a + 3 lda with x,
  * two partial sums each, combined in a fixed order. */
-static void cm__dot4x2(const double *a, int lda, const double *x, int len,
-                       double *out) {
+CM__CLONES static void cm__dot4x2(const double *a, int lda, const double *x,
+                                  int len, double *out) {
   const double *c0 = a, *c1 = a + lda, *c2 = c1 + lda, *c3 = c2 + lda;
   double s0a = 0, s0b = 0, s1a = 0, s1b = 0, s2a = 0, s2b = 0, s3a = 0,
          s3b = 0;
@@ -99,6 +99,32 @@ static void cm__gemv_t(int m, int n, double alpha, const double *a, int lda,
   free(part);
 }
 
+/* Rows [0, len) of y = alpha A x + beta y (len <= CM__B2_CHUNK). */
+CM__CLONES static void cm__gemv_n_rows(int len, int n, double alpha,
+                                       const double *a, int lda,
+                                       const double *x, double beta,
+                                       double *y) {
+  double acc[CM__B2_CHUNK];
+  for (int i = 0; i < len; i++)
+    acc[i] = 0;
+  int j = 0;
+  for (; j + 4 <= n; j += 4) { /* four columns a pass, fixed grouping */
+    const double *c0 = a + (size_t)j * lda, *c1 = c0 + lda;
+    const double *c2 = c1 + lda, *c3 = c2 + lda;
+    double x0 = x[j], x1 = x[j + 1], x2 = x[j + 2], x3 = x[j + 3];
+    for (int i = 0; i < len; i++)
+      acc[i] += (c0[i] * x0 + c1[i] * x1) + (c2[i] * x2 + c3[i] * x3);
+  }
+  for (; j < n; j++) {
+    const double *col = a + (size_t)j * lda;
+    double xj = x[j];
+    for (int i = 0; i < len; i++)
+      acc[i] += col[i] * xj;
+  }
+  for (int i = 0; i < len; i++)
+    y[i] = beta == 0 ? alpha * acc[i] : alpha * acc[i] + beta * y[i];
+}
+
 /* y = alpha A x + beta y: each y_i sums its row in column order. */
 static void cm__gemv_n(int m, int n, double alpha, const double *a, int lda,
                        const double *x, double beta, double *y, int th) {
@@ -106,25 +132,7 @@ static void cm__gemv_n(int m, int n, double alpha, const double *a, int lda,
 #pragma omp parallel for schedule(static) num_threads(th) if (nch > 2)
   for (int c = 0; c < nch; c++) {
     int i0 = c * CM__B2_CHUNK, i1 = i0 + CM__B2_CHUNK < m ? i0 + CM__B2_CHUNK : m;
-    double acc[CM__B2_CHUNK];
-    for (int i = i0; i < i1; i++)
-      acc[i - i0] = 0;
-    int j = 0;
-    for (; j + 4 <= n; j += 4) { /* four columns a pass, fixed grouping */
-      const double *c0 = a + (size_t)j * lda, *c1 = c0 + lda;
-      const double *c2 = c1 + lda, *c3 = c2 + lda;
-      double x0 = x[j], x1 = x[j + 1], x2 = x[j + 2], x3 = x[j + 3];
-      for (int i = i0; i < i1; i++)
-        acc[i - i0] += (c0[i] * x0 + c1[i] * x1) + (c2[i] * x2 + c3[i] * x3);
-    }
-    for (; j < n; j++) {
-      const double *col = a + (size_t)j * lda;
-      double xj = x[j];
-      for (int i = i0; i < i1; i++)
-        acc[i - i0] += col[i] * xj;
-    }
-    for (int i = i0; i < i1; i++)
-      y[i] = beta == 0 ? alpha * acc[i - i0] : alpha * acc[i - i0] + beta * y[i];
+    cm__gemv_n_rows(i1 - i0, n, alpha, a + i0, lda, x, beta, y + i0);
   }
 }
 

@@ -21,6 +21,17 @@ int cm__error_at(cm_context_t *ctx, int status, const char *file, int line,
  * more than such a loop, and far more when the cores are shared. */
 #define CM__PAR_MIN 20000
 
+/* Hot dense kernels are compiled for AVX-512 and AVX2 besides the baseline,
+ * the best one picked at load time (GCC function multiversioning). The
+ * project builds with -ffp-contract=off, and the kernels' sums have a fixed
+ * order, so every version gives the same bits. */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && \
+    !defined(CM_NO_CLONES)
+#define CM__CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+#else
+#define CM__CLONES
+#endif
+
 /* Wall-clock seconds from a monotonic clock. */
 double cm__now(void);
 
