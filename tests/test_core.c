@@ -730,3 +730,34 @@ CM_TEST(core_threads_bitwise) {
   CMT_CONTAINS(o1, "\"omega_max\": 632.45553203367");
   free(o1), free(o2);
 }
+
+/* `cmodes compare`: the sparse path against dense dsyevr on one scene, for
+ * each sparse solver; a solver it does not know is a usage error. */
+CM_TEST(core_compare_cli) {
+  const char *methods[2] = {"lanczos", "arpack"};
+  for (int v = 0; v < 2; v++) {
+    char cmd[2048];
+    int code = -1;
+    snprintf(cmd, sizeof cmd, "%s compare --json --method %s %s/data/pile3d.json",
+             CM_BINARY, methods[v], CM_SOURCE_DIR);
+    char *out = cmt_run(cmd, &code);
+    CMT_EQ_INT(code, 0);
+    char want[64];
+    snprintf(want, sizeof want, "{\"method\": \"%s\"", methods[v]);
+    const char *p = out ? strstr(out, want) : NULL;
+    CMT_TRUE(p != NULL);
+    double diff = 1;
+    const char *q = p ? strstr(p, "\"max_rel_diff_vs_dsyevr\": ") : NULL;
+    CMT_TRUE(q && sscanf(q + 26, "%lf", &diff) == 1);
+    CMT_LE(diff, 1e-9); /* the top 6 of 900 contacts, tol 1e-10 */
+    free(out);
+  }
+  char cmd[2048];
+  int code = -1;
+  snprintf(cmd, sizeof cmd, "%s compare --method dense %s/data/pile3d.json 2>&1",
+           CM_BINARY, CM_SOURCE_DIR);
+  char *out = cmt_run(cmd, &code);
+  CMT_EQ_INT(code, 2);
+  CMT_CONTAINS(out, "is not lanczos or arpack");
+  free(out);
+}

@@ -1,4 +1,4 @@
-/* cmd_compare.c: `cmodes compare SCENE`: the sparse path (ARPACK on B) and
+/* cmd_compare.c: `cmodes compare SCENE`: the sparse path (Lanczos on B) and
  * dense LAPACK (dsyevr top-k, dsyevd all) on the explicitly formed S of the
  * same scene, with their times and agreement. For users who benchmark
  * against dense solvers. Not a benchmark harness (bench/ is). */
@@ -16,10 +16,11 @@
 static void cm__compare_usage(FILE *f) {
   fprintf(f,
     "usage: cmodes compare [options] SCENE\n\n"
-    "Top modes by the sparse path (ARPACK Lanczos on B = K^1/2 J L^-T) and by\n"
-    "dense LAPACK on S = B B^T formed explicitly; prints times and agreement.\n\n"
+    "Top modes by the sparse path (Lanczos on B = K^1/2 J L^-T) and by dense\n"
+    "LAPACK on S = B B^T formed explicitly; prints times and agreement.\n\n"
     "  -k, --modes K       modes compared (default 6)\n"
-    "      --tol T         ARPACK tolerance (default 1e-10)\n"
+    "      --tol T         Lanczos tolerance (default 1e-10)\n"
+    "      --method M      sparse solver: lanczos (default) or arpack\n"
     "      --threads N     threads for both paths (default: all)\n"
     "      --max-dense N   refuse the dense path above N contacts (12000)\n"
     "      --no-dsyevd     skip the all-eigenvalue dsyevd run\n"
@@ -66,12 +67,14 @@ int cm__cmd_compare(int argc, char **argv) {
       {"threads", required_argument, 0, 'T'},
       {"max-dense", required_argument, 0, 'D'},
       {"no-dsyevd", no_argument, 0, 'N'}, {"json", no_argument, 0, 'j'},
+      {"method", required_argument, 0, 'M'},
       {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
   cm_options_t opts;
   cm_options_init(&opts);
   cm_context_t ctx;
   cm_context_init(&ctx);
   int max_dense = 12000, no_evd = 0, json = 0, c, ok = 1;
+  int method = CM_METHOD_LANCZOS;
   optind = 1;
   while (ok && (c = getopt_long(argc, argv, "k:h", longopts, NULL)) != -1) {
     switch (c) {
@@ -80,6 +83,14 @@ int cm__cmd_compare(int argc, char **argv) {
     case 'T': ok = cm__arg_int("compare", "--threads", optarg, &ctx.threads); break;
     case 'D': ok = cm__arg_int("compare", "--max-dense", optarg, &max_dense); break;
     case 'N': no_evd = 1; break;
+    case 'M':
+      method = cm__method_parse(optarg);
+      if (method != CM_METHOD_LANCZOS && method != CM_METHOD_ARPACK) {
+        fprintf(stderr, "cmodes compare: --method: '%s' is not lanczos or "
+                        "arpack\n", optarg);
+        ok = 0;
+      }
+      break;
     case 'j': json = 1; break;
     case 'h': cm__compare_usage(stdout); return 0;
     default: ok = 0;
@@ -119,13 +130,13 @@ int cm__cmd_compare(int argc, char **argv) {
   }
   if (!st) {
     cm__blas_single_thread();
-    opts.method = CM_METHOD_ARPACK;
+    opts.method = method;
     st = cm_spectrum_solve(&ctx, op, -1, &opts, &spec);
     if (st == CM_NOT_CONVERGED)
       st = CM_OK;
   }
   if (!st) {
-    runs[0].name = spec->method == CM_METHOD_ARPACK ? "arpack" : "dense";
+    runs[0].name = cm__method_name(spec->method);
     runs[0].seconds = spec->seconds;
     runs[0].k = spec->nev < opts.modes ? spec->nev : opts.modes;
     for (int i = 0; i < runs[0].k; i++)
@@ -185,8 +196,8 @@ int cm__cmd_compare(int argc, char **argv) {
         for (int i = 0; i < runs[0].k; i++)
           printf("| %d | %.12g | %.12g |\n", i + 1, runs[0].omega[i],
                  i < runs[1].k ? runs[1].omega[i] : NAN);
-        printf("\nARPACK: %d matvecs, %d restarts, ncv %d\n", spec->matvecs,
-               spec->iterations, spec->ncv);
+        printf("\n%s: %d matvecs, %d restarts, ncv %d\n", runs[0].name,
+               spec->matvecs, spec->iterations, spec->ncv);
       }
     }
   }
