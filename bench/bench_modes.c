@@ -50,6 +50,7 @@ typedef struct {
   int thread_cmp;      /* 1 vs threads comparison */
   int parse;           /* time the JSON reader */
   int fast;            /* phases of the analysis only */
+  int arpack;          /* also ARPACK on the whole operator */
 } bench_opts_t;
 
 static double now_s(void) {
@@ -546,12 +547,12 @@ static void usage(FILE *f) {
 "                   solve of the exported operator; default auto)\n"
 "  --dense-max N    dense dsyevr/dsyevd when nc <= N (default 0: off)\n"
 "  --export FILE    write the operator's B (binary CSR) to FILE\n"
-"  --no-mem --no-threads --no-parse   skip those measurements\n"
+"  --no-mem --no-threads --no-parse --no-arpack   skip those measurements\n"
 "  --fast           the analysis phases only (for tuning)\n");
 }
 
 int main(int argc, char **argv) {
-  bench_opts_t bo = {"pile", 1e4, 3, 2, 1e-6, 6, 0, CM_METHOD_AUTO, 0, NULL, 1, 1, 1, 0};
+  bench_opts_t bo = {"pile", 1e4, 3, 2, 1e-6, 6, 0, CM_METHOD_AUTO, 0, NULL, 1, 1, 1, 0, 1};
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
 #define ARG(name) (!strcmp(a, name) && v && ++i)
@@ -570,6 +571,7 @@ int main(int argc, char **argv) {
     else if (!strcmp(a, "--no-mem")) bo.mem = 0;
     else if (!strcmp(a, "--no-threads")) bo.thread_cmp = 0;
     else if (!strcmp(a, "--no-parse")) bo.parse = 0;
+    else if (!strcmp(a, "--no-arpack")) bo.arpack = 0;
     else if (!strcmp(a, "--fast")) bo.fast = 1, bo.mem = bo.thread_cmp = bo.parse = 0;
     else if (!strcmp(a, "-h") || !strcmp(a, "--help")) { usage(stdout); return 0; }
     else { usage(stderr); return 2; }
@@ -727,8 +729,10 @@ int main(int argc, char **argv) {
   if (bo.thread_cmp && bo.threads != 1 &&
       (st = cm_operator_create(&ctx1, sys, &op1)))
     die(&ctx1, "operator (1 thread)", st);
-  double t_sp[64], t_sp1[64];
-  int sp_mv = 0, sp_mv1 = 0, sp_conv = 0;
+  double t_sp[64], t_sp1[64], t_arp[64];
+  int sp_mv = 0, sp_mv1 = 0, sp_conv = 0, arp_mv = 0;
+  cm_options_t oarp = opts; /* ARPACK on the same operator, interleaved */
+  oarp.method = CM_METHOD_ARPACK;
   double sp_omega[16] = {0};
   int sp_n = 0;
   for (int r = 0; r < R; r++) {
@@ -747,6 +751,17 @@ int main(int argc, char **argv) {
     cm_spectrum_destroy(&sp);
     fprintf(stderr, "  spectrum run %d (%d threads): %.3f s, %d matvecs\n", r,
             bo.threads, t_sp[r], sp_mv);
+    if (bo.arpack && opts.method != CM_METHOD_ARPACK) {
+      t0 = now_s();
+      st = cm_spectrum_solve(&ctx, op, -1, &oarp, &sp);
+      t_arp[r] = now_s() - t0;
+      if (st < 0)
+        die(&ctx, "cm_spectrum_solve (ARPACK)", st);
+      arp_mv = sp->matvecs;
+      cm_spectrum_destroy(&sp);
+      fprintf(stderr, "  spectrum run %d, ARPACK: %.3f s, %d matvecs\n", r,
+              t_arp[r], arp_mv);
+    }
     if (op1) {
       t0 = now_s();
       st = cm_spectrum_solve(&ctx1, op1, -1, &opts, &sp);
@@ -783,6 +798,9 @@ int main(int argc, char **argv) {
   for (int i = 0; i < sp_n; i++)
     printf("%s%.15g", i ? "," : "", sp_omega[i]);
   printf("]");
+  if (bo.arpack && opts.method != CM_METHOD_ARPACK)
+    printf(",\"t_arpack\":%.6g,\"arpack_matvecs\":%d", median(t_arp, R),
+           arp_mv);
   fflush(stdout);
   cm_operator_destroy(&op1);
 

@@ -294,7 +294,8 @@ CM_EXTERN double cm_operator_build_seconds(const cm_operator_t *op);
 /* ------------------------------------------------------------------------ */
 
 typedef enum cm_method {
-  CM_METHOD_AUTO = 0,   /* dense for small components, ARPACK otherwise */
+  CM_METHOD_AUTO = 0,   /* dense for small components, Lanczos otherwise
+                           (ARPACK when the Chebyshev filter is asked for) */
   CM_METHOD_ARPACK = 1, /* ARPACK-ng Lanczos (dense only when too small) */
   CM_METHOD_DENSE = 2,  /* LAPACK dsyevr on the explicitly formed operator */
   CM_METHOD_LANCZOS = 3 /* cmodes' own thick-restart Lanczos with partial
@@ -303,10 +304,12 @@ typedef enum cm_method {
 
 typedef struct cm_options {
   int modes;             /* top modes wanted, default 6 */
-  double tol;            /* ARPACK relative residual tolerance, default 1e-10 */
+  double tol;            /* Lanczos relative residual tolerance, default 1e-10 */
   int method;            /* cm_method_t, default CM_METHOD_AUTO */
-  int ncv;               /* Lanczos basis size, 0 = auto max(2 nev+1, 20) */
-  int max_iter;          /* ARPACK restarts, default 3000 */
+  int ncv;               /* Lanczos basis size, 0 = auto: own Lanczos as many
+                            vectors as fit in 768 MiB within 32..128 (and
+                            >= 2 nev + 8), ARPACK max(2 nev + 1, 20) */
+  int max_iter;          /* Lanczos cycles (ARPACK restarts), default 3000 */
   double max_seconds;    /* eigen-solve budget per analysis, 0 = none */
   int dense_max;         /* auto: components of operator size <= this are
                             solved densely, default 400 */
@@ -396,7 +399,7 @@ typedef struct cm_report {
   cm_component_t *components; /* top ones by omega_max */
   int comp_max;           /* component that sets the step */
   /* solver */
-  const char *method;     /* "arpack", "dense", "mixed" or "none" */
+  const char *method;     /* "lanczos", "arpack", "dense", "mixed" or "none" */
   int nev, ncv, iterations, matvecs, converged;
   double tol;
   /* timings, seconds */

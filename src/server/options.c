@@ -23,7 +23,7 @@ static const cm__opt_t cm__opts[] = {
     {"modes", CM__INT, 1, 1000, CM__OFF(modes), "an integer 1..1000"},
     {"tol", CM__REAL, 1e-15, 0.5, CM__OFF(tol), "a number in [1e-15, 0.5]"},
     {"method", CM__METHOD, 0, 0, CM__OFF(method),
-     "\"auto\", \"arpack\" or \"dense\""},
+     "\"auto\", \"lanczos\", \"arpack\" or \"dense\""},
     {"damping_ratio", CM__REAL, 0, 1, CM__OFF(damping_ratio),
      "a number in [0, 1]"},
     {"newmark_gamma", CM__REAL, 0.5, 10, CM__OFF(newmark_gamma),

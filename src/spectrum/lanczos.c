@@ -31,11 +31,22 @@
 
 /* ---- vector kernels (deterministic chunked reductions) ----------------- */
 
+/* Rows [i0, i0 + n) of an explicit CSR factor (B or B^T) applied to in,
+ * whose columns start at off: the second half of the step's matvec. */
+typedef struct {
+  const int *p, *j;
+  const double *a, *in;
+  int i0, off;
+} lz_csr_t;
+
 /* w -= b x (x may be NULL); returns y . w, with w . w in r[0] and y . y in
- * r[1]. Without memory for the partial sums it runs serially in the same
- * chunk order. */
+ * r[1]. With A, w is first computed row by row as A's product, exactly as
+ * the operator's own SpMV does (the matvec and this pass fused: one pass
+ * over w fewer, the same bits). Without memory for the partial sums it runs
+ * serially in the same chunk order. */
 static double lz_sub_dot(int n, double *w, double b, const double *x,
-                         const double *y, double *r, int th) {
+                         const double *y, double *r, const lz_csr_t *A,
+                         int th) {
   int nch = (n + LZ_CHUNK - 1) / LZ_CHUNK;
   double stack[192], *part = nch <= 64 ? stack : malloc(sizeof(double) * 3 * (size_t)nch);
   double s = 0, q = 0, u = 0;
@@ -44,6 +55,12 @@ static double lz_sub_dot(int n, double *w, double b, const double *x,
     int i0 = c * LZ_CHUNK, i1 = i0 + LZ_CHUNK < n ? i0 + LZ_CHUNK : n;
     double sc = 0, qc = 0, uc = 0;
     for (int i = i0; i < i1; i++) {
+      if (A) {
+        double s = 0;
+        for (int q = A->p[A->i0 + i]; q < A->p[A->i0 + i + 1]; q++)
+          s += A->a[q] * A->in[A->j[q] - A->off];
+        w[i] = s;
+      }
       double v = x ? w[i] - b * x[i] : w[i];
       w[i] = v;
       sc += y[i] * v;
@@ -461,6 +478,16 @@ int cm__eig_lanczos(cm_context_t *ctx, cm_operator_t *op, int comp,
     for (int i = 0; i < N; i++)
       V[i] /= s;
   }
+  /* the explicit B (block-diagonal M) lets the matvec's second half run
+   * fused with the step's first pass */
+  lz_csr_t csr = {0};
+  {
+    const int *Bp, *Bj, *Tp, *Tj;
+    const double *Bx, *Tx;
+    if (cm__op_is_block(op) && !cm_operator_csr(op, &Bp, &Bj, &Bx, &Tp, &Tj, &Tx))
+      csr = use_S ? (lz_csr_t){Bp, Bj, Bx, tmp, r0, c0}
+                  : (lz_csr_t){Tp, Tj, Tx, tmp, c0, r0};
+  }
   int k = 0, J = 1, converged = 0, timed_out = 0, exhausted = 0;
   int restarts = 0, force = 0;
   double anorm = 0, beta = 0;
@@ -469,16 +496,27 @@ int cm__eig_lanczos(cm_context_t *ctx, cm_operator_t *op, int comp,
     /* ---- extend the basis from column J - 1 = j ---- */
     int j = J - 1;
     double *vj = V + (size_t)j * N, *vn = V + (size_t)J * N;
-    double tm = cm__now();
-    cm__eig_apply(op, comp, use_S, vj, w, tmp);
-    out->t_matvec += cm__now() - tm;
-    out->matvecs++;
     double alpha, wv[2], bprev = j > k ? P.H[(size_t)(j - 1) * m + j] : 0;
     int full = j == k || force;
-    if (j == k && k > 0) /* arrow: w -= sum_i s_i u_i */
-      cm__gemv(0, N, k, -1.0, V, N, P.H + (size_t)k * m, 1.0, w, nt);
-    alpha = lz_sub_dot(N, w, bprev, j > k ? V + (size_t)(j - 1) * N : NULL,
-                       vj, wv, nt);
+    double tm = cm__now();
+    if (j > k && csr.p) { /* first half, then the second fused with pass 1 */
+      if (use_S)
+        cm__op_BT(op, comp, vj, tmp);
+      else
+        cm__op_B(op, comp, vj, tmp);
+      alpha = lz_sub_dot(N, w, bprev, V + (size_t)(j - 1) * N, vj, wv, &csr,
+                         nt);
+      out->t_matvec += cm__now() - tm;
+      out->matvecs++;
+    } else {
+      cm__eig_apply(op, comp, use_S, vj, w, tmp);
+      out->t_matvec += cm__now() - tm;
+      out->matvecs++;
+      if (j == k && k > 0) /* arrow: w -= sum_i s_i u_i */
+        cm__gemv(0, N, k, -1.0, V, N, P.H + (size_t)k * m, 1.0, w, nt);
+      alpha = lz_sub_dot(N, w, bprev, j > k ? V + (size_t)(j - 1) * N : NULL,
+                         vj, wv, NULL, nt);
+    }
     /* ||w - alpha v_j||^2 with the measured ||v_j||^2: no drift of norms */
     double ww = wv[0], b2 = ww - alpha * alpha * (2.0 - wv[1]);
     if (full || !(b2 > 0.01 * ww)) { /* explicit, or cancellation */
@@ -588,8 +626,9 @@ int cm__eig_lanczos(cm_context_t *ctx, cm_operator_t *op, int comp,
       continue;
     /* ---- thick restart: keep the top `keep` Ritz vectors ---- */
     J = m;
-    if (++restarts >= max_restarts)
+    if (restarts + 1 >= max_restarts) /* a budget of max_iter cycles */
       break;
+    restarts++;
     int kk = P.found;
     double rho = 0;
     if (lz_correct(&P, 0, kk)) {
