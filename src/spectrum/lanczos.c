@@ -28,6 +28,7 @@
 #define LZ_CHUNK 8192 /* fixed reduction chunk, independent of threads */
 #define LZ_ROWS 1024  /* row block of the basis combinations */
 #define LZ_SEED 0x6c616e637a6f73ULL /* "lanczos": breakdown vectors */
+#define LZ_TEST_MAX 8 /* most steps between two convergence tests */
 
 /* ---- vector kernels (deterministic chunked reductions) ----------------- */
 
@@ -488,6 +489,8 @@ int cm__eig_lanczos(cm_context_t *ctx, cm_operator_t *op, int comp,
       csr = use_S ? (lz_csr_t){Bp, Bj, Bx, tmp, r0, c0}
                   : (lz_csr_t){Tp, Tj, Tx, tmp, c0, r0};
   }
+  double mv_flops = 4.0 * (double)(csr.p ? csr.p[csr.i0 + N] - csr.p[csr.i0]
+                                         : (long)N * 8);
   int k = 0, J = 1, converged = 0, timed_out = 0, exhausted = 0;
   int restarts = 0, force = 0;
   double anorm = 0, beta = 0;
@@ -598,8 +601,13 @@ int cm__eig_lanczos(cm_context_t *ctx, cm_operator_t *op, int comp,
       om_prev = om_cur, om_cur = om_next, om_next = t;
       om_cur[J] = 1;
     }
-    /* ---- convergence test on the J x J projected problem ---- */
-    if (J >= nev + 1 || exhausted || J == m) {
+    /* ---- convergence test on the J x J projected problem: every step
+     * while its ~J^3 flops are small against a matvec's ~4 nnz, else every
+     * few steps (at most LZ_TEST_MAX apart; sizes only, never timings) ---- */
+    double jc = (double)J * J * J;
+    int every = jc <= 0.25 * mv_flops ? 1 : (int)ceil(jc / (0.25 * mv_flops));
+    every = every > LZ_TEST_MAX ? LZ_TEST_MAX : every;
+    if ((J >= nev + 1 && (J - nev - 1) % every == 0) || exhausted || J == m) {
       int kk = J == m ? keep : nev;
       if (lz_ritz(&P, J, kk) < 0) {
         st = CM__ERR(ctx, CM_NUMERIC, NULL,
