@@ -761,3 +761,46 @@ CM_TEST(core_compare_cli) {
   CMT_CONTAINS(out, "is not lanczos or arpack");
   free(out);
 }
+
+/* Budgets: a Lanczos or ARPACK solve stopped by --max-iter or
+ * --max-seconds returns Rayleigh-Ritz values of its basis, flagged; each is
+ * below the converged value (Ritz values of a symmetric operator approach
+ * its top eigenvalues from below), and the report is complete. */
+CM_TEST(core_partial_results) {
+  cm_scene_t *s = random_scene(3, 3000, 9000, 77);
+  const int methods[2] = {CM_METHOD_LANCZOS, CM_METHOD_ARPACK};
+  for (int v = 0; v < 2; v++) {
+    cm_context_t ctx;
+    cm_context_init(&ctx);
+    cm_options_t o;
+    cm_options_init(&o);
+    o.method = methods[v];
+    cm_report_t *full = NULL;
+    CMT_EQ_INT(cm_analyze(&ctx, s, &o, &full), 0);
+    for (int b = 0; b < 2 && full; b++) {
+      cm_options_t ob = o;
+      if (b == 0)
+        ob.ncv = 16, ob.max_iter = 1;
+      else
+        ob.max_seconds = 1e-4;
+      cm_report_t *p = NULL;
+      cm_context_clear(&ctx);
+      CMT_EQ_INT(cm_analyze(&ctx, s, &ob, &p), CM_NOT_CONVERGED);
+      CMT_CONTAINS(ctx.message, b == 0 ? "iteration budget" : "time budget");
+      CMT_TRUE(p && !p->converged && p->status == CM_NOT_CONVERGED);
+      if (p) {
+        CMT_LE(p->omega_max, full->omega_max * (1 + 1e-12));
+        if (b == 0) /* one cycle of 16 already finds most of the top */
+          CMT_LE(0.5 * full->omega_max, p->omega_max);
+        /* the steps never trust a partial value below the lower bound */
+        CMT_LE(p->central_difference.h_s,
+               2.0 / p->omega_lower * (1 + 1e-15));
+        for (int i = 0; i < p->nmodes; i++)
+          CMT_TRUE(p->modes[i].omega > 0 && isfinite(p->modes[i].residual));
+      }
+      cm_report_destroy(&p);
+    }
+    cm_report_destroy(&full);
+  }
+  cm_scene_destroy(&s);
+}

@@ -626,7 +626,9 @@ int cm__eig_lanczos(cm_context_t *ctx, cm_operator_t *op, int comp,
     if (converged || exhausted)
       break;
     if (deadline > 0 && cm__now() > deadline) {
-      timed_out = 1;
+      timed_out = 1; /* the partial result from the basis as it is now */
+      if (P.J != J && J >= nev + 1 && lz_ritz(&P, J, nev) < 0)
+        P.found = 0;
       break;
     }
     J++;
