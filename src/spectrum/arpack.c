@@ -160,26 +160,24 @@ static int cm__rayleigh_ritz(cm_operator_t *op, int comp, int use_S, int N,
   return found;
 }
 
+/* ARPACK's basis when the options leave it open: max(2 nev + 1, 20). */
+static int cm__arpack_ncv(int nev, int N) {
+  (void)N;
+  return 2 * nev + 1 > 20 ? 2 * nev + 1 : 20;
+}
+
 /* One ARPACK run on p(Op): degree 0 = no filter; the damped interval ends at
  * the largest diagonal entry of S. */
 static int cm__arpack_run(cm_context_t *ctx, cm_operator_t *op, int comp,
                           const cm_options_t *opts, const double *start,
                           double deadline, int degree, double tol,
                           cm__eig_t *out) {
-  int r0, m, c0, n;
-  cm__op_comp(op, comp, &r0, &m, &c0, &n);
-  int use_S = m <= n, N = use_S ? m : n, other = use_S ? n : m;
-  int nev = opts->modes < N - 1 ? opts->modes : N - 1;
-  int ncv = opts->ncv > 0 ? opts->ncv : (2 * nev + 1 > 20 ? 2 * nev + 1 : 20);
-  if (ncv > N)
-    ncv = N;
-  out->method = CM_METHOD_ARPACK;
-  out->rank = -1;
-  out->ncv = ncv;
-  if (nev < 1 || ncv <= nev)
-    return CM__ERR(ctx, CM_USAGE, NULL,
-                   "ARPACK needs nev < ncv <= N (nev %d, ncv %d, N %d)", nev,
-                   ncv, N);
+  cm__eig_dims_t dm;
+  if (cm__eig_dims(ctx, op, comp, opts, CM_METHOD_ARPACK, cm__arpack_ncv, out,
+                   &dm))
+    return CM_USAGE;
+  int m = dm.m, use_S = dm.use_S, N = dm.N, other = dm.other;
+  int nev = dm.nev, ncv = dm.ncv;
   /* ---- allocate ---- */
   int lworkl = ncv * (ncv + 8);
   double *resid = malloc(sizeof(double) * (size_t)N);

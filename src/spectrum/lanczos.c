@@ -423,22 +423,14 @@ static int lz_auto_ncv(int nev, int N) {
 int cm__eig_lanczos(cm_context_t *ctx, cm_operator_t *op, int comp,
                     const cm_options_t *opts, const double *start,
                     double deadline, cm__eig_t *out) {
-  int r0, mr, c0, nc;
-  cm__op_comp(op, comp, &r0, &mr, &c0, &nc);
-  int use_S = mr <= nc, N = use_S ? mr : nc, other = use_S ? nc : mr;
-  int nev = opts->modes < N - 1 ? opts->modes : N - 1;
-  int m = opts->ncv > 0 ? opts->ncv : lz_auto_ncv(nev, N);
-  if (m > N)
-    m = N;
+  cm__eig_dims_t d;
+  if (cm__eig_dims(ctx, op, comp, opts, CM_METHOD_LANCZOS, lz_auto_ncv, out,
+                   &d))
+    return CM_USAGE;
+  int r0 = d.r0, c0 = d.c0, use_S = d.use_S, N = d.N, other = d.other;
+  int nev = d.nev, m = d.ncv;
   double tol = opts->tol > 0 ? opts->tol : 1e-10;
   int max_restarts = opts->max_iter > 0 ? opts->max_iter : 3000;
-  out->method = CM_METHOD_LANCZOS;
-  out->rank = -1;
-  out->ncv = m;
-  if (nev < 1 || m <= nev)
-    return CM__ERR(ctx, CM_USAGE, NULL,
-                   "Lanczos needs nev < ncv <= N (nev %d, ncv %d, N %d)", nev,
-                   m, N);
   /* kept Ritz vectors at a restart: the wanted ones and a third of the
    * rest (a restart costs N m keep flops) */
   int keep = nev + (m - nev) / 3;

@@ -26,6 +26,28 @@ void cm__eig_apply(cm_operator_t *op, int comp, int use_S, const double *x,
   }
 }
 
+int cm__eig_dims(cm_context_t *ctx, cm_operator_t *op, int comp,
+                 const cm_options_t *opts, int method,
+                 int (*auto_ncv)(int nev, int N), cm__eig_t *out,
+                 cm__eig_dims_t *d) {
+  cm__op_comp(op, comp, &d->r0, &d->m, &d->c0, &d->n);
+  d->use_S = d->m <= d->n;
+  d->N = d->use_S ? d->m : d->n, d->other = d->use_S ? d->n : d->m;
+  d->nev = opts->modes < d->N - 1 ? opts->modes : d->N - 1;
+  d->ncv = opts->ncv > 0 ? opts->ncv : auto_ncv(d->nev, d->N);
+  if (d->ncv > d->N)
+    d->ncv = d->N;
+  out->method = method;
+  out->rank = -1;
+  out->ncv = d->ncv;
+  if (d->nev < 1 || d->ncv <= d->nev)
+    return CM__ERR(ctx, CM_USAGE, NULL,
+                   "%s needs nev < ncv <= N (nev %d, ncv %d, N %d)",
+                   method == CM_METHOD_ARPACK ? "ARPACK" : "Lanczos", d->nev,
+                   d->ncv, d->N);
+  return CM_OK;
+}
+
 void cm__eig_start(cm_operator_t *op, int comp, int use_S, int N,
                    const double *start, double *resid) {
   int r0, m, c0, n, th = cm__op_threads(op);

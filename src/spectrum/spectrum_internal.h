@@ -40,6 +40,19 @@ int cm__eig_lanczos(cm_context_t *ctx, cm_operator_t *op, int comp,
                     const cm_options_t *opts, const double *start,
                     double deadline, cm__eig_t *out);
 
+/* Sizes of an iterative solve of component comp: the operator (S when
+ * rows <= columns), nev = min(modes, N - 1), the basis ncv (options, else
+ * auto_ncv(nev, N), at most N); fills out's method, rank and ncv. Returns
+ * CM_USAGE unless nev < ncv <= N. */
+typedef struct {
+  int r0, m, c0, n; /* the component's rows and columns */
+  int use_S, N, other, nev, ncv;
+} cm__eig_dims_t;
+int cm__eig_dims(cm_context_t *ctx, cm_operator_t *op, int comp,
+                 const cm_options_t *opts, int method,
+                 int (*auto_ncv)(int nev, int N), cm__eig_t *out,
+                 cm__eig_dims_t *d);
+
 /* y = Op x for the component: S = B B^T (use_S) or G = B^T B; tmp has
  * room for the other side. */
 void cm__eig_apply(cm_operator_t *op, int comp, int use_S, const double *x,
