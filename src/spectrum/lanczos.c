@@ -248,13 +248,28 @@ typedef struct {
 } lz_proj_t;
 
 /* Top k Ritz pairs of the leading J x J block of H (ascending). */
-static int lz_ritz(lz_proj_t *P, int J, int k) {
+static int lz_ritz(lz_proj_t *P, int J, int k, int tridiagonal) {
   P->J = J;
+  if (k > J)
+    k = J;
+  if (tridiagonal) { /* no restart yet: MRRR on T, O(J k), not O(J^3) */
+    double *d = P->A, *e = P->A + J; /* A has room for m^2 >= 2 J */
+    for (int i = 0; i < J; i++)
+      d[i] = P->H[(size_t)i * P->m + i];
+    for (int i = 0; i + 1 < J; i++)
+      e[i] = P->H[(size_t)i * P->m + i + 1];
+    int found = 0, *isuppz = malloc(sizeof(int) * 2 * (size_t)(k + 1));
+    if (isuppz && LAPACKE_dstevr(LAPACK_COL_MAJOR, 'V', 'I', J, d, e, 0, 0,
+                                 J - k + 1, J, 0, &found, P->theta, P->Y, J,
+                                 isuppz) == 0) {
+      free(isuppz);
+      return P->found = found;
+    }
+    free(isuppz); /* fall back to the dense solver */
+  }
   for (int c = 0; c < J; c++)
     memcpy(P->A + (size_t)c * J, P->H + (size_t)c * P->m,
            sizeof(double) * (size_t)J);
-  if (k > J)
-    k = J;
   P->found = cm__syevr_top(J, P->A, k, P->theta, P->Y);
   return P->found;
 }
@@ -596,12 +611,12 @@ int cm__eig_lanczos(cm_context_t *ctx, cm_operator_t *op, int comp,
     /* ---- convergence test on the J x J projected problem: every step
      * while its ~J^3 flops are small against a matvec's ~4 nnz, else every
      * few steps (at most LZ_TEST_MAX apart; sizes only, never timings) ---- */
-    double jc = (double)J * J * J;
+    double jc = k == 0 ? 64.0 * J * nev : (double)J * J * J;
     int every = jc <= 0.25 * mv_flops ? 1 : (int)ceil(jc / (0.25 * mv_flops));
     every = every > LZ_TEST_MAX ? LZ_TEST_MAX : every;
     if ((J >= nev + 1 && (J - nev - 1) % every == 0) || exhausted || J == m) {
       int kk = J == m ? keep : nev;
-      if (lz_ritz(&P, J, kk) < 0) {
+      if (lz_ritz(&P, J, kk, k == 0) < 0) {
         st = CM__ERR(ctx, CM_NUMERIC, NULL,
                      "LAPACK failed on the projected Lanczos problem");
         goto done;
@@ -619,7 +634,7 @@ int cm__eig_lanczos(cm_context_t *ctx, cm_operator_t *op, int comp,
       break;
     if (deadline > 0 && cm__now() > deadline) {
       timed_out = 1; /* the partial result from the basis as it is now */
-      if (P.J != J && J >= nev + 1 && lz_ritz(&P, J, nev) < 0)
+      if (P.J != J && J >= nev + 1 && lz_ritz(&P, J, nev, k == 0) < 0)
         P.found = 0;
       break;
     }
