@@ -252,16 +252,19 @@ static int lz_ritz(lz_proj_t *P, int J, int k, int tridiagonal) {
   P->J = J;
   if (k > J)
     k = J;
-  if (tridiagonal) { /* no restart yet: MRRR on T, O(J k), not O(J^3) */
+  if (tridiagonal) { /* no restart yet: MRRR (dstemr) on T, not O(J^3) */
     double *d = P->A, *e = P->A + J; /* A has room for m^2 >= 2 J */
     for (int i = 0; i < J; i++)
       d[i] = P->H[(size_t)i * P->m + i];
     for (int i = 0; i + 1 < J; i++)
       e[i] = P->H[(size_t)i * P->m + i + 1];
+    e[J - 1] = 0;
+    lapack_logical tryrac = 1;
     int found = 0, *isuppz = malloc(sizeof(int) * 2 * (size_t)(k + 1));
-    if (isuppz && LAPACKE_dstevr(LAPACK_COL_MAJOR, 'V', 'I', J, d, e, 0, 0,
-                                 J - k + 1, J, 0, &found, P->theta, P->Y, J,
-                                 isuppz) == 0) {
+    if (isuppz && J >= 2 &&
+        LAPACKE_dstemr(LAPACK_COL_MAJOR, 'V', 'I', J, d, e, 0, 0, J - k + 1,
+                       J, &found, P->theta, P->Y, J, k, isuppz,
+                       &tryrac) == 0) {
       free(isuppz);
       return P->found = found;
     }
