@@ -102,45 +102,23 @@ static void lz_sub_scale(int n, const double *w, double a, const double *x,
     dst[i] = (w[i] - a * x[i]) * f;
 }
 
-typedef double lz_v8 __attribute__((vector_size(64), aligned(8)));
-
 /* buf[p * LZ_ROWS + r] = sum_c V[c * n + r] Y[p * ldy + c] for r < len:
- * eight rows by up to four outputs in registers, c ascending (the same sum
- * in every version and for the scalar tail). */
+ * column by column (one sequential stream of V at a time, the ncol
+ * partial sums of the block in cache), c ascending: the same sum in every
+ * version. */
 CM__CLONES static void lz_combine_rows(const double *V, size_t n, int J,
                                        const double *Y, int ldy, int ncol,
                                        int len, double *buf) {
-  int r = 0;
-  for (; r + 8 <= len; r += 8) {
-    int p = 0;
-    for (; p + 4 <= ncol; p += 4) {
-      const double *y0 = Y + (size_t)p * ldy, *y1 = y0 + ldy;
-      const double *y2 = y1 + ldy, *y3 = y2 + ldy;
-      lz_v8 a0 = {0}, a1 = {0}, a2 = {0}, a3 = {0};
-      for (int c = 0; c < J; c++) {
-        lz_v8 v = *(const lz_v8 *)(V + (size_t)c * n + r);
-        a0 += y0[c] * v, a1 += y1[c] * v, a2 += y2[c] * v, a3 += y3[c] * v;
-      }
-      *(lz_v8 *)(buf + (size_t)p * LZ_ROWS + r) = a0;
-      *(lz_v8 *)(buf + (size_t)(p + 1) * LZ_ROWS + r) = a1;
-      *(lz_v8 *)(buf + (size_t)(p + 2) * LZ_ROWS + r) = a2;
-      *(lz_v8 *)(buf + (size_t)(p + 3) * LZ_ROWS + r) = a3;
-    }
-    for (; p < ncol; p++) {
-      const double *y0 = Y + (size_t)p * ldy;
-      lz_v8 a0 = {0};
-      for (int c = 0; c < J; c++)
-        a0 += y0[c] * *(const lz_v8 *)(V + (size_t)c * n + r);
-      *(lz_v8 *)(buf + (size_t)p * LZ_ROWS + r) = a0;
+  for (int p = 0; p < ncol; p++)
+    memset(buf + (size_t)p * LZ_ROWS, 0, sizeof(double) * (size_t)len);
+  for (int c = 0; c < J; c++) {
+    const double *v = V + (size_t)c * n;
+    for (int p = 0; p < ncol; p++) {
+      double y = Y[(size_t)p * ldy + c], *o = buf + (size_t)p * LZ_ROWS;
+      for (int r = 0; r < len; r++)
+        o[r] += y * v[r];
     }
   }
-  for (; r < len; r++)
-    for (int p = 0; p < ncol; p++) {
-      double s = 0;
-      for (int c = 0; c < J; c++)
-        s += Y[(size_t)p * ldy + c] * V[(size_t)c * n + r];
-      buf[(size_t)p * LZ_ROWS + r] = s;
-    }
 }
 
 /* Out[:, p] = sum_c V[:, c] Y[c, p] for p < ncol, c < J (c ascending), in
