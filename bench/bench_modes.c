@@ -551,6 +551,23 @@ static void usage(FILE *f) {
 "  --fast           the analysis phases only (for tuning)\n");
 }
 
+/* One whole-operator solve, timed and logged (dies on failure). */
+static double timed_solve(cm_context_t *ctx, cm_operator_t *op,
+                          const cm_options_t *o, int run, const char *what,
+                          int *matvecs) {
+  cm_spectrum_t *sp = NULL;
+  double t0 = now_s();
+  int st = cm_spectrum_solve(ctx, op, -1, o, &sp);
+  double t = now_s() - t0;
+  if (st < 0)
+    die(ctx, what, st);
+  *matvecs = sp->matvecs;
+  cm_spectrum_destroy(&sp);
+  fprintf(stderr, "  spectrum run %d (%s): %.3f s, %d matvecs\n", run, what,
+          t, *matvecs);
+  return t;
+}
+
 int main(int argc, char **argv) {
   bench_opts_t bo = {"pile", 1e4, 3, 2, 1e-6, 6, 0, CM_METHOD_AUTO, 0, NULL, 1, 1, 1, 0, 1};
   for (int i = 1; i < argc; i++) {
@@ -751,27 +768,10 @@ int main(int argc, char **argv) {
     cm_spectrum_destroy(&sp);
     fprintf(stderr, "  spectrum run %d (%d threads): %.3f s, %d matvecs\n", r,
             bo.threads, t_sp[r], sp_mv);
-    if (bo.arpack && opts.method != CM_METHOD_ARPACK) {
-      t0 = now_s();
-      st = cm_spectrum_solve(&ctx, op, -1, &oarp, &sp);
-      t_arp[r] = now_s() - t0;
-      if (st < 0)
-        die(&ctx, "cm_spectrum_solve (ARPACK)", st);
-      arp_mv = sp->matvecs;
-      cm_spectrum_destroy(&sp);
-      fprintf(stderr, "  spectrum run %d, ARPACK: %.3f s, %d matvecs\n", r,
-              t_arp[r], arp_mv);
-    }
+    if (bo.arpack && opts.method != CM_METHOD_ARPACK)
+      t_arp[r] = timed_solve(&ctx, op, &oarp, r, "ARPACK", &arp_mv);
     if (op1) {
-      t0 = now_s();
-      st = cm_spectrum_solve(&ctx1, op1, -1, &opts, &sp);
-      t_sp1[r] = now_s() - t0;
-      if (st < 0)
-        die(&ctx1, "cm_spectrum_solve (1 thread)", st);
-      sp_mv1 = sp->matvecs;
-      cm_spectrum_destroy(&sp);
-      fprintf(stderr, "  spectrum run %d (1 thread): %.3f s, %d matvecs\n", r,
-              t_sp1[r], sp_mv1);
+      t_sp1[r] = timed_solve(&ctx1, op1, &opts, r, "1 thread", &sp_mv1);
       t0 = now_s();
       for (int c = 0; c < calls; c++)
         cm_operator_apply_S(op1, -1, c % 2 ? y : x, c % 2 ? x : y);
