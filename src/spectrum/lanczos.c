@@ -592,7 +592,7 @@ int cm__eig_lanczos(cm_context_t *ctx, cm_operator_t *op, int comp,
     /* ---- convergence test on the J x J projected problem: every step
      * while its ~J^3 flops are small against a matvec's ~4 nnz, else every
      * few steps (at most LZ_TEST_MAX apart; sizes only, never timings) ---- */
-    double jc = k == 0 ? 64.0 * J * nev : (double)J * J * J;
+    double jc = k == 0 ? 100.0 * J * J : (double)J * J * J; /* MRRR, dense */
     int every = jc <= 0.25 * mv_flops ? 1 : (int)ceil(jc / (0.25 * mv_flops));
     every = every > LZ_TEST_MAX ? LZ_TEST_MAX : every;
     if ((J >= nev + 1 && (J - nev - 1) % every == 0) || exhausted || J == m) {
