@@ -78,6 +78,33 @@ void cm__eig_free(cm__eig_t *e) {
   memset(e, 0, sizeof *e);
 }
 
+/* The first index of the largest |x_i|: fixed chunks, each's first
+ * maximum, combined in chunk order (the serial answer at any thread
+ * count). */
+#define CM__ARGMAX_CHUNK 65536
+static int cm__argmax_abs(int n, const double *x, int th) {
+  int nch = (n + CM__ARGMAX_CHUNK - 1) / CM__ARGMAX_CHUNK, best = 0;
+  int stack[64], *arg = nch <= 64 ? stack : malloc(sizeof(int) * (size_t)nch);
+#pragma omp parallel for schedule(static) num_threads(th) if (arg && nch > 1)
+  for (int c = 0; c < nch; c++) {
+    int i0 = c * CM__ARGMAX_CHUNK, i1 = i0 + CM__ARGMAX_CHUNK < n ? i0 + CM__ARGMAX_CHUNK : n;
+    int b = i0;
+    for (int i = i0 + 1; i < i1; i++)
+      if (fabs(x[i]) > fabs(x[b]))
+        b = i;
+    if (arg)
+      arg[c] = b;
+    else if (fabs(x[b]) > fabs(x[best])) /* serial: chunk order */
+      best = b;
+  }
+  for (int c = 0; arg && c < nch; c++)
+    if (fabs(x[arg[c]]) > fabs(x[best]))
+      best = arg[c];
+  if (arg != stack)
+    free(arg);
+  return best;
+}
+
 int cm__eig_finish(cm_context_t *ctx, cm_operator_t *op, int comp, int use_S,
                    const double *vecs, cm__eig_t *out) {
   int r0, m, c0, n;
@@ -91,28 +118,31 @@ int cm__eig_finish(cm_context_t *ctx, cm_operator_t *op, int comp, int use_S,
     free(t), free(y);
     return CM__ERR(ctx, CM_NOMEM, NULL, "out of memory");
   }
+  int pt = m > CM__PAR_MIN ? th : 1;
   for (int p = 0; p < k; p++) {
     double *z = out->z + (size_t)p * m;
+    const double *src = z;
     if (use_S)
-      memcpy(z, vecs + (size_t)p * N, sizeof(double) * (size_t)m);
+      src = vecs + (size_t)p * N;
     else
       cm__op_B(op, comp, vecs + (size_t)p * N, z); /* z ~ B u */
-    double nz = cm__nrm2(m, z, th);
-    for (int i = 0; i < m && nz > 0; i++)
-      z[i] /= nz;
+    double nz = cm__nrm2(m, src, th);
+#pragma omp parallel for schedule(static) num_threads(pt)
+    for (int i = 0; i < m; i++) /* the unit z */
+      z[i] = nz > 0 ? src[i] / nz : src[i];
     /* sign convention: the largest |z_i| (first on ties) is positive */
-    int imax = 0;
-    for (int i = 1; i < m; i++)
-      if (fabs(z[i]) > fabs(z[imax]))
-        imax = i;
-    if (m && z[imax] < 0)
+    int imax = cm__argmax_abs(m, z, pt);
+    if (m && z[imax] < 0) {
+#pragma omp parallel for schedule(static) num_threads(pt)
       for (int i = 0; i < m; i++)
         z[i] = -z[i];
+    }
     cm__op_BT(op, comp, z, t); /* residual of S z = B B^T z */
     cm__op_B(op, comp, t, y);
     if (out->rayleigh && nz > 0) /* the Rayleigh quotient of the unit z */
       out->lambda[p] = cm__dot(m, z, y, th);
     double lam = out->lambda[p];
+#pragma omp parallel for schedule(static) num_threads(pt)
     for (int i = 0; i < m; i++)
       y[i] -= lam * z[i];
     out->res[p] = cm__nrm2(m, y, th) / lam;
