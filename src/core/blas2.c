@@ -28,9 +28,7 @@ void cm__blas2_set_threads(int n) {
   atomic_store(&cm__b2_threads, n > 0 ? n : 1);
 }
 
-/* Dot product with eight independent partial sums combined in a fixed
- * order: vectorisable and still deterministic. */
-CM__CLONES static double cm__dot8(const double *a, const double *x, int len) {
+CM__CLONES double cm__dot8(const double *a, const double *x, int len) {
   double s[8] = {0, 0, 0, 0, 0, 0, 0, 0};
   int i = 0;
   for (; i + 8 <= len; i += 8)

@@ -81,19 +81,6 @@ static double lz_sub_dot(int n, double *w, double b, const double *x,
   return s;
 }
 
-/* Dot product with eight partial sums combined in a fixed order:
- * vectorisable, deterministic. */
-CM__CLONES static double lz_dot8(const double *a, const double *b, int len) {
-  double s[8] = {0, 0, 0, 0, 0, 0, 0, 0}, t = 0;
-  int i = 0;
-  for (; i + 8 <= len; i += 8)
-    for (int k = 0; k < 8; k++)
-      s[k] += a[i + k] * b[i + k];
-  for (; i < len; i++)
-    t += a[i] * b[i];
-  return ((s[0] + s[1]) + (s[2] + s[3])) + ((s[4] + s[5]) + (s[6] + s[7])) + t;
-}
-
 /* dst = (w - a x) * f */
 static void lz_sub_scale(int n, const double *w, double a, const double *x,
                          double f, double *dst, int th) {
@@ -153,7 +140,7 @@ static int lz_combine(int n, const double *V, int J, const double *Y,
         for (int q = 0; q < g1; q++)
           for (int p = q; p < g1; p++) {
             const double *u = buf + (size_t)p * LZ_ROWS, *v = buf + (size_t)q * LZ_ROWS;
-            g[(size_t)q * g1 + p] = lz_dot8(u, v, len);
+            g[(size_t)q * g1 + p] = cm__dot8(u, v, len);
           }
       }
       for (int p = 0; p < ncol; p++)
@@ -264,7 +251,7 @@ static int lz_ritz(lz_proj_t *P, int J, int k, int tridiagonal) {
  * h: scratch of m + 1. Returns -1 when out of memory or not positive
  * definite (cannot happen with a semi-orthogonal basis). */
 static int lz_restart(int N, double *V, int m, lz_proj_t *P, int kk,
-                      double beta, double *h, double *rho, int th) {
+                      double beta, double *h, int th) {
   int g1 = kk + 1, st = -1;
   double *G = malloc(sizeof(double) * (size_t)g1 * g1);
   double *Li = calloc((size_t)kk * kk, sizeof(double));
@@ -321,7 +308,6 @@ static int lz_restart(int N, double *V, int m, lz_proj_t *P, int kk,
     }
   for (int a = 0; a < kk; a++)
     H[(size_t)kk * M + a] = H[(size_t)a * M + kk] = r * sp[a];
-  *rho = r;
   st = 0;
 out:
   free(G), free(Li), free(T), free(sp);
@@ -438,7 +424,7 @@ int cm__eig_lanczos(cm_context_t *ctx, cm_operator_t *op, int comp,
   double *V = malloc(sizeof(double) * (size_t)N * (size_t)(m + 1));
   double *w = malloc(sizeof(double) * (size_t)N);
   double *tmp = malloc(sizeof(double) * ((size_t)other + 1));
-  double *Zv = NULL, *vecs = NULL;
+  double *Yd = NULL, *vecs = NULL;
   lz_proj_t P = {m, 0, calloc((size_t)m * m, sizeof(double)),
                  calloc((size_t)m * m, sizeof(double)),
                  malloc(sizeof(double) * (size_t)m * m),
@@ -628,12 +614,12 @@ int cm__eig_lanczos(cm_context_t *ctx, cm_operator_t *op, int comp,
       break;
     restarts++;
     int kk = P.found;
-    double rho = 0;
     if (lz_correct(&P, 0, kk)) {
-      st = CM__ERR(ctx, CM_NOMEM, NULL, "out of memory for the restart");
+      st = CM__ERR(ctx, CM_NUMERIC, NULL, "Lanczos restart: out of memory, "
+                   "or LAPACK failed on the projected problem");
       goto done;
     }
-    int rs = lz_restart(N, V, m, &P, kk, beta, h, &rho, nt);
+    int rs = lz_restart(N, V, m, &P, kk, beta, h, nt);
     if (rs) {
       st = rs == -1 ? CM__ERR(ctx, CM_NOMEM, NULL, "out of memory for the "
                               "Lanczos restart")
@@ -659,22 +645,25 @@ int cm__eig_lanczos(cm_context_t *ctx, cm_operator_t *op, int comp,
     if (f < 0)
       f = 0;
     int k0 = f > nev ? f - nev : 0, nf = f - k0; /* the top nev, ascending */
-    Zv = malloc(sizeof(double) * (size_t)N * (size_t)(nf + 1));
-    vecs = malloc(sizeof(double) * (size_t)N * (size_t)(nf + 1));
+    Yd = malloc(sizeof(double) * (size_t)J0 * (size_t)(nf + 1));
     out->lambda = malloc(sizeof(double) * (size_t)(nf + 1));
-    if (!Zv || !vecs || !out->lambda || lz_correct(&P, k0, nf) ||
-        lz_combine(N, V, J0, P.Y + (size_t)k0 * J0, J0, nf, Zv, NULL, NULL, nt)) {
+    if (!Yd || !out->lambda || lz_correct(&P, k0, nf)) {
       st = CM__ERR(ctx, CM_NOMEM, NULL, "out of memory for Ritz vectors");
       goto done;
     }
-    int kept = 0; /* descending, positive only */
-    for (int i = nf - 1; i >= 0; i--)
+    int kept = 0; /* descending, positive only: their coefficients, then */
+    for (int i = nf - 1; i >= 0; i--) /* one pass over the basis */
       if (P.theta[k0 + i] > 0) {
         out->lambda[kept] = P.theta[k0 + i];
-        memcpy(vecs + (size_t)kept * N, Zv + (size_t)i * N,
-               sizeof(double) * (size_t)N);
+        memcpy(Yd + (size_t)kept * J0, P.Y + (size_t)(k0 + i) * J0,
+               sizeof(double) * (size_t)J0);
         kept++;
       }
+    vecs = malloc(sizeof(double) * (size_t)N * (size_t)(kept + 1));
+    if (!vecs || lz_combine(N, V, J0, Yd, J0, kept, vecs, NULL, NULL, nt)) {
+      st = CM__ERR(ctx, CM_NOMEM, NULL, "out of memory for Ritz vectors");
+      goto done;
+    }
     out->nev = kept;
     out->converged = converged || exhausted;
     out->rayleigh = 1;
@@ -690,7 +679,7 @@ int cm__eig_lanczos(cm_context_t *ctx, cm_operator_t *op, int comp,
             timed_out ? "time" : "iteration", out->matvecs);
   }
 done:
-  free(V), free(w), free(tmp), free(Zv), free(vecs);
+  free(V), free(w), free(tmp), free(Yd), free(vecs);
   free(P.H), free(P.D), free(P.A), free(P.theta), free(P.Y);
   free(om_prev), free(om_cur), free(om_next), free(h), free(sel);
   return st;
