@@ -17,6 +17,7 @@
  */
 #include "cmodes.h"
 #include "internal.h"
+#include "operator/operator_internal.h"
 
 #include <errno.h>
 #include <lapacke.h>
@@ -730,8 +731,7 @@ int main(int argc, char **argv) {
       x[i] /= s;
   }
   double m_mv = median(t_mv, R);
-  double bytes = 2.0 * (double)nnz * 12.0 + 4.0 * (nr + ncol + 2) +
-                 8.0 * (2.0 * nr + 2.0 * ncol);
+  double bytes = cm__op_matvec_bytes(op); /* as the products store B, B^T */
   double triad = triad_gbs((size_t)1 << 25, bo.threads, 10);
   double mv_gbs = bytes / m_mv / 1e9;
   fprintf(stderr, "  S matvec %.4f ms (%d threads): %.2f GB/s; triad %.2f GB/s"

@@ -268,13 +268,11 @@ CM_EXTERN int cm_operator_apply_B(cm_operator_t *op, const double *x,
                                   double *y);
 CM_EXTERN int cm_operator_apply_BT(cm_operator_t *op, const double *y,
                                    double *x);
-/* Read-only CSR view of B (nc x n) and of B^T (n x nc) on the block path
- * (owned by op, valid while it lives); CM_USAGE for a general M, whose B is
- * applied by solves and never formed. */
+/* Read-only CSR view of B (nc x n) on the block path (owned by op, valid
+ * while it lives); CM_USAGE for a general M, whose B is applied by solves
+ * and never formed. */
 CM_EXTERN int cm_operator_csr(const cm_operator_t *op, const int **Bp,
-                              const int **Bj, const double **Bx,
-                              const int **Tp, const int **Tj,
-                              const double **Tx);
+                              const int **Bj, const double **Bx);
 /* Forms S (nc x nc, column-major, malloc'd) densely; for tests, `compare`
  * and verification. NULL on failure. */
 CM_EXTERN double *cm_operator_dense_S(cm_context_t *ctx, cm_operator_t *op);

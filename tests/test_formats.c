@@ -85,14 +85,14 @@ CM_TEST(formats_operator_csr_view) {
   cm_operator_t *op = NULL;
   CMT_EQ_INT(cm_system_assemble(&ctx, s, &sys), 0);
   CMT_EQ_INT(cm_operator_create(&ctx, sys, &op), 0);
-  const int *Bp, *Bj, *Tp, *Tj;
-  const double *Bx, *Tx;
-  CMT_EQ_INT(cm_operator_csr(op, &Bp, &Bj, &Bx, &Tp, &Tj, &Tx), 0);
-  int m = cm_operator_rows(op), n = cm_operator_cols(op);
+  const int *Bp, *Bj;
+  const double *Bx;
+  CMT_EQ_INT(cm_operator_csr(op, &Bp, &Bj, &Bx), 0);
+  int m = cm_operator_rows(op);
   double x[3] = {1, -2, 0.5}, t[6] = {0}, y[3], ref[3];
-  for (int j = 0; j < n; j++) /* t = B^T x by B^T's rows */
-    for (int q = Tp[j]; q < Tp[j + 1]; q++)
-      t[j] += Tx[q] * x[Tj[q]];
+  for (int i = 0; i < m; i++) /* t = B^T x by B's rows */
+    for (int q = Bp[i]; q < Bp[i + 1]; q++)
+      t[Bj[q]] += Bx[q] * x[i];
   for (int i = 0; i < m; i++) { /* y = B t */
     y[i] = 0;
     for (int q = Bp[i]; q < Bp[i + 1]; q++)

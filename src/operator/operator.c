@@ -12,6 +12,7 @@
 
 #include <cblas.h>
 #include <cholmod.h>
+#include <limits.h>
 #include <math.h>
 #include <omp.h>
 #include <stdlib.h>
@@ -27,8 +28,14 @@ struct cm_operator {
   int B_shares_J; /* 1: Bp, Bj are the system's Jp, Jj (not owned) */
   double *ldiag;  /* diagonal M: L = diag(ldiag), size ncol; else NULL */
   double *Bx;     /* B values */
-  int *Tp, *Tj;   /* B^T row pointers (ncol+1), columns */
-  double *Tx;     /* B^T values */
+  /* grouped forms: what the products read (B^T is only kept so) */
+  int ng, gmax, guni; /* groups, largest size, common size (0: mixed) */
+  int *g0;            /* first column of each group, size ng+1 */
+  int *Gp, *Gj;       /* B^T: entries of each group (ng+1), their rows */
+  double *Gx;         /* B^T: gmax values per entry */
+  int *Sp;            /* B: slots of each row, size nr+1 */
+  unsigned *Sc;       /* B: slot = first column << 3 | (size - 1) */
+  double *Sx;         /* B: gmax values per slot */
   /* general path */
   cholmod_common cc;              /* CHOLMOD context */
   int cc_started;                 /* cholmod_start called */
@@ -57,7 +64,8 @@ void cm_operator_destroy(cm_operator_t **opp) {
   if (!op->B_shares_J)
     free(op->Bp), free(op->Bj);
   free(op->Bx), free(op->ldiag);
-  free(op->Tp), free(op->Tj), free(op->Tx);
+  free(op->g0), free(op->Gp), free(op->Gj), free(op->Gx);
+  free(op->Sp), free(op->Sc), free(op->Sx);
   free(op->sqrtk), free(op->gtmp);
   if (op->cc_started) {
     cholmod_free_factor(&op->L, &op->cc);
@@ -330,70 +338,151 @@ static int cm__B_blocks(cm_context_t *ctx, cm_operator_t *op) {
   return st;
 }
 
-/* B^T by a counting transpose: rows of B^T sorted by B's row. Each thread
- * counts, then scatters, its own run of consecutive rows of B, into offsets
- * that follow those of the threads before it: the result is that of the
- * sequential transpose, whatever the number of threads. */
-static int cm__transpose_B(cm_context_t *ctx, cm_operator_t *op) {
-  int nr = op->nr, ncol = op->ncol;
-  int T = nr > CM__PAR_MIN ? op->threads : 1;
+/* ---- grouped forms: what the products read ------------------------------ */
+
+/* The consecutive columns of one body (at most CM__GMAX) are a group. B^T is
+ * kept by groups: one row list per group, gmax values per entry (zero where
+ * a column of the group lacks that row), so the dofs of a body gather each
+ * contact's input once; B by slots: one per group a row touches, its first
+ * column and size packed in one word, gmax values. Every output is the
+ * CSR row's sum in the CSR order with zero terms between (x + 0 * y = x for
+ * finite y): the same bits, with a third of the index reads and gathers of
+ * a 3D pile. */
+#define CM__GMAX 8
+#define CM__GCOLS (1 << 28) /* columns that fit the packed slot word */
+
+/* The groups (g0) and the slots of B (Sp, Sc, Sx) from B's CSR; sets gq[q]
+ * to the group of slot q. */
+static int cm__build_slots(cm_context_t *ctx, cm_operator_t *op, int **gq) {
+  const cm_system_t *s = op->sys;
+  int nr = op->nr, n = op->ncol, T = op->threads;
+  int ng = 0, gmax = 0, guni = -1;
+  for (int j = 0, k; j < n; j = k, ng++) {
+    for (k = j + 1;
+         k < n && k - j < CM__GMAX && s->col_body[k] == s->col_body[j]; k++)
+      ;
+    gmax = k - j > gmax ? k - j : gmax;
+    guni = guni < 0 || guni == k - j ? k - j : 0;
+  }
+  int *g0 = op->g0 = cm__malloc(ctx, (size_t)ng + 1, sizeof(int));
+  int *cg = cm__malloc(ctx, (size_t)n + 1, sizeof(int)); /* group of a column */
+  int *Sp = op->Sp = cm__malloc(ctx, (size_t)nr + 1, sizeof(int));
+  if (!g0 || !cg || !Sp) {
+    free(cg);
+    return CM_NOMEM;
+  }
+  op->ng = ng, op->gmax = gmax, op->guni = guni > 0 ? guni : 0;
+  for (int j = 0, k, b = 0; j < n; j = k, b++) {
+    for (k = j + 1;
+         k < n && k - j < CM__GMAX && s->col_body[k] == s->col_body[j]; k++)
+      cg[k] = b;
+    g0[b] = j, cg[j] = b;
+  }
+  g0[ng] = n;
   const int *Bp = op->Bp, *Bj = op->Bj;
   const double *Bx = op->Bx;
-  size_t nnz = (size_t)Bp[nr];
-  op->Tp = cm__malloc(ctx, (size_t)ncol + 1, sizeof(int));
-  op->Tj = cm__malloc(ctx, nnz + 1, sizeof(int));
-  op->Tx = cm__malloc(ctx, nnz + 1, sizeof(double));
-  int **next = calloc((size_t)T, sizeof *next); /* per thread, size ncol */
-  if (!op->Tp || !op->Tj || !op->Tx || !next) {
+#pragma omp parallel for schedule(static) num_threads(T) if (nr > CM__PAR_MIN)
+  for (int r = 0; r < nr; r++) {
+    int c = 0;
+    for (int q = Bp[r]; q < Bp[r + 1]; q++)
+      c += q == Bp[r] || cg[Bj[q]] != cg[Bj[q - 1]];
+    Sp[r + 1] = c;
+  }
+  Sp[0] = 0;
+  for (int r = 0; r < nr; r++)
+    Sp[r + 1] += Sp[r];
+  size_t ns = (size_t)Sp[nr];
+  unsigned *Sc = op->Sc = cm__malloc(ctx, ns + 1, sizeof(unsigned));
+  double *Sx = op->Sx = cm__malloc(ctx, ns * (size_t)gmax + 1, sizeof(double));
+  int *q2g = *gq = cm__malloc(ctx, ns + 1, sizeof(int));
+  if (!Sc || !Sx || !q2g) {
+    free(cg);
+    return CM_NOMEM;
+  }
+#pragma omp parallel for schedule(static) num_threads(T) if (nr > CM__PAR_MIN)
+  for (int r = 0; r < nr; r++) {
+    size_t q = (size_t)Sp[r];
+    for (int e = Bp[r]; e < Bp[r + 1]; q++) {
+      int b = cg[Bj[e]], c = g0[b], g = g0[b + 1] - c;
+      double *a = Sx + q * (size_t)gmax;
+      Sc[q] = (unsigned)c << 3 | (unsigned)(g - 1);
+      q2g[q] = b;
+      for (int t = 0; t < gmax; t++)
+        a[t] = 0;
+      for (; e < Bp[r + 1] && cg[Bj[e]] == b; e++)
+        a[Bj[e] - c] = Bx[e];
+    }
+  }
+  free(cg);
+  return CM_OK;
+}
+
+/* B^T by groups from B's slots, by a counting transpose on the slots' group:
+ * each thread counts, then places, the slots of its own run of consecutive
+ * rows, at offsets that follow those of the threads before it, so every
+ * group's rows come out ascending, as the sequential transpose gives them,
+ * at any thread count. */
+static int cm__transpose_slots(cm_context_t *ctx, cm_operator_t *op,
+                               const int *gq) {
+  int nr = op->nr, ng = op->ng, gmax = op->gmax;
+  int T = nr > CM__PAR_MIN ? op->threads : 1;
+  const int *Sp = op->Sp;
+  const double *Sx = op->Sx;
+  size_t ns = (size_t)Sp[nr];
+  int *Gp = op->Gp = cm__malloc(ctx, (size_t)ng + 1, sizeof(int));
+  int *Gj = op->Gj = cm__malloc(ctx, ns + 1, sizeof(int));
+  double *Gx = op->Gx = cm__malloc(ctx, ns * (size_t)gmax + 1, sizeof(double));
+  int **next = calloc((size_t)T, sizeof *next); /* per thread, size ng */
+  if (!Gp || !Gj || !Gx || !next) {
     free(next);
     return CM_NOMEM;
   }
-  int nomem = 0, *Tp = op->Tp, *Tj = op->Tj;
-  double *Tx = op->Tx;
+  int nomem = 0;
 #pragma omp parallel num_threads(T)
   {
     int nt = omp_get_num_threads(), t = omp_get_thread_num();
     int r0 = (int)((long)nr * t / nt), r1 = (int)((long)nr * (t + 1) / nt);
-    int *c = calloc((size_t)ncol + 1, sizeof(int));
+    int *c = calloc((size_t)ng + 1, sizeof(int));
     next[t] = c;
     if (!c) {
 #pragma omp atomic write
       nomem = 1;
     } else
-      for (int q = Bp[r0]; q < Bp[r1]; q++)
-        c[Bj[q]]++;
+      for (int q = Sp[r0]; q < Sp[r1]; q++)
+        c[gq[q]]++;
 #pragma omp barrier
     int failed;
 #pragma omp atomic read
     failed = nomem;
     if (!failed) {
 #pragma omp for schedule(static)
-      for (int j = 0; j < ncol; j++) {
+      for (int b = 0; b < ng; b++) {
         int sum = 0;
         for (int u = 0; u < nt; u++)
-          sum += next[u][j];
-        Tp[j + 1] = sum;
+          sum += next[u][b];
+        Gp[b + 1] = sum;
       }
 #pragma omp single
       {
-        Tp[0] = 0;
-        for (int j = 0; j < ncol; j++)
-          Tp[j + 1] += Tp[j];
+        Gp[0] = 0;
+        for (int b = 0; b < ng; b++)
+          Gp[b + 1] += Gp[b];
       }
 #pragma omp for schedule(static)
-      for (int j = 0; j < ncol; j++) { /* thread u's first slot in row j */
-        int o = Tp[j];
+      for (int b = 0; b < ng; b++) { /* thread u's first entry in group b */
+        int o = Gp[b];
         for (int u = 0; u < nt; u++) {
-          int k = next[u][j];
-          next[u][j] = o;
+          int k = next[u][b];
+          next[u][b] = o;
           o += k;
         }
       }
       for (int r = r0; r < r1; r++)
-        for (int q = Bp[r]; q < Bp[r + 1]; q++) {
-          int p = c[Bj[q]]++;
-          Tj[p] = r;
-          Tx[p] = Bx[q];
+        for (int q = Sp[r]; q < Sp[r + 1]; q++) {
+          size_t e = (size_t)c[gq[q]]++;
+          Gj[e] = r;
+          memcpy(Gx + e * (size_t)gmax, Sx + (size_t)q * (size_t)gmax,
+                 sizeof(double) * (size_t)gmax);
         }
     }
   }
@@ -403,12 +492,25 @@ static int cm__transpose_B(cm_context_t *ctx, cm_operator_t *op) {
   return nomem ? CM_NOMEM : CM_OK;
 }
 
+static int cm__build_groups(cm_context_t *ctx, cm_operator_t *op) {
+  if (op->ncol >= CM__GCOLS)
+    return CM__ERR(ctx, CM_LIMIT, NULL,
+                   "%d active dofs: the operator holds at most %d", op->ncol,
+                   CM__GCOLS - 1);
+  int *gq = NULL;
+  int st = cm__build_slots(ctx, op, &gq);
+  if (!st)
+    st = cm__transpose_slots(ctx, op, gq);
+  free(gq);
+  return st;
+}
+
 static int cm__build_B(cm_context_t *ctx, cm_operator_t *op) {
   int st = op->ldiag ? cm__B_diagonal(ctx, op) : 1;
   if (st > 0)
     st = cm__B_blocks(ctx, op);
   if (!st)
-    st = cm__transpose_B(ctx, op);
+    st = cm__build_groups(ctx, op);
   return st;
 }
 
@@ -465,16 +567,125 @@ int cm_operator_create(cm_context_t *ctx, const cm_system_t *sys,
 
 /* ---- application ------------------------------------------------------- */
 
-/* y[i] = sum_q A[i, q] x[q - off] over CSR rows [i0, i0 + m). */
-static void cm__spmv(const int *p, const int *j, const double *a, int i0, int m,
-                     int off, const double *x, double *y, int threads) {
+/* y[i] = sum_q A[i, q] x[q - off] over CSR rows [i0, i1) (y local to i0). */
+static void cm__csr_rows(const int *p, const int *j, const double *a, int i0,
+                         int i1, int off, const double *x, double *y) {
+  for (int i = i0; i < i1; i++) {
+    double s = 0;
+    for (int q = p[i]; q < p[i + 1]; q++)
+      s += a[q] * x[j[q] - off];
+    y[i - i0] = s;
+  }
+}
+
+/* The group holding column j (j = ncol: ng). */
+static int cm__group_of(const cm_operator_t *op, int j) {
+  int lo = 0, hi = op->ng;
+  if (j >= op->ncol)
+    return op->ng;
+  while (hi - lo > 1) {
+    int mid = lo + (hi - lo) / 2;
+    if (op->g0[mid] <= j)
+      lo = mid;
+    else
+      hi = mid;
+  }
+  return lo;
+}
+
+/* y = A x for an m-row CSR A, rows in fixed chunks on threads. */
+#define CM__ROW_CHUNK 4096
+static void cm__csr_par(const int *p, const int *j, const double *a, int m,
+                        const double *x, double *y, int threads) {
+  int nch = (m + CM__ROW_CHUNK - 1) / CM__ROW_CHUNK;
 #pragma omp parallel for schedule(static)                                      \
     num_threads(threads) if (m > CM__PAR_MIN)
-  for (int i = 0; i < m; i++) {
+  for (int c = 0; c < nch; c++) {
+    int i0 = c * CM__ROW_CHUNK, i1 = i0 + CM__ROW_CHUNK < m ? i0 + CM__ROW_CHUNK : m;
+    cm__csr_rows(p, j, a, i0, i1, 0, x, y + i0);
+  }
+}
+
+/* (B x)_r for rows r in [i0, i1) from the slots (x's first column c0); G:
+ * the common group size, or 0 to read each slot's. Inlined per G so the
+ * inner loop is unrolled for a uniform scene. */
+static inline __attribute__((always_inline)) void
+cm__slot_rows(const cm_operator_t *op, int G, int i0, int i1, int c0,
+              const double *x, double *y) {
+  const int *Sp = op->Sp;
+  const unsigned *Sc = op->Sc;
+  const double *Sx = op->Sx;
+  size_t stride = (size_t)(G ? G : op->gmax);
+  for (int i = i0; i < i1; i++) {
     double s = 0;
-    for (int q = p[i0 + i]; q < p[i0 + i + 1]; q++)
-      s += a[q] * x[j[q] - off];
-    y[i] = s;
+    for (int q = Sp[i]; q < Sp[i + 1]; q++) {
+      unsigned u = Sc[q];
+      int g = G ? G : (int)(u & 7) + 1;
+      const double *a = Sx + (size_t)q * stride, *xs = x + ((int)(u >> 3) - c0);
+      for (int t = 0; t < g; t++)
+        s += a[t] * xs[t];
+    }
+    y[i - i0] = s;
+  }
+}
+
+/* (B^T y)_j for columns j in [j0, j1) from the groups (y's first row r0):
+ * each group overlapping the range is summed whole, its columns inside the
+ * range stored. */
+static inline __attribute__((always_inline)) void
+cm__group_rows(const cm_operator_t *op, int G, int j0, int j1, int r0,
+               const double *y, double *x) {
+  const int *g0 = op->g0, *Gp = op->Gp, *Gj = op->Gj;
+  const double *Gx = op->Gx;
+  size_t stride = (size_t)(G ? G : op->gmax);
+  for (int b = cm__group_of(op, j0); b < op->ng && g0[b] < j1; b++) {
+    int g = G ? G : g0[b + 1] - g0[b];
+    double s[CM__GMAX] = {0};
+    for (int e = Gp[b]; e < Gp[b + 1]; e++) {
+      double v = y[Gj[e] - r0];
+      const double *a = Gx + (size_t)e * stride;
+      for (int t = 0; t < g; t++)
+        s[t] += a[t] * v;
+    }
+    for (int t = 0; t < g; t++)
+      if (g0[b] + t >= j0 && g0[b] + t < j1)
+        x[g0[b] + t - j0] = s[t];
+  }
+}
+
+int cm__op_rows(const cm_operator_t *op, int comp, int trans,
+                const double *in, int i0, int i1, double *out) {
+  if (!op->block)
+    return -1;
+  int r0, m, c0, n;
+  cm__op_comp(op, comp, &r0, &m, &c0, &n);
+  int a = (trans ? c0 : r0) + i0, b = (trans ? c0 : r0) + i1;
+#define CM__ROWS(G)                                                            \
+  (trans ? cm__group_rows(op, G, a, b, r0, in, out)                            \
+         : cm__slot_rows(op, G, a, b, c0, in, out))
+  switch (op->guni) {
+  case 2: CM__ROWS(2); break;
+  case 3: CM__ROWS(3); break;
+  case 6: CM__ROWS(6); break;
+  default: CM__ROWS(0); break;
+  }
+#undef CM__ROWS
+  return 0;
+}
+
+/* out = B_c in (trans 0) or B_c^T in (trans 1), rows in fixed chunks on
+ * the operator's threads (each row summed by one thread: the same bits). */
+static void cm__op_apply(cm_operator_t *op, int comp, int trans,
+                         const double *in, double *out) {
+  int r0, m, c0, n;
+  cm__op_comp(op, comp, &r0, &m, &c0, &n);
+  int len = trans ? n : m, nch = (len + CM__ROW_CHUNK - 1) / CM__ROW_CHUNK;
+#pragma omp parallel for schedule(static)                                      \
+    num_threads(op->threads) if (len > CM__PAR_MIN)
+  for (int c = 0; c < nch; c++) {
+    int i0 = c * CM__ROW_CHUNK;
+    int i1 = i0 + CM__ROW_CHUNK < len ? i0 + CM__ROW_CHUNK : len;
+    cm__op_rows(op, comp, trans, in, i0, i1, out + i0);
   }
 }
 
@@ -482,8 +693,7 @@ void cm__op_B(cm_operator_t *op, int comp, const double *x, double *y) {
   int r0, m, c0, n;
   cm__op_comp(op, comp, &r0, &m, &c0, &n);
   if (op->block) {
-    cm__spmv(op->Bp, op->Bj, op->Bx, r0, m, c0, x, y,
-             op->threads); /* y = B x */
+    cm__op_apply(op, comp, 0, x, y); /* y = B x */
     return;
   }
   /* y = K^1/2 J P^T L^-T x */
@@ -492,7 +702,7 @@ void cm__op_B(cm_operator_t *op, int comp, const double *x, double *y) {
   cm__solve(op, CHOLMOD_Lt, t);
   cm__solve(op, CHOLMOD_Pt, t);
   const cm_system_t *s = op->sys;
-  cm__spmv(s->Jp, s->Jj, s->Jx, 0, m, 0, t, y, op->threads);
+  cm__csr_par(s->Jp, s->Jj, s->Jx, m, t, y, op->threads);
   for (int r = 0; r < m; r++)
     y[r] *= op->sqrtk[r];
 }
@@ -501,8 +711,7 @@ void cm__op_BT(cm_operator_t *op, int comp, const double *y, double *x) {
   int r0, m, c0, n;
   cm__op_comp(op, comp, &r0, &m, &c0, &n);
   if (op->block) {
-    cm__spmv(op->Tp, op->Tj, op->Tx, c0, n, r0, y, x,
-             op->threads); /* x = B^T y */
+    cm__op_apply(op, comp, 1, y, x); /* x = B^T y */
     return;
   }
   /* x = L^-1 P J^T K^1/2 y */
@@ -572,13 +781,17 @@ int cm__op_row_bounds(cm_context_t *ctx, cm_operator_t *op, int comp,
     double *w = cm__malloc(ctx, (size_t)n + 1, sizeof(double));
     if (!w)
       return CM_NOMEM;
+    int b0 = cm__group_of(op, c0), b1 = cm__group_of(op, c0 + n);
 #pragma omp parallel for schedule(static)                                      \
     num_threads(op->threads) if (n > CM__PAR_MIN)
-    for (int j = 0; j < n; j++) { /* w = |B|^T 1 */
-      double s = 0;
-      for (int q = op->Tp[c0 + j]; q < op->Tp[c0 + j + 1]; q++)
-        s += fabs(op->Tx[q]);
-      w[j] = s;
+    for (int b = b0; b < b1; b++) {
+      double s[CM__GMAX] = {0}; /* w = |B|^T 1, by groups */
+      int g = op->g0[b + 1] - op->g0[b];
+      for (int e = op->Gp[b]; e < op->Gp[b + 1]; e++)
+        for (int t = 0; t < g; t++)
+          s[t] += fabs(op->Gx[(size_t)e * (size_t)op->gmax + (size_t)t]);
+      for (int t = 0; t < g; t++)
+        w[op->g0[b] + t - c0] = s[t];
     }
 #pragma omp parallel for schedule(static)                                      \
     num_threads(op->threads) if (m > CM__PAR_MIN)
@@ -624,13 +837,27 @@ int cm__op_row_bounds(cm_context_t *ctx, cm_operator_t *op, int comp,
 }
 
 int cm_operator_csr(const cm_operator_t *op, const int **Bp, const int **Bj,
-                    const double **Bx, const int **Tp, const int **Tj,
-                    const double **Tx) {
+                    const double **Bx) {
   if (!op || !op->block)
     return CM_USAGE;
   *Bp = op->Bp, *Bj = op->Bj, *Bx = op->Bx;
-  *Tp = op->Tp, *Tj = op->Tj, *Tx = op->Tx;
   return CM_OK;
+}
+
+long cm__op_comp_nnz(const cm_operator_t *op, int comp) {
+  int r0, m, c0, n;
+  cm__op_comp(op, comp, &r0, &m, &c0, &n);
+  const int *p = op->block ? op->Bp : op->sys->Jp;
+  return p ? (long)p[r0 + m] - p[r0] : 0;
+}
+
+double cm__op_matvec_bytes(const cm_operator_t *op) {
+  double nr = op->nr, n = op->ncol, vec = 8.0 * (2.0 * nr + 2.0 * n);
+  if (!op->block)
+    return vec;
+  double ns = (double)op->Sp[op->nr], ne = (double)op->Gp[op->ng];
+  return 4.0 * (nr + 1) + ns * (4.0 + 8.0 * op->gmax) + 4.0 * (op->ng + 1) +
+         ne * (4.0 + 8.0 * op->gmax) + 4.0 * (op->ng + 1) + vec;
 }
 
 long cm_operator_nnz(const cm_operator_t *op) {

@@ -15,6 +15,18 @@ void cm__op_comp(const cm_operator_t *op, int comp, int *r0, int *m, int *c0,
  * (one component) must not be applied concurrently. */
 void cm__op_B(cm_operator_t *op, int comp, const double *x, double *y);
 void cm__op_BT(cm_operator_t *op, int comp, const double *y, double *x);
+/* Rows [i0, i1) of B_c in (trans 0: rows are the component's contacts, in
+ * its columns) or of B_c^T in (trans 1: rows are columns, in the
+ * component's rows), into out[0 .. i1 - i0): the operator's own product
+ * restricted to those rows (the same bits), on the calling thread. Thread
+ * safe. -1 for a general M (no explicit B). */
+int cm__op_rows(const cm_operator_t *op, int comp, int trans,
+                const double *in, int i0, int i1, double *out);
+/* Nonzeros of B_c (block path; for a general M, of J's rows). */
+long cm__op_comp_nnz(const cm_operator_t *op, int comp);
+/* Bytes one S product reads and writes on the block path: B's and B^T's
+ * index and value arrays as the products store them, and the vectors. */
+double cm__op_matvec_bytes(const cm_operator_t *op);
 /* Dense B_c, m x n column-major, into Bd (caller allocates m*n). */
 int cm__op_dense_B(cm_operator_t *op, int comp, double *Bd);
 /* Per row r of component comp: S_rr = |B_r|^2 (diag) and the Gershgorin row

@@ -32,13 +32,13 @@
 
 /* ---- vector kernels (deterministic chunked reductions) ----------------- */
 
-/* Rows [i0, i0 + n) of an explicit CSR factor (B or B^T) applied to in,
- * whose columns start at off: the second half of the step's matvec. */
+/* The second half of the step's matvec, by rows: B_c in (trans 0) or
+ * B_c^T in (trans 1), cm__op_rows. */
 typedef struct {
-  const int *p, *j;
-  const double *a, *in;
-  int i0, off;
-} lz_csr_t;
+  const cm_operator_t *op;
+  int comp, trans;
+  const double *in;
+} lz_half_t;
 
 /* w -= b x (x may be NULL); returns y . w, with w . w in r[0] and y . y in
  * r[1]. With A, w is first computed row by row as A's product, exactly as
@@ -46,7 +46,7 @@ typedef struct {
  * over w fewer, the same bits). Without memory for the partial sums it runs
  * serially in the same chunk order. */
 static double lz_sub_dot(int n, double *w, double b, const double *x,
-                         const double *y, double *r, const lz_csr_t *A,
+                         const double *y, double *r, const lz_half_t *A,
                          int th) {
   int nch = (n + LZ_CHUNK - 1) / LZ_CHUNK;
   double stack[192], *part = nch <= 64 ? stack : malloc(sizeof(double) * 3 * (size_t)nch);
@@ -55,13 +55,9 @@ static double lz_sub_dot(int n, double *w, double b, const double *x,
   for (int c = 0; c < nch; c++) {
     int i0 = c * LZ_CHUNK, i1 = i0 + LZ_CHUNK < n ? i0 + LZ_CHUNK : n;
     double sc = 0, qc = 0, uc = 0;
+    if (A)
+      cm__op_rows(A->op, A->comp, A->trans, A->in, i0, i1, w + i0);
     for (int i = i0; i < i1; i++) {
-      if (A) {
-        double s = 0;
-        for (int q = A->p[A->i0 + i]; q < A->p[A->i0 + i + 1]; q++)
-          s += A->a[q] * A->in[A->j[q] - A->off];
-        w[i] = s;
-      }
       double v = x ? w[i] - b * x[i] : w[i];
       w[i] = v;
       sc += y[i] * v;
@@ -90,22 +86,56 @@ static void lz_sub_scale(int n, const double *w, double a, const double *x,
 }
 
 /* buf[p * LZ_ROWS + r] = sum_c V[c * n + r] Y[p * ldy + c] for r < len:
- * column by column (one sequential stream of V at a time, the ncol
- * partial sums of the block in cache), c ascending: the same sum in every
- * version. */
+ * in tiles of 4 outputs x 8 rows held in registers, c ascending from 0 for
+ * every element (the same sum in every version and tile shape); the row
+ * block of V stays in cache across the tiles. */
+typedef double lz_v8 __attribute__((vector_size(64))); /* 8 rows */
+
+#define LZ_LOAD8(v, p) memcpy(&(v), (p), sizeof(lz_v8)) /* unaligned */
+
 CM__CLONES static void lz_combine_rows(const double *V, size_t n, int J,
                                        const double *Y, int ldy, int ncol,
                                        int len, double *buf) {
-  for (int p = 0; p < ncol; p++)
-    memset(buf + (size_t)p * LZ_ROWS, 0, sizeof(double) * (size_t)len);
-  for (int c = 0; c < J; c++) {
-    const double *v = V + (size_t)c * n;
-    for (int p = 0; p < ncol; p++) {
-      double y = Y[(size_t)p * ldy + c], *o = buf + (size_t)p * LZ_ROWS;
-      for (int r = 0; r < len; r++)
-        o[r] += y * v[r];
+  int r8 = len & ~7, p = 0;
+  for (; p + 4 <= ncol; p += 4) {
+    const double *y0 = Y + (size_t)p * ldy, *y1 = y0 + ldy, *y2 = y1 + ldy,
+                 *y3 = y2 + ldy;
+    double *o = buf + (size_t)p * LZ_ROWS;
+    for (int r = 0; r < r8; r += 8) {
+      lz_v8 a0 = {0}, a1 = {0}, a2 = {0}, a3 = {0};
+      for (int c = 0; c < J; c++) {
+        lz_v8 v;
+        LZ_LOAD8(v, V + (size_t)c * n + r);
+        a0 += y0[c] * v;
+        a1 += y1[c] * v;
+        a2 += y2[c] * v;
+        a3 += y3[c] * v;
+      }
+      memcpy(o + r, &a0, sizeof a0);
+      memcpy(o + LZ_ROWS + r, &a1, sizeof a1);
+      memcpy(o + 2 * LZ_ROWS + r, &a2, sizeof a2);
+      memcpy(o + 3 * LZ_ROWS + r, &a3, sizeof a3);
     }
   }
+  for (; p < ncol; p++) { /* the last outputs, one at a time */
+    const double *y0 = Y + (size_t)p * ldy;
+    for (int r = 0; r < r8; r += 8) {
+      lz_v8 a0 = {0};
+      for (int c = 0; c < J; c++) {
+        lz_v8 v;
+        LZ_LOAD8(v, V + (size_t)c * n + r);
+        a0 += y0[c] * v;
+      }
+      memcpy(buf + (size_t)p * LZ_ROWS + r, &a0, sizeof a0);
+    }
+  }
+  for (p = 0; p < ncol; p++) /* the last rows */
+    for (int r = r8; r < len; r++) {
+      double a = 0;
+      for (int c = 0; c < J; c++)
+        a += Y[(size_t)p * ldy + c] * V[(size_t)c * n + r];
+      buf[(size_t)p * LZ_ROWS + r] = a;
+    }
 }
 
 /* Out[:, p] = sum_c V[:, c] Y[c, p] for p < ncol, c < J (c ascending), in
@@ -455,16 +485,8 @@ int cm__eig_lanczos(cm_context_t *ctx, cm_operator_t *op, int comp,
   }
   /* the explicit B (block-diagonal M) lets the matvec's second half run
    * fused with the step's first pass */
-  lz_csr_t csr = {0};
-  {
-    const int *Bp, *Bj, *Tp, *Tj;
-    const double *Bx, *Tx;
-    if (cm__op_is_block(op) && !cm_operator_csr(op, &Bp, &Bj, &Bx, &Tp, &Tj, &Tx))
-      csr = use_S ? (lz_csr_t){Bp, Bj, Bx, tmp, r0, c0}
-                  : (lz_csr_t){Tp, Tj, Tx, tmp, c0, r0};
-  }
-  double mv_flops = 4.0 * (double)(csr.p ? csr.p[csr.i0 + N] - csr.p[csr.i0]
-                                         : (long)N * 8);
+  lz_half_t half = {op, comp, !use_S, tmp}, *fused = cm__op_is_block(op) ? &half : NULL;
+  double mv_flops = 4.0 * (double)(fused ? cm__op_comp_nnz(op, comp) : (long)N * 8);
   int k = 0, J = 1, converged = 0, timed_out = 0, exhausted = 0;
   int restarts = 0, force = 0;
   double anorm = 0, beta = 0;
@@ -476,12 +498,12 @@ int cm__eig_lanczos(cm_context_t *ctx, cm_operator_t *op, int comp,
     double alpha, wv[2], bprev = j > k ? P.H[(size_t)(j - 1) * m + j] : 0;
     int full = j == k || force;
     double tm = cm__now();
-    if (j > k && csr.p) { /* first half, then the second fused with pass 1 */
+    if (j > k && fused) { /* first half, then the second fused with pass 1 */
       if (use_S)
         cm__op_BT(op, comp, vj, tmp);
       else
         cm__op_B(op, comp, vj, tmp);
-      alpha = lz_sub_dot(N, w, bprev, V + (size_t)(j - 1) * N, vj, wv, &csr,
+      alpha = lz_sub_dot(N, w, bprev, V + (size_t)(j - 1) * N, vj, wv, fused,
                          nt);
       out->t_matvec += cm__now() - tm;
       out->matvecs++;
