@@ -88,22 +88,25 @@ static void lz_sub_scale(int n, const double *w, double a, const double *x,
 /* buf[p * LZ_ROWS + r] = sum_c V[c * n + r] Y[p * ldy + c] for r < len:
  * in tiles of 4 outputs x 8 rows held in registers, c ascending from 0 for
  * every element (the same sum in every version and tile shape); the row
- * block of V stays in cache across the tiles. */
+ * block of V stays in cache across the tiles. tri: Y is upper triangular
+ * (Y[p * ldy + c] = 0 for c > p), whose zero terms are skipped (adding
+ * 0 * v leaves a sum's bits alone). */
 typedef double lz_v8 __attribute__((vector_size(64))); /* 8 rows */
 
 #define LZ_LOAD8(v, p) memcpy(&(v), (p), sizeof(lz_v8)) /* unaligned */
 
 CM__CLONES static void lz_combine_rows(const double *V, size_t n, int J,
                                        const double *Y, int ldy, int ncol,
-                                       int len, double *buf) {
+                                       int tri, int len, double *buf) {
   int r8 = len & ~7, p = 0;
   for (; p + 4 <= ncol; p += 4) {
+    int Jt = tri && p + 4 < J ? p + 4 : J;
     const double *y0 = Y + (size_t)p * ldy, *y1 = y0 + ldy, *y2 = y1 + ldy,
                  *y3 = y2 + ldy;
     double *o = buf + (size_t)p * LZ_ROWS;
     for (int r = 0; r < r8; r += 8) {
       lz_v8 a0 = {0}, a1 = {0}, a2 = {0}, a3 = {0};
-      for (int c = 0; c < J; c++) {
+      for (int c = 0; c < Jt; c++) {
         lz_v8 v;
         LZ_LOAD8(v, V + (size_t)c * n + r);
         a0 += y0[c] * v;
@@ -119,9 +122,10 @@ CM__CLONES static void lz_combine_rows(const double *V, size_t n, int J,
   }
   for (; p < ncol; p++) { /* the last outputs, one at a time */
     const double *y0 = Y + (size_t)p * ldy;
+    int Jt = tri && p + 1 < J ? p + 1 : J;
     for (int r = 0; r < r8; r += 8) {
       lz_v8 a0 = {0};
-      for (int c = 0; c < J; c++) {
+      for (int c = 0; c < Jt; c++) {
         lz_v8 v;
         LZ_LOAD8(v, V + (size_t)c * n + r);
         a0 += y0[c] * v;
@@ -132,7 +136,7 @@ CM__CLONES static void lz_combine_rows(const double *V, size_t n, int J,
   for (p = 0; p < ncol; p++) /* the last rows */
     for (int r = r8; r < len; r++) {
       double a = 0;
-      for (int c = 0; c < J; c++)
+      for (int c = 0; c < (tri && p + 1 < J ? p + 1 : J); c++)
         a += Y[(size_t)p * ldy + c] * V[(size_t)c * n + r];
       buf[(size_t)p * LZ_ROWS + r] = a;
     }
@@ -142,9 +146,10 @@ CM__CLONES static void lz_combine_rows(const double *V, size_t n, int J,
  * row blocks; Out may be V itself (in place: each block is read whole before
  * it is written). V and Out have leading dimension n, Y has ldy. With G
  * (size (ncol + 1)^2), also the Gram matrix of the columns [Out, x] into
- * its lower triangle (column-major, ld ncol + 1), summed in block order. */
+ * its lower triangle (column-major, ld ncol + 1), summed in block order.
+ * tri: Y is upper triangular (lz_combine_rows). */
 static int lz_combine(int n, const double *V, int J, const double *Y,
-                      int ldy, int ncol, double *Out, const double *x,
+                      int ldy, int ncol, int tri, double *Out, const double *x,
                       double *G, int th) {
   int nblk = (n + LZ_ROWS - 1) / LZ_ROWS, fail = 0, g1 = ncol + 1;
   size_t gsz = (size_t)g1 * (size_t)g1;
@@ -163,7 +168,7 @@ static int lz_combine(int n, const double *V, int J, const double *Y,
       if (!buf)
         continue;
       int r0 = b * LZ_ROWS, len = r0 + LZ_ROWS < n ? LZ_ROWS : n - r0;
-      lz_combine_rows(V + r0, (size_t)n, J, Y, ldy, ncol, len, buf);
+      lz_combine_rows(V + r0, (size_t)n, J, Y, ldy, ncol, tri, len, buf);
       if (gp) {
         memcpy(buf + (size_t)ncol * LZ_ROWS, x + r0, sizeof(double) * (size_t)len);
         double *g = gp + (size_t)b * gsz;
@@ -289,7 +294,7 @@ static int lz_restart(int N, double *V, int m, lz_proj_t *P, int kk,
   double *sp = malloc(sizeof(double) * (size_t)kk);
   double *vm = V + (size_t)m * N, *vk = V + (size_t)kk * N;
   if (!G || !Li || !T || !sp ||
-      lz_combine(N, V, m, P->Y, m, kk, V, vm, G, th))
+      lz_combine(N, V, m, P->Y, m, kk, 0, V, vm, G, th))
     goto out;
   st = -2;
   if (LAPACKE_dpotrf(LAPACK_COL_MAJOR, 'L', kk, G, g1) != 0)
@@ -302,7 +307,7 @@ static int lz_restart(int N, double *V, int m, lz_proj_t *P, int kk,
   for (int p = 0; p < kk; p++) /* T = L^-T: column p holds row p of L^-1 */
     for (int c = 0; c < kk; c++)
       T[(size_t)p * kk + c] = Li[(size_t)c * kk + p];
-  if (lz_combine(N, V, kk, T, kk, kk, V, NULL, NULL, th))
+  if (lz_combine(N, V, kk, T, kk, kk, 1, V, NULL, NULL, th))
     goto out;
   for (int a = 0; a < kk; a++) { /* c = L^-1 (U^T v_m), s' = L^-1 s */
     double ca = 0, sa = 0;
@@ -415,15 +420,17 @@ out:
   return st;
 }
 
-/* The basis size when the options leave it open: as many vectors as fit in
- * LZ_BASIS_BYTES, between LZ_NCV_MIN and LZ_NCV_MAX (and at least
- * 2 nev + 8). Partial re-orthogonalisation makes a step's cost independent of
- * the basis size, so a larger basis costs memory, not time, and restarts less
- * often (bench/: a 1e6-contact pile needs ~95 steps; 100 vectors need no
- * restart). A function of N only: the same operator gets the same bits. */
+/* The basis size when the options leave it open: LZ_NCV_MAX vectors, fewer
+ * if they do not fit in LZ_BASIS_BYTES (not below LZ_NCV_MIN), and at least
+ * 2 nev + 8. Partial re-orthogonalisation makes a step's cost independent of
+ * the basis size; what a larger basis saves in restarts it pays in first
+ * touches of fresh memory (bench/, 1e6 contacts: a pile's 131 steps take
+ * 2.0-2.1 s with 32-48 vectors, 2.3 s with 64, 3.0-4.0 s with 99; an FCC
+ * crystal's ~870 steps take 7.1-7.5 s with 48-64 vectors, 8.7 s with 32).
+ * A function of N only: the same operator gets the same bits. */
 #define LZ_BASIS_BYTES (768.0 * 1024 * 1024)
 #define LZ_NCV_MIN 32
-#define LZ_NCV_MAX 128
+#define LZ_NCV_MAX 48
 static int lz_auto_ncv(int nev, int N) {
   double fit = LZ_BASIS_BYTES / (8.0 * (N > 0 ? N : 1));
   int m = fit > LZ_NCV_MAX ? LZ_NCV_MAX : fit < LZ_NCV_MIN ? LZ_NCV_MIN : (int)fit;
@@ -443,9 +450,10 @@ int cm__eig_lanczos(cm_context_t *ctx, cm_operator_t *op, int comp,
   int nev = d.nev, m = d.ncv;
   double tol = opts->tol > 0 ? opts->tol : 1e-10;
   int max_restarts = opts->max_iter > 0 ? opts->max_iter : 3000;
-  /* kept Ritz vectors at a restart: the wanted ones and a third of the
-   * rest (a restart costs N m keep flops) */
-  int keep = nev + (m - nev) / 3;
+  /* kept Ritz vectors at a restart: the wanted ones and a quarter of the
+   * rest (a restart costs about N m keep flops; bench/: a third kept cost
+   * 5-10% more on piles and crystals for the same matvecs) */
+  int keep = nev + (m - nev) / 4;
   if (keep > m - 2)
     keep = m - 2 > nev ? m - 2 : nev;
   int th = cm__op_threads(op), nt = N > CM__PAR_MIN ? th : 1;
@@ -682,7 +690,7 @@ int cm__eig_lanczos(cm_context_t *ctx, cm_operator_t *op, int comp,
         kept++;
       }
     vecs = malloc(sizeof(double) * (size_t)N * (size_t)(kept + 1));
-    if (!vecs || lz_combine(N, V, J0, Yd, J0, kept, vecs, NULL, NULL, nt)) {
+    if (!vecs || lz_combine(N, V, J0, Yd, J0, kept, 0, vecs, NULL, NULL, nt)) {
       st = CM__ERR(ctx, CM_NOMEM, NULL, "out of memory for Ritz vectors");
       goto done;
     }
