@@ -844,6 +844,13 @@ int cm_operator_csr(const cm_operator_t *op, const int **Bp, const int **Bj,
   return CM_OK;
 }
 
+int cm__op_groups(const cm_operator_t *op, int *ng, const int **g0) {
+  if (!op->block || !op->g0)
+    return -1;
+  *ng = op->ng, *g0 = op->g0;
+  return 0;
+}
+
 long cm__op_comp_nnz(const cm_operator_t *op, int comp) {
   int r0, m, c0, n;
   cm__op_comp(op, comp, &r0, &m, &c0, &n);

@@ -22,6 +22,10 @@ void cm__op_BT(cm_operator_t *op, int comp, const double *y, double *x);
  * safe. -1 for a general M (no explicit B). */
 int cm__op_rows(const cm_operator_t *op, int comp, int trans,
                 const double *in, int i0, int i1, double *out);
+/* The column groups of the block path's products (a body's consecutive
+ * active dofs, at most 8): *ng groups, group b = columns [g0[b], g0[b+1]).
+ * -1 for a general M. */
+int cm__op_groups(const cm_operator_t *op, int *ng, const int **g0);
 /* Nonzeros of B_c (block path; for a general M, of J's rows). */
 long cm__op_comp_nnz(const cm_operator_t *op, int comp);
 /* Bytes one S product reads and writes on the block path: B's and B^T's

@@ -41,13 +41,10 @@ typedef struct {
 } lz_half_t;
 
 /* w -= b x (x may be NULL); returns y . w, with w . w in r[0] and y . y in
- * r[1]. With A, w is first computed row by row as A's product, exactly as
- * the operator's own SpMV does (the matvec and this pass fused: one pass
- * over w fewer, the same bits). Without memory for the partial sums it runs
- * serially in the same chunk order. */
+ * r[1]. Without memory for the partial sums it runs serially in the same
+ * chunk order. */
 static double lz_sub_dot(int n, double *w, double b, const double *x,
-                         const double *y, double *r, const lz_half_t *A,
-                         int th) {
+                         const double *y, double *r, int th) {
   int nch = (n + LZ_CHUNK - 1) / LZ_CHUNK;
   double stack[192], *part = nch <= 64 ? stack : malloc(sizeof(double) * 3 * (size_t)nch);
   double s = 0, q = 0, u = 0;
@@ -55,8 +52,6 @@ static double lz_sub_dot(int n, double *w, double b, const double *x,
   for (int c = 0; c < nch; c++) {
     int i0 = c * LZ_CHUNK, i1 = i0 + LZ_CHUNK < n ? i0 + LZ_CHUNK : n;
     double sc = 0, qc = 0, uc = 0;
-    if (A)
-      cm__op_rows(A->op, A->comp, A->trans, A->in, i0, i1, w + i0);
     for (int i = i0; i < i1; i++) {
       double v = x ? w[i] - b * x[i] : w[i];
       w[i] = v;
@@ -74,6 +69,64 @@ static double lz_sub_dot(int n, double *w, double b, const double *x,
   if (part != stack)
     free(part);
   r[0] = q, r[1] = u;
+  return s;
+}
+
+/* out = A in (the step's first half, len rows, in fixed chunks); returns
+ * out . out summed in chunk order (serially in that order without memory
+ * for the partial sums). */
+static double lz_half_sq(const lz_half_t *A, int len, double *out, int th) {
+  int nch = (len + LZ_CHUNK - 1) / LZ_CHUNK;
+  double stack[64], *part = nch <= 64 ? stack : malloc(sizeof(double) * (size_t)nch);
+  double s = 0;
+#pragma omp parallel for schedule(static) num_threads(th) if (part && nch > 2)
+  for (int c = 0; c < nch; c++) {
+    int i0 = c * LZ_CHUNK, i1 = i0 + LZ_CHUNK < len ? i0 + LZ_CHUNK : len;
+    cm__op_rows(A->op, A->comp, A->trans, A->in, i0, i1, out + i0);
+    double q = 0;
+    for (int i = i0; i < i1; i++)
+      q += out[i] * out[i];
+    if (part)
+      part[c] = q;
+    else
+      s += q;
+  }
+  for (int c = 0; part && c < nch; c++)
+    s += part[c];
+  if (part != stack)
+    free(part);
+  return s;
+}
+
+/* The rest of a step whose v_j is stored unnormalised (v_j = f x): by
+ * chunks, w = A tmp (the second half), then x <- f x (v_j normalised in
+ * place) and w <- f w - b p - a x; returns w . w in chunk order. */
+static double lz_step_rest(int n, double *x, double f, const double *p,
+                           double b, double a, const lz_half_t *A, double *w,
+                           int th) {
+  int nch = (n + LZ_CHUNK - 1) / LZ_CHUNK;
+  double stack[64], *part = nch <= 64 ? stack : malloc(sizeof(double) * (size_t)nch);
+  double s = 0;
+#pragma omp parallel for schedule(static) num_threads(th) if (part && nch > 2)
+  for (int c = 0; c < nch; c++) {
+    int i0 = c * LZ_CHUNK, i1 = i0 + LZ_CHUNK < n ? i0 + LZ_CHUNK : n;
+    cm__op_rows(A->op, A->comp, A->trans, A->in, i0, i1, w + i0);
+    double q = 0;
+    for (int i = i0; i < i1; i++) {
+      double v = x[i] * f, u = f * w[i] - b * p[i] - a * v;
+      x[i] = v;
+      w[i] = u;
+      q += u * u;
+    }
+    if (part)
+      part[c] = q;
+    else
+      s += q;
+  }
+  for (int c = 0; part && c < nch; c++)
+    s += part[c];
+  if (part != stack)
+    free(part);
   return s;
 }
 
@@ -473,8 +526,9 @@ int cm__eig_lanczos(cm_context_t *ctx, cm_operator_t *op, int comp,
   double *om_next = calloc((size_t)m + 2, sizeof(double));
   double *h = malloc(sizeof(double) * ((size_t)m + 1));
   char *sel = calloc((size_t)m + 2, 1);
+  double *scl = malloc(sizeof(double) * ((size_t)m + 2)); /* column scales */
   int st = CM_OK;
-  if (!V || !w || !tmp || !P.H || !P.D || !P.A || !P.theta || !P.Y || !om_prev ||
+  if (!V || !w || !tmp || !scl || !P.H || !P.D || !P.A || !P.theta || !P.Y || !om_prev ||
       !om_cur || !om_next || !h || !sel) {
     st = CM__ERR(ctx, CM_NOMEM, NULL, "out of memory for Lanczos (N = %d, "
                  "ncv %d)", N, m);
@@ -493,44 +547,54 @@ int cm__eig_lanczos(cm_context_t *ctx, cm_operator_t *op, int comp,
   }
   /* the explicit B (block-diagonal M) lets the matvec's second half run
    * fused with the step's first pass */
-  lz_half_t half = {op, comp, !use_S, tmp}, *fused = cm__op_is_block(op) ? &half : NULL;
+  /* With an explicit B a step runs as two passes: the first half of the
+   * product with ||.||^2 (alpha = ||B^T v_j||^2 for S), then the second half
+   * fused with the recurrence, which also writes w straight into the next
+   * basis column, left unnormalised (scale scl[J]) until that step's own
+   * pass normalises it in place: two vector passes a step fewer. */
+  lz_half_t half1 = {op, comp, use_S, NULL}, half2 = {op, comp, !use_S, tmp};
+  int fused = cm__op_is_block(op);
   double mv_flops = 4.0 * (double)(fused ? cm__op_comp_nnz(op, comp) : (long)N * 8);
   int k = 0, J = 1, converged = 0, timed_out = 0, exhausted = 0;
   int restarts = 0, force = 0;
   double anorm = 0, beta = 0;
   om_cur[0] = 1;
+  scl[0] = 1;
   for (;;) {
     /* ---- extend the basis from column J - 1 = j ---- */
     int j = J - 1;
     double *vj = V + (size_t)j * N, *vn = V + (size_t)J * N;
-    double alpha, wv[2], bprev = j > k ? P.H[(size_t)(j - 1) * m + j] : 0;
-    int full = j == k || force;
-    double tm = cm__now();
-    if (j > k && fused) { /* first half, then the second fused with pass 1 */
-      if (use_S)
-        cm__op_BT(op, comp, vj, tmp);
-      else
-        cm__op_B(op, comp, vj, tmp);
-      alpha = lz_sub_dot(N, w, bprev, V + (size_t)(j - 1) * N, vj, wv, fused,
-                         nt);
+    double alpha, bprev = j > k ? P.H[(size_t)(j - 1) * m + j] : 0;
+    int full = j == k || force, fin = 0; /* fin: w holds the whole step */
+    double *wp = w, tm = cm__now();
+    if (j > k && fused) { /* v_j = scl[j] V[:, j]; w goes to V[:, J] */
+      double f = scl[j];
+      half1.in = vj;
+      alpha = f * f * lz_half_sq(&half1, other, tmp, nt);
+      double ww = lz_step_rest(N, vj, f, V + (size_t)(j - 1) * N, bprev,
+                               alpha, &half2, vn, nt);
       out->t_matvec += cm__now() - tm;
       out->matvecs++;
+      wp = vn, fin = 1;
+      beta = sqrt(ww);
     } else {
+      double wv[2];
       cm__eig_apply(op, comp, use_S, vj, w, tmp);
       out->t_matvec += cm__now() - tm;
       out->matvecs++;
       if (j == k && k > 0) /* arrow: w -= sum_i s_i u_i */
         cm__gemv(0, N, k, -1.0, V, N, P.H + (size_t)k * m, 1.0, w, nt);
       alpha = lz_sub_dot(N, w, bprev, j > k ? V + (size_t)(j - 1) * N : NULL,
-                         vj, wv, NULL, nt);
-    }
-    /* ||w - alpha v_j||^2 with the measured ||v_j||^2: no drift of norms */
-    double ww = wv[0], b2 = ww - alpha * alpha * (2.0 - wv[1]);
-    if (full || !(b2 > 0.01 * ww)) { /* explicit, or cancellation */
-      lz_sub_scale(N, w, alpha, vj, 1.0, w, nt);
-      beta = cm__nrm2(N, w, nt);
-    } else {
-      beta = sqrt(b2);
+                         vj, wv, nt);
+      /* ||w - alpha v_j||^2 with the measured ||v_j||^2: no drift of norms */
+      double ww = wv[0], b2 = ww - alpha * alpha * (2.0 - wv[1]);
+      if (full || !(b2 > 0.01 * ww)) { /* explicit, or cancellation */
+        lz_sub_scale(N, w, alpha, vj, 1.0, w, nt);
+        beta = cm__nrm2(N, w, nt);
+        fin = 1;
+      } else {
+        beta = sqrt(b2);
+      }
     }
     P.H[(size_t)j * m + j] = alpha;
     double rowsum = fabs(alpha) + beta + bprev;
@@ -561,17 +625,17 @@ int cm__eig_lanczos(cm_context_t *ctx, cm_operator_t *op, int comp,
        * the newest at the step after; everything at the first step of a
        * cycle */
       int all = j == k;
-      if (!full) /* w still holds the local part: finish it first */
+      if (!fin) /* w still holds the local part: finish it first */
         lz_sub_scale(N, w, alpha, vj, 1.0, w, nt);
       for (int q = 0; !all && q <= j; q++)
         sel[q] = fabs(om_next[q]) > eta || (force && sel[q]) || q == j;
       force = !force && !all; /* re-orthogonalise the next vector too */
-      beta = lz_reorth(N, V, J, all ? NULL : sel, w, beta, h,
+      beta = lz_reorth(N, V, J, all ? NULL : sel, wp, beta, h,
                        P.D + (size_t)j * m, nt);
       for (int q = 0; q <= j; q++)
         if (all || sel[q])
           om_next[q] = eps;
-      full = 1;
+      fin = 1;
     }
     /* ---- breakdown: an invariant subspace was found ---- */
     if (!(beta > (double)N * eps * anorm)) {
@@ -588,11 +652,16 @@ int cm__eig_lanczos(cm_context_t *ctx, cm_operator_t *op, int comp,
       }
       for (int q = 0; q <= j; q++)
         om_next[q] = eps;
-      full = 1;
-    } else if (full) {
-      lz_sub_scale(N, w, 0, vj, 1.0 / beta, vn, nt);
+      scl[J] = 1;
+    } else if (wp == vn) { /* normalised by the next step's pass */
+      scl[J] = 1.0 / beta;
+      if (J == m) { /* no next step before the restart: now */
+        lz_sub_scale(N, vn, 0, vj, scl[J], vn, nt);
+        scl[J] = 1;
+      }
     } else {
-      lz_sub_scale(N, w, alpha, vj, 1.0 / beta, vn, nt);
+      lz_sub_scale(N, w, fin ? 0 : alpha, vj, 1.0 / beta, vn, nt);
+      scl[J] = 1;
     }
     if (J >= N)
       exhausted = 1; /* N vectors span the space: the projection is exact */
@@ -667,6 +736,7 @@ int cm__eig_lanczos(cm_context_t *ctx, cm_operator_t *op, int comp,
     om_cur[kk] = 1;
     k = kk;
     J = kk + 1;
+    scl[kk] = 1;
   }
   out->iterations = restarts;
   /* ---- Ritz vectors of the top pairs ---- */
@@ -712,5 +782,6 @@ done:
   free(V), free(w), free(tmp), free(Yd), free(vecs);
   free(P.H), free(P.D), free(P.A), free(P.theta), free(P.Y);
   free(om_prev), free(om_cur), free(om_next), free(h), free(sel);
+  free(scl);
   return st;
 }
