@@ -689,6 +689,28 @@ static void cm__op_apply(cm_operator_t *op, int comp, int trans,
   }
 }
 
+void cm__op_apply_cols(cm_operator_t *op, int comp, int trans, const double *in,
+                       size_t ld_in, double *out, size_t ld_out, int k) {
+  if (!op->block) {
+    for (int p = 0; p < k; p++)
+      (trans ? cm__op_BT : cm__op_B)(op, comp, in + (size_t)p * ld_in,
+                                     out + (size_t)p * ld_out);
+    return;
+  }
+  int r0, m, c0, n;
+  cm__op_comp(op, comp, &r0, &m, &c0, &n);
+  int len = trans ? n : m, nch = (len + CM__ROW_CHUNK - 1) / CM__ROW_CHUNK;
+#pragma omp parallel for schedule(static)                                      \
+    num_threads(op->threads) if (len > CM__PAR_MIN)
+  for (int c = 0; c < nch; c++) {
+    int i0 = c * CM__ROW_CHUNK;
+    int i1 = i0 + CM__ROW_CHUNK < len ? i0 + CM__ROW_CHUNK : len;
+    for (int p = 0; p < k; p++) /* the chunk of B stays in cache */
+      cm__op_rows(op, comp, trans, in + (size_t)p * ld_in, i0, i1,
+                  out + (size_t)p * ld_out + i0);
+  }
+}
+
 void cm__op_B(cm_operator_t *op, int comp, const double *x, double *y) {
   int r0, m, c0, n;
   cm__op_comp(op, comp, &r0, &m, &c0, &n);

@@ -31,6 +31,12 @@ long cm__op_comp_nnz(const cm_operator_t *op, int comp);
 /* Bytes one S product reads and writes on the block path: B's and B^T's
  * index and value arrays as the products store them, and the vectors. */
 double cm__op_matvec_bytes(const cm_operator_t *op);
+/* Out[:, p] = B_c In[:, p] (trans 0) or B_c^T In[:, p] (trans 1) for
+ * p < k, columns ld_in and ld_out apart: each column's bits are those of
+ * cm__op_B / cm__op_BT, but on the block path each chunk of B is read once
+ * from memory for all k columns. */
+void cm__op_apply_cols(cm_operator_t *op, int comp, int trans, const double *in,
+                       size_t ld_in, double *out, size_t ld_out, int k);
 /* Dense B_c, m x n column-major, into Bd (caller allocates m*n). */
 int cm__op_dense_B(cm_operator_t *op, int comp, double *Bd);
 /* Per row r of component comp: S_rr = |B_r|^2 (diag) and the Gershgorin row

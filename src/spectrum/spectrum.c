@@ -112,40 +112,57 @@ int cm__eig_finish(cm_context_t *ctx, cm_operator_t *op, int comp, int use_S,
   int N = use_S ? m : n, k = out->nev, th = cm__op_threads(op);
   out->z = malloc(sizeof(double) * ((size_t)m * (size_t)k + 1));
   out->res = malloc(sizeof(double) * ((size_t)k + 1));
-  double *t = malloc(sizeof(double) * ((size_t)n + 1));
-  double *y = malloc(sizeof(double) * ((size_t)m + 1));
+  /* the products of all k vectors at once (B read once), or one at a time
+   * when that does not fit: the same bits */
+  int bk = k > 0 ? k : 1;
+  double *t = malloc(sizeof(double) * ((size_t)n * bk + 1));
+  double *y = malloc(sizeof(double) * ((size_t)m * bk + 1));
+  if (!t || !y) {
+    free(t), free(y);
+    bk = 1;
+    t = malloc(sizeof(double) * ((size_t)n + 1));
+    y = malloc(sizeof(double) * ((size_t)m + 1));
+  }
   if (!out->z || !out->res || !t || !y) {
     free(t), free(y);
     return CM__ERR(ctx, CM_NOMEM, NULL, "out of memory");
   }
   int pt = m > CM__PAR_MIN ? th : 1;
-  for (int p = 0; p < k; p++) {
-    double *z = out->z + (size_t)p * m;
-    const double *src = z;
-    if (use_S)
-      src = vecs + (size_t)p * N;
-    else
-      cm__op_B(op, comp, vecs + (size_t)p * N, z); /* z ~ B u */
-    double nz = cm__nrm2(m, src, th);
+  for (int p0 = 0; p0 < k; p0 += bk) {
+    int nb = k - p0 < bk ? k - p0 : bk;
+    double *Z = out->z + (size_t)p0 * m;
+    if (!use_S) /* z ~ B u */
+      cm__op_apply_cols(op, comp, 0, vecs + (size_t)p0 * N, (size_t)N, Z,
+                        (size_t)m, nb);
+    for (int p = p0; p < p0 + nb; p++) {
+      double *z = out->z + (size_t)p * m;
+      const double *src = use_S ? vecs + (size_t)p * N : z;
+      double nz = cm__nrm2(m, src, th);
+      out->res[p] = nz; /* ||src|| until the residual replaces it */
 #pragma omp parallel for schedule(static) num_threads(pt)
-    for (int i = 0; i < m; i++) /* the unit z */
-      z[i] = nz > 0 ? src[i] / nz : src[i];
-    /* sign convention: the largest |z_i| (first on ties) is positive */
-    int imax = cm__argmax_abs(m, z, pt);
-    if (m && z[imax] < 0) {
+      for (int i = 0; i < m; i++) /* the unit z */
+        z[i] = nz > 0 ? src[i] / nz : src[i];
+      /* sign convention: the largest |z_i| (first on ties) is positive */
+      int imax = cm__argmax_abs(m, z, pt);
+      if (m && z[imax] < 0) {
+#pragma omp parallel for schedule(static) num_threads(pt)
+        for (int i = 0; i < m; i++)
+          z[i] = -z[i];
+      }
+    }
+    /* residuals of S z = B B^T z */
+    cm__op_apply_cols(op, comp, 1, Z, (size_t)m, t, (size_t)n, nb);
+    cm__op_apply_cols(op, comp, 0, t, (size_t)n, y, (size_t)m, nb);
+    for (int p = p0; p < p0 + nb; p++) {
+      double *z = out->z + (size_t)p * m, *yp = y + (size_t)(p - p0) * m;
+      if (out->rayleigh && out->res[p] > 0) /* of the unit z */
+        out->lambda[p] = cm__dot(m, z, yp, th);
+      double lam = out->lambda[p];
 #pragma omp parallel for schedule(static) num_threads(pt)
       for (int i = 0; i < m; i++)
-        z[i] = -z[i];
+        yp[i] -= lam * z[i];
+      out->res[p] = cm__nrm2(m, yp, th) / lam;
     }
-    cm__op_BT(op, comp, z, t); /* residual of S z = B B^T z */
-    cm__op_B(op, comp, t, y);
-    if (out->rayleigh && nz > 0) /* the Rayleigh quotient of the unit z */
-      out->lambda[p] = cm__dot(m, z, y, th);
-    double lam = out->lambda[p];
-#pragma omp parallel for schedule(static) num_threads(pt)
-    for (int i = 0; i < m; i++)
-      y[i] -= lam * z[i];
-    out->res[p] = cm__nrm2(m, y, th) / lam;
   }
   free(t), free(y);
   return CM_OK;
