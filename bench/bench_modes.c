@@ -13,7 +13,9 @@
  * Not a test: it asserts nothing about time.
  *
  * Binary B file (little endian): "CMB1", int32 nr, int32 ncol, int64 nnz,
- * int32 Bp[nr+1], int32 Bj[nnz], float64 Bx[nnz].
+ * int32 Bp[nr+1], int32 Bj[nnz], float64 Bx[nnz]; then the trailer "GRP1",
+ * int32 ng, int32 g0[ng+1] (the operator's column groups, as
+ * cm__op_groups gives them; absent for a general M or in older files).
  */
 #include "cmodes.h"
 #include "internal.h"
@@ -389,8 +391,13 @@ static int extract_B(cm_context_t *ctx, const cm_system_t *sys,
   return CM_OK;
 }
 
+/* "CMB1", int32 nr, ncol, int64 nnz, int32 Bp[nr+1], Bj[nnz], float64
+ * Bx[nnz]; then, when ng >= 0, the trailer "GRP1", int32 ng, int32
+ * g0[ng+1]: the operator's column groups (group b = columns [g0[b],
+ * g0[b+1])), so bench_slepc can rebuild the grouped products. Readers that
+ * stop after Bx are unaffected. */
 static int write_B(const char *path, int nr, int ncol, const int *Bp,
-                   const int *Bj, const double *Bx) {
+                   const int *Bj, const double *Bx, int ng, const int *g0) {
   FILE *f = fopen(path, "wb");
   if (!f) {
     fprintf(stderr, "bench_modes: cannot write %s: %s\n", path,
@@ -405,6 +412,12 @@ static int write_B(const char *path, int nr, int ncol, const int *Bp,
   fwrite(Bp, sizeof(int), (size_t)nr + 1, f);
   fwrite(Bj, sizeof(int), (size_t)nnz, f);
   fwrite(Bx, sizeof(double), (size_t)nnz, f);
+  if (ng >= 0) {
+    int32_t ng32 = ng;
+    fwrite("GRP1", 1, 4, f);
+    fwrite(&ng32, sizeof ng32, 1, f);
+    fwrite(g0, sizeof(int), (size_t)ng + 1, f);
+  }
   int bad = ferror(f) | (fclose(f) != 0);
   return bad ? -1 : 0;
 }
@@ -547,7 +560,8 @@ static void usage(FILE *f) {
 "  --method M       auto | lanczos | arpack (the analysis and the cmodes\n"
 "                   solve of the exported operator; default auto)\n"
 "  --dense-max N    dense dsyevr/dsyevd when nc <= N (default 0: off)\n"
-"  --export FILE    write the operator's B (binary CSR) to FILE\n"
+"  --export FILE    write the operator's B (binary CSR and its column\n"
+"                   groups) to FILE\n"
 "  --no-mem --no-threads --no-parse --no-arpack   skip those measurements\n"
 "  --fast           the analysis phases only (for tuning)\n");
 }
@@ -808,12 +822,17 @@ int main(int argc, char **argv) {
   if (bo.export_path) {
     int *Bp, *Bj;
     double *Bx;
+    int ng = -1; /* the column groups of the products (-1: none) */
+    const int *g0 = NULL;
     double t0 = now_s();
+    if (cm__op_groups(op, &ng, &g0))
+      ng = -1;
     if (extract_B(&ctx, sys, op, &Bp, &Bj, &Bx) ||
-        write_B(bo.export_path, nr, ncol, Bp, Bj, Bx))
+        write_B(bo.export_path, nr, ncol, Bp, Bj, Bx, ng, g0))
       die(&ctx, "export of B", CM_IO);
-    fprintf(stderr, "  exported B (%d x %d, %d nonzeros) to %s in %.2f s\n",
-            nr, ncol, Bp[nr], bo.export_path, now_s() - t0);
+    fprintf(stderr, "  exported B (%d x %d, %d nonzeros, %d column groups) "
+            "to %s in %.2f s\n", nr, ncol, Bp[nr], ng, bo.export_path,
+            now_s() - t0);
     free(Bp), free(Bj), free(Bx);
   }
 
