@@ -304,9 +304,10 @@ typedef struct cm_options {
   int modes;             /* top modes wanted, default 6 */
   double tol;            /* Lanczos relative residual tolerance, default 1e-10 */
   int method;            /* cm_method_t, default CM_METHOD_AUTO */
-  int ncv;               /* Lanczos basis size, 0 = auto: own Lanczos as many
-                            vectors as fit in 768 MiB within 32..128 (and
-                            >= 2 nev + 8), ARPACK max(2 nev + 1, 20) */
+  int ncv;               /* Lanczos basis size, 0 = auto: own Lanczos 48
+                            vectors, fewer (not below 32) if 48 do not fit
+                            in 768 MiB, and >= 2 nev + 8; ARPACK
+                            max(2 nev + 1, 20) */
   int max_iter;          /* Lanczos cycles (ARPACK restarts), default 3000 */
   double max_seconds;    /* eigen-solve budget per analysis, 0 = none */
   int dense_max;         /* auto: components of operator size <= this are
