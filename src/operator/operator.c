@@ -673,22 +673,6 @@ int cm__op_rows(const cm_operator_t *op, int comp, int trans,
   return 0;
 }
 
-/* out = B_c in (trans 0) or B_c^T in (trans 1), rows in fixed chunks on
- * the operator's threads (each row summed by one thread: the same bits). */
-static void cm__op_apply(cm_operator_t *op, int comp, int trans,
-                         const double *in, double *out) {
-  int r0, m, c0, n;
-  cm__op_comp(op, comp, &r0, &m, &c0, &n);
-  int len = trans ? n : m, nch = (len + CM__ROW_CHUNK - 1) / CM__ROW_CHUNK;
-#pragma omp parallel for schedule(static)                                      \
-    num_threads(op->threads) if (len > CM__PAR_MIN)
-  for (int c = 0; c < nch; c++) {
-    int i0 = c * CM__ROW_CHUNK;
-    int i1 = i0 + CM__ROW_CHUNK < len ? i0 + CM__ROW_CHUNK : len;
-    cm__op_rows(op, comp, trans, in, i0, i1, out + i0);
-  }
-}
-
 void cm__op_apply_cols(cm_operator_t *op, int comp, int trans, const double *in,
                        size_t ld_in, double *out, size_t ld_out, int k) {
   if (!op->block) {
@@ -715,7 +699,7 @@ void cm__op_B(cm_operator_t *op, int comp, const double *x, double *y) {
   int r0, m, c0, n;
   cm__op_comp(op, comp, &r0, &m, &c0, &n);
   if (op->block) {
-    cm__op_apply(op, comp, 0, x, y); /* y = B x */
+    cm__op_apply_cols(op, comp, 0, x, 0, y, 0, 1); /* y = B x */
     return;
   }
   /* y = K^1/2 J P^T L^-T x */
@@ -733,7 +717,7 @@ void cm__op_BT(cm_operator_t *op, int comp, const double *y, double *x) {
   int r0, m, c0, n;
   cm__op_comp(op, comp, &r0, &m, &c0, &n);
   if (op->block) {
-    cm__op_apply(op, comp, 1, y, x); /* x = B^T y */
+    cm__op_apply_cols(op, comp, 1, y, 0, x, 0, 1); /* x = B^T y */
     return;
   }
   /* x = L^-1 P J^T K^1/2 y */

@@ -72,38 +72,14 @@ static double lz_sub_dot(int n, double *w, double b, const double *x,
   return s;
 }
 
-/* out = A in (the step's first half, len rows, in fixed chunks); returns
- * out . out summed in chunk order (serially in that order without memory
- * for the partial sums). */
-static double lz_half_sq(const lz_half_t *A, int len, double *out, int th) {
-  int nch = (len + LZ_CHUNK - 1) / LZ_CHUNK;
-  double stack[64], *part = nch <= 64 ? stack : malloc(sizeof(double) * (size_t)nch);
-  double s = 0;
-#pragma omp parallel for schedule(static) num_threads(th) if (part && nch > 2)
-  for (int c = 0; c < nch; c++) {
-    int i0 = c * LZ_CHUNK, i1 = i0 + LZ_CHUNK < len ? i0 + LZ_CHUNK : len;
-    cm__op_rows(A->op, A->comp, A->trans, A->in, i0, i1, out + i0);
-    double q = 0;
-    for (int i = i0; i < i1; i++)
-      q += out[i] * out[i];
-    if (part)
-      part[c] = q;
-    else
-      s += q;
-  }
-  for (int c = 0; part && c < nch; c++)
-    s += part[c];
-  if (part != stack)
-    free(part);
-  return s;
-}
-
-/* The rest of a step whose v_j is stored unnormalised (v_j = f x): by
- * chunks, w = A tmp (the second half), then x <- f x (v_j normalised in
- * place) and w <- f w - b p - a x; returns w . w in chunk order. */
-static double lz_step_rest(int n, double *x, double f, const double *p,
-                           double b, double a, const lz_half_t *A, double *w,
-                           int th) {
+/* w = A's rows [0, n) (a half of the step's product), in fixed chunks;
+ * with x (v_j stored unnormalised, v_j = f x), also x <- f x in place (v_j
+ * normalised) and w <- f w - b p - a x, the rest of the step. Returns
+ * w . w summed in chunk order (serially in that order without memory for
+ * the partial sums). */
+static double lz_rows_sq(const lz_half_t *A, int n, double *w, double *x,
+                         double f, const double *p, double b, double a,
+                         int th) {
   int nch = (n + LZ_CHUNK - 1) / LZ_CHUNK;
   double stack[64], *part = nch <= 64 ? stack : malloc(sizeof(double) * (size_t)nch);
   double s = 0;
@@ -113,10 +89,12 @@ static double lz_step_rest(int n, double *x, double f, const double *p,
     cm__op_rows(A->op, A->comp, A->trans, A->in, i0, i1, w + i0);
     double q = 0;
     for (int i = i0; i < i1; i++) {
-      double v = x[i] * f, u = f * w[i] - b * p[i] - a * v;
-      x[i] = v;
-      w[i] = u;
-      q += u * u;
+      if (x) {
+        double v = x[i] * f;
+        x[i] = v;
+        w[i] = f * w[i] - b * p[i] - a * v;
+      }
+      q += w[i] * w[i];
     }
     if (part)
       part[c] = q;
@@ -570,9 +548,9 @@ int cm__eig_lanczos(cm_context_t *ctx, cm_operator_t *op, int comp,
     if (j > k && fused) { /* v_j = scl[j] V[:, j]; w goes to V[:, J] */
       double f = scl[j];
       half1.in = vj;
-      alpha = f * f * lz_half_sq(&half1, other, tmp, nt);
-      double ww = lz_step_rest(N, vj, f, V + (size_t)(j - 1) * N, bprev,
-                               alpha, &half2, vn, nt);
+      alpha = f * f * lz_rows_sq(&half1, other, tmp, NULL, 0, NULL, 0, 0, nt);
+      double ww = lz_rows_sq(&half2, N, vn, vj, f, V + (size_t)(j - 1) * N,
+                             bprev, alpha, nt);
       out->t_matvec += cm__now() - tm;
       out->matvecs++;
       wp = vn, fin = 1;
