@@ -32,8 +32,8 @@
 
 /* ---- vector kernels (deterministic chunked reductions) ----------------- */
 
-/* The second half of the step's matvec, by rows: B_c in (trans 0) or
- * B_c^T in (trans 1), cm__op_rows. */
+/* One half of the step's matvec, by rows: B_c in (trans 0) or B_c^T in
+ * (trans 1), cm__op_rows. */
 typedef struct {
   const cm_operator_t *op;
   int comp, trans;
