@@ -341,7 +341,7 @@ static int cm__arpack_run(cm_context_t *ctx, cm_operator_t *op, int comp,
       }
     free(ord);
     out->nev = k;
-    int fst = cm__eig_finish(ctx, op, comp, use_S, vecs, out);
+    int fst = cm__eig_finish(ctx, op, comp, use_S, vecs, NULL, 0, out);
     free(vecs);
     if (fst)
       st = fst;

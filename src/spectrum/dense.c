@@ -84,7 +84,7 @@ int cm__eig_dense(cm_context_t *ctx, cm_operator_t *op, int comp, int nev,
   }
   out->nev = k;
   out->converged = 1;
-  st = cm__eig_finish(ctx, op, comp, use_S, vecs, out);
+  st = cm__eig_finish(ctx, op, comp, use_S, vecs, NULL, 0, out);
   free(vecs);
 done:
   free(Bd), free(A), free(w), free(Z);

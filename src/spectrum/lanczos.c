@@ -139,6 +139,8 @@ CM__CLONES static void lz_combine_rows(const double *V, size_t n, int J,
       lz_v8 a0 = {0}, a1 = {0}, a2 = {0}, a3 = {0};
       for (int c = 0; c < Jt; c++) {
         lz_v8 v;
+        if (p == 0) /* first sweep: J streams, more than the prefetchers follow */
+          __builtin_prefetch(V + (size_t)c * n + r + 16);
         LZ_LOAD8(v, V + (size_t)c * n + r);
         a0 += y0[c] * v;
         a1 += y1[c] * v;
@@ -173,6 +175,44 @@ CM__CLONES static void lz_combine_rows(const double *V, size_t n, int J,
     }
 }
 
+/* g[q * g1 + p] = u_p . u_q for q <= p < g1, u_p = buf + p * LZ_ROWS of
+ * length len: each the bits of cm__dot8(u_p, u_q, len) (eight lane sums,
+ * combined in its order, then the tail), computed in 4 x 4 tiles of
+ * outputs that share their loads (a dot product alone waits on its one
+ * chain of additions). */
+CM__CLONES static void lz_gram_rows(const double *buf, int g1, int len,
+                                    double *g) {
+  int r8 = len & ~7;
+  for (int q0 = 0; q0 < g1; q0 += 4)
+    for (int p0 = q0; p0 < g1; p0 += 4) {
+      const double *u[4], *v[4];
+      for (int a = 0; a < 4; a++) { /* past the edge: repeat the last */
+        u[a] = buf + (size_t)(p0 + a < g1 ? p0 + a : g1 - 1) * LZ_ROWS;
+        v[a] = buf + (size_t)(q0 + a < g1 ? q0 + a : g1 - 1) * LZ_ROWS;
+      }
+      lz_v8 s[4][4] = {{{0}}};
+      for (int r = 0; r < r8; r += 8) {
+        lz_v8 x[4], y[4];
+        for (int a = 0; a < 4; a++) {
+          LZ_LOAD8(x[a], u[a] + r);
+          LZ_LOAD8(y[a], v[a] + r);
+        }
+        for (int a = 0; a < 4; a++)
+          for (int b = 0; b < 4; b++)
+            s[a][b] += x[a] * y[b];
+      }
+      for (int a = 0; a < 4 && p0 + a < g1; a++)
+        for (int b = 0; b < 4 && q0 + b <= p0 + a; b++) {
+          double t = 0;
+          for (int r = r8; r < len; r++)
+            t += u[a][r] * v[b][r];
+          lz_v8 z = s[a][b];
+          g[(size_t)(q0 + b) * g1 + p0 + a] =
+              ((z[0] + z[1]) + (z[2] + z[3])) + ((z[4] + z[5]) + (z[6] + z[7])) + t;
+        }
+    }
+}
+
 /* Out[:, p] = sum_c V[:, c] Y[c, p] for p < ncol, c < J (c ascending), in
  * row blocks; Out may be V itself (in place: each block is read whole before
  * it is written). V and Out have leading dimension n, Y has ldy. With G
@@ -202,12 +242,7 @@ static int lz_combine(int n, const double *V, int J, const double *Y,
       lz_combine_rows(V + r0, (size_t)n, J, Y, ldy, ncol, tri, len, buf);
       if (gp) {
         memcpy(buf + (size_t)ncol * LZ_ROWS, x + r0, sizeof(double) * (size_t)len);
-        double *g = gp + (size_t)b * gsz;
-        for (int q = 0; q < g1; q++)
-          for (int p = q; p < g1; p++) {
-            const double *u = buf + (size_t)p * LZ_ROWS, *v = buf + (size_t)q * LZ_ROWS;
-            g[(size_t)q * g1 + p] = cm__dot8(u, v, len);
-          }
+        lz_gram_rows(buf, g1, len, gp + (size_t)b * gsz);
       }
       for (int p = 0; p < ncol; p++)
         memcpy(Out + (size_t)p * n + r0, buf + (size_t)p * LZ_ROWS,
@@ -493,7 +528,7 @@ int cm__eig_lanczos(cm_context_t *ctx, cm_operator_t *op, int comp,
   double *V = malloc(sizeof(double) * (size_t)N * (size_t)(m + 1));
   double *w = malloc(sizeof(double) * (size_t)N);
   double *tmp = malloc(sizeof(double) * ((size_t)other + 1));
-  double *Yd = NULL, *vecs = NULL;
+  double *Yd = NULL;
   lz_proj_t P = {m, 0, calloc((size_t)m * m, sizeof(double)),
                  calloc((size_t)m * m, sizeof(double)),
                  malloc(sizeof(double) * (size_t)m * m),
@@ -737,15 +772,19 @@ int cm__eig_lanczos(cm_context_t *ctx, cm_operator_t *op, int comp,
                sizeof(double) * (size_t)J0);
         kept++;
       }
-    vecs = malloc(sizeof(double) * (size_t)N * (size_t)(kept + 1));
-    if (!vecs || lz_combine(N, V, J0, Yd, J0, kept, 0, vecs, NULL, NULL, nt)) {
+    /* in place: the basis is done with, and its pages are already touched
+     * (fresh pages cost about as much as a pass over them); the rest of
+     * it is the residual products' scratch */
+    if (lz_combine(N, V, J0, Yd, J0, kept, 0, V, NULL, NULL, nt)) {
       st = CM__ERR(ctx, CM_NOMEM, NULL, "out of memory for Ritz vectors");
       goto done;
     }
     out->nev = kept;
     out->converged = converged || exhausted;
     out->rayleigh = 1;
-    int fst = cm__eig_finish(ctx, op, comp, use_S, vecs, out);
+    int fst = cm__eig_finish(ctx, op, comp, use_S, V,
+                             V + (size_t)N * (size_t)kept,
+                             (size_t)N * (size_t)(m + 1 - kept), out);
     if (fst)
       st = fst;
   }
@@ -757,7 +796,7 @@ int cm__eig_lanczos(cm_context_t *ctx, cm_operator_t *op, int comp,
             timed_out ? "time" : "iteration", out->matvecs);
   }
 done:
-  free(V), free(w), free(tmp), free(Yd), free(vecs);
+  free(V), free(w), free(tmp), free(Yd);
   free(P.H), free(P.D), free(P.A), free(P.theta), free(P.Y);
   free(om_prev), free(om_cur), free(om_next), free(h), free(sel);
   free(scl);

@@ -106,7 +106,8 @@ static int cm__argmax_abs(int n, const double *x, int th) {
 }
 
 int cm__eig_finish(cm_context_t *ctx, cm_operator_t *op, int comp, int use_S,
-                   const double *vecs, cm__eig_t *out) {
+                   const double *vecs, double *scratch, size_t nscratch,
+                   cm__eig_t *out) {
   int r0, m, c0, n;
   cm__op_comp(op, comp, &r0, &m, &c0, &n);
   int N = use_S ? m : n, k = out->nev, th = cm__op_threads(op);
@@ -115,16 +116,23 @@ int cm__eig_finish(cm_context_t *ctx, cm_operator_t *op, int comp, int use_S,
   /* the products of all k vectors at once (B read once), or one at a time
    * when that does not fit: the same bits */
   int bk = k > 0 ? k : 1;
-  double *t = malloc(sizeof(double) * ((size_t)n * bk + 1));
-  double *y = malloc(sizeof(double) * ((size_t)m * bk + 1));
-  if (!t || !y) {
+  double *t, *y;
+  if (scratch && nscratch >= ((size_t)n + (size_t)m) * (size_t)bk) {
+    t = scratch, y = scratch + (size_t)n * bk; /* memory already touched */
+  } else {
+    scratch = NULL;
+    t = malloc(sizeof(double) * ((size_t)n * bk + 1));
+    y = malloc(sizeof(double) * ((size_t)m * bk + 1));
+  }
+  if (!scratch && (!t || !y)) {
     free(t), free(y);
     bk = 1;
     t = malloc(sizeof(double) * ((size_t)n + 1));
     y = malloc(sizeof(double) * ((size_t)m + 1));
   }
   if (!out->z || !out->res || !t || !y) {
-    free(t), free(y);
+    if (!scratch)
+      free(t), free(y);
     return CM__ERR(ctx, CM_NOMEM, NULL, "out of memory");
   }
   int pt = m > CM__PAR_MIN ? th : 1;
@@ -164,7 +172,8 @@ int cm__eig_finish(cm_context_t *ctx, cm_operator_t *op, int comp, int use_S,
       out->res[p] = cm__nrm2(m, yp, th) / lam;
     }
   }
-  free(t), free(y);
+  if (!scratch)
+    free(t), free(y);
   return CM_OK;
 }
 

@@ -69,8 +69,11 @@ void cm__eig_start(cm_operator_t *op, int comp, int use_S, int N,
 int cm__syevr_top(int N, double *A, int k, double *w, double *Z);
 
 /* Converts eigenvectors of the operator to unit z over the rows and computes
- * the S residuals. vecs: op_dim x nev column-major. */
+ * the S residuals. vecs: op_dim x nev column-major. scratch: optional
+ * memory of nscratch doubles, not overlapping vecs, used instead of fresh
+ * buffers when it holds (rows + columns) x nev (NULL: allocate). */
 int cm__eig_finish(cm_context_t *ctx, cm_operator_t *op, int comp, int use_S,
-                   const double *vecs, cm__eig_t *out);
+                   const double *vecs, double *scratch, size_t nscratch,
+                   cm__eig_t *out);
 
 #endif
