@@ -606,6 +606,12 @@ static void cm__csr_par(const int *p, const int *j, const double *a, int m,
   }
 }
 
+/* How far ahead of the kernels the value streams are prefetched: the
+ * hardware prefetchers alone left the S product at 60% of the triad
+ * bandwidth (bench/, 1e6 pile: 8.0 -> 4.7 ms with 4 KiB; 1.5-12 KiB
+ * measured alike). A hint only: past the end is harmless. */
+#define CM__PF_DOUBLES 512
+
 /* (B x)_r for rows r in [i0, i1) from the slots (x's first column c0); G:
  * the common group size, or 0 to read each slot's. Inlined per G so the
  * inner loop is unrolled for a uniform scene. */
@@ -622,6 +628,7 @@ cm__slot_rows(const cm_operator_t *op, int G, int i0, int i1, int c0,
       unsigned u = Sc[q];
       int g = G ? G : (int)(u & 7) + 1;
       const double *a = Sx + (size_t)q * stride, *xs = x + ((int)(u >> 3) - c0);
+      __builtin_prefetch(a + CM__PF_DOUBLES);
       for (int t = 0; t < g; t++)
         s += a[t] * xs[t];
     }
@@ -644,6 +651,7 @@ cm__group_rows(const cm_operator_t *op, int G, int j0, int j1, int r0,
     for (int e = Gp[b]; e < Gp[b + 1]; e++) {
       double v = y[Gj[e] - r0];
       const double *a = Gx + (size_t)e * stride;
+      __builtin_prefetch(a + CM__PF_DOUBLES);
       for (int t = 0; t < g; t++)
         s[t] += a[t] * v;
     }
