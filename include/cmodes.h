@@ -270,7 +270,9 @@ CM_EXTERN int cm_operator_apply_BT(cm_operator_t *op, const double *y,
                                    double *x);
 /* Read-only CSR view of B (nc x n) on the block path (owned by op, valid
  * while it lives); CM_USAGE for a general M, whose B is applied by solves
- * and never formed. */
+ * and never formed. With a diagonal M (disks, spheres without spins) the
+ * values are formed on the first call (8 bytes per nonzero; the products
+ * do not need them; thread-safe), CM_NOMEM if that memory is missing. */
 CM_EXTERN int cm_operator_csr(const cm_operator_t *op, const int **Bp,
                               const int **Bj, const double **Bx);
 /* Forms S (nc x nc, column-major, malloc'd) densely; for tests, `compare`

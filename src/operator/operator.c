@@ -15,6 +15,7 @@
 #include <limits.h>
 #include <math.h>
 #include <omp.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -27,7 +28,9 @@ struct cm_operator {
   int *Bp, *Bj;   /* B row pointers (nr+1), columns */
   int B_shares_J; /* 1: Bp, Bj are the system's Jp, Jj (not owned) */
   double *ldiag;  /* diagonal M: L = diag(ldiag), size ncol; else NULL */
-  double *Bx;     /* B values */
+  double *Bx;     /* B values; with a diagonal M formed only when
+                     cm_operator_csr asks (the products read the slots) */
+  pthread_mutex_t bx_lock; /* guards that late formation */
   /* grouped forms: what the products read (B^T is only kept so) */
   int ng, gmax, guni; /* groups, largest size, common size (0: mixed) */
   int *g0;            /* first column of each group, size ng+1 */
@@ -64,6 +67,7 @@ void cm_operator_destroy(cm_operator_t **opp) {
   if (!op->B_shares_J)
     free(op->Bp), free(op->Bj);
   free(op->Bx), free(op->ldiag);
+  pthread_mutex_destroy(&op->bx_lock);
   free(op->g0), free(op->Gp), free(op->Gj), free(op->Gx);
   free(op->Sp), free(op->Sc), free(op->Sx);
   free(op->sqrtk), free(op->gtmp);
@@ -270,16 +274,23 @@ static int cm__B_row(const cm_operator_t *op, const cm__blocks_t *bl, int r,
  * computes for a diagonal block, on the pattern of J, which B then shares.
  * Returns 1 (nothing built) if some J_rj / L_jj underflows to 0: B's
  * pattern is then smaller than J's and the block path below forms it. */
-static int cm__B_diagonal(cm_context_t *ctx, cm_operator_t *op) {
+/* Entry q (row r) of B for a diagonal M: k_r^1/2 (L^-1 j)_q. */
+static inline double cm__B_diag_entry(const cm_system_t *s, const double *dinv,
+                                      int r, int q) {
+  return sqrt(s->k[r]) * (dinv[s->Jj[q]] * s->Jx[q]);
+}
+
+/* A diagonal M: B has J's pattern (shared) and its entries are
+ * cm__B_diag_entry with *dinv = L^-1 (the caller frees it); the values
+ * themselves are not stored (the slots hold them). Returns 1, for the
+ * block path, if an entry underflows to zero (J's pattern would then hold
+ * a zero). */
+static int cm__B_diagonal(cm_context_t *ctx, cm_operator_t *op, double **dv) {
   const cm_system_t *s = op->sys;
   int nr = op->nr, n = op->ncol;
-  size_t nnz = (size_t)s->Jp[nr];
-  double *dinv = cm__malloc(ctx, (size_t)n + 1, sizeof(double));
-  op->Bx = cm__malloc(ctx, nnz + 1, sizeof(double));
-  if (!dinv || !op->Bx) {
-    free(dinv);
+  double *dinv = *dv = cm__malloc(ctx, (size_t)n + 1, sizeof(double));
+  if (!dinv)
     return CM_NOMEM;
-  }
 #pragma omp parallel for schedule(static)                                      \
     num_threads(op->threads) if (n > CM__PAR_MIN)
   for (int j = 0; j < n; j++)
@@ -287,18 +298,12 @@ static int cm__B_diagonal(cm_context_t *ctx, cm_operator_t *op) {
   long zeros = 0;
 #pragma omp parallel for schedule(static) num_threads(op->threads)             \
     reduction(+ : zeros) if (nr > CM__PAR_MIN)
-  for (int r = 0; r < nr; r++) {
-    double sk = sqrt(s->k[r]);
-    for (int q = s->Jp[r]; q < s->Jp[r + 1]; q++) {
-      double v = dinv[s->Jj[q]] * s->Jx[q]; /* (L^-1 j)_i */
-      zeros += v == 0;
-      op->Bx[q] = sk * v;
-    }
-  }
-  free(dinv);
+  for (int r = 0; r < nr; r++)
+    for (int q = s->Jp[r]; q < s->Jp[r + 1]; q++)
+      zeros += dinv[s->Jj[q]] * s->Jx[q] == 0; /* (L^-1 j)_i */
   if (zeros) {
-    free(op->Bx);
-    op->Bx = NULL;
+    free(dinv);
+    *dv = NULL;
     return 1;
   }
   op->Bp = s->Jp, op->Bj = s->Jj;
@@ -353,7 +358,8 @@ static int cm__B_blocks(cm_context_t *ctx, cm_operator_t *op) {
 
 /* The groups (g0) and the slots of B (Sp, Sc, Sx) from B's CSR; sets gq[q]
  * to the group of slot q. */
-static int cm__build_slots(cm_context_t *ctx, cm_operator_t *op, int **gq) {
+static int cm__build_slots(cm_context_t *ctx, cm_operator_t *op,
+                           const double *dinv, int **gq) {
   const cm_system_t *s = op->sys;
   int nr = op->nr, n = op->ncol, T = op->threads;
   int ng = 0, gmax = 0, guni = -1;
@@ -410,7 +416,7 @@ static int cm__build_slots(cm_context_t *ctx, cm_operator_t *op, int **gq) {
       for (int t = 0; t < gmax; t++)
         a[t] = 0;
       for (; e < Bp[r + 1] && cg[Bj[e]] == b; e++)
-        a[Bj[e] - c] = Bx[e];
+        a[Bj[e] - c] = Bx ? Bx[e] : cm__B_diag_entry(s, dinv, r, e);
     }
   }
   free(cg);
@@ -492,13 +498,15 @@ static int cm__transpose_slots(cm_context_t *ctx, cm_operator_t *op,
   return nomem ? CM_NOMEM : CM_OK;
 }
 
-static int cm__build_groups(cm_context_t *ctx, cm_operator_t *op) {
+/* dinv: L^-1 for a diagonal M (B's values from J), else NULL (op->Bx). */
+static int cm__build_groups(cm_context_t *ctx, cm_operator_t *op,
+                            const double *dinv) {
   if (op->ncol >= CM__GCOLS)
     return CM__ERR(ctx, CM_LIMIT, NULL,
                    "%d active dofs: the operator holds at most %d", op->ncol,
                    CM__GCOLS - 1);
   int *gq = NULL;
-  int st = cm__build_slots(ctx, op, &gq);
+  int st = cm__build_slots(ctx, op, dinv, &gq);
   if (!st)
     st = cm__transpose_slots(ctx, op, gq);
   free(gq);
@@ -506,11 +514,13 @@ static int cm__build_groups(cm_context_t *ctx, cm_operator_t *op) {
 }
 
 static int cm__build_B(cm_context_t *ctx, cm_operator_t *op) {
-  int st = op->ldiag ? cm__B_diagonal(ctx, op) : 1;
+  double *dinv = NULL;
+  int st = op->ldiag ? cm__B_diagonal(ctx, op, &dinv) : 1;
   if (st > 0)
     st = cm__B_blocks(ctx, op);
   if (!st)
-    st = cm__build_groups(ctx, op);
+    st = cm__build_groups(ctx, op, dinv);
+  free(dinv);
   return st;
 }
 
@@ -546,6 +556,7 @@ int cm_operator_create(cm_context_t *ctx, const cm_system_t *sys,
   op->ncol = sys->n;
   op->block = sys->block;
   op->threads = cm__threads(ctx);
+  pthread_mutex_init(&op->bx_lock, NULL);
   int st = CM_OK;
   double t0 = cm__now();
   if (sys->n > 0)
@@ -769,10 +780,14 @@ int cm__op_dense_B(cm_operator_t *op, int comp, double *Bd) {
   int r0, m, c0, n;
   cm__op_comp(op, comp, &r0, &m, &c0, &n);
   memset(Bd, 0, sizeof(double) * (size_t)m * (size_t)n);
-  if (op->block) {
+  if (op->block) { /* from the slots (their padding zeros are zeros) */
     for (int i = 0; i < m; i++)
-      for (int q = op->Bp[r0 + i]; q < op->Bp[r0 + i + 1]; q++)
-        Bd[(size_t)(op->Bj[q] - c0) * (size_t)m + (size_t)i] = op->Bx[q];
+      for (int q = op->Sp[r0 + i]; q < op->Sp[r0 + i + 1]; q++) {
+        unsigned u = op->Sc[q];
+        const double *a = op->Sx + (size_t)q * (size_t)op->gmax;
+        for (int t = 0; t <= (int)(u & 7); t++)
+          Bd[(size_t)((int)(u >> 3) + t - c0) * (size_t)m + (size_t)i] = a[t];
+      }
     return CM_OK;
   }
   double *e = calloc((size_t)n, sizeof(double));
@@ -809,11 +824,16 @@ int cm__op_row_bounds(cm_context_t *ctx, cm_operator_t *op, int comp,
     }
 #pragma omp parallel for schedule(static)                                      \
     num_threads(op->threads) if (m > CM__PAR_MIN)
-    for (int i = 0; i < m; i++) { /* g = |B| w, d = |B_i|^2 */
-      double g = 0, d = 0;
-      for (int q = op->Bp[r0 + i]; q < op->Bp[r0 + i + 1]; q++) {
-        g += fabs(op->Bx[q]) * w[op->Bj[q] - c0];
-        d += op->Bx[q] * op->Bx[q];
+    for (int i = 0; i < m; i++) { /* g = |B| w, d = |B_i|^2, by slots: */
+      double g = 0, d = 0; /* the CSR sums with zero terms between */
+      for (int q = op->Sp[r0 + i]; q < op->Sp[r0 + i + 1]; q++) {
+        unsigned u = op->Sc[q];
+        const double *a = op->Sx + (size_t)q * (size_t)op->gmax;
+        const double *wq = w + ((int)(u >> 3) - c0);
+        for (int t = 0; t <= (int)(u & 7); t++) {
+          g += fabs(a[t]) * wq[t];
+          d += a[t] * a[t];
+        }
       }
       gersh[i] = g;
       diag[i] = d;
@@ -854,6 +874,32 @@ int cm_operator_csr(const cm_operator_t *op, const int **Bp, const int **Bj,
                     const double **Bx) {
   if (!op || !op->block)
     return CM_USAGE;
+  if (!op->Bx && op->B_shares_J) { /* diagonal M: formed on first request */
+    cm_operator_t *mop = (cm_operator_t *)op; /* owned, lazily filled */
+    pthread_mutex_lock(&mop->bx_lock);
+    if (!mop->Bx) {
+      const cm_system_t *s = op->sys;
+      size_t nnz = (size_t)s->Jp[op->nr];
+      double *x = malloc(sizeof(double) * (nnz + 1));
+      double *dinv = malloc(sizeof(double) * ((size_t)op->ncol + 1));
+      if (x && dinv) {
+        for (int j = 0; j < op->ncol; j++)
+          dinv[j] = 1.0 / op->ldiag[j];
+#pragma omp parallel for schedule(static)                                      \
+    num_threads(op->threads) if (op->nr > CM__PAR_MIN)
+        for (int r = 0; r < op->nr; r++)
+          for (int q = s->Jp[r]; q < s->Jp[r + 1]; q++)
+            x[q] = cm__B_diag_entry(s, dinv, r, q);
+        mop->Bx = x;
+      } else {
+        free(x);
+      }
+      free(dinv);
+    }
+    pthread_mutex_unlock(&mop->bx_lock);
+    if (!op->Bx)
+      return CM_NOMEM;
+  }
   *Bp = op->Bp, *Bj = op->Bj, *Bx = op->Bx;
   return CM_OK;
 }
