@@ -139,8 +139,6 @@ CM__CLONES static void lz_combine_rows(const double *V, size_t n, int J,
       lz_v8 a0 = {0}, a1 = {0}, a2 = {0}, a3 = {0};
       for (int c = 0; c < Jt; c++) {
         lz_v8 v;
-        if (p == 0) /* first sweep: J streams, more than the prefetchers follow */
-          __builtin_prefetch(V + (size_t)c * n + r + 16);
         LZ_LOAD8(v, V + (size_t)c * n + r);
         a0 += y0[c] * v;
         a1 += y1[c] * v;
