@@ -12,8 +12,9 @@
 #                [--reps R] [--threads T] [--dense-max N] [--out DIR]
 #                [--no-compare] [--no-install] [--profile] [--passes P]
 #                [--real-pile]
-# --real-pile: the deposition generator's pile at every size (by default
-# the stand-in above 2e5 contacts; seed 7 reaches 1e6 in about half a minute)
+# --real-pile: the deposition generator's pile at every size asked for (by
+# default the stand-in above 2e6 contacts: seed 7 reaches 1e6 in about half a
+# minute, 4e6 takes far longer)
 # --passes P repeats every scene and size P times, interleaved (cmodes,
 # scipy, SLEPc, cmodes, ...), and the table takes the median over passes:
 # on a noisy machine this keeps drifts in load out of the ratios.
@@ -182,10 +183,10 @@ EOF
 for sc in $SCENES; do
   for sz in $SIZES; do
     run_sc=$sc
-    # the deposition generator is superlinear (20 min at 1e6, then failed):
-    # above 2e5 contacts the pile is the stand-in (docs/performance.md)
+    # the deposition generator is superlinear (33 s at 1e6 contacts): above
+    # 2e6 contacts the pile is the stand-in (docs/performance.md, Scenes)
     if [ "$sc" = pile ] && [ -z "$REAL_PILE" ] &&
-      awk -v s="$sz" 'BEGIN { exit !(s + 0 > 2e5) }'; then
+      awk -v s="$sz" 'BEGIN { exit !(s + 0 > 2e6) }'; then
       echo "run.sh: pile at $sz contacts: using pile-standin" >&2
       run_sc=pile-standin
     fi
