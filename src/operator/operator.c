@@ -1,10 +1,11 @@
 /* operator.c: B = K^1/2 J L^-T with P M P^T = L L^T from CHOLMOD.
  * Block-diagonal M (scenes): natural ordering, so L is block-diagonal too;
- * B is formed once in CSR with B^T beside it, and every operator
- * application is two row-parallel SpMVs and no solve. A diagonal M (disks,
- * and spheres whose spins are dropped) needs no CHOLMOD: L = M^1/2, which is
- * what CHOLMOD's simplicial LL^T gives for it bit for bit, and B has the
- * pattern of J, which it then shares.
+ * B is formed once, by rows as slots and by columns as groups (the grouped
+ * forms below), and every operator application is two row-parallel
+ * products and no solve. A diagonal M (disks, and spheres whose spins are
+ * dropped) needs no CHOLMOD: L = M^1/2, which is what CHOLMOD's simplicial
+ * LL^T gives for it bit for bit, and B has the pattern of J, which it then
+ * shares (its CSR values are formed only if cm_operator_csr asks).
  * General M (matrices): the factor is kept and B, B^T are applied with
  * solves (CHOLMOD_Lt, CHOLMOD_Pt / CHOLMOD_P, CHOLMOD_L).
  * Not for eigen-solves (spectrum/). */
