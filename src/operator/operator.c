@@ -271,31 +271,35 @@ static int cm__B_row(const cm_operator_t *op, const cm__blocks_t *bl, int r,
   return cnt;
 }
 
-/* B for L = diag(ldiag): B_rj = k_r^1/2 (J_rj / L_jj), the value cm__B_row
- * computes for a diagonal block, on the pattern of J, which B then shares.
- * Returns 1 (nothing built) if some J_rj / L_jj underflows to 0: B's
- * pattern is then smaller than J's and the block path below forms it. */
-/* Entry q (row r) of B for a diagonal M: k_r^1/2 (L^-1 j)_q. */
+/* Entry q (row r) of B for L = diag(ldiag): k_r^1/2 (J_rq / L_jj), the
+ * value cm__B_row computes for a diagonal block; dinv = L^-1. */
 static inline double cm__B_diag_entry(const cm_system_t *s, const double *dinv,
                                       int r, int q) {
   return sqrt(s->k[r]) * (dinv[s->Jj[q]] * s->Jx[q]);
 }
 
-/* A diagonal M: B has J's pattern (shared) and its entries are
- * cm__B_diag_entry with *dinv = L^-1 (the caller frees it); the values
- * themselves are not stored (the slots hold them). Returns 1, for the
- * block path, if an entry underflows to zero (J's pattern would then hold
- * a zero). */
+/* L^-1 for L = diag(ldiag), malloc'd (NULL when out of memory). */
+static double *cm__diag_inverse(const cm_operator_t *op) {
+  double *dinv = malloc(sizeof(double) * ((size_t)op->ncol + 1));
+#pragma omp parallel for schedule(static)                                      \
+    num_threads(op->threads) if (dinv && op->ncol > CM__PAR_MIN)
+  for (int j = 0; j < (dinv ? op->ncol : 0); j++)
+    dinv[j] = 1.0 / op->ldiag[j];
+  return dinv;
+}
+
+/* B for a diagonal M has J's pattern, which it then shares, and the
+ * entries cm__B_diag_entry with *dv = L^-1 (the caller frees it); the
+ * values themselves are not stored (the slots hold them). Returns 1
+ * (nothing built) if some J_rj / L_jj underflows to 0: B's pattern is
+ * then smaller than J's and the block path below forms it. */
 static int cm__B_diagonal(cm_context_t *ctx, cm_operator_t *op, double **dv) {
   const cm_system_t *s = op->sys;
-  int nr = op->nr, n = op->ncol;
-  double *dinv = *dv = cm__malloc(ctx, (size_t)n + 1, sizeof(double));
+  int nr = op->nr;
+  double *dinv = *dv = cm__diag_inverse(op);
   if (!dinv)
-    return CM_NOMEM;
-#pragma omp parallel for schedule(static)                                      \
-    num_threads(op->threads) if (n > CM__PAR_MIN)
-  for (int j = 0; j < n; j++)
-    dinv[j] = 1.0 / op->ldiag[j]; /* L^-1 */
+    return CM__ERR(ctx, CM_NOMEM, NULL, "out of memory allocating %d x 8 "
+                   "bytes", op->ncol + 1);
   long zeros = 0;
 #pragma omp parallel for schedule(static) num_threads(op->threads)             \
     reduction(+ : zeros) if (nr > CM__PAR_MIN)
@@ -882,10 +886,8 @@ int cm_operator_csr(const cm_operator_t *op, const int **Bp, const int **Bj,
       const cm_system_t *s = op->sys;
       size_t nnz = (size_t)s->Jp[op->nr];
       double *x = malloc(sizeof(double) * (nnz + 1));
-      double *dinv = malloc(sizeof(double) * ((size_t)op->ncol + 1));
+      double *dinv = cm__diag_inverse(op);
       if (x && dinv) {
-        for (int j = 0; j < op->ncol; j++)
-          dinv[j] = 1.0 / op->ldiag[j];
 #pragma omp parallel for schedule(static)                                      \
     num_threads(op->threads) if (op->nr > CM__PAR_MIN)
         for (int r = 0; r < op->nr; r++)
