@@ -16,6 +16,49 @@ typedef struct {
   const char *source; /* input name for messages */
 } cm__rd_t;
 
+/* Where a value sits: arr[i].field[j][k] (arr NULL: field at the root;
+ * a negative index or a NULL field: absent). Formatted only for an error
+ * message: a million contacts have about 13 million values. */
+typedef struct {
+  const char *arr;
+  int i;
+  const char *field;
+  int j, k;
+} cm__at_t;
+
+static cm__at_t cm__at_elem(const char *arr, int i) {
+  cm__at_t a = {arr, i, NULL, -1, -1};
+  return a;
+}
+
+static cm__at_t cm__at_field(cm__at_t a, const char *field) {
+  a.field = field;
+  return a;
+}
+
+static cm__at_t cm__at_index(cm__at_t a, int idx) {
+  if (a.j < 0)
+    a.j = idx;
+  else
+    a.k = idx;
+  return a;
+}
+
+static const char *cm__at_str(const cm__at_t *a, char *buf, size_t n) {
+  int len = 0;
+  buf[0] = 0;
+  if (a->arr)
+    len += snprintf(buf, n, a->i >= 0 ? "%s[%d]" : "%s", a->arr, a->i);
+  if (a->field && (size_t)len < n)
+    len += snprintf(buf + len, n - (size_t)len, "%s%s", a->arr ? "." : "",
+                    a->field);
+  if (a->j >= 0 && (size_t)len < n)
+    len += snprintf(buf + len, n - (size_t)len, "[%d]", a->j);
+  if (a->k >= 0 && (size_t)len < n)
+    snprintf(buf + len, n - (size_t)len, "[%d]", a->k);
+  return buf;
+}
+
 static int cm__bad(cm__rd_t *rd, const char *path, const char *fmt,
                    const char *detail) {
   char msg[2048];
@@ -24,17 +67,24 @@ static int cm__bad(cm__rd_t *rd, const char *path, const char *fmt,
                  path, msg);
 }
 
-static int cm__num(cm__rd_t *rd, json_t *v, const char *path, double *out) {
+static int cm__bad_at(cm__rd_t *rd, const cm__at_t *at, const char *fmt,
+                      const char *detail) {
+  char path[400];
+  return cm__bad(rd, cm__at_str(at, path, sizeof path), fmt, detail);
+}
+
+static int cm__num(cm__rd_t *rd, json_t *v, const cm__at_t *at, double *out) {
   if (!json_is_number(v))
-    return cm__bad(rd, path, "expected a number%s", NULL);
+    return cm__bad_at(rd, at, "expected a number%s", NULL);
   *out = json_number_value(v);
   if (!isfinite(*out))
-    return cm__bad(rd, path, "not a finite number (NaN or infinity)%s", NULL);
+    return cm__bad_at(rd, at, "not a finite number (NaN or infinity)%s",
+                      NULL);
   return CM_OK;
 }
 
 /* Reads an array of exactly n numbers. */
-static int cm__vec(cm__rd_t *rd, json_t *v, const char *path, int n,
+static int cm__vec(cm__rd_t *rd, json_t *v, const cm__at_t *at, int n,
                    double *out, const char *what) {
   if (!json_is_array(v) || (int)json_array_size(v) != n) {
     char d[160];
@@ -43,12 +93,11 @@ static int cm__vec(cm__rd_t *rd, json_t *v, const char *path, int n,
       size_t len = strlen(d);
       snprintf(d + len, sizeof d - len, ", got %zu", json_array_size(v));
     }
-    return cm__bad(rd, path, "%s", d);
+    return cm__bad_at(rd, at, "%s", d);
   }
   for (int i = 0; i < n; i++) {
-    char p[344]; /* path (< 320) and "[index]" */
-    snprintf(p, sizeof p, "%s[%d]", path, i);
-    int st = cm__num(rd, json_array_get(v, (size_t)i), p, &out[i]);
+    cm__at_t ai = cm__at_index(*at, i);
+    int st = cm__num(rd, json_array_get(v, (size_t)i), &ai, &out[i]);
     if (st)
       return st;
   }
@@ -56,7 +105,7 @@ static int cm__vec(cm__rd_t *rd, json_t *v, const char *path, int n,
 }
 
 /* Errors on any key of obj not listed in allowed (NULL-terminated). */
-static int cm__keys(cm__rd_t *rd, json_t *obj, const char *path,
+static int cm__keys(cm__rd_t *rd, json_t *obj, const cm__at_t *at,
                     const char *const *allowed) {
   const char *key;
   json_t *val;
@@ -66,8 +115,7 @@ static int cm__keys(cm__rd_t *rd, json_t *obj, const char *path,
       if (!strcmp(key, allowed[i]))
         ok = 1;
     if (!ok) {
-      char p[320], list[256] = "";
-      snprintf(p, sizeof p, "%s%s%s", path, *path ? "." : "", key);
+      char list[256] = "";
       for (int i = 0; allowed[i]; i++) {
         size_t len = strlen(list);
         snprintf(list + len, sizeof list - len, "%s%s", i ? ", " : "",
@@ -77,7 +125,8 @@ static int cm__keys(cm__rd_t *rd, json_t *obj, const char *path,
       snprintf(d, sizeof d,
                "unknown key (allowed: %s; put anything else under \"meta\")",
                list);
-      return cm__bad(rd, p, "%s", d);
+      cm__at_t ak = cm__at_field(*at, key);
+      return cm__bad_at(rd, &ak, "%s", d);
     }
   }
   return CM_OK;
@@ -85,10 +134,10 @@ static int cm__keys(cm__rd_t *rd, json_t *obj, const char *path,
 
 /* A body reference: a name, an index, or null/absent (world, b only). */
 static int cm__ref(cm__rd_t *rd, const cm_scene_t *s, json_t *v,
-                   const char *path, int allow_world, int *out) {
+                   const cm__at_t *at, int allow_world, int *out) {
   if (!v || json_is_null(v)) {
     if (!allow_world)
-      return cm__bad(rd, path, "missing: a must name a body%s", NULL);
+      return cm__bad_at(rd, at, "missing: a must name a body%s", NULL);
     *out = CM_WORLD;
     return CM_OK;
   }
@@ -97,7 +146,7 @@ static int cm__ref(cm__rd_t *rd, const cm_scene_t *s, json_t *v,
     if (b < 0) {
       char d[300];
       snprintf(d, sizeof d, "unknown body \"%.200s\"", json_string_value(v));
-      return cm__bad(rd, path, "%s", d);
+      return cm__bad_at(rd, at, "%s", d);
     }
     *out = b;
     return CM_OK;
@@ -108,26 +157,26 @@ static int cm__ref(cm__rd_t *rd, const cm_scene_t *s, json_t *v,
       char d[128];
       snprintf(d, sizeof d, "body index %lld out of range (0..%d)",
                (long long)b, s->nbodies - 1);
-      return cm__bad(rd, path, "%s", d);
+      return cm__bad_at(rd, at, "%s", d);
     }
     *out = (int)b;
     return CM_OK;
   }
-  return cm__bad(rd, path,
-                 "expected a body name or a zero-based index%s", NULL);
+  return cm__bad_at(rd, at,
+                    "expected a body name or a zero-based index%s", NULL);
 }
 
-static int cm__read_inertia(cm__rd_t *rd, json_t *v, const char *path, int dim,
-                            double *I) {
+static int cm__read_inertia(cm__rd_t *rd, json_t *v, const cm__at_t *at,
+                            int dim, double *I) {
   if (dim == 2) {
     I[0] = 0;
-    return cm__num(rd, v, path, &I[0]);
+    return cm__num(rd, v, at, &I[0]);
   }
   memset(I, 0, 9 * sizeof *I);
   if (json_is_array(v) && json_array_size(v) == 3 &&
       json_is_number(json_array_get(v, 0))) {
     double d[3];
-    int st = cm__vec(rd, v, path, 3, d, "[Ixx, Iyy, Izz]");
+    int st = cm__vec(rd, v, at, 3, d, "[Ixx, Iyy, Izz]");
     if (st)
       return st;
     I[0] = d[0], I[4] = d[1], I[8] = d[2];
@@ -135,101 +184,102 @@ static int cm__read_inertia(cm__rd_t *rd, json_t *v, const char *path, int dim,
   }
   if (json_is_array(v) && json_array_size(v) == 3) {
     for (int r = 0; r < 3; r++) {
-      char p[320];
-      snprintf(p, sizeof p, "%s[%d]", path, r);
-      int st = cm__vec(rd, json_array_get(v, (size_t)r), p, 3, I + 3 * r,
+      cm__at_t ar = cm__at_index(*at, r);
+      int st = cm__vec(rd, json_array_get(v, (size_t)r), &ar, 3, I + 3 * r,
                        "a row of the 3x3 inertia");
       if (st)
         return st;
     }
     return CM_OK;
   }
-  return cm__bad(rd, path,
-                 "expected [Ixx, Iyy, Izz] or a symmetric 3x3 nested array%s",
-                 NULL);
+  return cm__bad_at(rd, at,
+                    "expected [Ixx, Iyy, Izz] or a symmetric 3x3 nested "
+                    "array%s", NULL);
 }
 
 static int cm__read_body(cm__rd_t *rd, cm_scene_t *s, json_t *jb, int i) {
   static const char *const keys[] = {"name",        "fixed",    "mass",
                                      "inertia",     "position", "orientation",
                                      "meta",        NULL};
-  char path[64], p[96];
-  snprintf(path, sizeof path, "bodies[%d]", i);
+  cm__at_t at = cm__at_elem("bodies", i), p;
   if (!json_is_object(jb))
-    return cm__bad(rd, path, "expected an object%s", NULL);
-  int st = cm__keys(rd, jb, path, keys);
+    return cm__bad_at(rd, &at, "expected an object%s", NULL);
+  int st = cm__keys(rd, jb, &at, keys);
   if (st)
     return st;
   cm_body_t b;
   cm_body_init(&b);
   json_t *v = json_object_get(jb, "fixed");
-  snprintf(p, sizeof p, "%s.fixed", path);
+  p = cm__at_field(at, "fixed");
   if (v && !json_is_boolean(v))
-    return cm__bad(rd, p, "expected true or false%s", NULL);
+    return cm__bad_at(rd, &p, "expected true or false%s", NULL);
   b.fixed = v && json_is_true(v);
   const char *name = NULL;
   v = json_object_get(jb, "name");
-  snprintf(p, sizeof p, "%s.name", path);
+  p = cm__at_field(at, "name");
   if (v && !json_is_null(v)) {
     if (!json_is_string(v) || !json_string_value(v)[0])
-      return cm__bad(rd, p, "expected a non-empty string%s", NULL);
+      return cm__bad_at(rd, &p, "expected a non-empty string%s", NULL);
     name = json_string_value(v);
   }
   v = json_object_get(jb, "position");
-  snprintf(p, sizeof p, "%s.position", path);
+  p = cm__at_field(at, "position");
   if (v) {
-    st = cm__vec(rd, v, p, s->dim, b.position,
+    st = cm__vec(rd, v, &p, s->dim, b.position,
                  s->dim == 2 ? "[x, y]" : "[x, y, z]");
     if (st)
       return st;
   } else if (!b.fixed) {
-    return cm__bad(rd, p, "missing: a moving body needs a position%s", NULL);
+    return cm__bad_at(rd, &p, "missing: a moving body needs a position%s",
+                      NULL);
   }
   v = json_object_get(jb, "mass");
-  snprintf(p, sizeof p, "%s.mass", path);
+  p = cm__at_field(at, "mass");
   if (v) {
-    st = cm__num(rd, v, p, &b.mass);
+    st = cm__num(rd, v, &p, &b.mass);
     if (st)
       return st;
   } else if (!b.fixed) {
-    return cm__bad(rd, p, "missing: a moving body needs a mass%s", NULL);
+    return cm__bad_at(rd, &p, "missing: a moving body needs a mass%s", NULL);
   }
   if (b.fixed && v && !(b.mass > 0))
-    return cm__bad(rd, p,
-                   "must be > 0 if given (a fixed body's mass is not used: "
-                   "omit it)%s", NULL);
+    return cm__bad_at(rd, &p,
+                      "must be > 0 if given (a fixed body's mass is not used: "
+                      "omit it)%s", NULL);
   v = json_object_get(jb, "inertia");
-  snprintf(p, sizeof p, "%s.inertia", path);
+  p = cm__at_field(at, "inertia");
   if (v) {
-    st = cm__read_inertia(rd, v, p, s->dim, b.inertia);
+    st = cm__read_inertia(rd, v, &p, s->dim, b.inertia);
     if (st)
       return st;
   } else if (!b.fixed) {
-    return cm__bad(rd, p, "missing: a moving body needs an inertia%s", NULL);
+    return cm__bad_at(rd, &p, "missing: a moving body needs an inertia%s",
+                      NULL);
   }
   v = json_object_get(jb, "orientation");
-  snprintf(p, sizeof p, "%s.orientation", path);
+  p = cm__at_field(at, "orientation");
   if (v) {
     if (s->dim == 2)
-      return cm__bad(rd, p,
-                     "not used in 2D (the angle is a dof; omit it)%s", NULL);
-    st = cm__vec(rd, v, p, 4, b.orientation, "a quaternion [w, x, y, z]");
+      return cm__bad_at(rd, &p,
+                        "not used in 2D (the angle is a dof; omit it)%s",
+                        NULL);
+    st = cm__vec(rd, v, &p, 4, b.orientation, "a quaternion [w, x, y, z]");
     if (st)
       return st;
     double qn = 0;
     for (int j = 0; j < 4; j++)
       qn += b.orientation[j] * b.orientation[j];
     if (!(qn > 0))
-      return cm__bad(rd, p, "zero quaternion; give a unit [w, x, y, z]%s",
-                     NULL);
+      return cm__bad_at(rd, &p,
+                        "zero quaternion; give a unit [w, x, y, z]%s", NULL);
   }
   st = cm_scene_add_body(rd->ctx, s, &b, name);
   if (st < 0) {
     if (st == CM_INVALID_SCENE) {
       char msg[sizeof rd->ctx->message];
       memcpy(msg, rd->ctx->message, sizeof msg);
-      snprintf(p, sizeof p, "%s.name", path);
-      return cm__bad(rd, p, "%s", msg);
+      p = cm__at_field(at, "name");
+      return cm__bad_at(rd, &p, "%s", msg);
     }
     return st;
   }
@@ -239,59 +289,61 @@ static int cm__read_body(cm__rd_t *rd, cm_scene_t *s, json_t *jb, int i) {
 static int cm__read_contact(cm__rd_t *rd, cm_scene_t *s, json_t *jc, int i) {
   static const char *const keys[] = {"name",   "a",         "b",    "point",
                                      "normal", "stiffness", "meta", NULL};
-  char path[64], p[96];
-  snprintf(path, sizeof path, "contacts[%d]", i);
+  cm__at_t at = cm__at_elem("contacts", i), p;
   if (!json_is_object(jc))
-    return cm__bad(rd, path, "expected an object%s", NULL);
-  int st = cm__keys(rd, jc, path, keys);
+    return cm__bad_at(rd, &at, "expected an object%s", NULL);
+  int st = cm__keys(rd, jc, &at, keys);
   if (st)
     return st;
   cm_contact_t c;
   cm_contact_init(&c);
-  snprintf(p, sizeof p, "%s.a", path);
-  if ((st = cm__ref(rd, s, json_object_get(jc, "a"), p, 0, &c.a)))
+  p = cm__at_field(at, "a");
+  if ((st = cm__ref(rd, s, json_object_get(jc, "a"), &p, 0, &c.a)))
     return st;
-  snprintf(p, sizeof p, "%s.b", path);
-  if ((st = cm__ref(rd, s, json_object_get(jc, "b"), p, 1, &c.b)))
+  p = cm__at_field(at, "b");
+  if ((st = cm__ref(rd, s, json_object_get(jc, "b"), &p, 1, &c.b)))
     return st;
   if (c.a == c.b)
-    return cm__bad(rd, p,
-                   "a and b are the same body; a contact joins two different "
-                   "bodies%s", NULL);
+    return cm__bad_at(rd, &p,
+                      "a and b are the same body; a contact joins two "
+                      "different bodies%s", NULL);
   json_t *v = json_object_get(jc, "point");
-  snprintf(p, sizeof p, "%s.point", path);
+  p = cm__at_field(at, "point");
   if (!v)
-    return cm__bad(rd, p, "missing: a contact needs a world point%s", NULL);
-  if ((st = cm__vec(rd, v, p, s->dim, c.point,
+    return cm__bad_at(rd, &p, "missing: a contact needs a world point%s",
+                      NULL);
+  if ((st = cm__vec(rd, v, &p, s->dim, c.point,
                     s->dim == 2 ? "[x, y]" : "[x, y, z]")))
     return st;
   v = json_object_get(jc, "normal");
-  snprintf(p, sizeof p, "%s.normal", path);
+  p = cm__at_field(at, "normal");
   if (!v)
-    return cm__bad(rd, p, "missing: a contact needs a normal from b to a%s",
-                   NULL);
-  if ((st = cm__vec(rd, v, p, s->dim, c.normal,
+    return cm__bad_at(rd, &p,
+                      "missing: a contact needs a normal from b to a%s", NULL);
+  if ((st = cm__vec(rd, v, &p, s->dim, c.normal,
                     s->dim == 2 ? "[nx, ny]" : "[nx, ny, nz]")))
     return st;
   double nn = 0;
   for (int j = 0; j < s->dim; j++)
     nn += c.normal[j] * c.normal[j];
   if (!(nn > 0))
-    return cm__bad(rd, p, "zero length; give the normal from b to a%s", NULL);
+    return cm__bad_at(rd, &p, "zero length; give the normal from b to a%s",
+                      NULL);
   v = json_object_get(jc, "stiffness");
-  snprintf(p, sizeof p, "%s.stiffness", path);
+  p = cm__at_field(at, "stiffness");
   if (!v)
-    return cm__bad(rd, p, "missing: a contact needs a stiffness > 0%s", NULL);
-  if ((st = cm__num(rd, v, p, &c.stiffness)))
+    return cm__bad_at(rd, &p, "missing: a contact needs a stiffness > 0%s",
+                      NULL);
+  if ((st = cm__num(rd, v, &p, &c.stiffness)))
     return st;
   if (!(c.stiffness > 0))
-    return cm__bad(rd, p, "must be > 0 (a penalty stiffness)%s", NULL);
+    return cm__bad_at(rd, &p, "must be > 0 (a penalty stiffness)%s", NULL);
   const char *name = NULL;
   v = json_object_get(jc, "name");
-  snprintf(p, sizeof p, "%s.name", path);
+  p = cm__at_field(at, "name");
   if (v && !json_is_null(v)) {
     if (!json_is_string(v))
-      return cm__bad(rd, p, "expected a string%s", NULL);
+      return cm__bad_at(rd, &p, "expected a string%s", NULL);
     name = json_string_value(v);
   }
   st = cm_scene_add_contact(rd->ctx, s, &c, name);
@@ -303,7 +355,8 @@ static int cm__read_scene(cm__rd_t *rd, json_t *root, cm_scene_t **out) {
                                      "contacts", "meta", "name", NULL};
   if (!json_is_object(root))
     return cm__bad(rd, "(root)", "expected a JSON object%s", NULL);
-  int st = cm__keys(rd, root, "", keys);
+  cm__at_t top = {NULL, -1, NULL, -1, -1};
+  int st = cm__keys(rd, root, &top, keys);
   if (st)
     return st;
   json_t *v = json_object_get(root, "format");
