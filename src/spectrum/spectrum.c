@@ -116,22 +116,20 @@ int cm__eig_finish(cm_context_t *ctx, cm_operator_t *op, int comp, int use_S,
   /* the products of all k vectors at once (B read once), or one at a time
    * when that does not fit: the same bits */
   int bk = k > 0 ? k : 1;
-  double *t, *y;
-  if (scratch && nscratch >= ((size_t)n + (size_t)m) * (size_t)bk) {
-    t = scratch, y = scratch + (size_t)n * bk; /* memory already touched */
-  } else {
-    scratch = NULL;
-    t = malloc(sizeof(double) * ((size_t)n * bk + 1));
-    y = malloc(sizeof(double) * ((size_t)m * bk + 1));
-  }
-  if (!scratch && (!t || !y)) {
+  /* own: t and y are allocated here, not carved from the caller's
+   * scratch (whose pages are already touched) */
+  int own = !(scratch && nscratch >= ((size_t)n + (size_t)m) * (size_t)bk);
+  double *t = own ? malloc(sizeof(double) * ((size_t)n * bk + 1)) : scratch;
+  double *y = own ? malloc(sizeof(double) * ((size_t)m * bk + 1))
+                  : scratch + (size_t)n * bk;
+  if (own && (!t || !y)) {
     free(t), free(y);
     bk = 1;
     t = malloc(sizeof(double) * ((size_t)n + 1));
     y = malloc(sizeof(double) * ((size_t)m + 1));
   }
   if (!out->z || !out->res || !t || !y) {
-    if (!scratch)
+    if (own)
       free(t), free(y);
     return CM__ERR(ctx, CM_NOMEM, NULL, "out of memory");
   }
@@ -172,7 +170,7 @@ int cm__eig_finish(cm_context_t *ctx, cm_operator_t *op, int comp, int use_S,
       out->res[p] = cm__nrm2(m, yp, th) / lam;
     }
   }
-  if (!scratch)
+  if (own)
     free(t), free(y);
   return CM_OK;
 }
