@@ -107,7 +107,12 @@ typedef struct cm_contact {
   int a, b;           /* body indices, b may be CM_WORLD; normal points b->a */
   double point[3];    /* world contact point; 2D uses [0..1] */
   double normal[3];   /* unit normal from b to a (normalised on add) */
-  double stiffness;   /* penalty stiffness k_c > 0, N/m */
+  double stiffness;   /* normal penalty stiffness k_n > 0, N/m */
+  /* scene format version 2 (0 = absent, the version 1 model): */
+  double stiffness_t; /* tangential (sticking) stiffness k_t >= 0, N/m, on
+                         each tangent row (2 in 3D, 1 in 2D) */
+  double damping_n;   /* normal dashpot c_n >= 0, N s/m (force = c_n v_n) */
+  double damping_t;   /* tangential dashpot c_t >= 0, N s/m, per tangent */
 } cm_contact_t;
 
 typedef struct cm_scene {
@@ -116,6 +121,9 @@ typedef struct cm_scene {
   int ncontacts;          /* contacts in use */
   cm_body_t *bodies;      /* size nbodies */
   cm_contact_t *contacts; /* size ncontacts */
+  double timestep_s;      /* the source deck's time step, s; 0 = none
+                             (version 2 "timestep"); the report gives it as
+                             a fraction of the critical step */
   /* private: capacities and names (use the accessors) */
   int body_cap, contact_cap;
   long *body_name;        /* size body_cap: offset into names, -1 none */
