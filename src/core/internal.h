@@ -73,6 +73,9 @@ void *cm__calloc(cm_context_t *ctx, size_t n, size_t size);
 /* Binary scenes (io/scene_bin.c): 1 if buf starts with the magic; the
  * reader behind cm_scene_read_file. */
 int cm__scene_is_binary(const char *buf, size_t len);
+/* 1 if the scene has a version 2 value (tangential stiffness, a dashpot or
+ * the deck's time step): the writers then write version 2. */
+int cm__scene_is_v2(const cm_scene_t *s);
 int cm__scene_parse_binary(cm_context_t *ctx, const char *buf, size_t len,
                            const char *source, cm_scene_t **out);
 

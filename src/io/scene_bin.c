@@ -1,8 +1,10 @@
 /* scene_bin.c: the compact binary scene format (docs/scene-format.md,
  * "Binary scenes"): fixed-size little-endian records that read at disk
  * speed, for scenes with millions of contacts where JSON parsing would cost
- * more than the analysis. Same content as JSON version 1 except names and
- * meta. Not for hand-written scenes (use JSON). */
+ * more than the analysis. Same content as JSON except names and meta;
+ * version 2 (written only for scenes with version 2 values) adds the deck's
+ * time step after the header and three doubles to each contact. Not for
+ * hand-written scenes (use JSON). */
 #include "internal.h"
 
 #include <errno.h>
@@ -14,7 +16,7 @@
 
 typedef struct {
   char magic[8];       /* CM__BIN_MAGIC */
-  uint32_t version;    /* 1 */
+  uint32_t version;    /* 1 or 2 */
   uint32_t dim;        /* 2 or 3 */
   uint64_t nbodies;    /* body records that follow */
   uint64_t ncontacts;  /* contact records after the bodies */
@@ -34,6 +36,13 @@ typedef struct {
   double normal[3];       /* unit, b -> a */
   double stiffness;       /* N/m */
 } cm__bin_contact_t;      /* 72 bytes */
+
+typedef struct {
+  cm__bin_contact_t v1;   /* as in version 1 */
+  double stiffness_t;     /* N/m */
+  double damping_n;       /* N s/m */
+  double damping_t;       /* N s/m */
+} cm__bin_contact2_t;     /* 96 bytes */
 
 int cm__scene_is_binary(const char *buf, size_t len) {
   return len >= 8 && memcmp(buf, CM__BIN_MAGIC, 8) == 0;
@@ -58,18 +67,21 @@ int cm__scene_parse_binary(cm_context_t *ctx, const char *buf, size_t len,
                    "%s: truncated binary scene (%zu bytes, header needs %zu)",
                    source, len, sizeof h);
   memcpy(&h, buf, sizeof h);
-  if (h.version != 1 || (h.dim != 2 && h.dim != 3))
+  if ((h.version != 1 && h.version != 2) || (h.dim != 2 && h.dim != 3))
     return CM__ERR(ctx, CM_PARSE, source,
                    "%s: binary scene version %u, dim %u: expected version 1 "
-                   "and dim 2 or 3",
+                   "or 2 and dim 2 or 3",
                    source, h.version, h.dim);
   if (h.nbodies > (uint64_t)INT32_MAX || h.ncontacts > (uint64_t)INT32_MAX)
     return CM__ERR(ctx, CM_LIMIT, source,
                    "%s: %llu bodies and %llu contacts: at most 2^31 - 1 each",
                    source, (unsigned long long)h.nbodies,
                    (unsigned long long)h.ncontacts);
-  size_t need = sizeof h + (size_t)h.nbodies * sizeof(cm__bin_body_t) +
-                (size_t)h.ncontacts * sizeof(cm__bin_contact_t);
+  int v2 = h.version == 2;
+  size_t crec = v2 ? sizeof(cm__bin_contact2_t) : sizeof(cm__bin_contact_t);
+  size_t need = sizeof h + (v2 ? sizeof(double) : 0) +
+                (size_t)h.nbodies * sizeof(cm__bin_body_t) +
+                (size_t)h.ncontacts * crec;
   if (len != need)
     return CM__ERR(ctx, CM_PARSE, source,
                    "%s: %zu bytes, but %llu bodies and %llu contacts take "
@@ -92,6 +104,10 @@ int cm__scene_parse_binary(cm_context_t *ctx, const char *buf, size_t len,
   s->body_cap = nb + 1, s->contact_cap = nc + 1;
   /* ---- copy records (bounds checked by cm_scene_validate) ---- */
   const char *p = buf + sizeof h;
+  if (v2) {
+    memcpy(&s->timestep_s, p, sizeof(double));
+    p += sizeof(double);
+  }
   for (int i = 0; i < nb; i++, p += sizeof(cm__bin_body_t)) {
     cm__bin_body_t rb;
     memcpy(&rb, p, sizeof rb);
@@ -103,10 +119,14 @@ int cm__scene_parse_binary(cm_context_t *ctx, const char *buf, size_t len,
     memcpy(b->orientation, rb.orientation, sizeof b->orientation);
     s->body_name[i] = -1;
   }
-  for (int i = 0; i < nc; i++, p += sizeof(cm__bin_contact_t)) {
-    cm__bin_contact_t rc;
-    memcpy(&rc, p, sizeof rc);
+  for (int i = 0; i < nc; i++, p += crec) {
+    cm__bin_contact2_t r2 = {0};
+    memcpy(&r2, p, crec);
+    const cm__bin_contact_t rc = r2.v1;
     cm_contact_t *c = &s->contacts[i];
+    c->stiffness_t = r2.stiffness_t;
+    c->damping_n = r2.damping_n;
+    c->damping_t = r2.damping_t;
     c->a = rc.a >= INT32_MIN && rc.a <= INT32_MAX ? (int)rc.a : -2;
     c->b = rc.b >= INT32_MIN && rc.b <= INT32_MAX ? (int)rc.b : -2;
     memcpy(c->point, rc.point, sizeof c->point);
@@ -133,9 +153,12 @@ int cm_scene_write_binary(cm_context_t *ctx, const cm_scene_t *s, FILE *f) {
     return CM__ERR(ctx, CM_IO, NULL, "binary scenes are little-endian");
   cm__bin_head_t h;
   memcpy(h.magic, CM__BIN_MAGIC, 8);
-  h.version = 1, h.dim = (uint32_t)s->dim;
+  int v2 = cm__scene_is_v2(s);
+  h.version = v2 ? 2 : 1, h.dim = (uint32_t)s->dim;
   h.nbodies = (uint64_t)s->nbodies, h.ncontacts = (uint64_t)s->ncontacts;
   fwrite(&h, sizeof h, 1, f);
+  if (v2)
+    fwrite(&s->timestep_s, sizeof(double), 1, f);
   for (int i = 0; i < s->nbodies; i++) {
     const cm_body_t *b = &s->bodies[i];
     cm__bin_body_t rb;
@@ -149,13 +172,17 @@ int cm_scene_write_binary(cm_context_t *ctx, const cm_scene_t *s, FILE *f) {
   }
   for (int i = 0; i < s->ncontacts; i++) {
     const cm_contact_t *c = &s->contacts[i];
-    cm__bin_contact_t rc;
-    memset(&rc, 0, sizeof rc);
-    rc.a = c->a, rc.b = c->b;
-    memcpy(rc.point, c->point, sizeof rc.point);
-    memcpy(rc.normal, c->normal, sizeof rc.normal);
-    rc.stiffness = c->stiffness;
-    fwrite(&rc, sizeof rc, 1, f);
+    cm__bin_contact2_t r2;
+    memset(&r2, 0, sizeof r2);
+    cm__bin_contact_t *rc = &r2.v1;
+    rc->a = c->a, rc->b = c->b;
+    memcpy(rc->point, c->point, sizeof rc->point);
+    memcpy(rc->normal, c->normal, sizeof rc->normal);
+    rc->stiffness = c->stiffness;
+    r2.stiffness_t = c->stiffness_t;
+    r2.damping_n = c->damping_n;
+    r2.damping_t = c->damping_t;
+    fwrite(&r2, v2 ? sizeof r2 : sizeof *rc, 1, f);
   }
   if (ferror(f))
     return CM__ERR(ctx, CM_IO, NULL, "error writing the binary scene: %s",

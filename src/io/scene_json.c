@@ -1,4 +1,4 @@
-/* scene_json.c: the JSON scene format, version 1 (docs/scene-format.md):
+/* scene_json.c: the JSON scene format, versions 1 and 2 (docs/scene-format.md):
  * reading with jansson (strict: unknown keys are errors outside "meta") and
  * writing with round-trip number formatting. Not for other formats. */
 #include "internal.h"
@@ -14,6 +14,7 @@
 typedef struct {
   cm_context_t *ctx;  /* error sink */
   const char *source; /* input name for messages */
+  int version;        /* the scene's format version (1 or 2) */
 } cm__rd_t;
 
 /* Where a value sits: arr[i].field[j][k] (arr NULL: field at the root;
@@ -286,9 +287,34 @@ static int cm__read_body(cm__rd_t *rd, cm_scene_t *s, json_t *jb, int i) {
   return CM_OK;
 }
 
+/* The version 2 fields of a contact: optional numbers >= 0 (0: none). */
+static int cm__contact_v2(cm__rd_t *rd, json_t *jc, cm__at_t at,
+                          cm_contact_t *c) {
+  static const char *const key[] = {"stiffness_t", "damping_n", "damping_t"};
+  double *dst[] = {&c->stiffness_t, &c->damping_n, &c->damping_t};
+  for (int j = 0; j < 3; j++) {
+    json_t *v = json_object_get(jc, key[j]);
+    if (!v)
+      continue;
+    cm__at_t p = cm__at_field(at, key[j]);
+    if (rd->version < 2)
+      return cm__bad_at(rd, &p,
+                        "needs scene format version 2 (tangential springs "
+                        "and dashpots): set \"version\": 2%s",
+                        NULL);
+    int st = cm__num(rd, v, &p, dst[j]);
+    if (st)
+      return st;
+    if (!(*dst[j] >= 0))
+      return cm__bad_at(rd, &p, "must be >= 0 (0: none)%s", NULL);
+  }
+  return CM_OK;
+}
+
 static int cm__read_contact(cm__rd_t *rd, cm_scene_t *s, json_t *jc, int i) {
-  static const char *const keys[] = {"name",   "a",         "b",    "point",
-                                     "normal", "stiffness", "meta", NULL};
+  static const char *const keys[] = {
+      "name",        "a",         "b",         "point", "normal", "stiffness",
+      "stiffness_t", "damping_n", "damping_t", "meta",  NULL};
   cm__at_t at = cm__at_elem("contacts", i), p;
   if (!json_is_object(jc))
     return cm__bad_at(rd, &at, "expected an object%s", NULL);
@@ -338,6 +364,8 @@ static int cm__read_contact(cm__rd_t *rd, cm_scene_t *s, json_t *jc, int i) {
     return st;
   if (!(c.stiffness > 0))
     return cm__bad_at(rd, &p, "must be > 0 (a penalty stiffness)%s", NULL);
+  if ((st = cm__contact_v2(rd, jc, at, &c)))
+    return st;
   const char *name = NULL;
   v = json_object_get(jc, "name");
   p = cm__at_field(at, "name");
@@ -351,8 +379,9 @@ static int cm__read_contact(cm__rd_t *rd, cm_scene_t *s, json_t *jc, int i) {
 }
 
 static int cm__read_scene(cm__rd_t *rd, json_t *root, cm_scene_t **out) {
-  static const char *const keys[] = {"format", "version",  "dim", "bodies",
-                                     "contacts", "meta", "name", NULL};
+  static const char *const keys[] = {"format", "version", "dim",
+                                     "bodies", "contacts", "meta",
+                                     "name",   "timestep", NULL};
   if (!json_is_object(root))
     return cm__bad(rd, "(root)", "expected a JSON object%s", NULL);
   cm__at_t top = {NULL, -1, NULL, -1, -1};
@@ -363,9 +392,27 @@ static int cm__read_scene(cm__rd_t *rd, json_t *root, cm_scene_t **out) {
   if (!json_is_string(v) || strcmp(json_string_value(v), "cmodes-scene"))
     return cm__bad(rd, "format", "expected \"cmodes-scene\"%s", NULL);
   v = json_object_get(root, "version");
-  if (!json_is_integer(v) || json_integer_value(v) != 1)
+  if (!json_is_integer(v) ||
+      (json_integer_value(v) != 1 && json_integer_value(v) != 2))
     return cm__bad(rd, "version",
-                   "expected 1 (the only scene format version)%s", NULL);
+                   "expected 1 or 2 (2: tangential springs, dashpots and "
+                   "the deck's time step)%s",
+                   NULL);
+  rd->version = (int)json_integer_value(v);
+  double timestep = 0;
+  v = json_object_get(root, "timestep");
+  if (v) {
+    cm__at_t p = {NULL, -1, "timestep", -1, -1};
+    if (rd->version < 2)
+      return cm__bad(rd, "timestep",
+                     "needs scene format version 2: set \"version\": 2%s",
+                     NULL);
+    if ((st = cm__num(rd, v, &p, &timestep)))
+      return st;
+    if (!(timestep >= 0))
+      return cm__bad(rd, "timestep", "must be >= 0 (seconds; 0: none)%s",
+                     NULL);
+  }
   v = json_object_get(root, "dim");
   if (!json_is_integer(v) ||
       (json_integer_value(v) != 2 && json_integer_value(v) != 3))
@@ -373,6 +420,7 @@ static int cm__read_scene(cm__rd_t *rd, json_t *root, cm_scene_t **out) {
   cm_scene_t *s = cm_scene_create((int)json_integer_value(v));
   if (!s)
     return CM__ERR(rd->ctx, CM_NOMEM, NULL, "out of memory");
+  s->timestep_s = timestep;
   json_t *bodies = json_object_get(root, "bodies");
   json_t *contacts = json_object_get(root, "contacts");
   if (!json_is_array(bodies))
@@ -414,7 +462,7 @@ static int cm__read_scene(cm__rd_t *rd, json_t *root, cm_scene_t **out) {
 int cm_scene_parse_json(cm_context_t *ctx, const char *text, size_t len,
                         const char *source, cm_scene_t **out) {
   *out = NULL;
-  cm__rd_t rd = {ctx, source ? source : "scene"};
+  cm__rd_t rd = {ctx, source ? source : "scene", 1};
   json_error_t err;
   json_t *root = json_loadb(text, len, JSON_REJECT_DUPLICATES, &err);
   if (!root)
@@ -503,8 +551,13 @@ static void cm__put_str(FILE *f, const char *s) {
 int cm_scene_write_json(cm_context_t *ctx, const cm_scene_t *s, FILE *f) {
   char b[40];
   int d = s->dim;
-  fprintf(f, "{\"format\": \"cmodes-scene\", \"version\": 1, \"dim\": %d,\n",
-          d);
+  int v2 = cm__scene_is_v2(s);
+  fprintf(f, "{\"format\": \"cmodes-scene\", \"version\": %d, \"dim\": %d,\n",
+          v2 ? 2 : 1, d);
+  if (s->timestep_s > 0) {
+    cm__fmt(b, sizeof b, s->timestep_s);
+    fprintf(f, " \"timestep\": %s,\n", b);
+  }
   if (s->name) {
     fputs(" \"name\": ", f);
     cm__put_str(f, s->name);
@@ -567,7 +620,16 @@ int cm_scene_write_json(cm_context_t *ctx, const cm_scene_t *s, FILE *f) {
     fputs(", \"normal\": ", f);
     cm__put_vec(f, c->normal, d);
     cm__fmt(b, sizeof b, c->stiffness);
-    fprintf(f, ", \"stiffness\": %s}", b);
+    fprintf(f, ", \"stiffness\": %s", b);
+    static const char *const key[] = {"stiffness_t", "damping_n",
+                                      "damping_t"};
+    const double val[] = {c->stiffness_t, c->damping_n, c->damping_t};
+    for (int j = 0; j < 3; j++)
+      if (val[j] != 0) {
+        cm__fmt(b, sizeof b, val[j]);
+        fprintf(f, ", \"%s\": %s", key[j], b);
+      }
+    fputc('}', f);
   }
   fprintf(f, "\n ]\n}\n");
   if (ferror(f))

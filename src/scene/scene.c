@@ -149,6 +149,7 @@ cm_scene_t *cm_scene_copy(const cm_scene_t *src) {
   s->names = malloc(src->names_cap ? src->names_cap : 1);
   s->meta_json = src->meta_json ? cm__strdup(src->meta_json) : NULL;
   s->name = src->name ? cm__strdup(src->name) : NULL;
+  s->timestep_s = src->timestep_s;
   if (!s->bodies || !s->body_name || !s->contacts || !s->contact_name ||
       !s->names || (src->meta_json && !s->meta_json) ||
       (src->name && !s->name)) {
@@ -432,6 +433,14 @@ static int cm__validate_contact(cm_context_t *ctx, const cm_scene_t *s, int i) {
     return CM__ERR(ctx, CM_INVALID_SCENE, CM__P("stiffness"),
                    "%s: %g is not positive; a penalty stiffness must be > 0",
                    path, c->stiffness);
+  /* version 2: tangential spring and dashpots, 0 = absent */
+  static const char *const v2[] = {"stiffness_t", "damping_n", "damping_t"};
+  const double v2x[] = {c->stiffness_t, c->damping_n, c->damping_t};
+  for (int j = 0; j < 3; j++)
+    if (!(v2x[j] >= 0) || !isfinite(v2x[j]))
+      return CM__ERR(ctx, CM_INVALID_SCENE, CM__P(v2[j]),
+                     "%s: %g must be finite and >= 0 (0: none)", path,
+                     v2x[j]);
   return CM_OK;
 }
 
@@ -472,6 +481,10 @@ int cm_scene_validate(cm_context_t *ctx, const cm_scene_t *s) {
   if (s->dim != 2 && s->dim != 3)
     return CM__ERR(ctx, CM_INVALID_SCENE, "dim", "dim: %d is not 2 or 3",
                    s->dim);
+  if (!(s->timestep_s >= 0) || !isfinite(s->timestep_s))
+    return CM__ERR(ctx, CM_INVALID_SCENE, "timestep",
+                   "timestep: %g must be finite and >= 0 (0: none)",
+                   s->timestep_s);
   int threads = cm__threads(ctx);
   int i = cm__first_invalid(s, s->nbodies, threads, cm__validate_body);
   if (i < s->nbodies)
@@ -480,4 +493,17 @@ int cm_scene_validate(cm_context_t *ctx, const cm_scene_t *s) {
   if (i < s->ncontacts)
     return cm__validate_contact(ctx, s, i);
   return CM_OK;
+}
+
+/* Version 2 is written only when a version 2 value is set, so version 1
+ * scenes write as before. */
+int cm__scene_is_v2(const cm_scene_t *s) {
+  if (s->timestep_s != 0)
+    return 1;
+  for (int i = 0; i < s->ncontacts; i++) {
+    const cm_contact_t *c = &s->contacts[i];
+    if (c->stiffness_t != 0 || c->damping_n != 0 || c->damping_t != 0)
+      return 1;
+  }
+  return 0;
 }
