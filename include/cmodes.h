@@ -209,20 +209,33 @@ typedef struct cm_system {
   int nbodies;     /* bodies of the scene (0 for matrices) */
   int ndofs;       /* dofs of all moving bodies (3 or 6 each) */
   int n;           /* active dofs: columns of J */
-  int nc;          /* contacts: rows of J */
+  int nc;          /* rows of J: one per contact, plus its tangent rows
+                      (2 in 3D, 1 in 2D) when it has a tangential spring */
+  int ncontacts;   /* scene contacts (for matrices: nc) */
+  int tangential;  /* 1: some contact has tangent rows */
+  int dashpots;    /* 1: some contact has a dashpot */
   int block;       /* 1: M block-diagonal by body (fast path); 0: general */
   /* J in CSR, nc x n */
   int *Jp;         /* row pointers, size nc+1 */
   int *Jj;         /* column indices, size Jp[nc] */
   double *Jx;      /* values, size Jp[nc] */
-  double *k;       /* stiffness of each row, size nc */
+  double *k;       /* stiffness of each row, size nc (k_n or k_t; for a
+                      system weighted by cmodes' damped-step search, the
+                      weight a k + b c of the row) */
+  double *g;       /* dashpot of each row c_n or c_t (N s/m), size nc;
+                      NULL when no contact has one */
+  double *spring;  /* weighted systems only: the row's k_n or k_t, size
+                      nc; else NULL */
   /* M, lower triangle with diagonal, CSC, n x n */
   int *Mp;         /* column pointers, size n+1 */
   int *Mi;         /* row indices, size Mp[n] */
   double *Mx;      /* values, size Mp[n] */
   /* maps */
   int *row_contact;  /* size nc: scene contact of each row */
-  int *contact_row;  /* size nc: row of each scene contact */
+  int *contact_row;  /* size ncontacts: first row of each scene contact
+                        (its rows are consecutive) */
+  unsigned char *row_kind; /* size nc: 0 normal, 1 and 2 the tangents
+                              (docs/math.md); NULL for matrices */
   int *col_body;     /* size n: body of each column (-1 for matrices) */
   int *col_dof;      /* size n: local dof of that body (0..2 or 0..5) */
   int *row_a, *row_b;/* size nc: bodies of each row (CM_WORLD if none) */
@@ -332,9 +345,11 @@ typedef struct cm_options {
   int chebyshev;         /* Lanczos polynomial filter degree d >= 2
                             (ARPACK on T_d of S damping [0, max S_cc]);
                             0 or 1 = off (default) */
-  const double *warm_start; /* optional start vector over scene contacts
-                               (size ncontacts), e.g. a previous report's
-                               dominant vector; NULL = seeded random */
+  const double *warm_start; /* optional start vector over scene rows
+                               (report nstart: each contact's normal row,
+                               then its tangent rows, in contact order),
+                               e.g. a previous report's dominant vector;
+                               NULL = seeded random */
 } cm_options_t;
 
 CM_EXTERN void cm_options_init(cm_options_t *opts);
@@ -351,6 +366,9 @@ typedef struct cm_mode {
   double omega;         /* rad/s */
   double lambda;        /* omega^2 */
   double residual;      /* ||S z - lambda z|| / lambda */
+  double zeta;          /* effective damping ratio from the dashpots,
+                           phi^T C phi / (2 omega), phi mass-normalised;
+                           0 without dashpots */
   int component;        /* component index */
   int ncontacts;        /* entries in contacts */
   cm_share_t *contacts; /* top strain-energy shares e_c = k_c xi_c^2/lambda */
@@ -392,9 +410,28 @@ typedef struct cm_report {
   double omega_lower;     /* rigorous lower bound (= pc_omega_max) */
   double omega_upper;     /* rigorous Gershgorin upper bound */
   /* time steps */
+  /* the contact model */
+  const char *model;      /* "normal springs only", "normal + tangential
+                             springs", "normal springs + dashpots" or
+                             "normal + tangential springs + dashpots"
+                             (static) */
+  int tangential;         /* 1: some contact has tangent rows */
+  int dashpots;           /* 1: some contact has a dashpot */
+  int nrows;              /* rows of J: contacts and their tangent rows */
   double damping_ratio;   /* as used */
   double newmark_gamma, newmark_beta;
   cm_step_t central_difference, rk3, rk4, explicit_euler, newmark;
+  /* with dashpots, central_difference is the damped limit of velocity
+   * Verlet with the dashpot force from the half-step velocity (the
+   * engines'), lambda_max(h^2 M^-1 K + 2 h M^-1 C) = 4 (docs/math.md); */
+  cm_step_t cd_undamped;  /* the same without the dashpots */
+  double damped_modal_h_s;/* min over the listed modes of each mode's own
+                             damped limit (>= the coupled one); NAN none */
+  int damped_iterations;  /* eigen-solves of the damped-step search */
+  int damped_component;   /* component whose mode sets it, -1 none */
+  double damped_zeta;     /* that mode's effective damping ratio */
+  double deck_timestep_s; /* the scene's deck time step, s; 0 none */
+  double deck_fraction;   /* deck step / critical central-difference step */
   double freq_tol;        /* accuracy tolerance used */
   double accuracy_h_s;    /* CD step keeping the top-mode error < freq_tol */
   /* counts */
@@ -414,7 +451,8 @@ typedef struct cm_report {
   /* timings, seconds */
   double t_parse, t_assemble, t_factor, t_operator, t_eigen, t_report;
   double t_matvec;        /* part of t_eigen spent in Lanczos matvecs */
-  /* dominant vector over scene contacts (size ncontacts): for warm starts */
+  /* dominant vector over scene rows (size nrows; over contacts when no
+   * contact has tangent rows): for warm starts */
   int nstart;
   double *start_vector;
 } cm_report_t;

@@ -76,6 +76,12 @@ int cm__scene_is_binary(const char *buf, size_t len);
 /* 1 if the scene has a version 2 value (tangential stiffness, a dashpot or
  * the deck's time step): the writers then write version 2. */
 int cm__scene_is_v2(const cm_scene_t *s);
+/* cm_system_assemble with row weights wk k + wg c (springs k, dashpots c):
+ * (1, 0) is the undamped system; (h^2, 2h) the damped-step operator at h;
+ * (0, 1) the dashpots alone. Tangent rows are included where k_t > 0, or
+ * c_t > 0 when wg > 0; sys->spring holds each row's k unless (1, 0). */
+int cm__system_assemble_weighted(cm_context_t *ctx, const cm_scene_t *s,
+                                 double wk, double wg, cm_system_t **out);
 int cm__scene_parse_binary(cm_context_t *ctx, const char *buf, size_t len,
                            const char *source, cm_scene_t **out);
 

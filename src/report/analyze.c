@@ -2,7 +2,7 @@
  * component (small ones densely and in parallel, large ones by Lanczos),
  * bounds, time steps, energy shares and counts, into a cm_report_t.
  * Not for output formats (report_json.c, report_text.c). */
-#include "spectrum/spectrum_internal.h"
+#include "report/analyze_internal.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -89,9 +89,30 @@ void cm_report_destroy(cm_report_t **rp) {
 
 /* ---- eigen-solves of all components ------------------------------------- */
 
-static int cm__solve_all(cm_context_t *ctx, cm_operator_t *op,
-                         const cm_system_t *sys, const cm_options_t *opts,
-                         cm__eig_t *eig) {
+/* Scene row of every system row: contacts in scene order, each with its
+ * rows (normal, then tangents); malloc'd, caller frees, NULL when out of
+ * memory. Without tangent rows it is row_contact. */
+int *cm__scene_rows(const cm_system_t *sys) {
+  int nc = sys->nc, ncon = sys->ncontacts;
+  int *srow = malloc(sizeof(int) * ((size_t)nc + 1));
+  int *base = calloc((size_t)ncon + 1, sizeof(int));
+  if (!srow || !base) {
+    free(srow), free(base);
+    return NULL;
+  }
+  for (int r = 0; r < nc; r++)
+    base[sys->row_contact[r] + 1]++;
+  for (int c = 0; c < ncon; c++)
+    base[c + 1] += base[c];
+  for (int r = 0; r < nc; r++)
+    srow[r] = base[sys->row_contact[r]] + (sys->row_kind ? sys->row_kind[r] : 0);
+  free(base);
+  return srow;
+}
+
+int cm__solve_all(cm_context_t *ctx, cm_operator_t *op,
+                  const cm_system_t *sys, const cm_options_t *opts,
+                  cm__eig_t *eig) {
   int ncomp = sys->ncomp, first_err = ncomp, nsmall = 0;
   cm_context_t err_ctx;
   cm_context_init(&err_ctx);
@@ -99,8 +120,9 @@ static int cm__solve_all(cm_context_t *ctx, cm_operator_t *op,
   double deadline = opts->max_seconds > 0 ? t0 + opts->max_seconds : 0;
   int *small = malloc(sizeof(int) * ((size_t)ncomp + 1));
   int *status = calloc((size_t)ncomp + 1, sizeof(int));
-  if (!small || !status) {
-    free(small), free(status);
+  int *srow = opts->warm_start ? cm__scene_rows(sys) : NULL;
+  if (!small || !status || (opts->warm_start && !srow)) {
+    free(small), free(status), free(srow);
     return CM__ERR(ctx, CM_NOMEM, NULL, "out of memory");
   }
   for (int c = 0; c < ncomp; c++) {
@@ -138,7 +160,7 @@ static int cm__solve_all(cm_context_t *ctx, cm_operator_t *op,
       free(start);
       start = malloc(sizeof(double) * (size_t)m);
       for (int i = 0; start && i < m; i++)
-        start[i] = opts->warm_start[sys->row_contact[r0 + i]];
+        start[i] = opts->warm_start[srow[r0 + i]];
     }
     status[c] = cm__eig_component(&err_ctx, op, c, opts, start, deadline,
                                   &eig[c]);
@@ -166,7 +188,7 @@ static int cm__solve_all(cm_context_t *ctx, cm_operator_t *op,
       if (status[c] == CM_NOT_CONVERGED)
         st = CM_NOT_CONVERGED;
   }
-  free(small), free(status);
+  free(small), free(status), free(srow);
   return st;
 }
 
@@ -211,10 +233,16 @@ static int cm__mode_shares(cm_operator_t *op, const cm_system_t *sys,
     return CM_NOMEM;
   }
   char buf[256];
-  /* contacts: e_c = k_c xi_c^2 / lambda = z_c^2 */
+  /* contacts: e_c = k_c xi_c^2 / lambda = z_c^2, summed over the
+   * contact's rows (consecutive) */
   int np = 0;
-  for (int i = 0; i < m; i++)
-    cm__pick(pick, &np, T, sys->row_contact[r0 + i], z[i] * z[i]);
+  for (int i = 0; i < m;) {
+    int c = sys->row_contact[r0 + i];
+    double e = z[i] * z[i];
+    for (i++; i < m && sys->row_contact[r0 + i] == c; i++)
+      e += z[i] * z[i];
+    cm__pick(pick, &np, T, c, e);
+  }
   mode->contacts = calloc((size_t)np + 1, sizeof(cm_share_t));
   if (!mode->contacts)
     goto nomem;
@@ -267,6 +295,20 @@ nomem:
   return CM_NOMEM;
 }
 
+/* Effective damping ratio of a mode from the dashpots: with the
+ * mass-normalised mode phi and z the unit eigenvector of S, the gaps are
+ * xi_r = omega z_r / sqrt(k_r), so phi^T C phi = omega^2 sum_r (c_r / k_r)
+ * z_r^2 and zeta = phi^T C phi / (2 omega). 0 without dashpots. */
+static double cm__mode_zeta(const cm_system_t *sys, int r0, int m,
+                            const double *z, double omega) {
+  if (!sys->g)
+    return 0;
+  double s = 0;
+  for (int i = 0; i < m; i++)
+    s += sys->g[r0 + i] / sys->k[r0 + i] * z[i] * z[i];
+  return 0.5 * omega * s;
+}
+
 /* ---- modes: the global top k over all components -------------------------- */
 
 typedef struct {
@@ -314,6 +356,8 @@ static int cm__collect_modes(cm_operator_t *op, const cm_system_t *sys,
     md->omega = sqrt(md->lambda);
     md->residual = e->res[cand[i].idx];
     md->component = cand[i].comp;
+    md->zeta = cm__mode_zeta(sys, r0, m, e->z + (size_t)cand[i].idx * (size_t)m,
+                             md->omega);
     st = cm__mode_shares(op, sys, scene, opts, cand[i].comp,
                          e->z + (size_t)cand[i].idx * (size_t)m, md->lambda,
                          md);
@@ -407,6 +451,10 @@ static void cm__steps(const cm_options_t *o, cm_report_t *r) {
   if (2 * o->newmark_beta >= o->newmark_gamma)
     r->newmark.note = "unconditionally stable (2 beta >= gamma)";
   r->accuracy_h_s = cm_step_accuracy(w, o->freq_tol);
+  r->cd_undamped = r->central_difference;
+  r->damped_modal_h_s = NAN;
+  r->damped_component = -1;
+  r->deck_fraction = NAN;
   if (!(w > 0)) {
     const char *why = r->ncontacts ? nomode : none;
     r->central_difference.note = r->rk3.note = r->rk4.note = why;
@@ -467,6 +515,13 @@ static int cm__check_finite(cm_context_t *ctx, const cm_system_t *sys,
   return CM_OK;
 }
 
+const char *cm__model_label(int tangential, int dashpots) {
+  return tangential ? dashpots ? "normal + tangential springs + dashpots"
+                               : "normal + tangential springs"
+         : dashpots ? "normal springs + dashpots"
+                    : "normal springs only";
+}
+
 static void cm__counts(const cm_system_t *sys, const cm__eig_t *eig,
                        const cm_options_t *o, cm_report_t *r) {
   r->nbodies = sys->nbodies;
@@ -475,7 +530,11 @@ static void cm__counts(const cm_system_t *sys, const cm__eig_t *eig,
   r->free_bodies = sys->free_bodies;
   r->ndofs = sys->ndofs;
   r->active_dofs = sys->n;
-  r->ncontacts = sys->nc;
+  r->ncontacts = sys->ncontacts;
+  r->nrows = sys->nc;
+  r->tangential = sys->tangential;
+  r->dashpots = sys->dashpots;
+  r->model = cm__model_label(sys->tangential, sys->dashpots);
   r->dropped_dofs = sys->dropped_dofs;
   r->ncomp = sys->ncomp;
   int rank = 0, known = 1, nd = 0, na = 0, it_method = -1;
@@ -510,20 +569,25 @@ static void cm__counts(const cm_system_t *sys, const cm__eig_t *eig,
   r->tol = o->tol;
 }
 
-/* Dominant vector per component, over scene contacts: the warm start of a
- * later solve of a changed scene. */
+/* Dominant vector per component, over scene rows (cm__scene_rows; scene
+ * contacts when no contact has tangent rows): the warm start of a later
+ * solve of a changed scene. */
 static int cm__start_vector(cm_operator_t *op, const cm_system_t *sys,
                             const cm__eig_t *eig, cm_report_t *r) {
   r->nstart = sys->nc;
   r->start_vector = calloc((size_t)sys->nc + 1, sizeof(double));
-  if (!r->start_vector)
+  int *srow = cm__scene_rows(sys);
+  if (!r->start_vector || !srow) {
+    free(srow);
     return CM_NOMEM;
+  }
   for (int c = 0; c < sys->ncomp; c++) {
     int r0, m, c0, n;
     cm__op_comp(op, c, &r0, &m, &c0, &n);
     for (int i = 0; eig[c].nev && i < m; i++)
-      r->start_vector[sys->row_contact[r0 + i]] = eig[c].z[i];
+      r->start_vector[srow[r0 + i]] = eig[c].z[i];
   }
+  free(srow);
   return CM_OK;
 }
 
@@ -605,11 +669,40 @@ done:
 int cm_analyze(cm_context_t *ctx, const cm_scene_t *scene,
                const cm_options_t *opts, cm_report_t **out) {
   *out = NULL;
+  cm_options_t def;
+  if (!opts) {
+    cm_options_init(&def);
+    opts = &def;
+  }
   cm_system_t *sys = NULL;
   int st = cm_system_assemble(ctx, scene, &sys);
   if (st)
     return st;
+  if (sys->dashpots && opts->damping_ratio > 0) {
+    cm_system_destroy(&sys);
+    return CM__ERR(ctx, CM_USAGE, "damping_ratio",
+                   "damping_ratio: the scene has dashpots, whose damping "
+                   "the step already includes (C = J^T G J); a modal ratio "
+                   "on top would count it twice: leave damping_ratio at 0");
+  }
   st = cm_analyze_system(ctx, sys, scene, opts, out);
+  int dashpots = sys->dashpots;
   cm_system_destroy(&sys);
+  if (st < 0)
+    return st;
+  cm_report_t *r = *out;
+  if (dashpots) {
+    double t0 = cm__now();
+    int st2 = cm__damped_step(ctx, scene, opts, r);
+    r->t_eigen += cm__now() - t0;
+    if (st2) {
+      cm_report_destroy(out);
+      return st2;
+    }
+  }
+  r->deck_timestep_s = scene->timestep_s;
+  r->deck_fraction = scene->timestep_s > 0 && r->central_difference.h_s > 0
+                         ? scene->timestep_s / r->central_difference.h_s
+                         : NAN;
   return st;
 }

@@ -50,6 +50,11 @@ json_t *cm__report_json(const cm_report_t *r, int flags) {
                                                    ? "not_converged"
                                                    : "ok"));
   json_object_set_new(o, "omega_max", cm__num(r->omega_max));
+  json_t *md = json_object();
+  json_object_set_new(md, "label", cm__str(r->model));
+  json_object_set_new(md, "tangential", json_boolean(r->tangential));
+  json_object_set_new(md, "dashpots", json_boolean(r->dashpots));
+  json_object_set_new(o, "model", md);
   /* modes */
   json_t *modes = json_array();
   for (int i = 0; i < r->nmodes; i++) {
@@ -58,6 +63,7 @@ json_t *cm__report_json(const cm_report_t *r, int flags) {
     json_object_set_new(jm, "omega", cm__num(m->omega));
     json_object_set_new(jm, "lambda", cm__num(m->lambda));
     json_object_set_new(jm, "residual", cm__num(m->residual));
+    json_object_set_new(jm, "zeta", cm__num(m->zeta));
     json_object_set_new(jm, "component", json_integer(m->component));
     json_object_set_new(jm, "contacts", cm__shares(m->contacts, m->ncontacts, 1));
     json_object_set_new(jm, "bodies", cm__shares(m->bodies, m->nbodies, 0));
@@ -85,6 +91,19 @@ json_t *cm__report_json(const cm_report_t *r, int flags) {
   json_array_append_new(covers, json_string("symplectic_euler"));
   json_object_set_new(cd, "covers", covers);
   json_object_set_new(cd, "damping_ratio", json_real(r->damping_ratio));
+  json_object_set_new(cd, "model", cm__str(r->model));
+  json_t *und = json_object();
+  json_object_set_new(und, "h", cm__num(r->cd_undamped.h_s));
+  json_object_set_new(und, "certified", cm__num(r->cd_undamped.certified_s));
+  json_object_set_new(cd, "undamped", und);
+  json_object_set_new(cd, "modal_limit", cm__num(r->damped_modal_h_s));
+  json_object_set_new(cd, "damped_solves", json_integer(r->damped_iterations));
+  json_object_set_new(cd, "component", r->damped_component >= 0
+                                           ? json_integer(r->damped_component)
+                                           : json_null());
+  json_object_set_new(cd, "zeta", r->damped_component >= 0
+                                      ? cm__num(r->damped_zeta)
+                                      : json_null());
   json_object_set_new(ts, "central_difference", cd);
   json_object_set_new(ts, "rk3", cm__step(&r->rk3));
   json_object_set_new(ts, "rk4", cm__step(&r->rk4));
@@ -98,6 +117,12 @@ json_t *cm__report_json(const cm_report_t *r, int flags) {
   json_object_set_new(acc, "freq_tol", json_real(r->freq_tol));
   json_object_set_new(acc, "h", cm__num(r->accuracy_h_s));
   json_object_set_new(o, "accuracy", acc);
+  json_t *dk = json_object();
+  json_object_set_new(dk, "timestep", r->deck_timestep_s > 0
+                                          ? cm__num(r->deck_timestep_s)
+                                          : json_null());
+  json_object_set_new(dk, "fraction", cm__num(r->deck_fraction));
+  json_object_set_new(o, "deck", dk);
   /* counts */
   json_t *ct = json_object();
   json_object_set_new(ct, "bodies", json_integer(r->nbodies));
@@ -107,6 +132,7 @@ json_t *cm__report_json(const cm_report_t *r, int flags) {
   json_object_set_new(ct, "dofs", json_integer(r->ndofs));
   json_object_set_new(ct, "active_dofs", json_integer(r->active_dofs));
   json_object_set_new(ct, "contacts", json_integer(r->ncontacts));
+  json_object_set_new(ct, "rows", json_integer(r->nrows));
   json_object_set_new(ct, "free_motions_removed", json_integer(r->dropped_dofs));
   json_object_set_new(ct, "free_motions", cm__count(r->free_motions));
   json_object_set_new(ct, "zero_modes", cm__count(r->zero_modes));

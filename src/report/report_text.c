@@ -26,10 +26,27 @@ int cm_report_write_text(const cm_report_t *r, FILE *f) {
             "per-contact estimate %.10g rad/s (contact %d): coupled/"
             "per-contact = %.4f\n",
             r->pc_omega_max, r->pc_contact, r->pc_ratio);
-  fprintf(f, "\nstable time step (critical; certified from the upper bound)\n");
+  fprintf(f, "\nstable time step (critical; certified from the upper bound)\n"
+             "  model: %s%s\n",
+          r->model ? r->model : "normal springs only",
+          r->dashpots ? " (central difference with the dashpots; RK and "
+                        "Newmark undamped)"
+                      : "");
   cm__h(f, "central difference", &r->central_difference);
   fprintf(f, "  %-22s (also leapfrog, velocity Verlet, symplectic Euler%s)\n",
-          "", r->damping_ratio > 0 ? "; damped" : "");
+          "", r->damping_ratio > 0 || r->dashpots ? "; damped" : "");
+  if (r->dashpots && r->damped_component >= 0)
+    fprintf(f,
+            "  %-22s (set by a mode of component %d, effective damping "
+            "ratio %.3g; each listed mode alone: %.6g s; %d solves)\n"
+            "  %-22s %-12.6g s   certified %.6g s\n",
+            "", r->damped_component, r->damped_zeta, r->damped_modal_h_s,
+            r->damped_iterations, "CD without dashpots",
+            r->cd_undamped.h_s, r->cd_undamped.certified_s);
+  if (r->deck_timestep_s > 0)
+    fprintf(f, "  %-22s %-12.6g s   = %.3g of the critical step%s\n",
+            "the deck's step", r->deck_timestep_s, r->deck_fraction,
+            r->deck_fraction >= 1 ? " (UNSTABLE)" : "");
   cm__h(f, "RK3", &r->rk3);
   cm__h(f, "RK4", &r->rk4);
   cm__h(f, "explicit Euler", &r->explicit_euler);
@@ -46,6 +63,8 @@ int cm_report_write_text(const cm_report_t *r, FILE *f) {
     const cm_mode_t *m = &r->modes[i];
     fprintf(f, "  %2d  %14.8g  res %.1e  comp %d:", i + 1, m->omega,
             m->residual, m->component);
+    if (r->dashpots)
+      fprintf(f, "  zeta %.3g", m->zeta);
     for (int j = 0; j < m->ncontacts && j < 3; j++)
       fprintf(f, "  c%d(%s-%s) %.3f", m->contacts[j].index,
               m->contacts[j].a_name ? m->contacts[j].a_name : "?",
@@ -59,9 +78,12 @@ int cm_report_write_text(const cm_report_t *r, FILE *f) {
       fprintf(f, "\n");
     }
   }
-  fprintf(f, "\ncounts  bodies %d (moving %d, fixed %d, free %d)  contacts %d\n",
+  fprintf(f, "\ncounts  bodies %d (moving %d, fixed %d, free %d)  contacts %d",
           r->nbodies, r->moving_bodies, r->fixed_bodies, r->free_bodies,
           r->ncontacts);
+  if (r->nrows != r->ncontacts)
+    fprintf(f, " (rows %d with the tangents)", r->nrows);
+  fputc('\n', f);
   fprintf(f, "        dofs %d, active %d, free motions removed %d", r->ndofs,
           r->active_dofs, r->dropped_dofs);
   if (r->free_motions >= 0)

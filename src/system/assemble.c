@@ -25,7 +25,8 @@ void cm_system_destroy(cm_system_t **sp) {
   if (!sp || !*sp)
     return;
   cm_system_t *s = *sp;
-  free(s->Jp), free(s->Jj), free(s->Jx), free(s->k);
+  free(s->Jp), free(s->Jj), free(s->Jx), free(s->k), free(s->g),
+      free(s->spring), free(s->row_kind);
   free(s->Mp), free(s->Mi), free(s->Mx);
   free(s->row_contact), free(s->contact_row);
   free(s->col_body), free(s->col_dof), free(s->row_a), free(s->row_b);
@@ -70,12 +71,44 @@ static void cm__world_inertia(const cm_body_t *b, double *Iw) {
       Iw[3 * i + j] = Iw[3 * j + i] = 0.5 * (Iw[3 * i + j] + Iw[3 * j + i]);
 }
 
-/* Row segment of J for the body at x (position) of contact c: [n, r x n]
- * (sign applied by the caller). Returns the number of dofs (3 in 2D, 6 in
- * 3D). */
-static int cm__segment(int dim, const cm_contact_t *c, const double *x,
-                       double *seg) {
-  const double *n = c->normal;
+/* The row directions of a contact: kind 0 is the normal n; kinds 1 and 2
+ * are the tangents. 2D: t = (-n_y, n_x). 3D: with e the world axis of the
+ * smallest |n_i| (the first on ties), t1 = (e - (e.n) n) / |e - (e.n) n|
+ * and t2 = n x t1. Deterministic and documented in docs/math.md; the
+ * spectrum does not depend on the choice (isotropic k_t, c_t). */
+static void cm__direction(int dim, const double *n, int kind, double *t) {
+  if (kind == 0) {
+    t[0] = n[0], t[1] = n[1], t[2] = dim == 3 ? n[2] : 0.0;
+    return;
+  }
+  if (dim == 2) {
+    t[0] = -n[1], t[1] = n[0], t[2] = 0.0;
+    return;
+  }
+  int e = 0;
+  for (int i = 1; i < 3; i++)
+    if (fabs(n[i]) < fabs(n[e]))
+      e = i;
+  double u[3] = {-n[e] * n[0], -n[e] * n[1], -n[e] * n[2]}; /* e - (e.n) n */
+  u[e] += 1.0;
+  double un = sqrt(u[0] * u[0] + u[1] * u[1] + u[2] * u[2]);
+  u[0] /= un, u[1] /= un, u[2] /= un;
+  if (kind == 1) {
+    t[0] = u[0], t[1] = u[1], t[2] = u[2];
+    return;
+  }
+  t[0] = n[1] * u[2] - n[2] * u[1]; /* n x t1 */
+  t[1] = n[2] * u[0] - n[0] * u[2];
+  t[2] = n[0] * u[1] - n[1] * u[0];
+}
+
+/* Row segment of J for the body at x (position) of contact c, row kind
+ * (0 normal, 1 and 2 tangents): [d, r x d] for the direction d (sign
+ * applied by the caller). Returns the number of dofs (3 in 2D, 6 in 3D). */
+static int cm__segment(int dim, const cm_contact_t *c, int kind,
+                       const double *x, double *seg) {
+  double n[3];
+  cm__direction(dim, c->normal, kind, n);
   double r[3] = {c->point[0] - x[0], c->point[1] - x[1],
                  dim == 3 ? c->point[2] - x[2] : 0.0};
   double rn = sqrt(r[0] * r[0] + r[1] * r[1] + r[2] * r[2]);
@@ -126,6 +159,7 @@ static void cm__prefetch(const void *p, size_t size) {
  * (component, Morton key, body index); only bodies in a component have one. */
 typedef struct {
   int threads;         /* OpenMP threads */
+  double wk, wg;       /* row weight = wk k + wg c (springs, dashpots) */
   unsigned char *mov;  /* size nb: 1 if the body moves */
   int *rank;           /* size nb: rank of the body, -1 if in no component */
   int m;               /* ranked bodies */
@@ -154,6 +188,15 @@ static void cm__prefetch_sides(const cm__work_t *w, const cm_contact_t *ct) {
       cm__prefetch(w->pos + 3 * (size_t)w->rank[side[k]], 3 * sizeof(double));
 }
 
+/* Rows of contact ct: the normal, and the tangents when it has a
+ * tangential spring (or, when dashpots are weighted in, a tangential
+ * dashpot). */
+static int cm__contact_rows(int dim, const cm__work_t *w,
+                            const cm_contact_t *ct) {
+  int tan = ct->stiffness_t > 0 || (w->wg > 0 && ct->damping_t > 0);
+  return tan ? dim : 1;
+}
+
 /* ---- components: union-find over moving bodies -------------------------- */
 
 static int cm__find(int *parent, int i) {
@@ -164,17 +207,43 @@ static int cm__find(int *parent, int i) {
   return i;
 }
 
+/* The row count (sys->nc) and the model flags of the scene. */
+static void cm__count_rows(const cm_scene_t *s, const cm__work_t *w,
+                           cm_system_t *sys) {
+  long rows = 0;
+  int tan = 0, damp = 0;
+#pragma omp parallel for schedule(static) num_threads(w->threads)             \
+    reduction(+ : rows) reduction(| : tan, damp) if (s->ncontacts > CM__PAR_MIN)
+  for (int c = 0; c < s->ncontacts; c++) {
+    const cm_contact_t *ct = &s->contacts[c];
+    int nr = cm__contact_rows(s->dim, w, ct);
+    rows += nr;
+    tan |= nr > 1;
+    damp |= ct->damping_n > 0 || ct->damping_t > 0;
+  }
+  sys->nc = (int)rows;
+  sys->tangential = tan;
+  sys->dashpots = damp;
+}
+
 static int cm__alloc_system(cm_context_t *ctx, cm_system_t *sys, int nb,
-                            int nc) {
-  sys->k = cm__malloc(ctx, (size_t)nc, sizeof(double));
-  sys->Jp = cm__malloc(ctx, (size_t)nc + 1, sizeof(int));
-  sys->row_contact = cm__malloc(ctx, (size_t)nc, sizeof(int));
-  sys->contact_row = cm__malloc(ctx, (size_t)nc, sizeof(int));
-  sys->row_a = cm__malloc(ctx, (size_t)nc, sizeof(int));
-  sys->row_b = cm__malloc(ctx, (size_t)nc, sizeof(int));
+                            int ncontacts, int weighted) {
+  size_t nc = (size_t)sys->nc;
+  sys->k = cm__malloc(ctx, nc, sizeof(double));
+  sys->Jp = cm__malloc(ctx, nc + 1, sizeof(int));
+  sys->row_contact = cm__malloc(ctx, nc, sizeof(int));
+  sys->contact_row = cm__malloc(ctx, (size_t)ncontacts, sizeof(int));
+  sys->row_kind = cm__malloc(ctx, nc, 1);
+  sys->row_a = cm__malloc(ctx, nc, sizeof(int));
+  sys->row_b = cm__malloc(ctx, nc, sizeof(int));
   sys->body_comp = cm__malloc(ctx, (size_t)nb, sizeof(int));
+  if (sys->dashpots)
+    sys->g = cm__malloc(ctx, nc, sizeof(double));
+  if (weighted)
+    sys->spring = cm__malloc(ctx, nc, sizeof(double));
   return (sys->k && sys->Jp && sys->row_contact && sys->contact_row &&
-          sys->row_a && sys->row_b && sys->body_comp)
+          sys->row_kind && sys->row_a && sys->row_b && sys->body_comp &&
+          (!sys->dashpots || sys->g) && (!weighted || sys->spring))
              ? CM_OK
              : CM_NOMEM;
 }
@@ -288,7 +357,7 @@ static int cm__components(cm_context_t *ctx, const cm_scene_t *s,
     return CM_NOMEM;
   }
   for (int c = 0; c < nc; c++)
-    sys->comp_row[mb[c] + 1]++;
+    sys->comp_row[mb[c] + 1] += cm__contact_rows(s->dim, w, &s->contacts[c]);
   for (int i = 0; i < ncomp; i++)
     sys->comp_row[i + 1] += sys->comp_row[i];
   free(mb);
@@ -420,7 +489,8 @@ static int cm__body_order(cm_context_t *ctx, const cm_scene_t *s,
 /* ---- rows --------------------------------------------------------------- */
 
 /* Rows: contacts ordered by the first column they touch (a counting sort,
- * stable in the contact index). Columns are grouped by component, so this
+ * stable in the contact index), each with its rows (normal, then tangents)
+ * consecutive. Columns are grouped by component, so this
  * also groups rows by component, and neighbouring rows touch neighbouring
  * columns: the SpMVs stream through x. Every ranked body has a column, and
  * first columns grow with the rank, so the rank of the first body is the
@@ -455,7 +525,7 @@ static int cm__rows(cm_context_t *ctx, const cm_scene_t *s, cm_system_t *sys,
         if (cm__moving(w, ct->b) && w->rank[ct->b] < k)
           k = w->rank[ct->b];
         key[c] = k;
-        cnt[k]++;
+        cnt[k] += cm__contact_rows(s->dim, w, ct);
       }
 #pragma omp barrier
     int failed;
@@ -473,9 +543,14 @@ static int cm__rows(cm_context_t *ctx, const cm_scene_t *s, cm_system_t *sys,
           }
       }
       for (int c = c0; c < c1; c++) {
-        int r = cnt[key[c]]++;
-        sys->row_contact[r] = c;
+        int nr = cm__contact_rows(s->dim, w, &s->contacts[c]);
+        int r = cnt[key[c]];
+        cnt[key[c]] += nr;
         sys->contact_row[c] = r;
+        for (int j = 0; j < nr; j++) { /* a contact's rows are consecutive */
+          sys->row_contact[r + j] = c;
+          sys->row_kind[r + j] = (unsigned char)j;
+        }
       }
     }
   }
@@ -491,7 +566,7 @@ static int cm__rows(cm_context_t *ctx, const cm_scene_t *s, cm_system_t *sys,
  * row's entries are its touched dofs whatever is decided later. */
 static int cm__touched(cm_context_t *ctx, const cm_scene_t *s, cm_system_t *sys,
                        cm__work_t *w) {
-  int nc = s->ncontacts, dim = s->dim, m = w->m;
+  int nc = s->ncontacts, dim = s->dim, m = w->m, nrows = sys->nc;
   int T = nc > CM__PAR_MIN ? w->threads : 1, nomem = 0;
   w->mask = cm__calloc(ctx, (size_t)m + 1, 1);
   unsigned char **part = calloc((size_t)T, sizeof *part); /* per thread */
@@ -515,19 +590,22 @@ static int cm__touched(cm_context_t *ctx, const cm_scene_t *s, cm_system_t *sys,
       if (c + CM__AHEAD < nc)
         cm__prefetch_sides(w, &s->contacts[c + CM__AHEAD]);
       const cm_contact_t *ct = &s->contacts[c];
-      int side[2] = {ct->a, ct->b}, cnt = 0;
-      for (int k = 0; k < 2; k++) {
-        if (!cm__moving(w, side[k]))
-          continue;
-        int rk = w->rank[side[k]];
-        double seg[6];
-        int nd = cm__segment(dim, ct, w->pos + 3 * (size_t)rk, seg);
-        unsigned bits = cm__seg_bits(seg, nd);
-        if (mk)
-          mk[rk] |= (unsigned char)bits;
-        cnt += cm__popcount(bits);
+      int side[2] = {ct->a, ct->b}, nr = cm__contact_rows(dim, w, ct);
+      for (int j = 0; j < nr; j++) {
+        int cnt = 0;
+        for (int k = 0; k < 2; k++) {
+          if (!cm__moving(w, side[k]))
+            continue;
+          int rk = w->rank[side[k]];
+          double seg[6];
+          int nd = cm__segment(dim, ct, j, w->pos + 3 * (size_t)rk, seg);
+          unsigned bits = cm__seg_bits(seg, nd);
+          if (mk)
+            mk[rk] |= (unsigned char)bits;
+          cnt += cm__popcount(bits);
+        }
+        sys->Jp[sys->contact_row[c] + j + 1] = cnt;
       }
-      sys->Jp[sys->contact_row[c] + 1] = cnt;
     }
 #pragma omp for schedule(static)
     for (int i = 0; i < m; i++)
@@ -540,7 +618,7 @@ static int cm__touched(cm_context_t *ctx, const cm_scene_t *s, cm_system_t *sys,
   if (nomem)
     return CM__ERR(ctx, CM_NOMEM, NULL, "out of memory assembling");
   sys->Jp[0] = 0;
-  for (int r = 0; r < nc; r++)
+  for (int r = 0; r < nrows; r++)
     sys->Jp[r + 1] += sys->Jp[r];
   return CM_OK;
 }
@@ -611,7 +689,8 @@ static int cm__columns(cm_context_t *ctx, const cm_scene_t *s, cm_system_t *sys,
 /* Writes the entries of row r (contact ct), columns ascending: for each
  * moving body, the nonzero segment entries on its active dofs. */
 static void cm__fill_row(const cm_scene_t *s, const cm__work_t *w,
-                         const cm_contact_t *ct, int *cols, double *vals) {
+                         const cm_contact_t *ct, int kind, int *cols,
+                         double *vals) {
   int side[2] = {ct->a, ct->b};
   double sign[2] = {1.0, -1.0};
   int order[2] = {0, 1}, cnt = 0;
@@ -625,7 +704,7 @@ static void cm__fill_row(const cm_scene_t *s, const cm__work_t *w,
     int rk = w->rank[b], col = w->col0[rk];
     unsigned keep = w->keep[rk];
     double seg[6];
-    int nd = cm__segment(s->dim, ct, w->pos + 3 * (size_t)rk, seg);
+    int nd = cm__segment(s->dim, ct, kind, w->pos + 3 * (size_t)rk, seg);
     for (int d = 0; d < nd; d++) {
       if (!((keep >> d) & 1))
         continue;
@@ -640,7 +719,7 @@ static void cm__fill_row(const cm_scene_t *s, const cm__work_t *w,
 
 static int cm__fill_J(cm_context_t *ctx, const cm_scene_t *s, cm_system_t *sys,
                       const cm__work_t *w) {
-  int nc = s->ncontacts;
+  int nc = sys->nc;
   size_t nnz = (size_t)sys->Jp[nc];
   sys->Jj = cm__malloc(ctx, nnz, sizeof(int));
   sys->Jx = cm__malloc(ctx, nnz, sizeof(double));
@@ -653,8 +732,15 @@ static int cm__fill_J(cm_context_t *ctx, const cm_scene_t *s, cm_system_t *sys,
       cm__prefetch(&s->contacts[sys->row_contact[r + CM__AHEAD]],
                    sizeof(cm_contact_t));
     const cm_contact_t *ct = &s->contacts[sys->row_contact[r]];
-    cm__fill_row(s, w, ct, sys->Jj + sys->Jp[r], sys->Jx + sys->Jp[r]);
-    sys->k[r] = ct->stiffness;
+    int kind = sys->row_kind[r];
+    cm__fill_row(s, w, ct, kind, sys->Jj + sys->Jp[r], sys->Jx + sys->Jp[r]);
+    double k = kind ? ct->stiffness_t : ct->stiffness;
+    double g = kind ? ct->damping_t : ct->damping_n;
+    sys->k[r] = w->wg == 0 && w->wk == 1 ? k : w->wk * k + w->wg * g;
+    if (sys->g)
+      sys->g[r] = g;
+    if (sys->spring)
+      sys->spring[r] = k;
     sys->row_a[r] = ct->a;
     sys->row_b[r] = ct->b;
   }
@@ -742,6 +828,11 @@ static int cm__fill_M(cm_context_t *ctx, const cm_scene_t *s, cm_system_t *sys,
 
 int cm_system_assemble(cm_context_t *ctx, const cm_scene_t *s,
                        cm_system_t **out) {
+  return cm__system_assemble_weighted(ctx, s, 1.0, 0.0, out);
+}
+
+int cm__system_assemble_weighted(cm_context_t *ctx, const cm_scene_t *s,
+                                 double wk, double wg, cm_system_t **out) {
   double t0 = cm__now();
   *out = NULL;
   /* ---- check inputs ---- */
@@ -754,12 +845,15 @@ int cm_system_assemble(cm_context_t *ctx, const cm_scene_t *s,
     return CM__ERR(ctx, CM_NOMEM, NULL, "out of memory assembling");
   cm__work_t w = {0};
   w.threads = cm__threads(ctx);
+  w.wk = wk, w.wg = wg;
   sys->dim = s->dim;
   sys->nbodies = s->nbodies;
-  sys->nc = s->ncontacts;
+  sys->ncontacts = s->ncontacts;
   sys->block = 1;
+  cm__count_rows(s, &w, sys);
   /* ---- compute ---- */
-  st = cm__alloc_system(ctx, sys, s->nbodies, s->ncontacts);
+  st = cm__alloc_system(ctx, sys, s->nbodies, s->ncontacts,
+                        wk != 1.0 || wg != 0.0);
   if (!st)
     st = cm__moving_flags(ctx, s, &w);
   if (!st)

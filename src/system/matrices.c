@@ -238,7 +238,7 @@ int cm_system_from_matrices(cm_context_t *ctx, int n, int nc, const int *Mp,
     return CM__ERR(ctx, CM_NOMEM, NULL, "out of memory");
   sys->n = sys->ndofs = n;
   sys->block = 0;
-  sys->nc = nc;
+  sys->nc = sys->ncontacts = nc;
   sys->ncomp = nc > 0 ? 1 : 0;
   size_t nnz = (size_t)Jp[nc];
   sys->Jp = cm__malloc(ctx, (size_t)nc + 1, sizeof(int));

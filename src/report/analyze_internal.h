@@ -1,0 +1,25 @@
+/* analyze_internal.h: what the damped-step search (damped.c) shares with
+ * the pipeline driver (analyze.c). */
+#ifndef CM_ANALYZE_INTERNAL_H
+#define CM_ANALYZE_INTERNAL_H
+
+#include "spectrum/spectrum_internal.h"
+
+/* Eigen-solves of every component of op into eig[0 .. ncomp) (small ones
+ * densely and in parallel, large ones by Lanczos, opts->warm_start over
+ * scene rows). CM_OK, CM_NOT_CONVERGED or an error. */
+int cm__solve_all(cm_context_t *ctx, cm_operator_t *op,
+                  const cm_system_t *sys, const cm_options_t *opts,
+                  cm__eig_t *eig);
+/* Scene row of every system row (malloc'd, caller frees; NULL: no memory):
+ * contacts in scene order, each with its normal row, then its tangents. */
+int *cm__scene_rows(const cm_system_t *sys);
+/* The report's model label (static string). */
+const char *cm__model_label(int tangential, int dashpots);
+/* With dashpots in the scene: the coupled damped central-difference limit
+ * and its certified bound into r->central_difference (the undamped ones
+ * move to r->cd_undamped). Cannot be called without r's modes. */
+int cm__damped_step(cm_context_t *ctx, const cm_scene_t *scene,
+                    const cm_options_t *opts, cm_report_t *r);
+
+#endif

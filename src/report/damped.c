@@ -1,0 +1,196 @@
+/* damped.c: the central-difference limit with the contact dashpots, from
+ * the actual dashpot matrix C = J^T G J, not a modal damping ratio.
+ *
+ * The engines (LAMMPS, LIGGGHTS velocity Verlet) compute the dashpot force
+ * from the half-step velocity. In mass-normalised coordinates, with
+ * K~ = L^-1 J^T K J L^-T and C~ = L^-1 J^T G J L^-T, that scheme is stable
+ * while 4 I - h^2 K~ - 2 h C~ is positive definite (a discrete energy,
+ * docs/math.md), i.e. while lambda_max(h^2 K~ + 2 h C~) < 4. That operator
+ * is cmodes' own S with row weights h^2 k_r + 2 h c_r, so the limit h* is
+ * found with the same assembly, operator and eigen-solvers:
+ *
+ *   h_{i+1} = the root of a h^2 + 2 b h = 4 for the top vector at h_i,
+ *             a = its Rayleigh quotient of K~, b = of C~,
+ *
+ * which decreases monotonically to h* from any start above it (the listed
+ * modes' own damped limits are such a start: each is >= h*). The certified
+ * step starts from Gershgorin bounds U_K >= lambda_max(K~), U_C >=
+ * lambda_max(C~): h^2 U_K + 2 h U_C = 4 gives h_c <= h*; it is then raised
+ * by bisection on the Gershgorin bound of the damped operator itself. */
+#include "report/analyze_internal.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The top vector of h^2 K~ + 2 h C~ over all components. */
+typedef struct {
+  double lambda; /* its eigenvalue */
+  double a, b;   /* its Rayleigh quotients of K~ and C~ */
+  int comp;      /* its component */
+  double *z;     /* every component's top vector over scene rows (size
+                    nrows): the next evaluation's warm start */
+} cm__top_t;
+
+/* Root h > 0 of a h^2 + 2 b h = 4: the damped limit of one mode with
+ * omega^2 = a and 2 zeta omega = b. */
+static double cm__damped_root(double a, double b) {
+  return 4.0 / (b + sqrt(b * b + 4.0 * a));
+}
+
+/* Evaluates the top vector at h (warm: previous top vectors or NULL). */
+static int cm__top_at(cm_context_t *ctx, const cm_scene_t *scene,
+                      const cm_options_t *opts, double h, const double *warm,
+                      cm__top_t *top) {
+  cm_system_t *sys = NULL;
+  cm_operator_t *op = NULL;
+  cm__eig_t *eig = NULL;
+  int *srow = NULL;
+  double *znew = NULL;
+  int st = cm__system_assemble_weighted(ctx, scene, h * h, 2.0 * h, &sys);
+  if (!st)
+    st = cm_operator_create(ctx, sys, &op);
+  if (!st) {
+    eig = calloc((size_t)sys->ncomp + 1, sizeof *eig);
+    srow = cm__scene_rows(sys);
+    znew = calloc((size_t)sys->nc + 1, sizeof(double));
+    if (!eig || !srow || !znew)
+      st = CM__ERR(ctx, CM_NOMEM, NULL, "out of memory");
+  }
+  if (!st) {
+    cm_options_t o = *opts;
+    o.modes = 1;
+    o.warm_start = warm;
+    st = cm__solve_all(ctx, op, sys, &o, eig);
+    if (st == CM_NOT_CONVERGED) { /* the partial vector still serves */
+      cm_context_clear(ctx);
+      st = CM_OK;
+    }
+  }
+  if (!st) { /* warm is no longer read: the new vectors replace it */
+    free(top->z);
+    top->z = znew;
+    znew = NULL;
+    top->lambda = -1, top->comp = -1;
+    for (int c = 0; c < sys->ncomp; c++) {
+      int r0, m, c0, n;
+      cm__op_comp(op, c, &r0, &m, &c0, &n);
+      if (!eig[c].nev)
+        continue;
+      for (int i = 0; i < m; i++)
+        top->z[srow[r0 + i]] = eig[c].z[i];
+      if (eig[c].lambda[0] <= top->lambda)
+        continue;
+      double al = 0, be = 0;
+      for (int i = 0; i < m; i++) { /* z_r^2 split by weight */
+        double zz = eig[c].z[i] * eig[c].z[i] / sys->k[r0 + i];
+        al += sys->spring[r0 + i] * zz;
+        be += sys->g ? sys->g[r0 + i] * zz : 0.0;
+      }
+      top->lambda = eig[c].lambda[0];
+      top->a = top->lambda * al;
+      top->b = top->lambda * be;
+      top->comp = c;
+    }
+  }
+  for (int c = 0; eig && c < sys->ncomp; c++)
+    cm__eig_free(&eig[c]);
+  free(eig), free(srow), free(znew);
+  cm_operator_destroy(&op);
+  cm_system_destroy(&sys);
+  return st;
+}
+
+/* Gershgorin bound U >= lambda_max of the operator with row weights
+ * wk k + wg c: (0, 1) bounds C~, (h^2, 2h) the damped operator at h. */
+static int cm__weighted_bound(cm_context_t *ctx, const cm_scene_t *scene,
+                              double wk, double wg, double *uc) {
+  cm_system_t *sys = NULL;
+  cm_operator_t *op = NULL;
+  double *diag = NULL, *gersh = NULL;
+  int st = cm__system_assemble_weighted(ctx, scene, wk, wg, &sys);
+  if (!st)
+    st = cm_operator_create(ctx, sys, &op);
+  if (!st) {
+    diag = calloc((size_t)sys->nc + 1, sizeof(double));
+    gersh = calloc((size_t)sys->nc + 1, sizeof(double));
+    if (!diag || !gersh)
+      st = CM__ERR(ctx, CM_NOMEM, NULL, "out of memory");
+  }
+  if (!st && sys->nc && sys->n)
+    st = cm__op_row_bounds(ctx, op, -1, diag, gersh);
+  *uc = 0;
+  for (int r = 0; !st && r < sys->nc; r++)
+    *uc = gersh[r] > *uc ? gersh[r] : *uc;
+  free(diag), free(gersh);
+  cm_operator_destroy(&op);
+  cm_system_destroy(&sys);
+  return st;
+}
+
+/* Tightens the certified step: the largest h in [*hc, h_hi] (found by
+ * bisection to 1e-4 relative) whose Gershgorin bound of the damped
+ * operator itself stays <= 4; every h tried below it is certified too. */
+static int cm__certified_search(cm_context_t *ctx, const cm_scene_t *scene,
+                                double h_hi, double *hc) {
+  double lo = *hc, hi = h_hi;
+  for (int it = 0; it < 40 && hi - lo > 1e-4 * lo; it++) {
+    double h = 0.5 * (lo + hi), u = 0;
+    int st = cm__weighted_bound(ctx, scene, h * h, 2.0 * h, &u);
+    if (st)
+      return st;
+    if (u <= 4.0)
+      lo = h;
+    else
+      hi = h;
+  }
+  *hc = lo;
+  return CM_OK;
+}
+
+int cm__damped_step(cm_context_t *ctx, const cm_scene_t *scene,
+                    const cm_options_t *opts, cm_report_t *r) {
+  /* ---- the undamped steps and each listed mode's own damped limit ---- */
+  r->cd_undamped = r->central_difference;
+  r->damped_component = -1;
+  double h = INFINITY;
+  for (int i = 0; i < r->nmodes; i++)
+    h = fmin(h, cm_step_central_difference(r->modes[i].omega,
+                                           r->modes[i].zeta));
+  r->damped_modal_h_s = isfinite(h) ? h : NAN;
+  if (!(r->omega_max > 0) || !isfinite(h))
+    return CM_OK; /* no mode: the notes already say why */
+  /* ---- certified, first: h^2 U_K + 2 h U_C = 4 ---- */
+  double uc = 0;
+  int st = cm__weighted_bound(ctx, scene, 0.0, 1.0, &uc);
+  if (st)
+    return st;
+  double hc = cm__damped_root(r->omega_upper * r->omega_upper, uc);
+  /* ---- the coupled limit: monotone iteration from above ---- */
+  cm__top_t top = {0};
+  double hn = h, tol = fmax(opts->tol, 1e-12);
+  int it = 0;
+  while (it < 60) {
+    st = cm__top_at(ctx, scene, opts, h, top.z, &top);
+    if (st)
+      break;
+    it++;
+    if (top.comp < 0)
+      break;
+    hn = fmin(h, cm__damped_root(top.a, top.b));
+    if (h - hn <= tol * h)
+      break;
+    h = hn;
+  }
+  free(top.z);
+  if (!st && hc < hn)
+    st = cm__certified_search(ctx, scene, hn, &hc);
+  if (st)
+    return st;
+  r->damped_iterations = it;
+  r->damped_component = top.comp;
+  r->damped_zeta = top.a > 0 ? top.b / (2.0 * sqrt(top.a)) : 0;
+  r->central_difference.h_s = hn;
+  r->central_difference.certified_s = fmin(hc, hn);
+  return CM_OK;
+}
