@@ -17,7 +17,7 @@
  * step starts from Gershgorin bounds U_K >= lambda_max(K~), U_C >=
  * lambda_max(C~): h^2 U_K + 2 h U_C = 4 gives h_c <= h*; it is then raised
  * by bisection on the Gershgorin bound of the damped operator itself. */
-#include "report/analyze_internal.h"
+#include "analyze/analyze_internal.h"
 
 #include <math.h>
 #include <stdlib.h>
