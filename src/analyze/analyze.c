@@ -534,8 +534,12 @@ static int cm__start_vector(cm_operator_t *op, const cm_system_t *sys,
   for (int c = 0; c < sys->ncomp; c++) {
     int r0, m, c0, n;
     cm__op_comp(op, c, &r0, &m, &c0, &n);
-    for (int i = 0; eig[c].nev && i < m; i++)
-      r->start_vector[srow[r0 + i]] = eig[c].z[i];
+    /* the sum of the component's top vectors: a Krylov space from it
+     * holds all of them, so a re-solve of a slightly changed scene finds
+     * every wanted mode, not only the first, in few steps */
+    for (int j = 0; j < eig[c].nev; j++)
+      for (int i = 0; i < m; i++)
+        r->start_vector[srow[r0 + i]] += eig[c].z[(size_t)j * m + i];
   }
   free(srow);
   return CM_OK;

@@ -13,7 +13,8 @@
  *             a = its Rayleigh quotient of K~, b = of C~,
  *
  * which decreases monotonically to h* from any start above it (the listed
- * modes' own damped limits are such a start: each is >= h*). The certified
+ * modes' own damped limits are such a start: each is >= h*). The root of
+ * any vector's quotients is >= h*, so early solves may be loose. The certified
  * step starts from Gershgorin bounds U_K >= lambda_max(K~), U_C >=
  * lambda_max(C~): h^2 U_K + 2 h U_C = 4 gives h_c <= h*; it is then raised
  * by bisection on the Gershgorin bound of the damped operator itself. */
@@ -29,7 +30,9 @@ typedef struct {
   double a, b;   /* its Rayleigh quotients of K~ and C~ */
   int comp;      /* its component */
   double *z;     /* every component's top vector over scene rows (size
-                    nrows): the next evaluation's warm start */
+                    nz): the next evaluation's warm start */
+  int nz;        /* size of z */
+  int matvecs;   /* operator applications of all evaluations */
 } cm__top_t;
 
 /* Root h > 0 of a h^2 + 2 b h = 4: the damped limit of one mode with
@@ -40,8 +43,7 @@ static double cm__damped_root(double a, double b) {
 
 /* Evaluates the top vector at h (warm: previous top vectors or NULL). */
 static int cm__top_at(cm_context_t *ctx, const cm_scene_t *scene,
-                      const cm_options_t *opts, double h, const double *warm,
-                      cm__top_t *top) {
+                      const cm_options_t *opts, double h, cm__top_t *top) {
   cm_system_t *sys = NULL;
   cm_operator_t *op = NULL;
   cm__eig_t *eig = NULL;
@@ -60,7 +62,7 @@ static int cm__top_at(cm_context_t *ctx, const cm_scene_t *scene,
   if (!st) {
     cm_options_t o = *opts;
     o.modes = 1;
-    o.warm_start = warm;
+    o.warm_start = top->z && top->nz == sys->nc ? top->z : NULL;
     st = cm__solve_all(ctx, op, sys, &o, eig);
     if (st == CM_NOT_CONVERGED) { /* the partial vector still serves */
       cm_context_clear(ctx);
@@ -70,11 +72,13 @@ static int cm__top_at(cm_context_t *ctx, const cm_scene_t *scene,
   if (!st) { /* warm is no longer read: the new vectors replace it */
     free(top->z);
     top->z = znew;
+    top->nz = sys->nc;
     znew = NULL;
     top->lambda = -1, top->comp = -1;
     for (int c = 0; c < sys->ncomp; c++) {
       int r0, m, c0, n;
       cm__op_comp(op, c, &r0, &m, &c0, &n);
+      top->matvecs += eig[c].matvecs;
       if (!eig[c].nev)
         continue;
       for (int i = 0; i < m; i++)
@@ -168,18 +172,30 @@ int cm__damped_step(cm_context_t *ctx, const cm_scene_t *scene,
   double hc = cm__damped_root(r->omega_upper * r->omega_upper, uc);
   /* ---- the coupled limit: monotone iteration from above ---- */
   cm__top_t top = {0};
+  top.z = malloc(sizeof(double) * ((size_t)r->nstart + 1));
+  if (top.z && r->start_vector) { /* the undamped modes: a first guess */
+    memcpy(top.z, r->start_vector, sizeof(double) * (size_t)r->nstart);
+    top.nz = r->nstart;
+  }
+  /* Any vector's quotients give a root >= h*, so the early solves may be
+   * loose (tol 1e-6); the last ones run at the asked tolerance. */
   double hn = h, tol = fmax(opts->tol, 1e-12);
+  cm_options_t o = *opts;
+  o.tol = fmax(opts->tol, 1e-6);
   int it = 0;
   while (it < 60) {
-    st = cm__top_at(ctx, scene, opts, h, top.z, &top);
+    st = cm__top_at(ctx, scene, &o, h, &top);
     if (st)
       break;
     it++;
     if (top.comp < 0)
       break;
     hn = fmin(h, cm__damped_root(top.a, top.b));
-    if (h - hn <= tol * h)
-      break;
+    if (h - hn <= fmax(tol, o.tol) * h) {
+      if (o.tol <= opts->tol)
+        break;
+      o.tol = opts->tol; /* converged loosely: tighten */
+    }
     h = hn;
   }
   free(top.z);
@@ -188,6 +204,7 @@ int cm__damped_step(cm_context_t *ctx, const cm_scene_t *scene,
   if (st)
     return st;
   r->damped_iterations = it;
+  r->matvecs += top.matvecs;
   r->damped_component = top.comp;
   r->damped_zeta = top.a > 0 ? top.b / (2.0 * sqrt(top.a)) : 0;
   r->central_difference.h_s = hn;
