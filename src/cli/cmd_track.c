@@ -499,10 +499,11 @@ static int cm__track_step(cm_context_t *ctx, const cm__track_opts_t *o,
     if (!*kv)
       st = CM__ERR(ctx, CM_NOMEM, NULL, "out of memory");
   } else {
-    char msg[sizeof ctx->message];
-    snprintf(msg, sizeof msg, "%s (timestep %ld): %s", sn->path, sn->step,
-             ctx->message);
-    memcpy(ctx->message, msg, sizeof msg);
+    char msg[sizeof ctx->message + 320];
+    snprintf(msg, sizeof msg, "%.255s (timestep %ld): %s", sn->path,
+             sn->step, ctx->message);
+    memcpy(ctx->message, msg, sizeof ctx->message - 1);
+    ctx->message[sizeof ctx->message - 1] = 0;
   }
   free(warm);
   cm_report_destroy(&r);
