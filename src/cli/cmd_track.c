@@ -288,7 +288,7 @@ static int cm__svg(const char *path, const cm__line_t *v, int n,
     x0 -= 0.5, x1 += 0.5;
   if (!(y1 > y0))
     y0 = y0 > 0 ? y0 / 2 : 1e-6, y1 = y1 > 0 ? y1 * 2 : 1e-3;
-  double ly0 = floor(log10(y0)), ly1 = ceil(log10(y1));
+  double ly0 = log10(y0 / 1.25), ly1 = log10(y1 * 1.25);
 #define X(x) (L + ((x) - x0) / (x1 - x0) * (W - L - R))
 #define Y(y) (H - B - (log10(y) - ly0) / (ly1 - ly0) * (H - T - B))
   fprintf(f, "<svg xmlns='http://www.w3.org/2000/svg' width='%g' height='%g' "
@@ -298,12 +298,15 @@ static int cm__svg(const char *path, const cm__line_t *v, int n,
   fprintf(f, "<text x='%g' y='18' font-size='14'>stable time step over the "
              "run (central difference)</text>\n",
           L);
-  for (double e = ly0; e <= ly1; e++) { /* decades */
-    fprintf(f, "<line x1='%g' y1='%g' x2='%g' y2='%g' stroke='#ddd'/>"
-               "<text x='%g' y='%g' text-anchor='end'>1e%g</text>\n",
-            L, Y(pow(10, e)), W - R, Y(pow(10, e)), L - 6, Y(pow(10, e)) + 4,
-            e);
-  }
+  for (double e = floor(ly0); e <= ceil(ly1); e++) /* 1, 2, 5 x 10^e */
+    for (int m = 1; m <= 5; m += m == 1 ? 1 : 3) {
+      double y = m * pow(10, e);
+      if (log10(y) < ly0 || log10(y) > ly1)
+        continue;
+      fprintf(f, "<line x1='%g' y1='%.2f' x2='%g' y2='%.2f' stroke='#ddd'/>"
+                 "<text x='%g' y='%.2f' text-anchor='end'>%ge%g</text>\n",
+              L, Y(y), W - R, Y(y), L - 6, Y(y) + 4, (double)m, e);
+    }
   fprintf(f, "<line x1='%g' y1='%g' x2='%g' y2='%g' stroke='black'/>\n", L,
           H - B, W - R, H - B);
   fprintf(f, "<text x='%g' y='%g' text-anchor='start'>%.4g</text>"
@@ -328,9 +331,10 @@ static int cm__svg(const char *path, const cm__line_t *v, int n,
         fprintf(f, "%.2f,%.2f ", X(x), Y(y));
     }
     fprintf(f, "'/>\n<line x1='%g' y1='%g' x2='%g' y2='%g' stroke='%s' "
-               "stroke-width='2'/><text x='%g' y='%g'>%s</text>\n",
+               "stroke-width='2'%s/><text x='%g' y='%g'>%s</text>\n",
             W - R + 10, T + 10 + 18.0 * k, W - R + 30, T + 10 + 18.0 * k,
-            color[k], W - R + 36, T + 14 + 18.0 * k, label[k]);
+            color[k], k == 2 ? " stroke-dasharray='5,4'" : "", W - R + 36,
+            T + 14 + 18.0 * k, label[k]);
   }
   if (deck_dt > 0)
     fprintf(f, "<line x1='%g' y1='%g' x2='%g' y2='%g' stroke='#2ca02c' "
