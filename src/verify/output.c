@@ -45,6 +45,8 @@ static json_t *cm__vrun_json(const cm_verify_run_t *r) {
   json_object_set_new(o, "omega_shifted", cm__vnum(r->omega_shifted));
   json_object_set_new(o, "omega_meas", cm__vnum(r->omega_meas));
   json_object_set_new(o, "omega_corr", cm__vnum(r->omega_corr));
+  json_object_set_new(o, "zeta_pred", cm__vnum(r->zeta_pred));
+  json_object_set_new(o, "zeta_meas", cm__vnum(r->zeta_meas));
   json_object_set_new(o, "rel_err_raw", cm__vnum(r->err_raw));
   json_object_set_new(o, "rel_err", cm__vnum(r->err));
   json_object_set_new(o, "rel_err_vs_linear", cm__vnum(r->err_vs_linear));
@@ -62,6 +64,7 @@ static json_t *cm__vstab_json(const cm_verify_stability_t *s) {
   json_object_set_new(o, "integrator",
                       json_string(cm__vinteg_name(s->integrator)));
   json_object_set_new(o, "h_pred_s", cm__vnum(s->h_pred_s));
+  json_object_set_new(o, "h_undamped_s", cm__vnum(s->h_undamped_s));
   json_object_set_new(o, "h_bisect_s", cm__vnum(s->h_bisect_s));
   json_object_set_new(o, "h_stable_s", cm__vnum(s->h_stable_s));
   json_object_set_new(o, "h_unstable_s", cm__vnum(s->h_unstable_s));
@@ -85,6 +88,9 @@ char *cm_verify_to_json(const cm_verify_result_t *r, int flags) {
   json_object_set_new(root, "bodies", json_integer(r->nbodies));
   json_object_set_new(root, "moving_bodies", json_integer(r->moving_bodies));
   json_object_set_new(root, "contacts", json_integer(r->ncontacts));
+  json_object_set_new(root, "rows", json_integer(r->nrows));
+  json_object_set_new(root, "tangential", json_boolean(r->tangential));
+  json_object_set_new(root, "dashpots", json_boolean(r->dashpots));
   json_object_set_new(eq, "preload", json_string(r->preload));
   if (!strcmp(r->preload, "gravity")) {
     json_t *g = json_array();
@@ -127,8 +133,13 @@ char *cm_verify_to_json(const cm_verify_result_t *r, int flags) {
 int cm_verify_write_text(const cm_verify_result_t *r, FILE *f) {
   if (!r || !f)
     return CM_USAGE;
-  fprintf(f, "scene: %dD, %d moving bodies, %d contacts\n", r->dim,
+  fprintf(f, "scene: %dD, %d moving bodies, %d contacts", r->dim,
           r->moving_bodies, r->ncontacts);
+  if (r->tangential || r->dashpots)
+    fprintf(f, " (%d rows: normal%s springs%s)", r->nrows,
+            r->tangential ? " + tangential" : "",
+            r->dashpots ? " + dashpots" : "");
+  fprintf(f, "\n");
   if (!strcmp(r->preload, "gravity")) {
     fprintf(f, "preload: gravity (");
     for (int t = 0; t < r->dim; t++)
@@ -167,10 +178,27 @@ int cm_verify_write_text(const cm_verify_result_t *r, FILE *f) {
               u->integrator == CM_VERIFY_RK4 ? "rk4" : "cd", u->h_s,
               u->omega_meas, u->omega_corr, u->err_raw, u->err, op, u->verdict);
     }
+    if (r->dashpots) {
+      fprintf(f, "\ndamping (dashpots): effective ratio predicted and "
+                 "measured from the decay\n%-4s %-5s %-10s %-4s %-11s "
+                 "%-11s\n",
+              "mode", "step", "model", "int", "zeta_pred", "zeta_meas");
+      for (int i = 0; i < r->nruns; i++) {
+        const cm_verify_run_t *u = &r->runs[i];
+        fprintf(f, "%-4d %-5g %-10s %-4s %-11.5g %-11.5g\n", u->mode,
+                u->step_fraction, cm__vmodel_name(u->model),
+                u->integrator == CM_VERIFY_RK4 ? "rk4" : "cd", u->zeta_pred,
+                u->zeta_meas);
+      }
+    }
   }
   if (r->nstab) {
     fprintf(f, "\nstability of the linear model (energy growth > 1e6 from a "
-               "seeded random start):\n");
+               "seeded random start%s):\n",
+            r->dashpots ? ", counted from its running minimum; with "
+                          "dashpots cd's h_pred is the damped limit, rk4's "
+                          "the undamped one"
+                        : "");
     fprintf(f, "%-4s %-12s %-12s %-10s %-6s %-12s %s\n", "int", "h_pred_s",
             "h_bisect_s", "rel_err", "trials", "h_percontact", "outcome");
     for (int i = 0; i < r->nstab; i++) {
