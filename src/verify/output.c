@@ -180,13 +180,13 @@ int cm_verify_write_text(const cm_verify_result_t *r, FILE *f) {
     }
     if (r->dashpots) {
       fprintf(f, "\ndamping (dashpots): effective ratio predicted and "
-                 "measured from the decay\n%-4s %-5s %-10s %-4s %-11s "
-                 "%-11s\n",
-              "mode", "step", "model", "int", "zeta_pred", "zeta_meas");
+                 "measured from the decay\n%-4s %-6s %-5s %-10s %-4s "
+                 "%-11s %-11s\n",
+              "mode", "amp", "step", "model", "int", "zeta_pred", "zeta_meas");
       for (int i = 0; i < r->nruns; i++) {
         const cm_verify_run_t *u = &r->runs[i];
-        fprintf(f, "%-4d %-5g %-10s %-4s %-11.5g %-11.5g\n", u->mode,
-                u->step_fraction, cm__vmodel_name(u->model),
+        fprintf(f, "%-4d %-6g %-5g %-10s %-4s %-11.5g %-11.5g\n", u->mode,
+                u->amplitude, u->step_fraction, cm__vmodel_name(u->model),
                 u->integrator == CM_VERIFY_RK4 ? "rk4" : "cd", u->zeta_pred,
                 u->zeta_meas);
       }
