@@ -226,7 +226,8 @@ static int cm__vmode_shape(cm_context_t *ctx, const cm__vmodel_t *m,
     mx = fmax(mx, fabs(y[m->crow[c]]));
   if (!(mx > 0)) /* a purely tangential mode: scale its slips instead */
     for (int r = 0; r < m->nr; r++)
-      mx = fmax(mx, fabs(y[r]));
+      if (m->rk[r] > 0)
+        mx = fmax(mx, fabs(y[r]));
   for (int i = 0; i < m->n; i++)
     q[i] = mx > 0 ? q[i] * gap / mx : 0;
   free(y), free(f);
@@ -469,8 +470,9 @@ static int cm__vruns(cm_context_t *ctx, const cm__vmodel_t *m,
         cm__vmodel_J(m, o->direction, y);
         for (int c = 0; c < m->nc; c++)
           mx = fmax(mx, fabs(y[m->crow[c]]));
-        for (int r = 0; r < m->nr && !(mx > 0); r++) /* slips only */
-          mx = fmax(mx, fabs(y[r]));
+        for (int r = 0; r < m->nr && !(mx > 0); r++) /* sprung slips */
+          if (m->rk[r] > 0)
+            mx = fmax(mx, fabs(y[r]));
         for (int t = 0; t < m->n; t++)
           q[t] = mx > 0 ? o->direction[t] * gap / mx : 0;
         free(y);
