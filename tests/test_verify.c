@@ -675,8 +675,7 @@ static cm_scene_t *vd_bar(void) {
  * half-step velocity, state (x_n, v_{n-1/2}), n dofs:
  *   v' = v + h M^-1 (-K x - C v),  x' = x + h v'
  *   A = [I - h^2 Mi K, h (I - h Mi C); -h Mi K, I - h Mi C]  (2n x 2n). */
-static double vd_radius(int n, const double *MiK, const double *MiC,
-                        double h) {
+static double vd_radius(int n, const double *MiK, const double *MiC, double h) {
   int N = 2 * n;
   double *A = calloc((size_t)N * N, sizeof *A), wr[16], wi[16], rho = 0;
   for (int i = 0; i < n; i++)
@@ -688,8 +687,8 @@ static double vd_radius(int n, const double *MiK, const double *MiC,
       A[(i + n) + N * j] = -h * MiK[i + n * j];
       A[(i + n) + N * (j + n)] = dv;
     }
-  int info = LAPACKE_dgeev(LAPACK_COL_MAJOR, 'N', 'N', N, A, N, wr, wi, NULL,
-                           1, NULL, 1);
+  int info = LAPACKE_dgeev(LAPACK_COL_MAJOR, 'N', 'N', N, A, N, wr, wi, NULL, 1,
+                           NULL, 1);
   CMT_EQ_INT(info, 0);
   for (int i = 0; i < N; i++)
     rho = fmax(rho, hypot(wr[i], wi[i]));
@@ -754,16 +753,15 @@ CM_TEST(verify_damped_bar_stability) {
     fprintf(stderr,
             "damped bar: truth %.9e report %.9e (undamped %.9e) harness "
             "%.9e [%.9e, %.9e], rk4 %.6e (undamped pred %.6e)\n",
-            h_true, h_rep, rep->cd_undamped.h_s, cd->h_bisect_s,
-            cd->h_stable_s, cd->h_unstable_s, r->stab[1].h_bisect_s,
-            r->stab[1].h_pred_s);
+            h_true, h_rep, rep->cd_undamped.h_s, cd->h_bisect_s, cd->h_stable_s,
+            cd->h_unstable_s, r->stab[1].h_bisect_s, r->stab[1].h_pred_s);
     CMT_EQ_INT(r->nrows, 4);
     CMT_TRUE(r->tangential && r->dashpots);
     CMT_REL(cd->h_pred_s, h_rep, 1e-15);
     CMT_REL(cd->h_undamped_s, rep->cd_undamped.h_s, 1e-15);
     /* the dashpots matter here: several percent below the undamped step */
     CMT_TRUE(h_true < 0.97 * rep->cd_undamped.h_s);
-    CMT_REL(cd->h_bisect_s, h_rep, 0.01); /* acceptance */
+    CMT_REL(cd->h_bisect_s, h_rep, 0.01);  /* acceptance */
     CMT_REL(cd->h_bisect_s, h_true, 0.01); /* acceptance */
     CMT_REL(cd->h_bisect_s, h_true, 2e-4); /* what it really does */
     CMT_LE(cd->h_stable_s, h_true * (1 + 1e-9));
@@ -802,10 +800,11 @@ CM_TEST(verify_damped_bar_frequencies) {
   for (int i = 0; i < 3; i++) {
     A[i + 6 * (i + 3)] = 1;
     for (int j = 0; j < 3; j++)
-      A[(i + 3) + 6 * j] = -MiK[i + 3 * j], A[(i + 3) + 6 * (j + 3)] = -MiC[i + 3 * j];
+      A[(i + 3) + 6 * j] = -MiK[i + 3 * j],
+                      A[(i + 3) + 6 * (j + 3)] = -MiC[i + 3 * j];
   }
-  CMT_EQ_INT(LAPACKE_dgeev(LAPACK_COL_MAJOR, 'N', 'N', 6, A, 6, wr, wi, NULL,
-                           1, NULL, 1),
+  CMT_EQ_INT(LAPACKE_dgeev(LAPACK_COL_MAJOR, 'N', 'N', 6, A, 6, wr, wi, NULL, 1,
+                           NULL, 1),
              0);
   cm_scene_t *s = vd_bar();
   cm_context_t ctx;

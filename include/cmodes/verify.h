@@ -6,9 +6,10 @@
  * RK4 in three models (linear: frozen J, bilateral springs; unilateral:
  * frozen J, no tension; nonlinear: finite rotations, body-fixed contact
  * geometry), each with the scene's tangential sticking springs and normal
- * and tangential dashpots, measures the frequencies from the simulated gaps, compares them
- * with the predictions (after the integrators' known shifts), and bisects
- * the step at which the linear model's energy grows without bound.
+ * and tangential dashpots, measures the frequencies from the simulated gaps,
+ * compares them with the predictions (after the integrators' known shifts),
+ * and bisects the step at which the linear model's energy grows without
+ * bound.
  * docs/verification.md describes the method. Units: SI (m, kg, s, rad/s). */
 #ifndef CMODES_VERIFY_H
 #define CMODES_VERIFY_H

@@ -139,8 +139,7 @@ static void cm__vopen_flags(const cm__vmodel_t *m, const double *xi,
 static int cm__vint_frozen(cm_context_t *ctx, const cm__vmodel_t *m,
                            cm__vrun_t *run) {
   /* ---- allocate ---- */
-  size_t n = (size_t)m->n + 1, nc = (size_t)m->nc + 1,
-         nr = (size_t)m->nr + 1;
+  size_t n = (size_t)m->n + 1, nc = (size_t)m->nc + 1, nr = (size_t)m->nr + 1;
   cm__vlin_t w = {m, run->model == CM__VUNI, NULL, NULL, NULL, NULL, NULL};
   double *buf = calloc(13 * n + 3 * nr, sizeof(double));
   char *flags = calloc(3 * nc, 1);

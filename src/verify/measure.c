@@ -81,8 +81,8 @@ int cm__vmeasure(const double *s, long n, double *theta, double *periods) {
   return cm__vmeasure_decay(s, n, theta, &sigma, periods);
 }
 
-int cm__vmeasure_decay(const double *s, long n, double *theta, double *sigma_out,
-                       double *periods) {
+int cm__vmeasure_decay(const double *s, long n, double *theta,
+                       double *sigma_out, double *periods) {
   *theta = NAN, *sigma_out = NAN;
   if (periods)
     *periods = 0;

@@ -540,8 +540,7 @@ static double cm__vdot(const double *a, const double *b) {
  * with b, pm the body-fixed material points (spheres too: a sticking
  * tangential spring couples spin). pma gets a's point. */
 static double cm__vslip(const cm__vmodel_t *m, const cm__vstate_t *s, int c,
-                        int r, double *t, double *pma, double *xa,
-                        double *xb) {
+                        int r, double *t, double *pma, double *xa, double *xb) {
   double pmb[3], d[3];
   cm__vpoint(m, s, m->ca[c], m->ra + 3 * c, pma, xa);
   cm__vpoint(m, s, m->cb[c], m->rb + 3 * c, pmb, xb);

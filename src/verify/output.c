@@ -188,8 +188,9 @@ int cm_verify_write_text(const cm_verify_result_t *r, FILE *f) {
     }
   }
   if (r->nstab) {
-    fprintf(f, "\nstability of the linear model (energy growth > 1e6 from a "
-               "seeded random start%s):\n",
+    fprintf(f,
+            "\nstability of the linear model (energy growth > 1e6 from a "
+            "seeded random start%s):\n",
             r->dashpots ? ", counted from its running minimum; with "
                           "dashpots cd's h_pred is the damped limit, rk4's "
                           "the undamped one"

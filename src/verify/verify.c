@@ -284,8 +284,8 @@ static int cm__vfreq_run(cm_context_t *ctx, const cm__vmodel_t *m,
     return st;
   }
   double th = NAN, sg = NAN, per = 0;
-  int ok = !run.blowup && cm__vmeasure_decay(sig, run.steps_done + 1, &th,
-                                             &sg, &per) == CM_OK;
+  int ok = !run.blowup &&
+           cm__vmeasure_decay(sig, run.steps_done + 1, &th, &sg, &per) == CM_OK;
   free(sig);
   out->nsteps = run.steps_done;
   out->omega_pred = omega;

@@ -16,30 +16,30 @@
  */
 
 typedef struct cm__vmodel {
-  int dim;       /* 2 or 3 */
-  int d;         /* dofs per moving body: 3 (2D) or 6 (3D) */
-  int nbodies;   /* bodies of the scene */
-  int nmov;      /* moving bodies */
-  int n;         /* dofs: d * nmov */
-  int nc;        /* contacts */
-  int nr;        /* rows of J: each contact's normal row, then its tangent
-                    rows (2 in 3D, 1 in 2D) when it has k_t > 0 or c_t > 0 */
+  int dim;        /* 2 or 3 */
+  int d;          /* dofs per moving body: 3 (2D) or 6 (3D) */
+  int nbodies;    /* bodies of the scene */
+  int nmov;       /* moving bodies */
+  int n;          /* dofs: d * nmov */
+  int nc;         /* contacts */
+  int nr;         /* rows of J: each contact's normal row, then its tangent
+                     rows (2 in 3D, 1 in 2D) when it has k_t > 0 or c_t > 0 */
   int tangential; /* 1: some contact has tangent rows */
   int dashpots;   /* 1: some row has a dashpot */
-  int *body_dof; /* size nbodies: first dof of the body, -1 fixed */
-  int *dof_body; /* size nmov: scene body of each moving body */
-  double *mass;  /* size nmov, kg */
-  double *Iw;    /* size 9 nmov: world inertia at the reference, row-major;
-                    2D: diag(I, I, I) so the 3D code path stays planar */
-  double *Iwinv; /* size 9 nmov: its inverse */
-  double *x0;    /* size 3 nbodies: COM of every body at the reference
-                    (fixed bodies too; 2D: z = 0) */
+  int *body_dof;  /* size nbodies: first dof of the body, -1 fixed */
+  int *dof_body;  /* size nmov: scene body of each moving body */
+  double *mass;   /* size nmov, kg */
+  double *Iw;     /* size 9 nmov: world inertia at the reference, row-major;
+                     2D: diag(I, I, I) so the 3D code path stays planar */
+  double *Iwinv;  /* size 9 nmov: its inverse */
+  double *x0;     /* size 3 nbodies: COM of every body at the reference
+                     (fixed bodies too; 2D: z = 0) */
   /* contacts: point on body a against a plane fixed on body b */
-  int *ca, *cb;    /* size nc: bodies (CM_WORLD allowed for b or a) */
-  double *ra;      /* size 3 nc: point - COM of a (world frame, reference) */
-  double *rb;      /* size 3 nc: point - COM of b (world origin if world) */
-  double *nrm;     /* size 3 nc: unit normal from b to a, reference */
-  double *k;       /* size nc: normal stiffness k_n, N/m */
+  int *ca, *cb; /* size nc: bodies (CM_WORLD allowed for b or a) */
+  double *ra;   /* size 3 nc: point - COM of a (world frame, reference) */
+  double *rb;   /* size 3 nc: point - COM of b (world origin if world) */
+  double *nrm;  /* size 3 nc: unit normal from b to a, reference */
+  double *k;    /* size nc: normal stiffness k_n, N/m */
   /* rows (the harness' own tangent basis, the convention of docs/math.md:
    * 2D t = (-n_y, n_x); 3D e = world axis of the smallest |n_i|, t1 =
    * normalize(e - (e.n) n), t2 = n x t1) */
@@ -52,10 +52,10 @@ typedef struct cm__vmodel {
   double *f0;           /* size nr: tangent rows: the sticking force at the
                            equilibrium along +dir on a, N (0 for normal rows,
                            whose preload is k delta) */
-  char *sph;       /* size nc: bit 0 side a is a sphere (normal through its
-                      COM), bit 1 side b; the nonlinear model then keeps the
-                      contact on the line of centres */
-  double *Ra, *Rb; /* size nc: those spheres' radii at the contact, m */
+  char *sph;            /* size nc: bit 0 side a is a sphere (normal through its
+                           COM), bit 1 side b; the nonlinear model then keeps the
+                           contact on the line of centres */
+  double *Ra, *Rb;      /* size nc: those spheres' radii at the contact, m */
   /* frozen J in CSR, nr x n: d (gap, tangential slip) / d q at the
    * reference; row [d, r_a x d] on a, -[d, r_b x d] on b */
   int *Jp;    /* size nr+1 */
