@@ -1,5 +1,7 @@
 /* equilibrium.c: the preloaded state the verification runs start from.
- * Gravity: J^T K J dq = f_gravity with J frozen, solved with CHOLMOD on
+ * Gravity: J^T K J dq = f_gravity with J frozen (normal and tangent rows:
+ * the tangents' sticking forces are part of the equilibrium), solved with
+ * CHOLMOD on
  * C C^T + beta I (C = J^T K^1/2, beta a tiny regulariser for the dofs no
  * contact holds), refined with the exact operator; a residual that does not
  * vanish means gravity pulls along a free motion (no equilibrium). Each

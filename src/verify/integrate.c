@@ -1,5 +1,7 @@
 /* integrate.c: time stepping of the verification runs. Central difference
- * (velocity Verlet form: kick, drift, kick) and classical RK4, for the
+ * (velocity Verlet form: kick, drift, kick; the dashpots see the half-step
+ * velocity, as in LAMMPS) and classical RK4 (dashpots on each stage's
+ * velocity), for the
  * frozen-J models (linear: bilateral springs; unilateral: no tension) in the
  * generalized coordinates, and for the nonlinear rigid-body model (finite
  * rotations, angular momentum in the world frame; central difference as the

@@ -1,9 +1,12 @@
 /* model.c: the simulation model of the verification harness, built from the
- * scene independently of the core's system: frozen J and mass blocks for the
- * linear and unilateral models, and body-fixed contact geometry (a point on
- * body a against a plane fixed on body b) with finite rotations for the
- * nonlinear one. Not for predictions (those come from the core) and not for
- * time stepping (integrate.c). */
+ * scene independently of the core's system: frozen J (each contact's normal
+ * row, and its tangent rows when it has a tangential spring or dashpot, in
+ * its own tangent basis of the documented convention), row springs and
+ * dashpots, and mass blocks for the linear and unilateral models; body-fixed
+ * contact geometry (a point on body a against a plane fixed on body b,
+ * sticking tangential springs on the slip of the material points) with
+ * finite rotations for the nonlinear one. Not for predictions (those come
+ * from the core) and not for time stepping (integrate.c). */
 #include "verify/verify_internal.h"
 
 #include <math.h>
