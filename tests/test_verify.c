@@ -935,5 +935,24 @@ CM_TEST(verify_spheres_tangential) {
     CMT_REL(r->stab[1].h_bisect_s, 2 * sqrt(2.0) / r->omega_max, 3e-3);
   }
   cm_verify_result_destroy(&r);
+  /* the same cluster with normal and tangential dashpots (3D tangent
+   * pairs): the bisected central-difference limit is the report's damped
+   * one, well below the undamped step */
+  for (int c = 0; c < s->ncontacts; c++)
+    s->contacts[c].damping_n = 1.0, s->contacts[c].damping_t = 0.5;
+  o.runs = 0, o.integrators = CM_VERIFY_CD;
+  st = cm_verify(&ctx, s, &o, &r);
+  CMT_EQ_INT(st, 0);
+  if (!st && r->nstab == 1) {
+    const cm_verify_stability_t *cd = &r->stab[0];
+    fprintf(stderr,
+            "damped spheres: h_pred %.6e (undamped %.6e) h_bisect "
+            "%.6e (%+.2e)\n",
+            cd->h_pred_s, cd->h_undamped_s, cd->h_bisect_s, cd->rel_err);
+    CMT_TRUE(r->dashpots);
+    CMT_TRUE(cd->h_pred_s < 0.9 * cd->h_undamped_s);
+    CMT_REL(cd->h_bisect_s, cd->h_pred_s, 2e-3);
+  }
+  cm_verify_result_destroy(&r);
   cm_scene_destroy(&s);
 }
