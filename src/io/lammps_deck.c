@@ -660,6 +660,21 @@ static int cm__liggghts_wall(cm__drd_t *r, int argc, char **argv,
   return cm__liggghts_primitive(r, argc, argv, i, w);
 }
 
+/* fix wall/gran granular's material conventions in LAMMPS 29 Sep 2021
+ * differ from pair granular's: normal_coeffs[0] = 4/3 E / (2 (1 - nu))
+ * (not 1 - nu^2) and mindlin NULL kt = E (2 - nu)(1 + nu) / 4 (not 8 G*).
+ * Measured with Debian's lmp (forces of one sphere on a plane at two
+ * overlaps and after ten steps of tangential slip; see docs/importers.md);
+ * newer LAMMPS (granular_model.cpp, 2023) uses the pair formulas for walls
+ * too. The installed version's numbers are the ones reproduced here. */
+static void cm__wall_material(cm_contact_law_t *L, double E, double nu,
+                              int kt_null) {
+  if (L->normal == CM_GRAN_HERTZ_MATERIAL || L->normal == CM_GRAN_DMT)
+    L->kn = 4.0 / 3.0 * E / (2 * (1 - nu));
+  if (kt_null)
+    L->kt = E * (2 - nu) * (1 + nu) / 4;
+}
+
 /* fix ID group wall/gran (LAMMPS or LIGGGHTS syntax). */
 static int cm__fix_wall_gran(cm__drd_t *r, int argc, char **argv) {
   cm__wall_t w;
@@ -690,14 +705,7 @@ static int cm__fix_wall_gran(cm__drd_t *r, int argc, char **argv) {
     if ((st = cm__granular_model(r, "fix wall/gran granular", argc, argv, &i,
                                  &w.law, &E, &nu, &kt_null)))
       return st;
-    if (kt_null || w.law.normal == CM_GRAN_HERTZ_MATERIAL ||
-        w.law.normal == CM_GRAN_DMT)
-      return CM__DECKERR(r, CM_PARSE,
-                         "fix wall/gran granular with hertz/material, dmt or "
-                         "mindlin NULL: not supported: LAMMPS versions "
-                         "differ in the wall's material stiffness; "
-                         "supported: hooke or hertz with kn, and an "
-                         "explicit tangential kt");
+    cm__wall_material(&w.law, E, nu, kt_null);
   } else {
     if ((st = cm__gran_params(r, "fix wall/gran", g, argc - 5, argv + 5,
                               &w.law)))
