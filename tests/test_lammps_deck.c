@@ -770,3 +770,184 @@ CM_TEST(lammps_deck_bad_decks) {
   cm_lammps_deck_destroy(&d);
   rm_dir(dir);
 }
+
+/* ---- against the installed LAMMPS ------------------------------------------------ */
+
+/* One measurement setup: the contact-law lines (shared by the LAMMPS run
+ * and the deck cmodes reads), two spheres along z or one sphere at x0
+ * against the walls of the law lines. */
+typedef struct {
+  const char *name;
+  const char *law;    /* pair_style ... / pair_coeff ... / fix wall/gran */
+  int two;            /* 1: spheres r1 at 0 and r2 above; 0: one at x0 */
+  double x0[3];       /* the single sphere's centre */
+  int tdir, ndir;     /* tangential and normal axes of the contact */
+} lmp_case_t;
+
+/* Runs lmp on the case with overlap-setting geometry z2 (two spheres),
+ * velocity v along axis vdir of the moving sphere, nsteps steps of dt
+ * without an integrator (positions stay, shear history grows); returns
+ * the force component fcomp on atom 1, NAN on failure. */
+static double lmp_force(const char *dir, const lmp_case_t *c, double z2,
+                        int vdir, double v, int nsteps, int fcomp) {
+  const double r1 = 0.005, r2 = 0.003;
+  char deck[4096], vel[96];
+  double vv[3] = {0, 0, 0};
+  vv[vdir] = v;
+  snprintf(vel, sizeof vel, "%.17g %.17g %.17g", vv[0], vv[1], vv[2]);
+  snprintf(deck, sizeof deck,
+           "units si\natom_style sphere\nboundary f f f\n"
+           "region box block -1 1 -1 1 -1 1 units box\ncreate_box 1 box\n"
+           "create_atoms 1 single %.17g %.17g %.17g units box\n%s"
+           "set atom 1 diameter %.17g density 2500\n%s\n"
+           "neighbor 0.001 bin\ncomm_modify vel yes\ntimestep 1e-8\n"
+           "velocity all set %s units box\n%s"
+           "dump d all custom 1 %s/f.dump id fx fy fz\n"
+           "dump_modify d sort id format float %%.17g\nrun %d\n",
+           c->two ? 0.0 : c->x0[0], c->two ? 0.0 : c->x0[1],
+           c->two ? 0.0 : c->x0[2],
+           c->two ? "create_atoms 1 single 0 0 0 units box\n" : "",
+           2 * r1, c->law, vel,
+           c->two ? "group one id 1\nvelocity one set 0 0 0 units box\n" : "",
+           dir, nsteps);
+  if (c->two) { /* place atom 2 at z2: replace the second create_atoms */
+    char *p = strstr(deck, "create_atoms 1 single 0 0 0 units box\n");
+    char z[64];
+    snprintf(z, sizeof z, "create_atoms 1 single 0 0 %.17g units box\n", z2);
+    if (p) {
+      char rest[4096];
+      snprintf(rest, sizeof rest, "%s%s", z,
+               p + strlen("create_atoms 1 single 0 0 0 units box\n"));
+      snprintf(p, sizeof deck - (size_t)(p - deck), "%s", rest);
+    }
+    p = strstr(deck, "density 2500\n");
+    if (p) {
+      char rest[4096];
+      snprintf(rest, sizeof rest,
+               "density 2500\nset atom 2 diameter %.17g density 2500\n%s",
+               2 * r2, p + strlen("density 2500\n"));
+      snprintf(p, sizeof deck - (size_t)(p - deck), "%s", rest);
+    }
+  }
+  write_text(in_dir(dir, "in.run"), deck);
+  char cmd[600];
+  snprintf(cmd, sizeof cmd, "cd %s && lmp -in in.run -log none -screen none "
+                            ">/dev/null 2>&1", dir);
+  if (system(cmd))
+    return NAN;
+  char *text = cmt_read_file(in_dir(dir, "f.dump"));
+  char *last = NULL;
+  for (char *p = text; p && (p = strstr(p, "ITEM: ATOMS")); p++)
+    last = p;
+  double f[3] = {NAN, NAN, NAN};
+  long id;
+  if (last) {
+    char *line = strchr(last, '\n');
+    if (!line || sscanf(line, "%ld %lf %lf %lf", &id, &f[0], &f[1], &f[2]) != 4)
+      f[0] = f[1] = f[2] = NAN;
+  }
+  free(text);
+  return f[fcomp];
+}
+
+/* The contact cmodes computes for the case at overlap delta. */
+static int cm_case_contact(const char *dir, const lmp_case_t *c,
+                           double delta, cm_contact_t *out) {
+  const double r1 = 0.005, r2 = 0.003, rho = 2500;
+  double m1 = 4.0 / 3.0 * PI * r1 * r1 * r1 * rho;
+  double m2 = 4.0 / 3.0 * PI * r2 * r2 * r2 * rho;
+  char text[1024];
+  if (c->two)
+    snprintf(text, sizeof text,
+             "ITEM: TIMESTEP\n0\nITEM: NUMBER OF ATOMS\n2\n"
+             "ITEM: BOX BOUNDS ff ff ff\n-1 1\n-1 1\n-1 1\n"
+             "ITEM: ATOMS id type x y z radius mass\n"
+             "1 1 0 0 0 %.17g %.17g\n2 1 0 0 %.17g %.17g %.17g\n",
+             r1, m1, r1 + r2 - delta, r2, m2);
+  else
+    snprintf(text, sizeof text,
+             "ITEM: TIMESTEP\n0\nITEM: NUMBER OF ATOMS\n1\n"
+             "ITEM: BOX BOUNDS ff ff ff\n-1 1\n-1 1\n-1 1\n"
+             "ITEM: ATOMS id type x y z radius mass\n"
+             "1 1 %.17g %.17g %.17g %.17g %.17g\n",
+             c->x0[0], c->x0[1], c->x0[2], r1, m1);
+  write_text(in_dir(dir, "c.dump"), text);
+  snprintf(text, sizeof text,
+           "units si\nregion box block -1 1 -1 1 -1 1\ncreate_box 1 box\n"
+           "%s\ntimestep 1e-8\n",
+           c->law);
+  write_text(in_dir(dir, "in.c"), text);
+  cm_scene_t *s = import(in_dir(dir, "in.c"), in_dir(dir, "c.dump"));
+  int ok = s && s->ncontacts == 1;
+  if (ok)
+    *out = s->contacts[0];
+  cm_scene_destroy(&s);
+  return ok;
+}
+
+CM_TEST(lammps_deck_vs_lmp) {
+  int code = -1;
+  free(cmt_run("command -v lmp >/dev/null 2>&1", &code));
+  if (code) {
+    fprintf(stderr, "lammps_deck_vs_lmp: no 'lmp' (Debian package lammps) "
+                    "on PATH: the comparison with LAMMPS is skipped\n");
+    return;
+  }
+  char dir[64];
+  if (!tmpdir(dir, sizeof dir)) {
+    CMT_FAIL("mkdtemp");
+    return;
+  }
+  const double d = 1e-5, r1 = 0.005, Rc = 0.05, v = 0.01, h = 1e-6;
+  static char plane[256], cyl[256];
+  snprintf(plane, sizeof plane,
+           "pair_style granular\npair_coeff * * hertz/material 1e8 0.6 0.3 "
+           "damping tsuji tangential mindlin NULL 0.5 0.4\n"
+           "fix w all wall/gran granular hertz/material 1e8 0.6 0.3 damping "
+           "tsuji tangential mindlin NULL 0.5 0.4 zplane %.17g NULL",
+           -(r1 - d));
+  snprintf(cyl, sizeof cyl,
+           "pair_style gran/hertz/history 2e5 NULL 500 NULL 0.5 1\n"
+           "pair_coeff * *\nfix w all wall/gran hertz/history 2e5 NULL 500 "
+           "NULL 0.5 1 zcylinder %.17g",
+           Rc);
+  const lmp_case_t cases[] = {
+      {"gran/hertz/history pair",
+       "pair_style gran/hertz/history 2e5 NULL 500 NULL 0.5 1\npair_coeff * *",
+       1, {0, 0, 0}, 0, 2},
+      {"granular hertz/material tsuji mindlin NULL pair",
+       "pair_style granular\npair_coeff * * hertz/material 1e8 0.6 0.3 "
+       "damping tsuji tangential mindlin NULL 0.5 0.4",
+       1, {0, 0, 0}, 0, 2},
+      {"wall/gran granular plane", plane, 0, {0, 0, 0}, 0, 2},
+      {"wall/gran hertz/history zcylinder", cyl, 0, {Rc - r1 + d, 0, 0}, 1,
+       0}};
+  for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+    const lmp_case_t *c = &cases[k];
+    double z2 = 0.005 + 0.003 - d, z2h = 0.005 + 0.003 - d * (1 + h);
+    /* one sphere: moved d h into its wall (the floor below, the cylinder
+     * outward); two spheres: z2h */
+    lmp_case_t ch = *c;
+    ch.x0[c->ndir] += c->ndir == 2 ? -d * h : d * h;
+    double f0 = lmp_force(dir, c, z2, 0, 0, 0, c->ndir);
+    double f1 = lmp_force(dir, &ch, z2h, 0, 0, 0, c->ndir);
+    double fv = lmp_force(dir, c, z2, c->ndir, v, 0, c->ndir);
+    double ft0 = lmp_force(dir, c, z2, c->tdir, v, 0, c->tdir);
+    double ft10 = lmp_force(dir, c, z2, c->tdir, v, 10, c->tdir);
+    cm_contact_t ct;
+    if (!cm_case_contact(dir, c, d, &ct)) {
+      CMT_FAIL("%s: no contact imported", c->name);
+      continue;
+    }
+    fprintf(stderr, "lammps_deck_vs_lmp: %s: lmp k_n %.9g k_t %.9g c_n %.9g "
+                    "c_t %.9g; cmodes %.9g %.9g %.9g %.9g\n",
+            c->name, fabs(f1 - f0) / (d * h), fabs(ft10 - ft0) / (10 * v * 1e-8),
+            fabs(fv - f0) / v, fabs(ft0) / v, ct.stiffness, ct.stiffness_t,
+            ct.damping_n, ct.damping_t);
+    CMT_REL(fabs(f1 - f0) / (d * h), ct.stiffness, 1e-5);
+    CMT_REL(fabs(ft10 - ft0) / (10 * v * 1e-8), ct.stiffness_t, 1e-6);
+    CMT_REL(fabs(fv - f0) / v, ct.damping_n, 1e-6);
+    CMT_REL(fabs(ft0) / v, ct.damping_t, 1e-6);
+  }
+  rm_dir(dir);
+}
