@@ -951,3 +951,76 @@ CM_TEST(lammps_deck_vs_lmp) {
   }
   rm_dir(dir);
 }
+
+/* Type-dependent laws come from the dump's type column: pair granular
+ * hooke with kn 1000 (type 1) and 4000 (type 2), the 1-2 pair not set:
+ * LAMMPS mixes it geometrically (2000); a pair_coeff 1 2 overrides. */
+CM_TEST(lammps_deck_types) {
+  char dir[64];
+  if (!tmpdir(dir, sizeof dir)) {
+    CMT_FAIL("mkdtemp");
+    return;
+  }
+  /* atoms 1 (type 1), 2 and 3 (type 2) in a row along x, each pair
+   * overlapping by 1e-4 */
+  write_text(in_dir(dir, "t.dump"),
+             "ITEM: TIMESTEP\n0\nITEM: NUMBER OF ATOMS\n3\n"
+             "ITEM: BOX BOUNDS ff ff ff\n-1 1\n-1 1\n-1 1\n"
+             "ITEM: ATOMS id type x y z radius mass\n"
+             "1 1 0 0 0 0.01 0.002\n2 2 0.0199 0 0 0.01 0.003\n"
+             "3 2 0.0398 0 0 0.01 0.003\n");
+  const char *head =
+      "units si\nregion b block -1 1 -1 1 -1 1\ncreate_box 2 b\n"
+      "pair_style granular\n"
+      "pair_coeff 1 1 hooke 1000 0.2 tangential linear_history 300 0.5 0.5 "
+      "damping mass_velocity\n"
+      "pair_coeff 2 2 hooke 4000 0.8 tangential linear_history 1200 0.5 "
+      "0.5 damping mass_velocity\ntimestep 1e-5\n";
+  write_text(in_dir(dir, "in.mix"), head);
+  cm_scene_t *s = import(in_dir(dir, "in.mix"), in_dir(dir, "t.dump"));
+  if (s) {
+    int p12 = find_contact(s, 0, 1), p23 = find_contact(s, 1, 2);
+    CMT_TRUE(p12 >= 0 && p23 >= 0);
+    if (p12 >= 0 && p23 >= 0) {
+      double m12 = 0.002 * 0.003 / 0.005, m23 = 0.003 * 0.003 / 0.006;
+      CMT_REL(s->contacts[p12].stiffness, sqrt(1000.0 * 4000.0), 1e-15);
+      CMT_REL(s->contacts[p12].stiffness_t, sqrt(300.0 * 1200.0), 1e-15);
+      CMT_REL(s->contacts[p12].damping_n, sqrt(0.2 * 0.8) * m12, 1e-14);
+      CMT_REL(s->contacts[p23].stiffness, 4000, 0);
+      CMT_REL(s->contacts[p23].stiffness_t, 1200, 0);
+      CMT_REL(s->contacts[p23].damping_n, 0.8 * m23, 1e-14);
+      CMT_REL(s->contacts[p23].damping_t, 0.5 * 0.8 * m23, 1e-14);
+    }
+  }
+  cm_scene_destroy(&s);
+  char text[1024];
+  snprintf(text, sizeof text,
+           "%spair_coeff 1 2 hooke 1500 0.1 tangential linear_nohistory 0.5 "
+           "0.5 damping velocity\n",
+           head);
+  write_text(in_dir(dir, "in.mix"), text);
+  s = import(in_dir(dir, "in.mix"), in_dir(dir, "t.dump"));
+  if (s) {
+    int p12 = find_contact(s, 0, 1);
+    if (p12 >= 0) {
+      CMT_REL(s->contacts[p12].stiffness, 1500, 0);
+      CMT_TRUE(s->contacts[p12].stiffness_t == 0);
+      CMT_REL(s->contacts[p12].damping_n, 0.1, 0);
+      CMT_REL(s->contacts[p12].damping_t, 0.05, 1e-15);
+    }
+  }
+  cm_scene_destroy(&s);
+  /* a type the deck does not cover */
+  write_text(in_dir(dir, "in.one"),
+             "units si\nregion b block -1 1 -1 1 -1 1\ncreate_box 2 b\n"
+             "pair_style granular\npair_coeff 1 1 hooke 1000 0.2 tangential "
+             "linear_history 300 0.5 0.5\ntimestep 1e-5\n");
+  cm_context_t ctx;
+  cm_context_init(&ctx);
+  CMT_EQ_INT(cm_import_lammps(&ctx, in_dir(dir, "in.one"),
+                              in_dir(dir, "t.dump"), NULL, &s),
+             CM_USAGE);
+  CMT_CONTAINS(ctx.message, "t.dump:10: atoms 1 (type 1) and 2 (type 2) "
+                            "touch but the deck sets no contact law");
+  rm_dir(dir);
+}
