@@ -372,6 +372,35 @@ CM_TEST(lammps_deck_liggghts) {
     CMT_REL(s->timestep_s, 1e-5, 0);
   }
   cm_scene_destroy(&s);
+  /* model hooke (LIGGGHTS doc: k_n = 16/15 sqrt(R*) Y* (15 m* V^2 /
+   * (16 sqrt(R*) Y*))^(1/5), gamma_n = sqrt(4 m* k_n / (1 + (pi / ln e)^2)),
+   * k_t = k_n, gamma_t = gamma_n), characteristic velocity 2 m/s */
+  char text[4096];
+  const char *hz = strstr(liggghts_deck, "pair_style gran model hertz");
+  snprintf(text, sizeof text, "%.*spair_style gran model hooke tangential "
+           "history\nfix m5 all property/global characteristicVelocity "
+           "scalar 2.\n%s", (int)(hz - liggghts_deck), liggghts_deck,
+           strchr(hz, '\n') + 1);
+  for (char *w = text; (w = strstr(w, "model hertz")); ) /* the walls too */
+    memcpy(w, "model hooke", 11);
+  write_text(in_dir(dir, "in.hooke"), text);
+  s = import(in_dir(dir, "in.hooke"), in_dir(dir, "two.dump"));
+  if (s) {
+    int p = find_contact(s, 0, 1);
+    CMT_TRUE(p >= 0);
+    if (p >= 0) {
+      double Y = 1.0 / (2 * (1 - 0.45 * 0.45) / 5e6), V = 2, e = 0.95;
+      double R = r1 * r2 / (r1 + r2), m = m1 * m2 / (m1 + m2);
+      double kn = 16.0 / 15.0 * sqrt(R) * Y *
+                  pow(15 * m * V * V / (16 * sqrt(R) * Y), 0.2);
+      double gn = sqrt(4 * m * kn / (1 + pow(PI / log(e), 2)));
+      CMT_REL(s->contacts[p].stiffness, kn, 1e-12);
+      CMT_REL(s->contacts[p].stiffness_t, kn, 1e-12);
+      CMT_REL(s->contacts[p].damping_n, gn, 1e-12);
+      CMT_REL(s->contacts[p].damping_t, gn, 1e-12);
+    }
+  }
+  cm_scene_destroy(&s);
   /* the real LIGGGHTS bed: the deck's walls and Hertz = the hand import */
   if (access(LIGGGHTS, R_OK)) {
     fprintf(stderr, "lammps_deck_liggghts: %s not found: the check on the "
