@@ -12,10 +12,12 @@
 
 #define PILE_DUMP CM_SOURCE_DIR "/data/lammps/pile.dump"
 #define PILE_DECK CM_SOURCE_DIR "/data/lammps/in.pile"
-#define LIGGGHTS CM_SHARED_DIR "/data/liggghts-contactModels/dump20000.newModels"
+#define LIGGGHTS                                                               \
+  CM_SHARED_DIR "/data/liggghts-contactModels/dump20000.newModels"
 #define PI 3.14159265358979323846
 
-/* ---- helpers --------------------------------------------------------------- */
+/* ---- helpers ---------------------------------------------------------------
+ */
 
 static const char *tmpdir(char *buf, size_t size) {
   snprintf(buf, size, "/tmp/cmodes-deck-XXXXXX");
@@ -50,9 +52,8 @@ static void rm_dir(const char *dir) {
 
 /* Two spheres of radii r1, r2 and masses m1, m2 along z with overlap
  * delta, the lower one also pressed into a floor z = 0 by wall_delta. */
-static void write_two_spheres(const char *path, double r1, double r2,
-                              double m1, double m2, double delta,
-                              double wall_delta) {
+static void write_two_spheres(const char *path, double r1, double r2, double m1,
+                              double m2, double delta, double wall_delta) {
   char text[1024];
   double z1 = r1 - wall_delta, z2 = z1 + r1 + r2 - delta;
   snprintf(text, sizeof text,
@@ -84,7 +85,8 @@ static int find_contact(const cm_scene_t *s, int a, int b) {
   return -1;
 }
 
-/* ---- the LAMMPS pile: deck = hand-written import ------------------------------ */
+/* ---- the LAMMPS pile: deck = hand-written import
+ * ------------------------------ */
 
 CM_TEST(lammps_deck_pile_equivalence) {
   cm_context_t ctx;
@@ -137,10 +139,9 @@ CM_TEST(lammps_deck_pile_equivalence) {
   for (int q = 0; q < deck->ncontacts; q++) {
     const cm_contact_t *c = &deck->contacts[q];
     double mi = deck->bodies[c->a].mass;
-    double meff = c->b == CM_WORLD
-                      ? mi
-                      : mi * deck->bodies[c->b].mass /
-                            (mi + deck->bodies[c->b].mass);
+    double meff = c->b == CM_WORLD ? mi
+                                   : mi * deck->bodies[c->b].mass /
+                                         (mi + deck->bodies[c->b].mass);
     nbad += fabs(c->stiffness_t - 2000.0 * 2.0 / 7.0) > 1e-12 * 2000 ||
             fabs(c->damping_n - 1000 * meff) > 1e-12 * 1000 * meff ||
             fabs(c->damping_t - 500 * meff) > 1e-12 * 500 * meff;
@@ -207,7 +208,8 @@ CM_TEST(lammps_deck_cli) {
   rm_dir(dir);
 }
 
-/* ---- hand-computed contacts ------------------------------------------------------ */
+/* ---- hand-computed contacts
+ * ------------------------------------------------------ */
 
 /* gran/hertz/history (LAMMPS doc of the pair gran styles: every term times
  * sqrt(delta R*)), on a pair and on a floor. */
@@ -286,9 +288,9 @@ CM_TEST(lammps_deck_granular_hand) {
       double a = sqrt(R * delta);
       double Eeff = 1.0 / (2 * (1 - nu * nu) / E);
       double Geff = 1.0 / (2 * 2 * (2 - nu) * (1 + nu) / E);
-      double alpha = 1.2728 - 4.2783 * e + 11.087 * e * e -
-                     22.348 * e * e * e + 27.467 * pow(e, 4) -
-                     18.022 * pow(e, 5) + 4.8218 * pow(e, 6);
+      double alpha = 1.2728 - 4.2783 * e + 11.087 * e * e - 22.348 * e * e * e +
+                     27.467 * pow(e, 4) - 18.022 * pow(e, 5) +
+                     4.8218 * pow(e, 6);
       double eta_n = alpha * sqrt(meff * 4.0 / 3.0 * Eeff * a);
       const cm_contact_t *c = &s->contacts[p];
       CMT_REL(c->stiffness, 2 * Eeff * a, 1e-12); /* d(4/3 E a delta) */
@@ -377,11 +379,12 @@ CM_TEST(lammps_deck_liggghts) {
    * k_t = k_n, gamma_t = gamma_n), characteristic velocity 2 m/s */
   char text[4096];
   const char *hz = strstr(liggghts_deck, "pair_style gran model hertz");
-  snprintf(text, sizeof text, "%.*spair_style gran model hooke tangential "
+  snprintf(text, sizeof text,
+           "%.*spair_style gran model hooke tangential "
            "history\nfix m5 all property/global characteristicVelocity "
-           "scalar 2.\n%s", (int)(hz - liggghts_deck), liggghts_deck,
-           strchr(hz, '\n') + 1);
-  for (char *w = text; (w = strstr(w, "model hertz")); ) /* the walls too */
+           "scalar 2.\n%s",
+           (int)(hz - liggghts_deck), liggghts_deck, strchr(hz, '\n') + 1);
+  for (char *w = text; (w = strstr(w, "model hertz"));) /* the walls too */
     memcpy(w, "model hooke", 11);
   write_text(in_dir(dir, "in.hooke"), text);
   s = import(in_dir(dir, "in.hooke"), in_dir(dir, "two.dump"));
@@ -403,8 +406,10 @@ CM_TEST(lammps_deck_liggghts) {
   cm_scene_destroy(&s);
   /* the real LIGGGHTS bed: the deck's walls and Hertz = the hand import */
   if (access(LIGGGHTS, R_OK)) {
-    fprintf(stderr, "lammps_deck_liggghts: %s not found: the check on the "
-                    "real LIGGGHTS bed is skipped\n", LIGGGHTS);
+    fprintf(stderr,
+            "lammps_deck_liggghts: %s not found: the check on the "
+            "real LIGGGHTS bed is skipped\n",
+            LIGGGHTS);
     rm_dir(dir);
     return;
   }
@@ -422,8 +427,7 @@ CM_TEST(lammps_deck_liggghts) {
     CMT_EQ_INT(s->ncontacts, hand->ncontacts);
     CMT_EQ_INT(s->ncontacts, 1174);
     int bad = 0;
-    for (int q = 0; q < s->ncontacts && s->ncontacts == hand->ncontacts;
-         q++) {
+    for (int q = 0; q < s->ncontacts && s->ncontacts == hand->ncontacts; q++) {
       const cm_contact_t *a = &s->contacts[q], *b = &hand->contacts[q];
       bad += a->a != b->a || a->b != b->b ||
              fabs(a->stiffness - b->stiffness) > 1e-12 * b->stiffness ||
@@ -436,7 +440,8 @@ CM_TEST(lammps_deck_liggghts) {
   rm_dir(dir);
 }
 
-/* ---- periodic bed ------------------------------------------------------------------ */
+/* ---- periodic bed
+ * ------------------------------------------------------------------ */
 
 typedef struct {
   double x[3], r;
@@ -461,9 +466,10 @@ static sph_t *periodic_bed(const char *path, int n, double L, double H) {
     free(p);
     return NULL;
   }
-  fprintf(f, "ITEM: TIMESTEP\n7\nITEM: NUMBER OF ATOMS\n%d\n"
-             "ITEM: BOX BOUNDS pp pp ff\n%.17g %.17g\n%.17g %.17g\n0 %.17g\n"
-             "ITEM: ATOMS id type x y z radius mass\n",
+  fprintf(f,
+          "ITEM: TIMESTEP\n7\nITEM: NUMBER OF ATOMS\n%d\n"
+          "ITEM: BOX BOUNDS pp pp ff\n%.17g %.17g\n%.17g %.17g\n0 %.17g\n"
+          "ITEM: ATOMS id type x y z radius mass\n",
           n, -L / 2, L / 2, -L / 2, L / 2, H);
   for (int i = 0; i < n; i++) {
     p[i].r = 0.004 + 0.002 * lcg(&seed);
@@ -514,8 +520,9 @@ CM_TEST(lammps_deck_periodic_bed) {
   int all = 0, across = 0;
   brute_periodic(p, n, L, &all, &across);
   CMT_TRUE(across > 10 && all > 300); /* the bed has both kinds */
-  fprintf(stderr, "lammps_deck_periodic_bed: %d spheres, %d pairs by brute "
-                  "force, %d of them across the periodic boundary\n",
+  fprintf(stderr,
+          "lammps_deck_periodic_bed: %d spheres, %d pairs by brute "
+          "force, %d of them across the periodic boundary\n",
           n, all, across);
   cm_context_t ctx;
   cm_context_init(&ctx);
@@ -561,8 +568,8 @@ CM_TEST(lammps_deck_periodic_bed) {
   /* the CLI finds them by default; drop warns that the step is unsafe */
   char cmd[1024];
   int code = -1;
-  snprintf(cmd, sizeof cmd, "%s import dump %s --k 100 -o %s 2>&1",
-           CM_BINARY, in_dir(dir, "bed.dump"), in_dir(dir, "bed.json"));
+  snprintf(cmd, sizeof cmd, "%s import dump %s --k 100 -o %s 2>&1", CM_BINARY,
+           in_dir(dir, "bed.dump"), in_dir(dir, "bed.json"));
   char *log = cmt_run(cmd, &code);
   CMT_EQ_INT(code, 0);
   char want[128];
@@ -583,7 +590,8 @@ CM_TEST(lammps_deck_periodic_bed) {
   rm_dir(dir);
 }
 
-/* ---- warnings ---------------------------------------------------------------------- */
+/* ---- warnings
+ * ---------------------------------------------------------------------- */
 
 CM_TEST(lammps_deck_warnings) {
   cm_context_t ctx;
@@ -647,7 +655,8 @@ CM_TEST(lammps_deck_warnings) {
   rm_dir(dir);
 }
 
-/* ---- variables ---------------------------------------------------------------------- */
+/* ---- variables
+ * ---------------------------------------------------------------------- */
 
 CM_TEST(lammps_deck_variables) {
   char dir[64];
@@ -689,13 +698,13 @@ CM_TEST(lammps_deck_variables) {
   write_text(in_dir(dir, "in.run"),
              "variable n equal count(all)\nunits si\n"
              "pair_style gran/hooke ${n} NULL 1 NULL 0.5 1\n");
-  CMT_EQ_INT(cm_lammps_deck_read(&ctx, in_dir(dir, "in.run"), &d),
-             CM_PARSE);
+  CMT_EQ_INT(cm_lammps_deck_read(&ctx, in_dir(dir, "in.run"), &d), CM_PARSE);
   CMT_CONTAINS(ctx.message, "in.run:3: expression 'count(all)'");
   rm_dir(dir);
 }
 
-/* ---- bad decks ------------------------------------------------------------------------ */
+/* ---- bad decks
+ * ------------------------------------------------------------------------ */
 
 /* Reads deck text; expects an error containing each of the needles. */
 static void expect_bad(const char *dir, const char *text, const char *n1,
@@ -725,8 +734,10 @@ CM_TEST(lammps_deck_bad_decks) {
   expect_bad(dir, text, "in.bad:4: pair_style gran/foo: not supported",
              "supported: gran/hooke, gran/hooke/history");
   /* units lj */
-  expect_bad(dir, "# a comment\nunits lj\n", "in.bad:2: units lj: not "
-             "supported", "supported: si");
+  expect_bad(dir, "# a comment\nunits lj\n",
+             "in.bad:2: units lj: not "
+             "supported",
+             "supported: si");
   /* no units at all: LAMMPS' lj */
   expect_bad(dir, "pair_style gran/hooke 1 NULL 1 NULL 0.5 1\n",
              "no units command", "supported: units si");
@@ -735,8 +746,10 @@ CM_TEST(lammps_deck_bad_decks) {
            "%spair_style gran/hooke 1 NULL 1 NULL 0.5 1\npair_coeff * *\n"
            "fix w all wall/gran hooke 1 NULL 1 NULL 0.5 1 xcylinder 0.1\n",
            head);
-  expect_bad(dir, text, "in.bad:6: fix wall/gran wall style 'xcylinder': "
-             "not supported", "supported: xplane, yplane, zplane");
+  expect_bad(dir, text,
+             "in.bad:6: fix wall/gran wall style 'xcylinder': "
+             "not supported",
+             "supported: xplane, yplane, zplane");
   /* unknown fix wall/gran interaction */
   snprintf(text, sizeof text,
            "%sfix w all wall/gran hertz 1 NULL 1 NULL 0.5 1 zplane 0 NULL\n",
@@ -753,8 +766,10 @@ CM_TEST(lammps_deck_bad_decks) {
            "%spair_style granular\npair_coeff * * jkr 1e6 0.1 0.3 1 "
            "tangential linear_history 100 0.5 0.5\n",
            head);
-  expect_bad(dir, text, "in.bad:5: pair_coeff: normal model jkr: not "
-             "supported", "supported: hooke, hertz, hertz/material, dmt");
+  expect_bad(dir, text,
+             "in.bad:5: pair_coeff: normal model jkr: not "
+             "supported",
+             "supported: hooke, hertz, hertz/material, dmt");
   /* rolling springs */
   snprintf(text, sizeof text,
            "%spair_style granular\npair_coeff * * hooke 1000 0.1 tangential "
@@ -800,17 +815,18 @@ CM_TEST(lammps_deck_bad_decks) {
   rm_dir(dir);
 }
 
-/* ---- against the installed LAMMPS ------------------------------------------------ */
+/* ---- against the installed LAMMPS
+ * ------------------------------------------------ */
 
 /* One measurement setup: the contact-law lines (shared by the LAMMPS run
  * and the deck cmodes reads), two spheres along z or one sphere at x0
  * against the walls of the law lines. */
 typedef struct {
   const char *name;
-  const char *law;    /* pair_style ... / pair_coeff ... / fix wall/gran */
-  int two;            /* 1: spheres r1 at 0 and r2 above; 0: one at x0 */
-  double x0[3];       /* the single sphere's centre */
-  int tdir, ndir;     /* tangential and normal axes of the contact */
+  const char *law; /* pair_style ... / pair_coeff ... / fix wall/gran */
+  int two;         /* 1: spheres r1 at 0 and r2 above; 0: one at x0 */
+  double x0[3];    /* the single sphere's centre */
+  int tdir, ndir;  /* tangential and normal axes of the contact */
 } lmp_case_t;
 
 /* Runs lmp on the case with overlap-setting geometry z2 (two spheres),
@@ -824,21 +840,20 @@ static double lmp_force(const char *dir, const lmp_case_t *c, double z2,
   double vv[3] = {0, 0, 0};
   vv[vdir] = v;
   snprintf(vel, sizeof vel, "%.17g %.17g %.17g", vv[0], vv[1], vv[2]);
-  snprintf(deck, sizeof deck,
-           "units si\natom_style sphere\nboundary f f f\n"
-           "region box block -1 1 -1 1 -1 1 units box\ncreate_box 1 box\n"
-           "create_atoms 1 single %.17g %.17g %.17g units box\n%s"
-           "set atom 1 diameter %.17g density 2500\n%s\n"
-           "neighbor 0.001 bin\ncomm_modify vel yes\ntimestep 1e-8\n"
-           "velocity all set %s units box\n%s"
-           "dump d all custom 1 %s/f.dump id fx fy fz\n"
-           "dump_modify d sort id format float %%.17g\nrun %d\n",
-           c->two ? 0.0 : c->x0[0], c->two ? 0.0 : c->x0[1],
-           c->two ? 0.0 : c->x0[2],
-           c->two ? "create_atoms 1 single 0 0 0 units box\n" : "",
-           2 * r1, c->law, vel,
-           c->two ? "group one id 1\nvelocity one set 0 0 0 units box\n" : "",
-           dir, nsteps);
+  snprintf(
+      deck, sizeof deck,
+      "units si\natom_style sphere\nboundary f f f\n"
+      "region box block -1 1 -1 1 -1 1 units box\ncreate_box 1 box\n"
+      "create_atoms 1 single %.17g %.17g %.17g units box\n%s"
+      "set atom 1 diameter %.17g density 2500\n%s\n"
+      "neighbor 0.001 bin\ncomm_modify vel yes\ntimestep 1e-8\n"
+      "velocity all set %s units box\n%s"
+      "dump d all custom 1 %s/f.dump id fx fy fz\n"
+      "dump_modify d sort id format float %%.17g\nrun %d\n",
+      c->two ? 0.0 : c->x0[0], c->two ? 0.0 : c->x0[1], c->two ? 0.0 : c->x0[2],
+      c->two ? "create_atoms 1 single 0 0 0 units box\n" : "", 2 * r1, c->law,
+      vel, c->two ? "group one id 1\nvelocity one set 0 0 0 units box\n" : "",
+      dir, nsteps);
   if (c->two) { /* place atom 2 at z2: replace the second create_atoms */
     char *p = strstr(deck, "create_atoms 1 single 0 0 0 units box\n");
     char z[64];
@@ -860,8 +875,10 @@ static double lmp_force(const char *dir, const lmp_case_t *c, double z2,
   }
   write_text(in_dir(dir, "in.run"), deck);
   char cmd[600];
-  snprintf(cmd, sizeof cmd, "cd %s && lmp -in in.run -log none -screen none "
-                            ">/dev/null 2>&1", dir);
+  snprintf(cmd, sizeof cmd,
+           "cd %s && lmp -in in.run -log none -screen none "
+           ">/dev/null 2>&1",
+           dir);
   if (system(cmd))
     return NAN;
   char *text = cmt_read_file(in_dir(dir, "f.dump"));
@@ -880,8 +897,8 @@ static double lmp_force(const char *dir, const lmp_case_t *c, double z2,
 }
 
 /* The contact cmodes computes for the case at overlap delta. */
-static int cm_case_contact(const char *dir, const lmp_case_t *c,
-                           double delta, cm_contact_t *out) {
+static int cm_case_contact(const char *dir, const lmp_case_t *c, double delta,
+                           cm_contact_t *out) {
   const double r1 = 0.005, r2 = 0.003, rho = 2500;
   double m1 = 4.0 / 3.0 * PI * r1 * r1 * r1 * rho;
   double m2 = 4.0 / 3.0 * PI * r2 * r2 * r2 * rho;
@@ -943,14 +960,19 @@ CM_TEST(lammps_deck_vs_lmp) {
   const lmp_case_t cases[] = {
       {"gran/hertz/history pair",
        "pair_style gran/hertz/history 2e5 NULL 500 NULL 0.5 1\npair_coeff * *",
-       1, {0, 0, 0}, 0, 2},
+       1,
+       {0, 0, 0},
+       0,
+       2},
       {"granular hertz/material tsuji mindlin NULL pair",
        "pair_style granular\npair_coeff * * hertz/material 1e8 0.6 0.3 "
        "damping tsuji tangential mindlin NULL 0.5 0.4",
-       1, {0, 0, 0}, 0, 2},
+       1,
+       {0, 0, 0},
+       0,
+       2},
       {"wall/gran granular plane", plane, 0, {0, 0, 0}, 0, 2},
-      {"wall/gran hertz/history zcylinder", cyl, 0, {Rc - r1 + d, 0, 0}, 1,
-       0}};
+      {"wall/gran hertz/history zcylinder", cyl, 0, {Rc - r1 + d, 0, 0}, 1, 0}};
   for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
     const lmp_case_t *c = &cases[k];
     double z2 = 0.005 + 0.003 - d, z2h = 0.005 + 0.003 - d * (1 + h);
@@ -968,11 +990,13 @@ CM_TEST(lammps_deck_vs_lmp) {
       CMT_FAIL("%s: no contact imported", c->name);
       continue;
     }
-    fprintf(stderr, "lammps_deck_vs_lmp: %s: lmp k_n %.9g k_t %.9g c_n %.9g "
-                    "c_t %.9g; cmodes %.9g %.9g %.9g %.9g\n",
-            c->name, fabs(f1 - f0) / (d * h), fabs(ft10 - ft0) / (10 * v * 1e-8),
-            fabs(fv - f0) / v, fabs(ft0) / v, ct.stiffness, ct.stiffness_t,
-            ct.damping_n, ct.damping_t);
+    fprintf(stderr,
+            "lammps_deck_vs_lmp: %s: lmp k_n %.9g k_t %.9g c_n %.9g "
+            "c_t %.9g; cmodes %.9g %.9g %.9g %.9g\n",
+            c->name, fabs(f1 - f0) / (d * h),
+            fabs(ft10 - ft0) / (10 * v * 1e-8), fabs(fv - f0) / v,
+            fabs(ft0) / v, ct.stiffness, ct.stiffness_t, ct.damping_n,
+            ct.damping_t);
     CMT_REL(fabs(f1 - f0) / (d * h), ct.stiffness, 1e-5);
     CMT_REL(fabs(ft10 - ft0) / (10 * v * 1e-8), ct.stiffness_t, 1e-6);
     CMT_REL(fabs(fv - f0) / v, ct.damping_n, 1e-6);
