@@ -694,6 +694,19 @@ CM_TEST(lammps_deck_variables) {
     CMT_TRUE(d->have_box && d->box[2][1] == 2);
   }
   cm_lammps_deck_destroy(&d);
+  /* the command line's -var (--var NAME=VALUE) wins over the deck's index */
+  const char *vars[] = {"kn=3000", "gn=7", NULL};
+  CMT_EQ_INT(cm_lammps_deck_read_vars(&ctx, in_dir(dir, "in.vars"), vars, &d),
+             CM_OK);
+  if (d) {
+    CMT_REL(d->model->pair[1][1].kn, 3000, 0);
+    CMT_REL(d->model->pair[1][1].gamma_n, 40, 0); /* string: redefined */
+  }
+  cm_lammps_deck_destroy(&d);
+  const char *bad[] = {"kn", NULL};
+  CMT_EQ_INT(cm_lammps_deck_read_vars(&ctx, in_dir(dir, "in.vars"), bad, &d),
+             CM_USAGE);
+  CMT_CONTAINS(ctx.message, "--var 'kn': expected NAME=VALUE");
   /* a variable that needs a run, used where it matters */
   write_text(in_dir(dir, "in.run"),
              "variable n equal count(all)\nunits si\n"

@@ -1483,8 +1483,24 @@ static cm_lammps_deck_t *cm__deck_new(const char *path) {
   return d;
 }
 
-int cm_lammps_deck_read(cm_context_t *ctx, const char *path,
-                        cm_lammps_deck_t **out) {
+/* Defines the command line's index variables ("NAME=VALUE"). */
+static int cm__predefine(cm__drd_t *r, const char *const *vars) {
+  int st = CM_OK;
+  for (int k = 0; vars && vars[k] && !st; k++) {
+    const char *eq = strchr(vars[k], '=');
+    if (!eq || eq == vars[k])
+      return CM__ERR(r->ctx, CM_USAGE, "--var",
+                     "--var '%s': expected NAME=VALUE", vars[k]);
+    char name[128];
+    snprintf(name, sizeof name, "%.*s", (int)(eq - vars[k]), vars[k]);
+    char *argv[4] = {"variable", name, "index", (char *)(eq + 1)};
+    st = cm__deck_variable(r, 4, argv);
+  }
+  return st;
+}
+
+int cm_lammps_deck_read_vars(cm_context_t *ctx, const char *path,
+                             const char *const *vars, cm_lammps_deck_t **out) {
   if (!path || !out)
     return CM__ERR(ctx, CM_USAGE, NULL, "cm_lammps_deck_read: NULL argument");
   *out = NULL;
@@ -1498,8 +1514,10 @@ int cm_lammps_deck_read(cm_context_t *ctx, const char *path,
   s->ntypes = CM__T;
   cm__drd_t r;
   memset(&r, 0, sizeof r);
-  r.ctx = ctx, r.deck = d, r.priv = s, r.file = d->path;
-  int st = cm__read_file(&r, d->path);
+  r.ctx = ctx, r.deck = d, r.priv = s, r.file = "--var";
+  int st = cm__predefine(&r, vars);
+  if (!st)
+    st = cm__read_file(&r, d->path);
   r.file = d->path;
   if (!st)
     st = cm__finish(&r);
@@ -1509,6 +1527,11 @@ int cm_lammps_deck_read(cm_context_t *ctx, const char *path,
     cm_lammps_deck_destroy(&d);
   *out = d;
   return st;
+}
+
+int cm_lammps_deck_read(cm_context_t *ctx, const char *path,
+                        cm_lammps_deck_t **out) {
+  return cm_lammps_deck_read_vars(ctx, path, NULL, out);
 }
 
 int cm_lammps_deck_apply(cm_context_t *ctx, const cm_lammps_deck_t *d,
