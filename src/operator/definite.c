@@ -6,21 +6,21 @@
  * is positive definite (docs/math.md). Not for the eigen-solves (spectrum/)
  * or for B (operator.c). */
 #include "operator_internal.h"
+#include "operator_cholmod.h"
 
 #include <cholmod.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* A view of sys's M (lower triangle, CSC) for CHOLMOD. */
-static cholmod_sparse cm__M_view(const cm_system_t *s) {
+cholmod_sparse cm__op_M_view(const cm_system_t *s) {
   cholmod_sparse M;
   memset(&M, 0, sizeof M);
   M.nrow = M.ncol = (size_t)s->n;
   M.nzmax = (size_t)s->Mp[s->n];
   M.p = s->Mp, M.i = s->Mi, M.x = s->Mx;
   M.stype = -1, M.itype = CHOLMOD_INT, M.xtype = CHOLMOD_REAL;
-  M.dtype = CHOLMOD_DOUBLE, M.sorted = 0, M.packed = 1;
+  M.dtype = CHOLMOD_DOUBLE, M.sorted = s->block, M.packed = 1;
   return M;
 }
 
@@ -63,7 +63,7 @@ int cm__op_definite(cm_context_t *ctx, const cm_system_t *sys, double sigma,
   cc->final_ll = 1;
   cc->quick_return_if_not_posdef = 1;
   int st = CM_OK;
-  cholmod_sparse M = cm__M_view(sys);
+  cholmod_sparse M = cm__op_M_view(sys);
   cholmod_sparse *K = cm__JtWJ(sys, cc);
   double alpha[2] = {sigma, 0}, beta[2] = {-1, 0};
   cholmod_sparse *A = K ? cholmod_add(&M, K, alpha, beta, 1, 1, cc) : NULL;
