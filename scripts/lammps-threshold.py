@@ -1,0 +1,389 @@
+#!/usr/bin/env python3
+"""lammps-threshold.py: bisects the time step at which LAMMPS itself blows up
+on a settled granular bed, live.
+
+Usage:
+  scripts/lammps-threshold.py DECK DUMP [options]     # one deck
+  scripts/lammps-threshold.py --all [options]          # the committed decks
+
+DECK is a LAMMPS input with a `mode` switch (data/lammps/decks/in.*,
+bench/lammps/in.pile-threshold):
+  -var mode settle      pours and settles the bed exactly as committed and
+                        writes the state twice: the text dump (DUMP's file
+                        name, in the working directory) and a binary restart
+                        (-var restart FILE), which also holds the contact
+                        history (the tangential springs' shear displacement
+                        of every pair and wall contact);
+  -var mode threshold   reads that restart (read_restart) and runs nsteps at
+                        -var dt DT with the deck's own model, walls and
+                        gravity, printing the kinetic energy (translational
+                        c_kt + rotational c_rke) every `every` steps and
+                        stopping early (fix halt) once it exceeds -var kemax
+                        or a sphere leaves the box.
+So every run continues the settled state bit for bit, with its velocities
+and contact history, at a new time step: nothing is re-settled, no spring
+starts unloaded. A text dump or data file cannot carry the contact history
+(restarting from one makes the frictional beds re-settle by micrometres and
+kick every mode hard), and binary restarts are not portable, so the restart
+is made live by the settle run (2-5 s for the small decks) and never
+committed. The settle run is deterministic for a given LAMMPS build; its
+fresh dump is compared with the committed DUMP (reported as `same` when
+identical byte for byte) and, with --out-dir, kept for `cmodes import`.
+
+No perturbation is added: the settled bed's residual motion (kinetic
+energy KE0 ~ 1e-10 J for the 300-sphere decks, velocities ~ 1e-5 m/s) seeds
+every mode, the stiffest ones included.
+
+Classification (stable / unstable at DT). Velocity Verlet on a mode with
+omega*dt = 2(1+d) (just past the threshold) multiplies its amplitude by
+about 1+2*sqrt(2d) per step: 1.09 per step at d = 0.1 %, 1.028 at 0.01 %.
+Its kinetic energy grows by the square of that: by 1e6 in ~80 steps at
+0.1 % and ~250 at 0.01 %. A run is UNSTABLE when, within --steps steps
+(default 3000), any of
+  * the kinetic energy exceeds kemax = --ke-ratio (default 10) times KE0,
+    the kinetic energy of the settled state at the start of the run;
+  * a sphere leaves the box (LAMMPS loses it);
+  * the energy is not a finite number, or LAMMPS stops with an error
+    about lost or out-of-range atoms;
+otherwise it is STABLE. Below the threshold the bed stays at rest: the
+energy is conserved (undamped decks) or decays (damped), and velocity
+Verlet's energy error is bounded; only the share of KE0 in the modes with
+omega*dt just below 2 is amplified, by at most 1/(1-(omega*dt/2)^2), so a
+stable run stays within a few KE0 (the table lists the largest ratio of
+the stable runs). Above it the unstable modes grow exponentially past
+1e3 KE0 in tens to hundreds of steps, while a blow-up in the everyday
+sense (the bed flying apart) can take far longer or never come: with
+friction the growing mode saturates by sliding at ~1e-4..1e-2 J. The
+bisection keeps [stable, unstable] and halves it until (hi - lo) / lo <=
+--rtol (default 0.002). Growth too slow to reach kemax within --steps (a
+mode less than ~0.002 % past the threshold) is classified stable, so the
+bracket can only err upward by that much.
+
+Initial bracket: --lo/--hi when given (each is checked and the bracket
+widened by --grow when it does not hold), else from the deck's own time
+step (its `variable dt index X`, or --dt0) upward by factors --grow.
+
+Prints one line per LAMMPS run and a table; --json FILE writes the results
+as JSON. Exit status 0, 1 on an error, 77 with --skip-missing when no lmp
+is installed. Stdlib only; runs one serial lmp at a time.
+"""
+import argparse
+import json
+import math
+import os
+import random
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+DECKS = os.path.join(TOP, "data", "lammps", "decks")
+# the committed small decks: (name, deck, settled dump)
+ALL = [(n, os.path.join(DECKS, "in." + n), os.path.join(DECKS, n + ".dump"))
+       for n in ("hooke-frictionless", "hooke-friction", "hooke-damped",
+                 "hertz-mindlin")]
+
+
+def find_lmp(explicit=None):
+    if explicit:
+        return explicit if shutil.which(explicit) else None
+    for b in ("lmp", "lmp_serial", "lmp_stable"):
+        if shutil.which(b):
+            return b
+    return None
+
+
+def read_dump(path):
+    """The last snapshot of a LAMMPS text dump: (step, box, columns, rows)."""
+    with open(path) as f:
+        lines = f.read().split("\n")
+    snaps = [i for i, l in enumerate(lines) if l.startswith("ITEM: TIMESTEP")]
+    if not snaps:
+        raise ValueError(f"{path}: not a LAMMPS dump")
+    i = snaps[-1]
+    step = int(lines[i + 1])
+    n = int(lines[i + 3])
+    box = [tuple(lines[i + 5 + k].split()[:2]) for k in range(3)]
+    cols = lines[i + 8].split()[2:]
+    for need in ("id", "radius", "mass"):
+        if need not in cols:
+            raise ValueError(f"{path}: dump has no column {need}")
+    rows = [lines[i + 9 + k].split() for k in range(n)]
+    return step, box, cols, rows
+
+
+def dump_diff(a, b):
+    """'same' when the files are identical, else the largest relative
+    difference of the numbers of the two dumps' last snapshots."""
+    with open(a, "rb") as fa, open(b, "rb") as fb:
+        if fa.read() == fb.read():
+            return "same"
+    _, _, ca, ra = read_dump(a)
+    _, _, cb, rb = read_dump(b)
+    if ca != cb or len(ra) != len(rb):
+        return "different columns or atom count"
+    worst = 0.0
+    for x, y in zip(ra, rb):
+        for u, v in zip(x, y):
+            u, v = float(u), float(v)
+            if u != v:
+                worst = max(worst, abs(u - v) / max(abs(u), abs(v), 1e-300))
+    return f"differs (max relative difference {worst:.3g})"
+
+
+def deck_timestep(deck):
+    """The default of the deck's `variable dt index X` (its own step)."""
+    with open(deck) as f:
+        for line in f:
+            m = re.match(r"\s*variable\s+dt\s+index\s+(\S+)", line)
+            if m:
+                return float(m.group(1))
+    return None
+
+
+def lmp_run(lmp, deck, workdir, log, variables):
+    cmd = [lmp, "-in", os.path.abspath(deck)]
+    for k, v in variables:
+        cmd += ["-var", k, v]
+    cmd += ["-log", log, "-screen", "none", "-nocite"]
+    t0 = time.time()
+    p = subprocess.run(cmd, cwd=workdir, stdout=subprocess.PIPE,
+                       stderr=subprocess.STDOUT, text=True,
+                       env=dict(os.environ, OMP_NUM_THREADS="1"))
+    wall = time.time() - t0
+    text = ""
+    if os.path.exists(os.path.join(workdir, log)):
+        with open(os.path.join(workdir, log)) as f:
+            text = f.read()
+    return cmd, p, text, wall
+
+
+def settle(lmp, deck, dump, workdir, verbose):
+    """Runs DECK's settle mode in WORKDIR: (fresh dump, restart, KE0,
+    comparison with the committed dump, seconds)."""
+    restart = os.path.join(workdir, "settled.restart")
+    cmd, p, text, wall = lmp_run(
+        lmp, deck, workdir, "settle.log",
+        [("mode", "settle"), ("restart", restart),
+         ("deckdir", os.path.dirname(os.path.abspath(deck)))])
+    m = None
+    for line in text.split("\n"):
+        if re.match(r"^(SETTLED|PILE) ", line):
+            m = line
+    fresh = os.path.join(workdir, os.path.basename(dump))
+    if p.returncode != 0 or m is None or not os.path.exists(restart) \
+            or not os.path.exists(fresh):
+        raise RuntimeError(f"settle run failed: {' '.join(cmd)} "
+                           f"(status {p.returncode}) {p.stdout[-500:]}")
+    ket = float(re.search(r"ke_trans (\S+)", m).group(1))
+    ker = float(re.search(r"ke_rot (\S+)", m).group(1))
+    same = dump_diff(fresh, dump)
+    if verbose:
+        print(f"  settle: {m.strip()}  ({wall:.1f} s); fresh dump vs "
+              f"{os.path.relpath(dump, TOP)}: {same}", flush=True)
+    return fresh, restart, ket + ker, same, wall
+
+
+class Runner:
+    def __init__(self, lmp, deck, restart, natoms, ke0, kemax, steps, every,
+                 verbose, workdir):
+        self.lmp, self.deck, self.restart = lmp, deck, restart
+        self.natoms, self.ke0, self.kemax = natoms, ke0, kemax
+        self.steps, self.every = steps, every
+        self.verbose = verbose
+        self.workdir = workdir
+        self.runs = []
+        self.seconds = 0.0
+
+    def run(self, dt):
+        cmd, p, text, wall = lmp_run(
+            self.lmp, self.deck, self.workdir, "threshold.log",
+            [("mode", "threshold"), ("restart", self.restart),
+             ("deckdir", os.path.dirname(os.path.abspath(self.deck))),
+             ("dt", repr(dt)), ("nsteps", str(self.steps)),
+             ("every", str(self.every)), ("kemax", repr(self.kemax))])
+        self.seconds += wall
+        kes, n_last, first_step, last_step, error = [], self.natoms, None, 0, None
+        in_thermo = False
+        for line in text.split("\n"):
+            w = line.split()
+            if w[:4] == ["Step", "v_n", "c_kt", "c_rke"]:
+                in_thermo = True
+                continue
+            if in_thermo:
+                if len(w) == 4 and re.match(r"^\d+$", w[0]):
+                    last_step, n_last = int(w[0]), int(float(w[1]))
+                    if first_step is None:
+                        first_step = last_step
+                    kes.append(float(w[2]) + float(w[3]))
+                    continue
+                if line.startswith("Loop time"):
+                    in_thermo = False
+            if line.startswith("ERROR"):
+                error = line.strip()
+        if p.returncode != 0 and error is None:
+            error = f"lmp exit status {p.returncode}: {p.stdout.strip()[-300:]}"
+        if not kes and error is None:
+            raise RuntimeError(f"no thermo output from {' '.join(cmd)}")
+        steps = last_step - (first_step or 0)
+        kemax_seen = max(kes) if kes else float("nan")
+        finite = all(math.isfinite(k) for k in kes)
+        if error is not None:
+            why = "lmp error: " + error
+        elif not finite:
+            why = "energy not finite"
+        elif n_last < self.natoms:
+            why = f"lost {self.natoms - n_last} spheres"
+        elif kemax_seen > self.kemax:
+            why = "ke > kemax"
+        else:
+            why = None
+        unstable = why is not None
+        rec = dict(dt=dt, unstable=unstable, why=why or "", steps=steps,
+                   ke_max=kemax_seen, ke_max_ratio=kemax_seen / self.ke0,
+                   ke_last=kes[-1] if kes else float("nan"),
+                   seconds=round(wall, 3))
+        self.runs.append(rec)
+        if error is not None and not re.search(
+                r"[Ll]ost atoms|Out of range|[Nn]eighbor|nan|inf", error):
+            # an error that is not a blow-up symptom is the harness' fault
+            raise RuntimeError(f"{' '.join(cmd)}: {error}")
+        if self.verbose:
+            print(f"  dt {dt:.6e}  {'UNSTABLE' if unstable else 'stable  '}"
+                  f"  steps {steps:6d}  ke max {kemax_seen:.3e}"
+                  f" ({rec['ke_max_ratio']:.3g} KE0)  {why or ''}"
+                  f"  ({wall:.1f} s)", flush=True)
+        return unstable
+
+
+def bisect(r, lo, hi, grow, rtol, dt0):
+    """[lo, hi] with lo stable, hi unstable and (hi-lo)/lo <= rtol."""
+    while r.run(lo):
+        hi = lo if hi is None or lo < hi else hi
+        lo /= grow
+        if lo < dt0 * 1e-3:
+            raise RuntimeError("no stable time step found")
+    if hi is None or hi <= lo:
+        hi = lo * grow
+    while not r.run(hi):
+        lo = hi
+        hi *= grow
+        if hi > dt0 * 1e4:
+            raise RuntimeError("no unstable time step found")
+    while (hi - lo) / lo > rtol:
+        mid = 0.5 * (lo + hi)
+        if r.run(mid):
+            hi = mid
+        else:
+            lo = mid
+    return lo, hi
+
+
+def threshold(lmp, name, deck, dump, a, workdir):
+    wd = os.path.join(workdir, name)
+    os.makedirs(wd, exist_ok=True)
+    if a.verbose:
+        print(f"{name}: {os.path.relpath(deck, TOP)}", flush=True)
+    fresh, restart, ke0, same, settle_s = settle(lmp, deck, dump, wd,
+                                                  a.verbose)
+    natoms = len(read_dump(fresh)[3])
+    kemax = a.ke_ratio * ke0
+    dt0 = a.dt0 or deck_timestep(deck)
+    r = Runner(lmp, deck, restart, natoms, ke0, kemax, a.steps, a.every,
+               a.verbose, wd)
+    if a.verbose:
+        print(f"  {natoms} spheres, KE0 {ke0:.4g} J, kemax {kemax:.4g} J,"
+              f" deck dt {dt0}", flush=True)
+    lo, hi = bisect(r, a.lo or dt0, a.hi, a.grow, a.rtol, dt0)
+    kept = None
+    if a.out_dir:
+        os.makedirs(a.out_dir, exist_ok=True)
+        kept = os.path.join(a.out_dir, name + ".dump")
+        shutil.copyfile(fresh, kept)
+    stable_ratio = max([x["ke_max_ratio"] for x in r.runs
+                        if not x["unstable"]] or [float("nan")])
+    return dict(name=name, deck=os.path.relpath(deck, TOP),
+                dump=os.path.relpath(dump, TOP), fresh_dump=kept,
+                fresh_vs_committed=same, natoms=natoms, ke0=ke0,
+                deck_dt=dt0, lo=lo, hi=hi, mid=0.5 * (lo + hi),
+                kemax=kemax, steps=a.steps,
+                stable_ke_max_ratio=stable_ratio, runs=r.runs,
+                settle_seconds=round(settle_s, 2),
+                lmp_seconds=round(r.seconds + settle_s, 2))
+
+
+def main():
+    ap = argparse.ArgumentParser(
+        description="Bisect LAMMPS' blow-up time step on a settled deck.")
+    ap.add_argument("deck", nargs="?")
+    ap.add_argument("dump", nargs="?",
+                    help="the committed dump the settle run must reproduce")
+    ap.add_argument("--all", action="store_true",
+                    help="the committed decks of data/lammps/decks")
+    ap.add_argument("--name", help="label (default: from the deck's name)")
+    ap.add_argument("--lmp", help="LAMMPS binary (default lmp)")
+    ap.add_argument("--lo", type=float, help="a time step believed stable")
+    ap.add_argument("--hi", type=float, help="a time step believed unstable")
+    ap.add_argument("--dt0", type=float,
+                    help="start of the search (default: the deck's dt)")
+    ap.add_argument("--grow", type=float, default=1.5,
+                    help="bracket search factor (1.5)")
+    ap.add_argument("--rtol", type=float, default=0.002,
+                    help="relative bracket width (0.002)")
+    ap.add_argument("--steps", type=int, default=3000,
+                    help="steps per run (3000)")
+    ap.add_argument("--every", type=int, default=10,
+                    help="energy check interval, steps (10)")
+    ap.add_argument("--ke-ratio", type=float, default=10.0,
+                    help="kemax in units of the settled KE0 (10)")
+    ap.add_argument("--out-dir",
+                    help="keep the fresh settled dumps here (NAME.dump)")
+    ap.add_argument("--json", help="write the results here")
+    ap.add_argument("--skip-missing", action="store_true",
+                    help="exit 77 when no lmp is installed")
+    ap.add_argument("-q", "--quiet", dest="verbose", action="store_false")
+    a = ap.parse_args()
+
+    lmp = find_lmp(a.lmp)
+    if lmp is None:
+        print("lammps-threshold: no LAMMPS binary (lmp) found "
+              "(apt-get install lammps)", file=sys.stderr)
+        return 77 if a.skip_missing else 1
+    if a.all:
+        todo = ALL
+    elif a.deck and a.dump:
+        name = a.name or os.path.basename(a.deck).replace("in.", "", 1)
+        todo = [(name, a.deck, a.dump)]
+    else:
+        ap.error("give DECK and DUMP, or --all")
+    results = []
+    t0 = time.time()
+    with tempfile.TemporaryDirectory(prefix="lammps-threshold.") as wd:
+        for name, deck, dump in todo:
+            results.append(threshold(lmp, name, deck, dump, a, wd))
+    print()
+    print(f"LAMMPS ({lmp}) blow-up time step, {a.steps} steps a run, "
+          f"unstable above {a.ke_ratio:g} KE0:")
+    print(f"{'deck':<20} {'atoms':>6} {'deck dt':>10} {'stable':>13}"
+          f" {'unstable':>13} {'width':>7} {'stable KE':>9} {'runs':>4}"
+          f" {'lmp s':>6}  settled dump")
+    for t in results:
+        print(f"{t['name']:<20} {t['natoms']:>6} {t['deck_dt']:>10.3e}"
+              f" {t['lo']:>13.7e} {t['hi']:>13.7e}"
+              f" {100 * (t['hi'] - t['lo']) / t['lo']:>6.3f}%"
+              f" {t['stable_ke_max_ratio']:>8.3g}x {len(t['runs']):>4}"
+              f" {t['lmp_seconds']:>6.1f}  {t['fresh_vs_committed']}")
+    print(f"total {time.time() - t0:.1f} s")
+    if a.json:
+        with open(a.json, "w") as f:
+            json.dump(dict(lammps=lmp, steps=a.steps, every=a.every,
+                           rtol=a.rtol, ke_ratio=a.ke_ratio,
+                           decks=results), f, indent=1)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
