@@ -12,7 +12,8 @@ For each committed deck of data/lammps/decks (or the --deck ones):
      0.2 % (see that script's header for the criterion);
   2. cmodes import lammps --deck DECK --dump FRESH -o scene.json
   3. cmodes analyze scene.json --json, reading
-     timestep.central_difference.h_s (critical) and .certified_s.
+     timestep.central_difference.h_s (critical) and .certified_s (or .h
+     and .certified, their names in cmodes' JSON at 60b9a58).
 Prints deck, LAMMPS bracket, cmodes critical, ratio to the bracket's
 middle, certified step, and the verdicts:
   critical  |h_s / mid - 1| <= --tol (2 %), mid = (lo + hi) / 2;
@@ -79,10 +80,15 @@ def cmodes_steps(cmodes, deck, dump, wd):
                            f"{(p.stderr or p.stdout).strip()[-400:]}")
     ts = find_key(json.loads(p.stdout), "timestep")
     cd = ts.get("central_difference") if isinstance(ts, dict) else None
-    if not isinstance(cd, dict) or "h_s" not in cd or "certified_s" not in cd:
+    # h_s/certified_s; cmodes at 60b9a58 spells them h/certified
+    h = cert = None
+    if isinstance(cd, dict):
+        h = cd.get("h_s", cd.get("h"))
+        cert = cd.get("certified_s", cd.get("certified"))
+    if h is None or cert is None:
         raise RuntimeError(f"{' '.join(cmd)}: no timestep.central_difference"
                            ".h_s/.certified_s in its JSON")
-    return float(cd["h_s"]), float(cd["certified_s"])
+    return float(h), float(cert)
 
 
 def main():
