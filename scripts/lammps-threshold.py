@@ -208,6 +208,7 @@ class Runner:
     def __init__(self, lmp, deck, restart, natoms, a, workdir):
         self.lmp, self.deck, self.restart = lmp, deck, restart
         self.natoms, self.keratio = natoms, a.ke_ratio
+        self.rise, self.floor = a.rise, a.floor
         self.perturb, self.pseed = a.perturb, a.seed
         self.steps, self.every, self.verbose = a.steps, a.every, a.verbose
         self.workdir = workdir
@@ -251,6 +252,15 @@ class Runner:
         kemax = self.keratio * ke1
         kemax_seen = max(kes) if kes else float("nan")
         finite = all(math.isfinite(k) for k in kes)
+        # the largest rise of the energy over its running minimum (floored
+        # at floor * KE1): damped beds first shed the perturbation and
+        # their residual motion, 100x in the 2000-sphere pile, and a mode
+        # just past the threshold then grows from far below KE1
+        rise, low = 1.0, float("inf")
+        if finite:
+            for k in kes:
+                low = min(low, max(k, self.floor * ke1))
+                rise = max(rise, k / low)
         if error is not None:
             why = "lmp error: " + error
         elif not finite:
@@ -258,13 +268,16 @@ class Runner:
         elif n_last < self.natoms:
             why = f"lost {self.natoms - n_last} spheres"
         elif kemax_seen > kemax:
-            why = "ke > kemax"
+            why = f"ke > {self.keratio:g} KE1"
+        elif rise > self.rise:
+            why = f"ke > {self.rise:g} x its running minimum"
         else:
             why = None
         unstable = why is not None
         rec = dict(dt=dt, unstable=unstable, why=why or "", steps=steps,
                    ke_start=ke1, ke_max=kemax_seen,
                    ke_max_ratio=kemax_seen / ke1 if ke1 > 0 else float("nan"),
+                   rise=rise,
                    ke_last=kes[-1] if kes else float("nan"),
                    seconds=round(wall, 3))
         self.runs.append(rec)
@@ -275,7 +288,8 @@ class Runner:
         if self.verbose:
             print(f"  dt {dt:.6e}  {'UNSTABLE' if unstable else 'stable  '}"
                   f"  steps {steps:6d}  ke max {kemax_seen:.3e}"
-                  f" ({rec['ke_max_ratio']:.3g} KE1)  {why or ''}"
+                  f" ({rec['ke_max_ratio']:.3g} KE1, rise {rise:.3g})"
+                  f"  {why or ''}"
                   f"  ({wall:.1f} s)", flush=True)
         return unstable
 
@@ -336,12 +350,15 @@ def threshold(lmp, name, deck, dump, a, workdir):
         shutil.copyfile(fresh, kept)
     stable_ratio = max([x["ke_max_ratio"] for x in r.runs
                         if not x["unstable"]] or [float("nan")])
+    stable_rise = max([x["rise"] for x in r.runs
+                       if not x["unstable"]] or [float("nan")])
     return dict(name=name, deck=os.path.relpath(deck, TOP),
                 dump=os.path.relpath(dump, TOP), fresh_dump=kept,
                 fresh_vs_committed=same, natoms=natoms, ke0=ke0,
                 deck_dt=dt0, lo=lo, hi=hi, mid=0.5 * (lo + hi),
                 steps=a.steps, confirm_steps=a.steps * a.confirm,
-                stable_ke_max_ratio=stable_ratio, runs=r.runs,
+                stable_ke_max_ratio=stable_ratio,
+                stable_rise=stable_rise, runs=r.runs,
                 settle_seconds=round(settle_s, 2),
                 lmp_seconds=round(r.seconds + settle_s, 2))
 
@@ -370,6 +387,11 @@ def main():
                     help="energy check interval, steps (10)")
     ap.add_argument("--ke-ratio", type=float, default=5.0,
                     help="unstable above this times the starting KE (5)")
+    ap.add_argument("--rise", type=float, default=3.0,
+                    help="unstable when the energy rises this many times "
+                    "over its running minimum (3)")
+    ap.add_argument("--floor", type=float, default=1e-4,
+                    help="running minimum floored at this times KE1 (1e-4)")
     ap.add_argument("--confirm", type=int, default=4,
                     help="re-run the stable end this many times longer (4)")
     ap.add_argument("--perturb", type=float, default=1e-5,
@@ -407,20 +429,23 @@ def main():
           f"{a.ke_ratio:g}x the starting kinetic energy, perturbation "
           f"{a.perturb:g} m/s:")
     print(f"{'deck':<20} {'atoms':>6} {'deck dt':>10} {'stable':>13}"
-          f" {'unstable':>13} {'width':>7} {'stable KE':>9} {'runs':>4}"
+          f" {'unstable':>13} {'width':>7} {'stable KE':>9} {'rise':>6}"
+          f" {'runs':>4}"
           f" {'lmp s':>6}  settled dump")
     for t in results:
         print(f"{t['name']:<20} {t['natoms']:>6} {t['deck_dt']:>10.3e}"
               f" {t['lo']:>13.7e} {t['hi']:>13.7e}"
               f" {100 * (t['hi'] - t['lo']) / t['lo']:>6.3f}%"
-              f" {t['stable_ke_max_ratio']:>8.3g}x {len(t['runs']):>4}"
+              f" {t['stable_ke_max_ratio']:>8.3g}x {t['stable_rise']:>5.3g}x"
+              f" {len(t['runs']):>4}"
               f" {t['lmp_seconds']:>6.1f}  {t['fresh_vs_committed']}")
     print(f"total {time.time() - t0:.1f} s")
     if a.json:
         with open(a.json, "w") as f:
             json.dump(dict(lammps=lmp, steps=a.steps, every=a.every,
                            confirm=a.confirm, rtol=a.rtol,
-                           ke_ratio=a.ke_ratio, perturb=a.perturb,
+                           ke_ratio=a.ke_ratio, rise=a.rise, floor=a.floor,
+                           perturb=a.perturb,
                            seed=a.seed,
                            decks=results), f, indent=1)
     return 0
