@@ -208,7 +208,7 @@ class Runner:
     def __init__(self, lmp, deck, restart, natoms, a, workdir):
         self.lmp, self.deck, self.restart = lmp, deck, restart
         self.natoms, self.keratio = natoms, a.ke_ratio
-        self.rise, self.floor = a.rise, a.floor
+        self.qratio, self.rise, self.floor = a.q_ratio, a.rise, a.floor
         self.perturb, self.pseed = a.perturb, a.seed
         self.steps, self.every, self.verbose = a.steps, a.every, a.verbose
         self.workdir = workdir
@@ -222,22 +222,25 @@ class Runner:
              ("deckdir", os.path.dirname(os.path.abspath(self.deck))),
              ("dt", repr(dt)), ("nsteps", str(self.steps)),
              ("every", str(self.every)), ("keratio", repr(self.keratio)),
+             ("qratio", repr(self.qratio)),
              ("perturb", repr(self.perturb)), ("pseed", str(self.pseed))])
         self.seconds += wall
-        kes, n_last, first_step, last_step, error = [], self.natoms, None, 0, None
+        kes, qs = [], []
+        n_last, first_step, last_step, error = self.natoms, None, 0, None
         in_thermo = False
         for line in text.split("\n"):
             w = line.split()
-            if w[:4] == ["Step", "v_n", "c_kt", "c_rke"]:
+            if w[:5] == ["Step", "v_n", "c_kt", "c_rke", "v_qe"]:
                 in_thermo = True       # keep the last block (after run 0)
-                kes, first_step = [], None
+                kes, qs, first_step = [], [], None
                 continue
             if in_thermo:
-                if len(w) == 4 and re.match(r"^\d+$", w[0]):
+                if len(w) == 5 and re.match(r"^\d+$", w[0]):
                     last_step, n_last = int(w[0]), int(float(w[1]))
                     if first_step is None:
                         first_step = last_step
                     kes.append(float(w[2]) + float(w[3]))
+                    qs.append(float(w[4]))
                     continue
                 if line.startswith("Loop time"):
                     in_thermo = False
@@ -251,16 +254,19 @@ class Runner:
         ke1 = kes[0] if kes else float("nan")
         kemax = self.keratio * ke1
         kemax_seen = max(kes) if kes else float("nan")
-        finite = all(math.isfinite(k) for k in kes)
-        # the largest rise of the energy over its running minimum (floored
-        # at floor * KE1): damped beds first shed the perturbation and
-        # their residual motion, 100x in the 2000-sphere pile, and a mode
-        # just past the threshold then grows from far below KE1
-        rise, low = 1.0, float("inf")
-        if finite:
-            for k in kes:
-                low = min(low, max(k, self.floor * ke1))
-                rise = max(rise, k / low)
+        finite = all(math.isfinite(k) for k in kes + qs)
+        q1 = qs[0] if qs else float("nan")
+        # the rise of qe in the last quarter of the run over its minimum
+        # before (floored at floor * Q1): damped beds shed the perturbation
+        # first (qe falls by 1e10 and more) and a mode just past the
+        # threshold then grows from far below Q1 and keeps growing (or
+        # stays, saturated), while a rattler's impact makes a jump that
+        # decays again
+        rise = 1.0
+        if finite and q1 > 0 and len(qs) >= 4:
+            k = len(qs) * 3 // 4
+            low = min(max(q, self.floor * q1) for q in qs[:k])
+            rise = max(qs[k:]) / low
         if error is not None:
             why = "lmp error: " + error
         elif not finite:
@@ -269,15 +275,18 @@ class Runner:
             why = f"lost {self.natoms - n_last} spheres"
         elif kemax_seen > kemax:
             why = f"ke > {self.keratio:g} KE1"
+        elif qs and max(qs) > self.qratio * q1:
+            why = f"qe > {self.qratio:g} Q1"
         elif rise > self.rise:
-            why = f"ke > {self.rise:g} x its running minimum"
+            why = f"qe at the end > {self.rise:g} x its minimum before"
         else:
             why = None
         unstable = why is not None
         rec = dict(dt=dt, unstable=unstable, why=why or "", steps=steps,
                    ke_start=ke1, ke_max=kemax_seen,
                    ke_max_ratio=kemax_seen / ke1 if ke1 > 0 else float("nan"),
-                   rise=rise,
+                   q_start=q1, q_max=max(qs) if qs else float("nan"),
+                   q_last=qs[-1] if qs else float("nan"), rise=rise,
                    ke_last=kes[-1] if kes else float("nan"),
                    seconds=round(wall, 3))
         self.runs.append(rec)
@@ -288,7 +297,8 @@ class Runner:
         if self.verbose:
             print(f"  dt {dt:.6e}  {'UNSTABLE' if unstable else 'stable  '}"
                   f"  steps {steps:6d}  ke max {kemax_seen:.3e}"
-                  f" ({rec['ke_max_ratio']:.3g} KE1, rise {rise:.3g})"
+                  f" ({rec['ke_max_ratio']:.3g} KE1) qe {q1:.2e} -> "
+                  f"{rec['q_last']:.2e} (rise {rise:.3g})"
                   f"  {why or ''}"
                   f"  ({wall:.1f} s)", flush=True)
         return unstable
@@ -387,11 +397,13 @@ def main():
                     help="energy check interval, steps (10)")
     ap.add_argument("--ke-ratio", type=float, default=5.0,
                     help="unstable above this times the starting KE (5)")
-    ap.add_argument("--rise", type=float, default=3.0,
-                    help="unstable when the energy rises this many times "
-                    "over its running minimum (3)")
-    ap.add_argument("--floor", type=float, default=1e-4,
-                    help="running minimum floored at this times KE1 (1e-4)")
+    ap.add_argument("--q-ratio", type=float, default=1e4,
+                    help="unstable above this times the starting qe (1e4)")
+    ap.add_argument("--rise", type=float, default=100.0,
+                    help="unstable when qe in the last quarter of the run "
+                    "rises this many times over its minimum before (100)")
+    ap.add_argument("--floor", type=float, default=1e-3,
+                    help="that minimum floored at this times Q1 (1e-3)")
     ap.add_argument("--confirm", type=int, default=4,
                     help="re-run the stable end this many times longer (4)")
     ap.add_argument("--perturb", type=float, default=1e-5,
@@ -444,7 +456,8 @@ def main():
         with open(a.json, "w") as f:
             json.dump(dict(lammps=lmp, steps=a.steps, every=a.every,
                            confirm=a.confirm, rtol=a.rtol,
-                           ke_ratio=a.ke_ratio, rise=a.rise, floor=a.floor,
+                           ke_ratio=a.ke_ratio, q_ratio=a.q_ratio,
+                           rise=a.rise, floor=a.floor,
                            perturb=a.perturb,
                            seed=a.seed,
                            decks=results), f, indent=1)
