@@ -128,7 +128,7 @@ def main():
     # the bisection's own defaults (lammps-threshold.py's options)
     opts = argparse.Namespace(lo=None, hi=None, dt0=None, grow=1.5,
                               rtol=0.002, steps=3000, every=10,
-                              ke_ratio=5.0, q_ratio=1e4, rise=100.0, floor=1e-3,
+                              ke_ratio=5.0, q_ratio=1e4, rise=100.0, floor=1e-2,
                               confirm=4, perturb=1e-5,
                               seed=4711, out_dir=None, verbose=True)
     rows = []
