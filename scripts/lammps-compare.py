@@ -125,12 +125,8 @@ def main():
         if len(todo) != len(a.deck):
             ap.error(f"decks are {', '.join(t[0] for t in lt.ALL)}")
 
-    # the bisection's own defaults (lammps-threshold.py's options)
-    opts = argparse.Namespace(lo=None, hi=None, dt0=None, grow=1.5,
-                              rtol=0.002, steps=3000, every=10,
-                              ke_ratio=5.0, q_ratio=1e4, rise=100.0, floor=1e-2,
-                              confirm=4, perturb=1e-5,
-                              seed=4711, out_dir=None, verbose=True)
+    # the bisection with lammps-threshold.py's defaults
+    opts = lt.make_parser().parse_args([])
     rows = []
     ok = True
     t0 = time.time()

@@ -386,7 +386,7 @@ def threshold(lmp, name, deck, dump, a, workdir):
                 lmp_seconds=round(r.seconds + settle_s, 2))
 
 
-def main():
+def make_parser():
     ap = argparse.ArgumentParser(
         description="Bisect LAMMPS' blow-up time step on a settled deck.")
     ap.add_argument("deck", nargs="?")
@@ -429,6 +429,11 @@ def main():
     ap.add_argument("--skip-missing", action="store_true",
                     help="exit 77 when no lmp is installed")
     ap.add_argument("-q", "--quiet", dest="verbose", action="store_false")
+    return ap
+
+
+def main():
+    ap = make_parser()
     a = ap.parse_args()
 
     lmp = find_lmp(a.lmp)
