@@ -71,13 +71,13 @@ def cmodes_steps(cmodes, deck, dump, wd):
                        text=True)
     if p.returncode != 0 or not os.path.exists(scene):
         raise RuntimeError(f"{' '.join(cmd)}: status {p.returncode}: "
-                           f"{(p.stderr or p.stdout).strip()[-400:]}")
+                           f"{(p.stderr or p.stdout).strip()[:300]}")
     cmd = [cmodes, "analyze", scene, "--json"]
     p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                        text=True)
     if p.returncode != 0:
         raise RuntimeError(f"{' '.join(cmd)}: status {p.returncode}: "
-                           f"{(p.stderr or p.stdout).strip()[-400:]}")
+                           f"{(p.stderr or p.stdout).strip()[:300]}")
     ts = find_key(json.loads(p.stdout), "timestep")
     cd = ts.get("central_difference") if isinstance(ts, dict) else None
     # h_s/certified_s; cmodes at 60b9a58 spells them h/certified
