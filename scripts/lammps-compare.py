@@ -133,7 +133,16 @@ def main():
     with tempfile.TemporaryDirectory(prefix="lammps-compare.") as wd:
         for name, deck, dump in todo:
             opts.out_dir = os.path.join(wd, "settled")
-            t = lt.threshold(lmp, name, deck, dump, opts, wd)
+            try:
+                t = lt.threshold(lmp, name, deck, dump, opts, wd)
+            except (RuntimeError, ValueError, OSError) as e:
+                print(f"  LAMMPS bisection: {e}", flush=True)
+                rows.append(dict(name=name, lo=None, hi=None, h_s=None,
+                                 ratio=None, certified_s=None,
+                                 critical_ok=False, certified_ok=False,
+                                 error=str(e)))
+                ok = False
+                continue
             row = dict(name=name, lo=t["lo"], hi=t["hi"], mid=t["mid"],
                        fresh_vs_committed=t["fresh_vs_committed"],
                        lmp_seconds=t["lmp_seconds"], runs=len(t["runs"]))
@@ -161,7 +170,8 @@ def main():
           f" {'cmodes h':>12} {'ratio':>7} {'certified':>12}"
           f"  critical  certified")
     for r in rows:
-        print(f"{r['name']:<20} {r['lo']:>13.6e} {r['hi']:>13.6e}"
+        print(f"{r['name']:<20} {f(r['lo'], '13.6e'):>13}"
+              f" {f(r['hi'], '13.6e'):>13}"
               f" {f(r['h_s'], '12.6e'):>12} {f(r['ratio'], '7.4f'):>7}"
               f" {f(r['certified_s'], '12.6e'):>12}"
               f"  {'ok' if r['critical_ok'] else 'FAIL':<8}"
