@@ -1176,12 +1176,28 @@ static int cm__wanted(cm__drd_t *r, char *raw) {
   return want;
 }
 
+/* 1 if the raw line is a `variable` command. */
+static int cm__is_variable(const char *raw) {
+  while (*raw == ' ' || *raw == '\t')
+    raw++;
+  return !strncmp(raw, "variable", 8) && (raw[8] == ' ' || raw[8] == '\t');
+}
+
 /* One command line: substitute, split, dispatch. */
 static int cm__command(cm__drd_t *r, char *raw) {
   if (!cm__wanted(r, raw))
     return CM_OK;
   char *line = NULL, *argv[CM__DECK_MAX_ARGS];
   int st = cm__deck_substitute(r, raw, &line);
+  if (st && cm__is_variable(raw)) {
+    /* a variable defined from run-time values (count(all), thermo
+     * keywords): not needed unless a command the importer reads uses it,
+     * which then fails naming it as undefined */
+    cm__deck_warn(r, "variable not evaluable before a run, ignored: %s",
+                  r->ctx->message);
+    cm_context_clear(r->ctx);
+    return CM_OK;
+  }
   if (st)
     return st;
   int argc = cm__deck_split(line, argv, CM__DECK_MAX_ARGS);
