@@ -56,6 +56,7 @@ typedef struct {
   int degree;     /* d; 0 = no filter */
   double a;       /* top of the damped interval */
   double scale;   /* 1 / T_d(l(b)) */
+  double inv_s;   /* 1 / s: the solve is on Op / s (cm__eig_scale) */
   double *y0, *y1, *y2; /* recurrence vectors, size N */
 } cm__cheb_t;
 
@@ -63,7 +64,7 @@ static void cm__apply_filtered(cm_operator_t *op, int comp, int use_S, int N,
                                cm__cheb_t *f, const double *x, double *y,
                                double *tmp, int *matvecs) {
   if (!f->degree) {
-    cm__eig_apply(op, comp, use_S, x, y, tmp);
+    cm__eig_apply(op, comp, use_S, f->inv_s, x, y, tmp);
     (*matvecs)++;
     return;
   }
@@ -71,13 +72,13 @@ static void cm__apply_filtered(cm_operator_t *op, int comp, int use_S, int N,
   double c = 0.5 * f->a, e = 0.5 * f->a; /* l(x) = (x - c) / e */
   double *prev = f->y0, *cur = f->y1, *nxt = f->y2;
   memcpy(prev, x, sizeof(double) * (size_t)N); /* T_0 = x */
-  cm__eig_apply(op, comp, use_S, x, cur, tmp);     /* T_1 = l(Op) x */
+  cm__eig_apply(op, comp, use_S, f->inv_s, x, cur, tmp); /* T_1 = l(Op) x */
   (*matvecs)++;
 #pragma omp parallel for schedule(static) num_threads(th) if (N > CM__PAR_MIN)
   for (int i = 0; i < N; i++)
     cur[i] = (cur[i] - c * x[i]) / e;
   for (int k = 2; k <= f->degree; k++) { /* T_k = 2 l(Op) T_{k-1} - T_{k-2} */
-    cm__eig_apply(op, comp, use_S, cur, nxt, tmp);
+    cm__eig_apply(op, comp, use_S, f->inv_s, cur, nxt, tmp);
     (*matvecs)++;
 #pragma omp parallel for schedule(static) num_threads(th) if (N > CM__PAR_MIN)
     for (int i = 0; i < N; i++)
@@ -101,9 +102,9 @@ static int cm__cheb_degree(const cm_options_t *opts) {
 
 /* Rayleigh-Ritz on the columns of V (N x ncv, destroyed): top nev pairs,
  * ascending into w, vectors into Y (N x nev). Returns pairs found. */
-static int cm__rayleigh_ritz(cm_operator_t *op, int comp, int use_S, int N,
-                             int ncv, double *V, int nev, double *w, double *Y,
-                             double *tmp, int *matvecs) {
+static int cm__rayleigh_ritz(cm_operator_t *op, int comp, int use_S,
+                             double inv_s, int N, int ncv, double *V, int nev,
+                             double *w, double *Y, double *tmp, int *matvecs) {
   int th = cm__op_threads(op), kept = 0;
   for (int j = 0; j < ncv; j++) { /* two passes of modified Gram-Schmidt */
     double *v = V + (size_t)j * N, n0 = cm__nrm2(N, v, th);
@@ -132,7 +133,8 @@ static int cm__rayleigh_ritz(cm_operator_t *op, int comp, int use_S, int N,
   int found = 0;
   if (W && H && hw && U) {
     for (int j = 0; j < kept; j++) {
-      cm__eig_apply(op, comp, use_S, V + (size_t)j * N, W + (size_t)j * N, tmp);
+      cm__eig_apply(op, comp, use_S, inv_s, V + (size_t)j * N,
+                    W + (size_t)j * N, tmp);
       (*matvecs)++;
     }
     for (int j = 0; j < kept; j++) /* H = V^T Op V */
@@ -195,7 +197,8 @@ static int cm__arpack_run(cm_context_t *ctx, cm_operator_t *op, int comp,
     goto done;
   }
   /* ---- start vector: warm (mapped to the operator) or seeded ---- */
-  cm__eig_start(op, comp, use_S, N, start, resid);
+  cm__eig_start(op, comp, use_S, N, dm.seed, start, resid);
+  filt.inv_s = 1.0 / dm.scale;
   /* ---- filter: damp [0, a] with a the per-contact (diagonal) maximum ---- */
   filt.degree = degree;
   if (filt.degree) {
@@ -216,7 +219,7 @@ static int cm__arpack_run(cm_context_t *ctx, cm_operator_t *op, int comp,
       gmax = gs[i] > gmax ? gs[i] : gmax;
     }
     free(dg), free(gs);
-    filt.a = dmax;
+    filt.a = dmax * filt.inv_s, gmax *= filt.inv_s;
     double lb = (2 * gmax - filt.a) / filt.a;
     if (!(filt.a > 0) || !(lb > 1.0001) || filt.degree * acosh(lb) > 600)
       filt.degree = 0; /* nothing to damp, or would overflow */
@@ -268,8 +271,8 @@ static int cm__arpack_run(cm_context_t *ctx, cm_operator_t *op, int comp,
   }
   if (info == 1 || timed_out) { /* partial: Ritz pairs of the basis */
     cm__arpack_unlock();
-    found = cm__rayleigh_ritz(op, comp, use_S, N, ncv, V, nev, d, Zv, tmp,
-                              &out->matvecs);
+    found = cm__rayleigh_ritz(op, comp, use_S, filt.inv_s, N, ncv, V, nev, d,
+                              Zv, tmp, &out->matvecs);
     out->converged = 0;
     st = CM_NOT_CONVERGED;
     CM__ERR(ctx, CM_NOT_CONVERGED, NULL,
@@ -292,7 +295,7 @@ static int cm__arpack_run(cm_context_t *ctx, cm_operator_t *op, int comp,
       int keep = 0;
       for (int i = 0; i < found; i++) {
         double *z = Zv + (size_t)i * N;
-        cm__eig_apply(op, comp, use_S, z, workd, tmp);
+        cm__eig_apply(op, comp, use_S, filt.inv_s, z, workd, tmp);
         out->matvecs++;
         double th = cm__dot(N, z, workd, cm__op_threads(op)) /
                     cm__dot(N, z, z, cm__op_threads(op));
@@ -334,7 +337,7 @@ static int cm__arpack_run(cm_context_t *ctx, cm_operator_t *op, int comp,
     int k = 0;
     for (int i = 0; ord && i < found; i++)
       if (d[ord[i]] > 0) {
-        out->lambda[k] = d[ord[i]];
+        out->lambda[k] = d[ord[i]] * dm.scale;
         memcpy(vecs + (size_t)k * N, Zv + (size_t)ord[i] * N,
                sizeof(double) * (size_t)N);
         k++;

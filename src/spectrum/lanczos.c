@@ -74,12 +74,13 @@ static double lz_sub_dot(int n, double *w, double b, const double *x,
 
 /* w = A's rows [0, n) (a half of the step's product), in fixed chunks;
  * with x (v_j stored unnormalised, v_j = f x), also x <- f x in place (v_j
- * normalised) and w <- f w - b p - a x, the rest of the step. Returns
+ * normalised) and w <- f g w - b p - a x (g: the operator's 1/s), the
+ * rest of the step. Returns
  * w . w summed in chunk order (serially in that order without memory for
  * the partial sums). */
 static double lz_rows_sq(const lz_half_t *A, int n, double *w, double *x,
-                         double f, const double *p, double b, double a,
-                         int th) {
+                         double f, double g, const double *p, double b,
+                         double a, int th) {
   int nch = (n + LZ_CHUNK - 1) / LZ_CHUNK;
   double stack[64], *part = nch <= 64 ? stack : malloc(sizeof(double) * (size_t)nch);
   double s = 0;
@@ -92,7 +93,7 @@ static double lz_rows_sq(const lz_half_t *A, int n, double *w, double *x,
       if (x) {
         double v = x[i] * f;
         x[i] = v;
-        w[i] = f * w[i] - b * p[i] - a * v;
+        w[i] = (f * g) * w[i] - b * p[i] - a * v;
       }
       q += w[i] * w[i];
     }
@@ -522,6 +523,7 @@ int cm__eig_lanczos(cm_context_t *ctx, cm_operator_t *op, int comp,
     keep = m - 2 > nev ? m - 2 : nev;
   int th = cm__op_threads(op), nt = N > CM__PAR_MIN ? th : 1;
   double eps = DBL_EPSILON, eps23 = pow(eps, 2.0 / 3.0), sqeps = sqrt(eps), eta = pow(eps, 0.75);
+  double inv_s = 1.0 / d.scale; /* the solve is on Op / s: lambda_max / s in [1, N] */
 
   double *V = malloc(sizeof(double) * (size_t)N * (size_t)(m + 1));
   double *w = malloc(sizeof(double) * (size_t)N);
@@ -546,7 +548,7 @@ int cm__eig_lanczos(cm_context_t *ctx, cm_operator_t *op, int comp,
     goto done;
   }
   /* ---- start vector ---- */
-  cm__eig_start(op, comp, use_S, N, start, V);
+  cm__eig_start(op, comp, use_S, N, d.seed, start, V);
   {
     double s = cm__nrm2(N, V, th);
     if (!(s > 0)) {
@@ -581,16 +583,17 @@ int cm__eig_lanczos(cm_context_t *ctx, cm_operator_t *op, int comp,
     if (j > k && fused) { /* v_j = scl[j] V[:, j]; w goes to V[:, J] */
       double f = scl[j];
       half1.in = vj;
-      alpha = f * f * lz_rows_sq(&half1, other, tmp, NULL, 0, NULL, 0, 0, nt);
-      double ww = lz_rows_sq(&half2, N, vn, vj, f, V + (size_t)(j - 1) * N,
-                             bprev, alpha, nt);
+      alpha = f * f * inv_s *
+              lz_rows_sq(&half1, other, tmp, NULL, 0, 1, NULL, 0, 0, nt);
+      double ww = lz_rows_sq(&half2, N, vn, vj, f, inv_s,
+                             V + (size_t)(j - 1) * N, bprev, alpha, nt);
       out->t_matvec += cm__now() - tm;
       out->matvecs++;
       wp = vn, fin = 1;
       beta = sqrt(ww);
     } else {
       double wv[2];
-      cm__eig_apply(op, comp, use_S, vj, w, tmp);
+      cm__eig_apply(op, comp, use_S, inv_s, vj, w, tmp);
       out->t_matvec += cm__now() - tm;
       out->matvecs++;
       if (j == k && k > 0) /* arrow: w -= sum_i s_i u_i */
@@ -651,8 +654,8 @@ int cm__eig_lanczos(cm_context_t *ctx, cm_operator_t *op, int comp,
     /* ---- breakdown: an invariant subspace was found ---- */
     if (!(beta > (double)N * eps * anorm)) {
       for (int i = 0; i < N; i++)
-        w[i] = cm__hash_uniform(LZ_SEED + (uint64_t)out->matvecs,
-                                (uint64_t)(use_S ? r0 : c0) + (uint64_t)i);
+        w[i] = cm__gauss(d.seed ^ (LZ_SEED + (uint64_t)out->matvecs),
+                         (uint64_t)(use_S ? r0 : c0) + (uint64_t)i);
       double s0 = cm__nrm2(N, w, nt), s1 = lz_reorth(N, V, J, NULL, w, -1.0, h, NULL, nt);
       if (!(s1 > 1e-8 * s0)) {
         exhausted = 1; /* the basis spans the whole space */
@@ -765,7 +768,7 @@ int cm__eig_lanczos(cm_context_t *ctx, cm_operator_t *op, int comp,
     int kept = 0; /* descending, positive only: their coefficients, then */
     for (int i = nf - 1; i >= 0; i--) /* one pass over the basis */
       if (P.theta[k0 + i] > 0) {
-        out->lambda[kept] = P.theta[k0 + i];
+        out->lambda[kept] = P.theta[k0 + i] * d.scale;
         memcpy(Yd + (size_t)kept * J0, P.Y + (size_t)(k0 + i) * J0,
                sizeof(double) * (size_t)J0);
         kept++;
