@@ -82,6 +82,22 @@ double cm__gauss(uint64_t seed, uint64_t i);
 void cm__eig_start(cm_operator_t *op, int comp, int use_S, int N,
                    uint64_t seed, const double *start, double *resid);
 
+/* The probabilistic upper bound of bound.c on lambda_max of component
+ * comp: a plain (unrestarted) Lanczos run from its own Gaussian start,
+ * steps until lambda_max <= theta / (1 - eps) holds except with
+ * probability delta (Kuczynski-Wozniakowski) with 1 / (1 - eps) <= 1.04,
+ * or 500 steps, or a breakdown. upper is INFINITY when eps >= 1 (a
+ * breakdown after too few steps for the theorem to say anything). */
+typedef struct {
+  double upper;   /* lambda_max <= upper with probability >= 1 - delta */
+  double theta;   /* the run's top Ritz value (a lower estimate) */
+  double eps;     /* the theorem's relative gap at the last step */
+  int steps;      /* Lanczos steps (= matvecs) */
+  double seconds; /* wall time of the run */
+} cm__eig_bound_t;
+int cm__eig_prob_bound(cm_context_t *ctx, cm_operator_t *op, int comp,
+                       double delta, cm__eig_bound_t *res);
+
 /* Symmetric eigen-solve of a dense N x N column-major A (destroyed): the top
  * k pairs (all N when k >= N or all_values), ascending, into w (size N) and
  * Z (N x k). Returns the number found or -1. */
