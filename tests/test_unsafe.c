@@ -334,3 +334,69 @@ CM_TEST(unsafe_repeated_modes_sc_crystal) {
   free(lam);
   cm_scene_destroy(&s);
 }
+
+/* ---- 6. the probabilistic bound ------------------------------------------------ */
+
+/* On the data scenes, crystals (breakdowns), the adversarial systems above
+ * and the scaled piles: dense truth <= omega_upper_probabilistic <=
+ * omega_upper, the probabilistic certified step <= the critical one of the
+ * truth, and (the point of it) within a few percent of it on the pile. */
+static void check_prob(const cm_report_t *r, double lam_max, const char *what) {
+  CMT_TRUE(r != NULL);
+  if (!r)
+    return;
+  double w = sqrt(lam_max), wp = r->omega_upper_prob;
+  fprintf(stderr, "  %-28s omega %.10g  prob %.10g (%.4f)  gersh %.10g  "
+                  "%d steps\n", what, w, wp, w / wp, r->omega_upper,
+          r->prob_steps);
+  CMT_LE(w * (1 - 1e-13), wp);
+  CMT_LE(wp, r->omega_upper * (1 + 1e-15));
+  CMT_REL(r->failure_probability, 1e-9, 0);
+  if (!r->dashpots)
+    CMT_LE(r->central_difference.certified_prob_s, 2 / w * (1 + 1e-13));
+  CMT_LE(r->rk4.certified_prob_s, 2 * sqrt(2) / w * (1 + 1e-13));
+}
+
+CM_TEST(unsafe_probabilistic_bound) {
+  const char *files[] = {"pile3d.json", "pile2d.json", "crystal_fcc.json",
+                         "crystal_sc.json", "crystal_hex.json", "bar2d.json",
+                         "bar3d.json", "stack_spheres.json", "fleet.json"};
+  for (int f = 0; f < (int)(sizeof files / sizeof files[0]); f++) {
+    cm_scene_t *s = load(files[f]);
+    int nc = 0, st;
+    double *lam = s ? scene_truth(s, &nc) : NULL;
+    for (int method = CM_METHOD_AUTO; lam && method <= CM_METHOD_LANCZOS;
+         method += 3) {
+      cm_report_t *r = run(s, NULL, method, 6, 0, &st);
+      check_prob(r, lam[0], files[f]);
+      if (f == 0 && method == CM_METHOD_LANCZOS && r) /* worth using */
+        CMT_LE(0.97, sqrt(lam[0]) / r->omega_upper_prob);
+      cm_report_destroy(&r);
+    }
+    /* the extreme scales */
+    for (int e = -1; lam && f == 0 && e <= 1; e += 2) {
+      double a = e < 0 ? 1e-180 : 1e94;
+      cm_scene_t *t = cm_scene_copy(s);
+      scale_stiffness(t, a);
+      cm_report_t *r = run(t, NULL, CM_METHOD_LANCZOS, 6, 0, &st);
+      check_prob(r, lam[0] * a, e < 0 ? "pile3d x 1e-180" : "pile3d x 1e94");
+      cm_report_destroy(&r);
+      cm_scene_destroy(&t);
+    }
+    free(lam);
+    cm_scene_destroy(&s);
+  }
+  /* a repeated top (breakdown after a few steps) */
+  enum { NC = 150 };
+  double d[NC], hv[NC * 3];
+  for (int i = 0; i < NC * 3; i++)
+    hv[i] = gauss();
+  for (int i = 0; i < NC; i++)
+    d[i] = i < 3 ? 2.0 : i % 2 ? 1.0 : 0.5;
+  cm_system_t *sys = system_from_eig(NC, d, hv, 3);
+  int st;
+  cm_report_t *r = sys ? run(NULL, sys, CM_METHOD_LANCZOS, 6, 0, &st) : NULL;
+  check_prob(r, 2.0, "3 values, top triple");
+  cm_report_destroy(&r);
+  cm_system_destroy(&sys);
+}

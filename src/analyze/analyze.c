@@ -377,11 +377,14 @@ static int cm__list_components(cm_operator_t *op, const cm_system_t *sys,
 
 /* ---- the probabilistic upper bound ------------------------------------------- */
 
+#define CM__PROB_DENSE_MAX 200 /* smaller components: a dense lambda_max */
+
 /* The probabilistic upper bound of every component solved iteratively
  * (bound.c: its own plain Lanczos run), each with failure probability
  * delta / (their number), so that the scene's fails with probability at
- * most delta (a union bound); for a dense component its computed
- * lambda_max (1 + 4 N eps) (dsyevr is backward stable). Each is at least
+ * most delta (a union bound); for a dense component, or one of operator
+ * size N <= 200 (where the theorem needs about as many steps as N), its
+ * dense lambda_max (1 + 4 N eps) (dsyevr is backward stable). Each is at least
  * the solve's lambda_max (a Rayleigh quotient) and at most its Gershgorin
  * bound. A run whose Ritz value passes the solve's lambda_max by more than
  * 1e-6 means the solve missed the top mode: that component is flagged not
@@ -401,8 +404,17 @@ static int cm__prob_bound(cm_context_t *ctx, cm_operator_t *op,
     double lam = eig[c].nev ? eig[c].lambda[0] : 0, up, g = 0;
     if (m == 0 || n == 0)
       continue;
+    int N = m < n ? m : n;
     if (eig[c].method == CM_METHOD_DENSE) {
-      up = lam * (1 + 4.0 * (m < n ? m : n) * DBL_EPSILON);
+      up = lam * (1 + 4.0 * N * DBL_EPSILON);
+    } else if (N <= CM__PROB_DENSE_MAX) { /* too small for the theorem */
+      cm__eig_t e;
+      memset(&e, 0, sizeof e);
+      int dst = cm__eig_dense(ctx, op, c, 1, &e);
+      up = fmax(e.nev ? e.lambda[0] * (1 + 4.0 * N * DBL_EPSILON) : 0, lam);
+      cm__eig_free(&e);
+      if (dst)
+        return dst;
     } else {
       cm__eig_bound_t b;
       int bst = cm__eig_prob_bound(ctx, op, c, delta / niter, &b);
