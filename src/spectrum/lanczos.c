@@ -951,7 +951,10 @@ static int lz_solve(cm_context_t *ctx, cm_operator_t *op, int comp,
   if (kept < 0)
     st = CM__ERR(ctx, CM_NOMEM, NULL, "out of memory for Ritz vectors");
   *added = 0, *top = kept > 0 ? lv[0] : 0;
-  for (int i = 0; !st && add && i < kept; i++)
+  /* a search never lists a value at the rounding level of the top (the
+   * null space of a rank-deficient operator) */
+  double floor = deflate && F->n ? (double)L.N * DBL_EPSILON * F->lam[0] : 0;
+  for (int i = 0; !st && add && i < kept && lv[i] > floor; i++)
     *added += lz_pairs_add(F, L.N, lv[i], L.V + (size_t)i * L.N, L.nt);
   if (!st && !(L.converged || L.exhausted))
     F->converged = 0;
@@ -1011,7 +1014,8 @@ int cm__eig_lanczos(cm_context_t *ctx, cm_operator_t *op, int comp,
     /* a probe to a loose tolerance first: most searches end there */
     st = lz_solve(ctx, op, comp, opts, &c, 1, tc, 1, seed, NULL, deadline,
                   out, &F, tc <= tol, &added, &top);
-    if (st || (F.n == F.cap && top * (1 + 2 * tc) <= low))
+    if (st || (F.n == F.cap && top * (1 + 2 * tc) <= low) ||
+        !(top > (double)d.N * DBL_EPSILON * F.lam[0]))
       break; /* the top of the rest lies below the list: it is complete */
     if (tc > tol) /* a copy: solve for it to the tolerance, same start */
       st = lz_solve(ctx, op, comp, opts, &c, 1, tol, 1, seed, NULL, deadline,
