@@ -11,8 +11,15 @@
  * besides the matvec. Restarts are thick (Wu and Simon): the kept Ritz
  * vectors are formed in place by one blocked pass over V and the projected
  * matrix becomes an arrowhead. Convergence is tested after every step, with
- * ARPACK's rule (|beta y_last| <= tol max(|theta|, eps^2/3)), so a run stops
- * as soon as the wanted pairs are good, not at the end of a cycle.
+ * ARPACK's rule (|beta y_last| <= tol max(|theta|, eps^2/3)) on Op / s (s
+ * the operator's scale, so the floor is relative), so a run stops as soon
+ * as the wanted pairs are good, not at the end of a cycle. Then searches
+ * for a missed copy of a repeated eigenvalue (deflated solves from fresh
+ * Gaussian starts) complete the list.
+ *
+ * The steps of a run are named functions on one state (lz_t): setup,
+ * start, extend, orthogonalise, advance, test, cycle (restart), run,
+ * extract; cm__eig_lanczos drives the solve and the searches.
  *
  * Every sum is cut into fixed chunks and combined in order, and no decision
  * depends on timing except the caller's deadline: the same operator gives

@@ -1,6 +1,8 @@
-/* spectrum.c: picks the backend for a component (dense for small ones, on
- * request, and when ARPACK fails; ARPACK otherwise), converts eigenvectors to
- * unit z over the contacts with their residuals, and offers the public
+/* spectrum.c: picks the backend for a component (dense for small ones and
+ * on request; Lanczos or ARPACK otherwise, falling back to ARPACK and then
+ * dense when a result fails the recomputed-residual test), the operator's
+ * scale and start-vector seed, the Gaussian start, converts eigenvectors
+ * to unit z over the contacts with their residuals, and offers the public
  * cm_spectrum_solve. Not for the report (report/). */
 #include "spectrum_internal.h"
 

@@ -19,7 +19,7 @@ typedef struct {
 } cm__eig_t;
 
 /* Top nev eigenpairs of component comp (-1: all). start: optional start
- * vector over the component rows (size m), else a seeded one. deadline: an
+ * vector over the component rows (size m), else a Gaussian one. deadline: an
  * absolute cm__now() time after which ARPACK stops with a partial result
  * (0: none). Returns CM_OK, CM_NOT_CONVERGED (partial, out filled) or an
  * error; out is zeroed first and owned by the caller (cm__eig_free). */
