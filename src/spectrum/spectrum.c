@@ -92,7 +92,10 @@ int cm__eig_scale(cm_context_t *ctx, cm_operator_t *op, int comp, int use_S,
   double *gs = malloc(sizeof(double) * ((size_t)m + 1)), dmax = 0;
   cm_context_t local;
   cm_context_init(&local);
-  int ok = dg && gs && m > 0 && !cm__op_row_bounds(&local, op, comp, dg, gs);
+  /* the row sums cost a pass over B on the block path, but n solves for
+   * a general M: there a Rayleigh quotient (two products) does */
+  int ok = dg && gs && m > 0 && cm__op_is_block(op) &&
+           !cm__op_row_bounds(&local, op, comp, dg, gs);
   for (int i = 0; ok && i < m; i++)
     dmax = dg[i] > dmax ? dg[i] : dmax;
   if (ok) { /* a few entries: the seed follows the operator */

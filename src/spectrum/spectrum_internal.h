@@ -60,9 +60,9 @@ int cm__eig_dims(cm_context_t *ctx, cm_operator_t *op, int comp,
  * below max_c S_cc (a Rayleigh quotient: lambda_max / s lies in
  * [1, N]), so that every backend works on Op / s, whose top eigenvalue is
  * of order one at any physical scale, and scaling is exact. Also a seed
- * hashed from the sizes and a few of those diagonal entries. Falls back to
- * a Rayleigh quotient of a Gaussian vector when the row sums are not
- * available (a general M too large for them). */
+ * hashed from the sizes and a few of those diagonal entries. For a
+ * general M (whose row sums take n solves) s comes from a Rayleigh
+ * quotient of a Gaussian vector after two products instead. */
 int cm__eig_scale(cm_context_t *ctx, cm_operator_t *op, int comp, int use_S,
                   double *scale, uint64_t *seed);
 
