@@ -350,6 +350,9 @@ typedef struct cm_options {
                                then its tangent rows, in contact order),
                                e.g. a previous report's dominant vector;
                                NULL = seeded random */
+  double failure_probability; /* the probabilistic upper bound's allowed
+                                 failure probability, in (0, 0.01]; default
+                                 1e-9 */
 } cm_options_t;
 
 CM_EXTERN void cm_options_init(cm_options_t *opts);
@@ -395,6 +398,8 @@ typedef struct cm_component {
 typedef struct cm_step {
   double h_s;         /* critical step from omega_max, s; NAN = none */
   double certified_s; /* step from the rigorous omega_upper, s; NAN = none */
+  double certified_prob_s; /* step from omega_upper_prob, s; NAN = none
+                              (and for the damped central difference) */
   const char *note;   /* reason when h_s is NAN (static string) */
 } cm_step_t;
 
@@ -409,6 +414,11 @@ typedef struct cm_report {
   double pc_ratio;        /* omega_max / pc_omega_max */
   double omega_lower;     /* rigorous lower bound (= pc_omega_max) */
   double omega_upper;     /* rigorous Gershgorin upper bound */
+  double omega_upper_prob;/* probabilistic upper bound, rad/s: holds except
+                             with probability failure_probability
+                             (docs/math.md); <= omega_upper */
+  double failure_probability; /* as used */
+  int prob_steps;         /* Lanczos steps of the probabilistic bound */
   /* time steps */
   /* the contact model */
   const char *model;      /* "normal springs only", "normal + tangential

@@ -373,7 +373,9 @@ CM_TEST(core_lanczos_invariant_subspace) {
   if (a && d) {
     CMT_REL(a->omega_max, d->omega_max, 1e-12);
     CMT_LE(a->modes[0].residual, 1e-10);
-    CMT_TRUE(a->matvecs < 40); /* it stopped at the invariant subspace */
+    /* it stopped at the invariant subspace; the search for a missed copy
+     * (a probe, then a solve: the top is repeated) costs the rest */
+    CMT_TRUE(a->matvecs < 60);
   }
   cm_report_destroy(&a);
   cm_report_destroy(&d);

@@ -5,6 +5,7 @@
  * options.c. Not for output formats (report/report_json.c, report_text.c). */
 #include "analyze/analyze_internal.h"
 
+#include <float.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -374,6 +375,72 @@ static int cm__list_components(cm_operator_t *op, const cm_system_t *sys,
   return CM_OK;
 }
 
+/* ---- the probabilistic upper bound ------------------------------------------- */
+
+#define CM__PROB_DENSE_MAX 200 /* smaller components: a dense lambda_max */
+
+/* The probabilistic upper bound of every component solved iteratively
+ * (bound.c: its own plain Lanczos run), each with failure probability
+ * delta / (their number), so that the scene's fails with probability at
+ * most delta (a union bound); for a dense component, or one of operator
+ * size N <= 200 (where the theorem needs about as many steps as N), its
+ * dense lambda_max (1 + 4 N eps) (dsyevr is backward stable). Each is at least
+ * the solve's lambda_max (a Rayleigh quotient) and at most its Gershgorin
+ * bound. A run whose Ritz value passes the solve's lambda_max by more than
+ * 1e-6 means the solve missed the top mode: that component is flagged not
+ * converged and the status says so. */
+static int cm__prob_bound(cm_context_t *ctx, cm_operator_t *op,
+                          const cm_system_t *sys, const cm_options_t *opts,
+                          cm__eig_t *eig, const double *gersh,
+                          cm_report_t *r) {
+  int niter = 0, st = CM_OK;
+  for (int c = 0; c < sys->ncomp; c++)
+    niter += eig[c].method != CM_METHOD_DENSE;
+  double delta = opts->failure_probability, umax = 0;
+  r->failure_probability = delta;
+  for (int c = 0; c < sys->ncomp; c++) {
+    int r0, m, c0, n;
+    cm__op_comp(op, c, &r0, &m, &c0, &n);
+    double lam = eig[c].nev ? eig[c].lambda[0] : 0, up, g = 0;
+    if (m == 0 || n == 0)
+      continue;
+    int N = m < n ? m : n;
+    if (eig[c].method == CM_METHOD_DENSE) {
+      up = lam * (1 + 4.0 * N * DBL_EPSILON);
+    } else if (N <= CM__PROB_DENSE_MAX) { /* too small for the theorem */
+      cm__eig_t e;
+      memset(&e, 0, sizeof e);
+      int dst = cm__eig_dense(ctx, op, c, 1, &e);
+      up = fmax(e.nev ? e.lambda[0] * (1 + 4.0 * N * DBL_EPSILON) : 0, lam);
+      cm__eig_free(&e);
+      if (dst)
+        return dst;
+    } else {
+      cm__eig_bound_t b;
+      int bst = cm__eig_prob_bound(ctx, op, c, delta / niter, &b);
+      if (bst)
+        return bst;
+      r->prob_steps += b.steps;
+      up = fmax(b.upper, lam);
+      if (b.theta > lam * (1 + 1e-6)) {
+        eig[c].converged = 0;
+        st = CM_NOT_CONVERGED;
+        CM__ERR(ctx, CM_NOT_CONVERGED, NULL,
+                "component %d: the probabilistic bound's Lanczos run found "
+                "lambda %.17g above the solve's %.17g: the solve missed the "
+                "top mode",
+                c, b.theta, lam);
+      }
+    }
+    for (int q = 0; q < m; q++)
+      g = gersh[r0 + q] > g ? gersh[r0 + q] : g;
+    up = fmin(up, isnan(gersh[r0]) ? INFINITY : g);
+    umax = up > umax ? up : umax;
+  }
+  r->omega_upper_prob = sqrt(umax);
+  return st;
+}
+
 /* ---- bounds, steps, counts -------------------------------------------------- */
 
 static void cm__steps(const cm_options_t *o, cm_report_t *r) {
@@ -382,7 +449,7 @@ static void cm__steps(const cm_options_t *o, cm_report_t *r) {
   /* A partial (not converged) omega_max can fall below the rigorous lower
    * bound: the steps never use less than that bound. */
   double w = fmax(r->omega_max, r->omega_lower); /* fmax ignores a NaN */
-  double wu = r->omega_upper;
+  double wu = r->omega_upper, wp = r->omega_upper_prob;
   r->damping_ratio = o->damping_ratio;
   r->newmark_gamma = o->newmark_gamma;
   r->newmark_beta = o->newmark_beta;
@@ -390,14 +457,21 @@ static void cm__steps(const cm_options_t *o, cm_report_t *r) {
   r->central_difference.h_s = cm_step_central_difference(w, o->damping_ratio);
   r->central_difference.certified_s =
       cm_step_central_difference(wu, o->damping_ratio);
+  r->central_difference.certified_prob_s =
+      cm_step_central_difference(wp, o->damping_ratio);
   r->rk3.h_s = cm_step_rk3(w), r->rk3.certified_s = cm_step_rk3(wu);
+  r->rk3.certified_prob_s = cm_step_rk3(wp);
   r->rk4.h_s = cm_step_rk4(w), r->rk4.certified_s = cm_step_rk4(wu);
+  r->rk4.certified_prob_s = cm_step_rk4(wp);
   r->explicit_euler.h_s = r->explicit_euler.certified_s = NAN;
+  r->explicit_euler.certified_prob_s = NAN;
   r->explicit_euler.note =
       "unstable for every step: |1 + i h omega| > 1 for all h > 0";
   r->newmark.h_s = cm_step_newmark(w, o->newmark_gamma, o->newmark_beta);
   r->newmark.certified_s =
       cm_step_newmark(wu, o->newmark_gamma, o->newmark_beta);
+  r->newmark.certified_prob_s =
+      cm_step_newmark(wp, o->newmark_gamma, o->newmark_beta);
   if (2 * o->newmark_beta >= o->newmark_gamma)
     r->newmark.note = "unconditionally stable (2 beta >= gamma)";
   r->accuracy_h_s = cm_step_accuracy(w, o->freq_tol);
@@ -589,6 +663,13 @@ int cm_analyze_system(cm_context_t *ctx, const cm_system_t *sys,
     goto done;
   double t0 = cm__now();
   st = cm__solve_all(ctx, op, sys, opts, eig);
+  if (st >= 0) {
+    cm_context_t bctx;
+    cm_context_init(&bctx);
+    int bst = cm__prob_bound(&bctx, op, sys, opts, eig, gersh, r);
+    if (bst < 0 || (bst == CM_NOT_CONVERGED && st == CM_OK))
+      *ctx = bctx, st = bst;
+  }
   if (st < 0)
     goto done;
   r->status = st;
@@ -615,6 +696,9 @@ int cm_analyze_system(cm_context_t *ctx, const cm_system_t *sys,
     double t2 = cm__now();
     st2 = cm__damped_step(ctx, scene, opts, r);
     r->t_eigen += cm__now() - t2;
+    /* the probabilistic bound is on the undamped operator: it certifies
+     * the undamped steps, not the damped limit */
+    r->central_difference.certified_prob_s = NAN;
     if (st2) {
       st = st2;
       goto done;

@@ -19,6 +19,7 @@ void cm_options_init(cm_options_t *o) {
   o->top_contacts = 5;
   o->top_bodies = 5;
   o->top_components = 10;
+  o->failure_probability = 1e-9;
 }
 
 int cm__options_check(cm_context_t *ctx, const cm_options_t *o) {
@@ -54,5 +55,9 @@ int cm__options_check(cm_context_t *ctx, const cm_options_t *o) {
   if (!(o->freq_tol > 0) || !isfinite(o->freq_tol))
     return CM__ERR(ctx, CM_USAGE, "freq_tol", "freq_tol: %g must be > 0",
                    o->freq_tol);
+  if (!(o->failure_probability > 0) || !(o->failure_probability <= 0.01))
+    return CM__ERR(ctx, CM_USAGE, "failure_probability",
+                   "failure_probability: %g is not in (0, 0.01]",
+                   o->failure_probability);
   return CM_OK;
 }

@@ -35,6 +35,8 @@ static void cm__analyze_usage(FILE *f) {
     "      --newmark-gamma G   Newmark gamma (0.5)\n"
     "      --newmark-beta B    Newmark beta (0.25)\n"
     "      --freq-tol E        accuracy-step frequency error (0.01)\n"
+    "      --failure-probability P  of the probabilistic upper bound, in\n"
+    "                          (0, 0.01] (1e-9)\n"
     "      --json              print the report as JSON\n"
     "      --no-timings        omit timings from the JSON (for diffs)\n"
     "      --matrices          read Matrix Market M, J, k (or a manifest)\n"
@@ -52,7 +54,7 @@ static int cm__fail(const cm_context_t *ctx, int st) {
 int cm__cmd_analyze(int argc, char **argv) {
   enum { O_TOL = 256, O_METHOD, O_NCV, O_MAXIT, O_MAXS, O_DMAX, O_THREADS,
          O_DAMP, O_GAMMA, O_BETA, O_FTOL, O_JSON, O_NOTIME, O_MATRICES,
-         O_CHEB };
+         O_CHEB, O_FAILP };
   static const struct option longopts[] = {
       {"modes", required_argument, 0, 'k'},
       {"tol", required_argument, 0, O_TOL},
@@ -70,6 +72,7 @@ int cm__cmd_analyze(int argc, char **argv) {
       {"no-timings", no_argument, 0, O_NOTIME},
       {"matrices", no_argument, 0, O_MATRICES},
       {"chebyshev", required_argument, 0, O_CHEB},
+      {"failure-probability", required_argument, 0, O_FAILP},
       {"help", no_argument, 0, 'h'},
       {0, 0, 0, 0}};
   cm_options_t opts;
@@ -102,6 +105,7 @@ int cm__cmd_analyze(int argc, char **argv) {
     case O_NOTIME: notime = 1; break;
     case O_MATRICES: matrices = 1; break;
     case O_CHEB: ok = cm__arg_int("analyze", "--chebyshev", optarg, &opts.chebyshev); break;
+    case O_FAILP: ok = cm__arg_num("analyze", "--failure-probability", optarg, &opts.failure_probability); break;
     case 'h': cm__analyze_usage(stdout); return 0;
     default: ok = 0;
     }

@@ -19,6 +19,8 @@ static json_t *cm__step(const cm_step_t *s) {
   json_t *o = json_object();
   json_object_set_new(o, "h", cm__num(s->h_s));
   json_object_set_new(o, "certified", cm__num(s->certified_s));
+  json_object_set_new(o, "certified_probabilistic",
+                      cm__num(s->certified_prob_s));
   if (s->note)
     json_object_set_new(o, "reason", json_string(s->note));
   return o;
@@ -81,6 +83,11 @@ json_t *cm__report_json(const cm_report_t *r, int flags) {
   json_t *bd = json_object();
   json_object_set_new(bd, "omega_lower", cm__num(r->omega_lower));
   json_object_set_new(bd, "omega_upper", cm__num(r->omega_upper));
+  json_object_set_new(bd, "omega_upper_probabilistic",
+                      cm__num(r->omega_upper_prob));
+  json_object_set_new(bd, "failure_probability",
+                      cm__num(r->failure_probability));
+  json_object_set_new(bd, "probabilistic_steps", json_integer(r->prob_steps));
   json_object_set_new(o, "bounds", bd);
   /* time steps */
   json_t *ts = json_object();
@@ -95,6 +102,8 @@ json_t *cm__report_json(const cm_report_t *r, int flags) {
   json_t *und = json_object();
   json_object_set_new(und, "h", cm__num(r->cd_undamped.h_s));
   json_object_set_new(und, "certified", cm__num(r->cd_undamped.certified_s));
+  json_object_set_new(und, "certified_probabilistic",
+                      cm__num(r->cd_undamped.certified_prob_s));
   json_object_set_new(cd, "undamped", und);
   json_object_set_new(cd, "modal_limit", cm__num(r->damped_modal_h_s));
   json_object_set_new(cd, "damped_solves", json_integer(r->damped_iterations));

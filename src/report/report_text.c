@@ -9,8 +9,11 @@ static void cm__h(FILE *f, const char *label, const cm_step_t *s) {
     fprintf(f, "  %-22s none      (%s)\n", label, s->note ? s->note : "");
     return;
   }
-  fprintf(f, "  %-22s %-12.6g s   certified %.6g s\n", label, s->h_s,
+  fprintf(f, "  %-22s %-12.6g s   certified %.6g s", label, s->h_s,
           s->certified_s);
+  if (!isnan(s->certified_prob_s))
+    fprintf(f, "   probabilistic %.6g s", s->certified_prob_s);
+  fprintf(f, "\n");
 }
 
 int cm_report_write_text(const cm_report_t *r, FILE *f) {
@@ -21,12 +24,18 @@ int cm_report_write_text(const cm_report_t *r, FILE *f) {
           r->omega_max / (2 * M_PI));
   fprintf(f, "bounds               %.10g <= omega_max <= %.10g rad/s\n",
           r->omega_lower, r->omega_upper);
+  if (r->omega_upper_prob > 0)
+    fprintf(f,
+            "probabilistic bound  omega_max <= %.10g rad/s except with "
+            "probability %g (%d Lanczos steps)\n",
+            r->omega_upper_prob, r->failure_probability, r->prob_steps);
   if (r->ncontacts)
     fprintf(f,
             "per-contact estimate %.10g rad/s (contact %d): coupled/"
             "per-contact = %.4f\n",
             r->pc_omega_max, r->pc_contact, r->pc_ratio);
-  fprintf(f, "\nstable time step (critical; certified from the upper bound)\n"
+  fprintf(f, "\nstable time step (critical; certified from the upper bound; "
+             "probabilistic from the probabilistic bound)\n"
              "  model: %s%s\n",
           r->model ? r->model : "normal springs only",
           r->dashpots ? " (central difference with the dashpots; RK and "
@@ -39,10 +48,11 @@ int cm_report_write_text(const cm_report_t *r, FILE *f) {
     fprintf(f,
             "  %-22s (set by a mode of component %d, effective damping "
             "ratio %.3g; each listed mode alone: %.6g s; %d solves)\n"
-            "  %-22s %-12.6g s   certified %.6g s\n",
+            "  %-22s %-12.6g s   certified %.6g s   probabilistic %.6g s\n",
             "", r->damped_component, r->damped_zeta, r->damped_modal_h_s,
             r->damped_iterations, "CD without dashpots",
-            r->cd_undamped.h_s, r->cd_undamped.certified_s);
+            r->cd_undamped.h_s, r->cd_undamped.certified_s,
+            r->cd_undamped.certified_prob_s);
   if (r->deck_timestep_s > 0)
     fprintf(f, "  %-22s %-12.6g s   = %.3g of the critical step%s\n",
             "the deck's step", r->deck_timestep_s, r->deck_fraction,

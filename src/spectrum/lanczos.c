@@ -11,8 +11,15 @@
  * besides the matvec. Restarts are thick (Wu and Simon): the kept Ritz
  * vectors are formed in place by one blocked pass over V and the projected
  * matrix becomes an arrowhead. Convergence is tested after every step, with
- * ARPACK's rule (|beta y_last| <= tol max(|theta|, eps^2/3)), so a run stops
- * as soon as the wanted pairs are good, not at the end of a cycle.
+ * ARPACK's rule (|beta y_last| <= tol max(|theta|, eps^2/3)) on Op / s (s
+ * the operator's scale, so the floor is relative), so a run stops as soon
+ * as the wanted pairs are good, not at the end of a cycle. Then searches
+ * for a missed copy of a repeated eigenvalue (deflated solves from fresh
+ * Gaussian starts) complete the list.
+ *
+ * The steps of a run are named functions on one state (lz_t): setup,
+ * start, extend, orthogonalise, advance, test, cycle (restart), run,
+ * extract; cm__eig_lanczos drives the solve and the searches.
  *
  * Every sum is cut into fixed chunks and combined in order, and no decision
  * depends on timing except the caller's deadline: the same operator gives
@@ -29,6 +36,7 @@
 #define LZ_ROWS 1024  /* row block of the basis combinations */
 #define LZ_SEED 0x6c616e637a6f73ULL /* "lanczos": breakdown vectors */
 #define LZ_TEST_MAX 8 /* most steps between two convergence tests */
+#define LZ_PROBE_TOL 1e-5 /* tolerance of a search for a missed copy */
 
 /* ---- vector kernels (deterministic chunked reductions) ----------------- */
 
@@ -74,12 +82,13 @@ static double lz_sub_dot(int n, double *w, double b, const double *x,
 
 /* w = A's rows [0, n) (a half of the step's product), in fixed chunks;
  * with x (v_j stored unnormalised, v_j = f x), also x <- f x in place (v_j
- * normalised) and w <- f w - b p - a x, the rest of the step. Returns
+ * normalised) and w <- f g w - b p - a x (g: the operator's 1/s), the
+ * rest of the step. Returns
  * w . w summed in chunk order (serially in that order without memory for
  * the partial sums). */
 static double lz_rows_sq(const lz_half_t *A, int n, double *w, double *x,
-                         double f, const double *p, double b, double a,
-                         int th) {
+                         double f, double g, const double *p, double b,
+                         double a, int th) {
   int nch = (n + LZ_CHUNK - 1) / LZ_CHUNK;
   double stack[64], *part = nch <= 64 ? stack : malloc(sizeof(double) * (size_t)nch);
   double s = 0;
@@ -92,7 +101,7 @@ static double lz_rows_sq(const lz_half_t *A, int n, double *w, double *x,
       if (x) {
         double v = x[i] * f;
         x[i] = v;
-        w[i] = f * w[i] - b * p[i] - a * v;
+        w[i] = (f * g) * w[i] - b * p[i] - a * v;
       }
       q += w[i] * w[i];
     }
@@ -501,302 +510,543 @@ static int lz_auto_ncv(int nev, int N) {
   return m < 2 * nev + 8 ? 2 * nev + 8 : m;
 }
 
-/* ---- the solver ---------------------------------------------------------- */
+/* ---- the solver state ---------------------------------------------------- */
 
-int cm__eig_lanczos(cm_context_t *ctx, cm_operator_t *op, int comp,
-                    const cm_options_t *opts, const double *start,
-                    double deadline, cm__eig_t *out) {
-  cm__eig_dims_t d;
-  if (cm__eig_dims(ctx, op, comp, opts, CM_METHOD_LANCZOS, lz_auto_ncv, out,
-                   &d))
-    return CM_USAGE;
-  int r0 = d.r0, c0 = d.c0, use_S = d.use_S, N = d.N, other = d.other;
-  int nev = d.nev, m = d.ncv;
-  double tol = opts->tol > 0 ? opts->tol : 1e-10;
-  int max_restarts = opts->max_iter > 0 ? opts->max_iter : 3000;
+typedef struct {
+  /* the problem */
+  cm_operator_t *op;
+  int comp, use_S;
+  int N, other;      /* operator size, and the other side of B */
+  uint64_t base;     /* global index of the operator's first row (seeds) */
+  int nev, m, keep;  /* wanted pairs, basis size, Ritz vectors kept */
+  int nt;            /* threads of the vector kernels */
+  double inv_s;      /* 1 / s: the solve is on Op / s */
+  double tol;        /* relative residual tolerance */
+  int max_restarts;  /* cycles budget */
+  uint64_t seed;     /* start and breakdown vectors */
+  const double *Z;   /* deflation, N x nz orthonormal: the solve is on
+                        P Op P, P = I - Z Z^T; NULL none */
+  int nz;
+  /* workspace */
+  double *V;         /* N x (m + 1) basis */
+  double *w;         /* N: the step's vector */
+  double *tmp;       /* other: the middle of a product */
+  double *h;         /* m + 1 + nz: Gram-Schmidt coefficients */
+  double *scl;       /* m + 2: scale of a column stored unnormalised */
+  double *om_prev, *om_cur, *om_next; /* m + 2: estimates v_{j+1} . v_q */
+  char *sel;         /* m + 2: columns to re-orthogonalise against */
+  lz_proj_t P;       /* the projected problem */
+  lz_half_t half1, half2; /* the two halves of a fused product */
+  int fused;         /* explicit B and no deflation: two-pass steps */
+  double mv_flops;   /* flops of a product (spacing of the tests) */
+  /* the state */
+  int k;             /* Ritz vectors kept at the last restart (arrow) */
+  int J;             /* basis vectors */
+  int restarts, force, converged, exhausted, timed_out;
+  double anorm;      /* largest row sum of |H| so far: ~ ||Op / s|| */
+  double beta;       /* the last step's residual norm */
+  cm__eig_t *out;    /* statistics: matvecs, time in products */
+} lz_t;
+
+typedef struct {
+  int j;             /* the column extended */
+  double alpha;      /* v_j . Op v_j */
+  double bprev;      /* beta_{j-1} (0 at a cycle's first step) */
+  int full;          /* re-orthogonalise against the whole basis */
+  int fin;           /* w holds the whole step (not only the product) */
+  double *wp;        /* where the step's vector is: w, or V[:, J] */
+} lz_step_t;
+
+static void lz_free(lz_t *L) {
+  free(L->V), free(L->w), free(L->tmp), free(L->h), free(L->scl);
+  free(L->om_prev), free(L->om_cur), free(L->om_next), free(L->sel);
+  free(L->P.H), free(L->P.D), free(L->P.A), free(L->P.theta), free(L->P.Y);
+  memset(L, 0, sizeof *L);
+}
+
+/* x -= Z (Z^T x): the deflation projector (twice is enough). */
+static void lz_deflate(const lz_t *L, double *x, int passes) {
+  for (int p = 0; L->Z && p < passes; p++) {
+    cm__gemv(1, L->N, L->nz, 1.0, L->Z, L->N, x, 0.0, L->h, L->nt);
+    cm__gemv(0, L->N, L->nz, -1.0, L->Z, L->N, L->h, 1.0, x, L->nt);
+  }
+}
+
+/* ---- setup: sizes and workspace ---------------------------------------- */
+
+static int lz_setup(cm_context_t *ctx, lz_t *L, cm_operator_t *op, int comp,
+                    const cm_options_t *opts, const cm__eig_dims_t *d,
+                    int nev, double tol, const double *Z, int nz,
+                    uint64_t seed, cm__eig_t *out) {
+  memset(L, 0, sizeof *L);
+  int m = d->ncv, N = d->N;
+  L->op = op, L->comp = comp, L->use_S = d->use_S, L->N = N;
+  L->other = d->other, L->base = (uint64_t)(d->use_S ? d->r0 : d->c0);
+  L->nev = nev, L->m = m;
   /* kept Ritz vectors at a restart: the wanted ones and a quarter of the
    * rest (a restart costs about N m keep flops; bench/: a third kept cost
    * 5-10% more on piles and crystals for the same matvecs) */
-  int keep = nev + (m - nev) / 4;
-  if (keep > m - 2)
-    keep = m - 2 > nev ? m - 2 : nev;
-  int th = cm__op_threads(op), nt = N > CM__PAR_MIN ? th : 1;
-  double eps = DBL_EPSILON, eps23 = pow(eps, 2.0 / 3.0), sqeps = sqrt(eps), eta = pow(eps, 0.75);
-
-  double *V = malloc(sizeof(double) * (size_t)N * (size_t)(m + 1));
-  double *w = malloc(sizeof(double) * (size_t)N);
-  double *tmp = malloc(sizeof(double) * ((size_t)other + 1));
-  double *Yd = NULL;
-  lz_proj_t P = {m, 0, calloc((size_t)m * m, sizeof(double)),
-                 calloc((size_t)m * m, sizeof(double)),
-                 malloc(sizeof(double) * (size_t)m * m),
-                 malloc(sizeof(double) * (size_t)m),
-                 malloc(sizeof(double) * (size_t)m * m), 0};
-  double *om_prev = calloc((size_t)m + 2, sizeof(double));
-  double *om_cur = calloc((size_t)m + 2, sizeof(double));
-  double *om_next = calloc((size_t)m + 2, sizeof(double));
-  double *h = malloc(sizeof(double) * ((size_t)m + 1));
-  char *sel = calloc((size_t)m + 2, 1);
-  double *scl = malloc(sizeof(double) * ((size_t)m + 2)); /* column scales */
-  int st = CM_OK;
-  if (!V || !w || !tmp || !scl || !P.H || !P.D || !P.A || !P.theta || !P.Y || !om_prev ||
-      !om_cur || !om_next || !h || !sel) {
-    st = CM__ERR(ctx, CM_NOMEM, NULL, "out of memory for Lanczos (N = %d, "
-                 "ncv %d)", N, m);
-    goto done;
+  L->keep = nev + (m - nev) / 4;
+  if (L->keep > m - 2)
+    L->keep = m - 2 > nev ? m - 2 : nev;
+  L->nt = N > CM__PAR_MIN ? cm__op_threads(op) : 1;
+  L->inv_s = 1.0 / d->scale;
+  L->tol = tol;
+  L->max_restarts = opts->max_iter > 0 ? opts->max_iter : 3000;
+  L->seed = seed, L->Z = Z, L->nz = Z ? nz : 0, L->out = out;
+  L->V = malloc(sizeof(double) * (size_t)N * (size_t)(m + 1));
+  L->w = malloc(sizeof(double) * (size_t)N);
+  L->tmp = malloc(sizeof(double) * ((size_t)L->other + 1));
+  L->h = malloc(sizeof(double) * ((size_t)m + 2 + (size_t)L->nz));
+  L->scl = malloc(sizeof(double) * ((size_t)m + 2));
+  L->om_prev = calloc((size_t)m + 2, sizeof(double));
+  L->om_cur = calloc((size_t)m + 2, sizeof(double));
+  L->om_next = calloc((size_t)m + 2, sizeof(double));
+  L->sel = calloc((size_t)m + 2, 1);
+  L->P = (lz_proj_t){m, 0, calloc((size_t)m * m, sizeof(double)),
+                     calloc((size_t)m * m, sizeof(double)),
+                     malloc(sizeof(double) * (size_t)m * m),
+                     malloc(sizeof(double) * (size_t)m),
+                     malloc(sizeof(double) * (size_t)m * m), 0};
+  if (!L->V || !L->w || !L->tmp || !L->h || !L->scl || !L->om_prev ||
+      !L->om_cur || !L->om_next || !L->sel || !L->P.H || !L->P.D ||
+      !L->P.A || !L->P.theta || !L->P.Y) {
+    lz_free(L);
+    return CM__ERR(ctx, CM_NOMEM, NULL, "out of memory for Lanczos (N = %d, "
+                   "ncv %d)", N, m);
   }
-  /* ---- start vector ---- */
-  cm__eig_start(op, comp, use_S, N, start, V);
-  {
-    double s = cm__nrm2(N, V, th);
-    if (!(s > 0)) {
-      st = CM__ERR(ctx, CM_NUMERIC, NULL, "Lanczos start vector is zero");
-      goto done;
-    }
-    for (int i = 0; i < N; i++)
-      V[i] /= s;
-  }
-  /* the explicit B (block-diagonal M) lets the matvec's second half run
-   * fused with the step's first pass */
   /* With an explicit B a step runs as two passes: the first half of the
-   * product with ||.||^2 (alpha = ||B^T v_j||^2 for S), then the second half
-   * fused with the recurrence, which also writes w straight into the next
-   * basis column, left unnormalised (scale scl[J]) until that step's own
-   * pass normalises it in place: two vector passes a step fewer. */
-  lz_half_t half1 = {op, comp, use_S, NULL}, half2 = {op, comp, !use_S, tmp};
-  int fused = cm__op_is_block(op);
-  double mv_flops = 4.0 * (double)(fused ? cm__op_comp_nnz(op, comp) : (long)N * 8);
-  int k = 0, J = 1, converged = 0, timed_out = 0, exhausted = 0;
-  int restarts = 0, force = 0;
-  double anorm = 0, beta = 0;
-  om_cur[0] = 1;
-  scl[0] = 1;
-  for (;;) {
-    /* ---- extend the basis from column J - 1 = j ---- */
-    int j = J - 1;
-    double *vj = V + (size_t)j * N, *vn = V + (size_t)J * N;
-    double alpha, bprev = j > k ? P.H[(size_t)(j - 1) * m + j] : 0;
-    int full = j == k || force, fin = 0; /* fin: w holds the whole step */
-    double *wp = w, tm = cm__now();
-    if (j > k && fused) { /* v_j = scl[j] V[:, j]; w goes to V[:, J] */
-      double f = scl[j];
-      half1.in = vj;
-      alpha = f * f * lz_rows_sq(&half1, other, tmp, NULL, 0, NULL, 0, 0, nt);
-      double ww = lz_rows_sq(&half2, N, vn, vj, f, V + (size_t)(j - 1) * N,
-                             bprev, alpha, nt);
-      out->t_matvec += cm__now() - tm;
-      out->matvecs++;
-      wp = vn, fin = 1;
-      beta = sqrt(ww);
-    } else {
-      double wv[2];
-      cm__eig_apply(op, comp, use_S, vj, w, tmp);
-      out->t_matvec += cm__now() - tm;
-      out->matvecs++;
-      if (j == k && k > 0) /* arrow: w -= sum_i s_i u_i */
-        cm__gemv(0, N, k, -1.0, V, N, P.H + (size_t)k * m, 1.0, w, nt);
-      alpha = lz_sub_dot(N, w, bprev, j > k ? V + (size_t)(j - 1) * N : NULL,
-                         vj, wv, nt);
-      /* ||w - alpha v_j||^2 with the measured ||v_j||^2: no drift of norms */
-      double ww = wv[0], b2 = ww - alpha * alpha * (2.0 - wv[1]);
-      if (full || !(b2 > 0.01 * ww)) { /* explicit, or cancellation */
-        lz_sub_scale(N, w, alpha, vj, 1.0, w, nt);
-        beta = cm__nrm2(N, w, nt);
-        fin = 1;
-      } else {
-        beta = sqrt(b2);
-      }
+   * product with ||.||^2 (alpha = ||B^T v_j||^2 / s for S), then the
+   * second half fused with the recurrence, which also writes w straight
+   * into the next basis column, left unnormalised (scale scl[J]) until
+   * that step's own pass normalises it in place: two vector passes a step
+   * fewer. A deflated solve projects every product instead. */
+  L->half1 = (lz_half_t){op, comp, d->use_S, NULL};
+  L->half2 = (lz_half_t){op, comp, !d->use_S, L->tmp};
+  L->fused = cm__op_is_block(op) && !Z;
+  L->mv_flops = 4.0 * (double)(L->fused ? cm__op_comp_nnz(op, comp)
+                                        : (long)N * 8);
+  L->J = 1;
+  return CM_OK;
+}
+
+/* v_0: the warm start or a Gaussian vector (deflated), normalised. */
+static int lz_start(cm_context_t *ctx, lz_t *L, const double *start) {
+  cm__eig_start(L->op, L->comp, L->use_S, L->N, L->seed, start, L->V);
+  lz_deflate(L, L->V, 2);
+  double s = cm__nrm2(L->N, L->V, L->nt);
+  if (!(s > 0))
+    return CM__ERR(ctx, CM_NUMERIC, NULL, "Lanczos start vector is zero");
+  for (int i = 0; i < L->N; i++)
+    L->V[i] /= s;
+  L->om_cur[0] = 1;
+  L->scl[0] = 1;
+  return CM_OK;
+}
+
+/* ---- extend: w = Op v_j - alpha v_j - beta_{j-1} v_{j-1} ------------------ */
+
+static void lz_extend(lz_t *L, lz_step_t *s) {
+  int N = L->N, j = L->J - 1, k = L->k, m = L->m;
+  double *vj = L->V + (size_t)j * N, *vn = L->V + (size_t)L->J * N;
+  double *vp = j > k ? L->V + (size_t)(j - 1) * N : NULL;
+  *s = (lz_step_t){j, 0, j > k ? L->P.H[(size_t)(j - 1) * m + j] : 0,
+                   j == k || L->force, 0, L->w};
+  double tm = cm__now();
+  if (j > k && L->fused) { /* v_j = scl[j] V[:, j]; w goes to V[:, J] */
+    double f = L->scl[j];
+    L->half1.in = vj;
+    s->alpha = f * f * L->inv_s *
+               lz_rows_sq(&L->half1, L->other, L->tmp, NULL, 0, 1, NULL, 0,
+                          0, L->nt);
+    double ww = lz_rows_sq(&L->half2, N, vn, vj, f, L->inv_s, vp, s->bprev,
+                           s->alpha, L->nt);
+    L->out->t_matvec += cm__now() - tm;
+    L->out->matvecs++;
+    s->wp = vn, s->fin = 1;
+    L->beta = sqrt(ww);
+    return;
+  }
+  double wv[2];
+  cm__eig_apply(L->op, L->comp, L->use_S, L->inv_s, vj, L->w, L->tmp);
+  L->out->t_matvec += cm__now() - tm;
+  L->out->matvecs++;
+  lz_deflate(L, L->w, 1); /* w = P Op v_j (v_j is in range P) */
+  if (j == k && k > 0)    /* arrow: w -= sum_i s_i u_i */
+    cm__gemv(0, N, k, -1.0, L->V, N, L->P.H + (size_t)k * m, 1.0, L->w, L->nt);
+  s->alpha = lz_sub_dot(N, L->w, s->bprev, vp, vj, wv, L->nt);
+  /* ||w - alpha v_j||^2 with the measured ||v_j||^2: no drift of norms */
+  double ww = wv[0], b2 = ww - s->alpha * s->alpha * (2.0 - wv[1]);
+  if (s->full || !(b2 > 0.01 * ww)) { /* explicit, or cancellation */
+    lz_sub_scale(N, L->w, s->alpha, vj, 1.0, L->w, L->nt);
+    L->beta = cm__nrm2(N, L->w, L->nt);
+    s->fin = 1;
+  } else {
+    L->beta = sqrt(b2);
+  }
+}
+
+/* ---- orthogonalise: Simon's omega recurrence, partial re-orth. ------------ */
+
+/* Estimates of v_{j+1} . v_q, q <= j, into om_next; returns the largest. */
+static double lz_omega(lz_t *L, const lz_step_t *s) {
+  int j = s->j, m = L->m;
+  double noise = DBL_EPSILON * L->anorm / L->beta, ommax = 0;
+  L->om_cur[j] = 1;
+  for (int q = 0; q < j; q++) {
+    const double *Hq = L->P.H + (size_t)q * m;
+    double t = 0;
+    for (int p = 0; p <= j; p++)
+      t += Hq[p] * L->om_cur[p];
+    t = (t - s->alpha * L->om_cur[q] - s->bprev * L->om_prev[q]) / L->beta;
+    t += t >= 0 ? noise : -noise;
+    L->om_next[q] = t;
+    ommax = fabs(t) > ommax ? fabs(t) : ommax;
+  }
+  L->om_next[j] = noise;
+  return noise > ommax ? noise : ommax;
+}
+
+static void lz_orthogonalise(lz_t *L, lz_step_t *s) {
+  int j = s->j, k = L->k, m = L->m, N = L->N;
+  double eps = DBL_EPSILON, eta = pow(eps, 0.75);
+  L->P.H[(size_t)j * m + j] = s->alpha;
+  double rowsum = fabs(s->alpha) + L->beta + s->bprev;
+  for (int i = 0; j == k && i < k; i++)
+    rowsum += fabs(L->P.H[(size_t)k * m + i]);
+  L->anorm = rowsum > L->anorm ? rowsum : L->anorm;
+  double ommax = j > k && L->beta > 0 ? lz_omega(L, s) : 0;
+  if (!(s->full || ommax > sqrt(eps)))
+    return;
+  /* against the columns whose estimate passed eps^3/4 (Simon's modified
+   * partial re-orthogonalisation), and the same ones plus the newest at
+   * the step after; everything at the first step of a cycle */
+  int all = j == k;
+  if (!s->fin) /* w still holds the local part: finish it first */
+    lz_sub_scale(N, L->w, s->alpha, L->V + (size_t)j * N, 1.0, L->w, L->nt);
+  for (int q = 0; !all && q <= j; q++)
+    L->sel[q] = fabs(L->om_next[q]) > eta || (L->force && L->sel[q]) || q == j;
+  L->force = !L->force && !all; /* re-orthogonalise the next vector too */
+  L->beta = lz_reorth(N, L->V, L->J, all ? NULL : L->sel, s->wp, L->beta,
+                      L->h, L->P.D + (size_t)j * m, L->nt);
+  for (int q = 0; q <= j; q++)
+    if (all || L->sel[q])
+      L->om_next[q] = eps;
+  s->fin = 1;
+}
+
+/* ---- the next basis vector: normalised, or fresh after a breakdown ------ */
+
+static void lz_advance(lz_t *L, const lz_step_t *s) {
+  int j = s->j, J = L->J, N = L->N, m = L->m;
+  double eps = DBL_EPSILON, *vj = L->V + (size_t)j * N;
+  double *vn = L->V + (size_t)J * N;
+  if (!(L->beta > (double)N * eps * L->anorm)) {
+    /* breakdown: an invariant subspace was found; go on from a fresh
+     * Gaussian vector orthogonal to it (the copies of a repeated
+     * eigenvalue lie there), or stop when nothing is left */
+    for (int i = 0; i < N; i++)
+      L->w[i] = cm__gauss(L->seed ^ (LZ_SEED + (uint64_t)L->out->matvecs),
+                          L->base + (uint64_t)i);
+    lz_deflate(L, L->w, 2);
+    double s0 = cm__nrm2(N, L->w, L->nt);
+    double s1 = lz_reorth(N, L->V, J, NULL, L->w, -1.0, L->h, NULL, L->nt);
+    if (!(s1 > 1e-8 * s0))
+      L->exhausted = 1; /* the basis spans the whole space */
+    else
+      lz_sub_scale(N, L->w, 0, vj, 1.0 / s1, vn, L->nt);
+    L->beta = 0;
+    for (int q = 0; q <= j; q++)
+      L->om_next[q] = eps;
+    L->scl[J] = 1;
+  } else if (s->wp == vn) { /* normalised by the next step's pass */
+    L->scl[J] = 1.0 / L->beta;
+    if (J == m) { /* no next step before the restart: now */
+      lz_sub_scale(N, vn, 0, vj, L->scl[J], vn, L->nt);
+      L->scl[J] = 1;
     }
-    P.H[(size_t)j * m + j] = alpha;
-    double rowsum = fabs(alpha) + beta + bprev;
-    for (int i = 0; j == k && i < k; i++)
-      rowsum += fabs(P.H[(size_t)k * m + i]);
-    anorm = rowsum > anorm ? rowsum : anorm;
-    /* ---- omega recurrence: estimates of v_{j+1} . v_q, q <= j ---- */
-    double ommax = 0;
-    if (j > k && beta > 0) {
-      double noise = eps * anorm / beta;
-      om_cur[j] = 1;
-      for (int q = 0; q < j; q++) {
-        const double *Hq = P.H + (size_t)q * m;
-        double t = 0;
-        for (int p = 0; p <= j; p++)
-          t += Hq[p] * om_cur[p];
-        t = (t - alpha * om_cur[q] - bprev * om_prev[q]) / beta;
-        t += t >= 0 ? noise : -noise;
-        om_next[q] = t;
-        ommax = fabs(t) > ommax ? fabs(t) : ommax;
-      }
-      om_next[j] = noise;
-      ommax = noise > ommax ? noise : ommax;
-    }
-    if (full || ommax > sqeps) {
-      /* against the columns whose estimate passed eps^3/4 (Simon's
-       * modified partial re-orthogonalisation), and the same ones plus
-       * the newest at the step after; everything at the first step of a
-       * cycle */
-      int all = j == k;
-      if (!fin) /* w still holds the local part: finish it first */
-        lz_sub_scale(N, w, alpha, vj, 1.0, w, nt);
-      for (int q = 0; !all && q <= j; q++)
-        sel[q] = fabs(om_next[q]) > eta || (force && sel[q]) || q == j;
-      force = !force && !all; /* re-orthogonalise the next vector too */
-      beta = lz_reorth(N, V, J, all ? NULL : sel, wp, beta, h,
-                       P.D + (size_t)j * m, nt);
-      for (int q = 0; q <= j; q++)
-        if (all || sel[q])
-          om_next[q] = eps;
-      fin = 1;
-    }
-    /* ---- breakdown: an invariant subspace was found ---- */
-    if (!(beta > (double)N * eps * anorm)) {
-      for (int i = 0; i < N; i++)
-        w[i] = cm__hash_uniform(LZ_SEED + (uint64_t)out->matvecs,
-                                (uint64_t)(use_S ? r0 : c0) + (uint64_t)i);
-      double s0 = cm__nrm2(N, w, nt), s1 = lz_reorth(N, V, J, NULL, w, -1.0, h, NULL, nt);
-      if (!(s1 > 1e-8 * s0)) {
-        exhausted = 1; /* the basis spans the whole space */
-        beta = 0;
-      } else {
-        lz_sub_scale(N, w, 0, vj, 1.0 / s1, vn, nt);
-        beta = 0;
-      }
-      for (int q = 0; q <= j; q++)
-        om_next[q] = eps;
-      scl[J] = 1;
-    } else if (wp == vn) { /* normalised by the next step's pass */
-      scl[J] = 1.0 / beta;
-      if (J == m) { /* no next step before the restart: now */
-        lz_sub_scale(N, vn, 0, vj, scl[J], vn, nt);
-        scl[J] = 1;
-      }
-    } else {
-      lz_sub_scale(N, w, fin ? 0 : alpha, vj, 1.0 / beta, vn, nt);
-      scl[J] = 1;
-    }
-    if (J >= N)
-      exhausted = 1; /* N vectors span the space: the projection is exact */
-    if (J < m) {
-      P.H[(size_t)j * m + J] = beta;
-      P.H[(size_t)J * m + j] = beta;
-    }
-    { /* rotate the omega rows: prev <- cur <- next */
-      double *t = om_prev;
-      om_prev = om_cur, om_cur = om_next, om_next = t;
-      om_cur[J] = 1;
-    }
-    /* ---- convergence test on the J x J projected problem: every step
-     * while its ~J^3 flops are small against a matvec's ~4 nnz, else every
-     * few steps (at most LZ_TEST_MAX apart; sizes only, never timings) ---- */
-    double jc = k == 0 ? 100.0 * J * J : (double)J * J * J; /* MRRR, dense */
-    int every = jc <= 0.25 * mv_flops ? 1 : (int)ceil(jc / (0.25 * mv_flops));
-    every = every > LZ_TEST_MAX ? LZ_TEST_MAX : every;
-    if ((J >= nev + 1 && (J - nev - 1) % every == 0) || exhausted || J == m) {
-      int kk = J == m ? keep : nev;
-      if (lz_ritz(&P, J, kk, k == 0) < 0) {
-        st = CM__ERR(ctx, CM_NUMERIC, NULL,
-                     "LAPACK failed on the projected Lanczos problem");
-        goto done;
-      }
-      int f = P.found, good = 0;
-      for (int i = f - nev > 0 ? f - nev : 0; i < f; i++) {
-        double r = fabs(beta * P.Y[(size_t)i * J + (J - 1)]);
-        double t = fabs(P.theta[i]);
-        if (r <= tol * (t > eps23 ? t : eps23))
-          good++;
-      }
-      converged = good >= nev && f >= nev;
-    }
-    if (converged || exhausted)
-      break;
-    if (deadline > 0 && cm__now() > deadline) {
-      timed_out = 1; /* the partial result from the basis as it is now */
-      if (P.J != J && J >= nev + 1 && lz_ritz(&P, J, nev, k == 0) < 0)
-        P.found = 0;
-      break;
-    }
-    J++;
-    if (J <= m)
-      continue;
-    /* ---- thick restart: keep the top `keep` Ritz vectors ---- */
-    J = m;
-    if (restarts + 1 >= max_restarts) /* a budget of max_iter cycles */
-      break;
-    restarts++;
-    int kk = P.found;
-    if (lz_correct(&P, 0, kk)) {
-      st = CM__ERR(ctx, CM_NUMERIC, NULL, "Lanczos restart: out of memory, "
+  } else {
+    lz_sub_scale(N, L->w, s->fin ? 0 : s->alpha, vj, 1.0 / L->beta, vn, L->nt);
+    L->scl[J] = 1;
+  }
+  if (J >= N - L->nz)
+    L->exhausted = 1; /* the basis spans the space: the projection is exact */
+  if (J < m) {
+    L->P.H[(size_t)j * m + J] = L->beta;
+    L->P.H[(size_t)J * m + j] = L->beta;
+  }
+  double *t = L->om_prev; /* rotate the omega rows: prev <- cur <- next */
+  L->om_prev = L->om_cur, L->om_cur = L->om_next, L->om_next = t;
+  L->om_cur[J] = 1;
+}
+
+/* ---- test: the wanted Ritz pairs of the J x J projected problem --------- */
+
+/* Every step while its ~J^3 flops are small against a matvec's ~4 nnz, else
+ * every few steps (at most LZ_TEST_MAX apart; sizes only, never timings).
+ * The test is ARPACK's rule on Op / s, so its floor eps^2/3 is relative to
+ * the operator's scale. Returns -1 when LAPACK fails. */
+static int lz_test(lz_t *L) {
+  int J = L->J, nev = L->nev, k = L->k;
+  double jc = k == 0 ? 100.0 * J * J : (double)J * J * J; /* MRRR, dense */
+  int every = jc <= 0.25 * L->mv_flops ? 1 : (int)ceil(jc / (0.25 * L->mv_flops));
+  every = every > LZ_TEST_MAX ? LZ_TEST_MAX : every;
+  if (!((J >= nev + 1 && (J - nev - 1) % every == 0) || L->exhausted ||
+        J == L->m))
+    return 0;
+  if (lz_ritz(&L->P, J, J == L->m ? L->keep : nev, k == 0) < 0)
+    return -1;
+  double eps23 = pow(DBL_EPSILON, 2.0 / 3.0);
+  int f = L->P.found, good = 0;
+  for (int i = f - nev > 0 ? f - nev : 0; i < f; i++) {
+    double r = fabs(L->beta * L->P.Y[(size_t)i * J + (J - 1)]);
+    double t = fabs(L->P.theta[i]);
+    good += r <= L->tol * (t > eps23 ? t : eps23);
+  }
+  L->converged = good >= nev && f >= nev;
+  return 0;
+}
+
+/* ---- restart: keep the top `keep` Ritz vectors (thick restart) ---------- */
+
+static int lz_cycle(cm_context_t *ctx, lz_t *L) {
+  int kk = L->P.found;
+  if (lz_correct(&L->P, 0, kk))
+    return CM__ERR(ctx, CM_NUMERIC, NULL, "Lanczos restart: out of memory, "
                    "or LAPACK failed on the projected problem");
-      goto done;
+  int rs = lz_restart(L->N, L->V, L->m, &L->P, kk, L->beta, L->h, L->nt);
+  if (rs == -1)
+    return CM__ERR(ctx, CM_NOMEM, NULL, "out of memory for the Lanczos "
+                   "restart");
+  if (rs)
+    return CM__ERR(ctx, CM_NUMERIC, NULL,
+                   "Lanczos restart failed (N %d, ncv %d): %s", L->N, L->m,
+                   rs == -2 ? "the kept Ritz vectors are not independent"
+                            : "the residual lies in their span");
+  /* v_kk is orthogonal to the new U to rounding, but the relation holds
+   * only to O(D^2): start the estimates a hundred times above eps */
+  for (int p = 0; p < kk; p++)
+    L->om_cur[p] = 100 * DBL_EPSILON;
+  L->om_cur[kk] = 1;
+  L->k = kk;
+  L->J = kk + 1;
+  L->scl[kk] = 1;
+  return CM_OK;
+}
+
+/* Steps and restarts until the wanted pairs pass the test, the space is
+ * exhausted, or a budget (cycles, deadline) ends the run. */
+static int lz_run(cm_context_t *ctx, lz_t *L, double deadline) {
+  for (;;) {
+    lz_step_t s;
+    lz_extend(L, &s);
+    lz_orthogonalise(L, &s);
+    lz_advance(L, &s);
+    if (lz_test(L))
+      return CM__ERR(ctx, CM_NUMERIC, NULL,
+                     "LAPACK failed on the projected Lanczos problem");
+    if (L->converged || L->exhausted)
+      return CM_OK;
+    if (deadline > 0 && cm__now() > deadline) {
+      L->timed_out = 1; /* the partial result from the basis as it is now */
+      if (L->P.J != L->J && L->J >= L->nev + 1 &&
+          lz_ritz(&L->P, L->J, L->nev, L->k == 0) < 0)
+        L->P.found = 0;
+      return CM_OK;
     }
-    int rs = lz_restart(N, V, m, &P, kk, beta, h, nt);
-    if (rs) {
-      st = rs == -1 ? CM__ERR(ctx, CM_NOMEM, NULL, "out of memory for the "
-                              "Lanczos restart")
-                    : CM__ERR(ctx, CM_NUMERIC, NULL,
-                              "Lanczos restart failed (N %d, ncv %d): %s", N,
-                              m, rs == -2 ? "the kept Ritz vectors are not "
-                                            "independent"
-                                          : "the residual lies in their span");
-      goto done;
-    }
-    /* v_kk is orthogonal to the new U to rounding, but the relation holds
-     * only to O(D^2): start the estimates a hundred times above eps */
-    for (int p = 0; p < kk; p++)
-      om_cur[p] = 100 * eps;
-    om_cur[kk] = 1;
-    k = kk;
-    J = kk + 1;
-    scl[kk] = 1;
+    if (++L->J <= L->m)
+      continue;
+    L->J = L->m;
+    if (L->restarts + 1 >= L->max_restarts) /* a budget of max_iter cycles */
+      return CM_OK;
+    L->restarts++;
+    int st = lz_cycle(ctx, L);
+    if (st)
+      return st;
   }
-  out->iterations = restarts;
-  /* ---- Ritz vectors of the top pairs ---- */
-  {
-    int J0 = P.J, f = P.found;
-    if (f < 0)
-      f = 0;
-    int k0 = f > nev ? f - nev : 0, nf = f - k0; /* the top nev, ascending */
-    Yd = malloc(sizeof(double) * (size_t)J0 * (size_t)(nf + 1));
-    out->lambda = malloc(sizeof(double) * (size_t)(nf + 1));
-    if (!Yd || !out->lambda || lz_correct(&P, k0, nf)) {
-      st = CM__ERR(ctx, CM_NOMEM, NULL, "out of memory for Ritz vectors");
-      goto done;
-    }
-    int kept = 0; /* descending, positive only: their coefficients, then */
-    for (int i = nf - 1; i >= 0; i--) /* one pass over the basis */
-      if (P.theta[k0 + i] > 0) {
-        out->lambda[kept] = P.theta[k0 + i];
-        memcpy(Yd + (size_t)kept * J0, P.Y + (size_t)(k0 + i) * J0,
-               sizeof(double) * (size_t)J0);
-        kept++;
-      }
-    /* in place: the basis is done with, and its pages are already touched
-     * (fresh pages cost about as much as a pass over them); the rest of
-     * it is the residual products' scratch */
-    if (lz_combine(N, V, J0, Yd, J0, kept, 0, V, NULL, NULL, nt)) {
-      st = CM__ERR(ctx, CM_NOMEM, NULL, "out of memory for Ritz vectors");
-      goto done;
-    }
-    out->nev = kept;
-    out->converged = converged || exhausted;
-    out->rayleigh = 1;
-    int fst = cm__eig_finish(ctx, op, comp, use_S, V,
-                             V + (size_t)N * (size_t)kept,
-                             (size_t)N * (size_t)(m + 1 - kept), out);
-    if (fst)
-      st = fst;
+}
+
+/* ---- extract: the top pairs, corrected, positive, descending ------------ */
+
+/* Values (of Op / s) into lam, vectors formed in place in V[:, 0..kept).
+ * Returns kept, or -1 when out of memory. */
+static int lz_extract(lz_t *L, double *lam) {
+  int J0 = L->P.J, f = L->P.found < 0 ? 0 : L->P.found;
+  int k0 = f > L->nev ? f - L->nev : 0, nf = f - k0; /* the top, ascending */
+  double *Yd = malloc(sizeof(double) * ((size_t)J0 * (size_t)(nf + 1) + 1));
+  if (!Yd || lz_correct(&L->P, k0, nf)) {
+    free(Yd);
+    return -1;
   }
+  int kept = 0; /* descending, positive only: their coefficients, then */
+  for (int i = nf - 1; i >= 0; i--) /* one pass over the basis */
+    if (L->P.theta[k0 + i] > 0) {
+      lam[kept] = L->P.theta[k0 + i];
+      memcpy(Yd + (size_t)kept * J0, L->P.Y + (size_t)(k0 + i) * J0,
+             sizeof(double) * (size_t)J0);
+      kept++;
+    }
+  /* in place: the basis is done with, and its pages are already touched */
+  int st = lz_combine(L->N, L->V, J0, Yd, J0, kept, 0, L->V, NULL, NULL, L->nt);
+  free(Yd);
+  return st ? -1 : kept;
+}
+
+/* ---- the pairs found so far, and the search for missed copies ------------ */
+
+typedef struct {
+  int n, cap;        /* pairs held (descending), room */
+  double *lam;       /* values of Op / s, size cap */
+  double *U;         /* N x cap orthonormal vectors */
+  int converged;     /* every run that contributed converged */
+  int timed_out;     /* a run stopped by the deadline */
+} lz_pairs_t;
+
+/* Inserts pair (t, x) by value, keeping the top cap; x is orthogonalised
+ * against the vectors held (two passes) and normalised. Returns 1 if it
+ * was kept. */
+static int lz_pairs_add(lz_pairs_t *F, int N, double t, const double *x,
+                        int th) {
+  if (F->n == F->cap && !(t > F->lam[F->n - 1]))
+    return 0;
+  int at = F->n < F->cap ? F->n : F->cap - 1;
+  double *u = F->U + (size_t)at * N;
+  memcpy(u, x, sizeof(double) * (size_t)N);
+  for (int pass = 0; pass < 2; pass++)
+    for (int q = 0; q < at; q++) {
+      double c = cm__dot(N, F->U + (size_t)q * N, u, th);
+      for (int i = 0; i < N; i++)
+        u[i] -= c * F->U[(size_t)q * N + i];
+    }
+  double nu = cm__nrm2(N, u, th);
+  if (!(nu > 1e-8))
+    return 0; /* already in their span */
+  for (int i = 0; i < N; i++)
+    u[i] /= nu;
+  F->lam[at] = t;
+  F->n = at + 1;
+  for (int p = at; p > 0 && F->lam[p] > F->lam[p - 1]; p--) { /* sort */
+    double tl = F->lam[p];
+    F->lam[p] = F->lam[p - 1], F->lam[p - 1] = tl;
+    for (int i = 0; i < N; i++) {
+      double tu = F->U[(size_t)p * N + i];
+      F->U[(size_t)p * N + i] = F->U[(size_t)(p - 1) * N + i];
+      F->U[(size_t)(p - 1) * N + i] = tu;
+    }
+  }
+  return 1;
+}
+
+/* One solve of the top nev pairs of Op / s (deflated by F's vectors when
+ * deflate), to tolerance tol; merged into F when add (*added: pairs
+ * kept). *top: the largest value found (0 none). */
+static int lz_solve(cm_context_t *ctx, cm_operator_t *op, int comp,
+                    const cm_options_t *opts, const cm__eig_dims_t *d,
+                    int nev, double tol, int deflate, uint64_t seed,
+                    const double *start, double deadline, cm__eig_t *out,
+                    lz_pairs_t *F, int add, int *added, double *top) {
+  lz_t L;
+  int st = lz_setup(ctx, &L, op, comp, opts, d, nev, tol,
+                    deflate ? F->U : NULL, F->n, seed, out);
+  if (st)
+    return st;
+  double *lv = malloc(sizeof(double) * ((size_t)nev + 1));
+  st = lv ? lz_start(ctx, &L, start) : CM_NOMEM;
+  if (!st)
+    st = lz_run(ctx, &L, deadline);
+  int kept = st ? 0 : lz_extract(&L, lv);
+  if (kept < 0)
+    st = CM__ERR(ctx, CM_NOMEM, NULL, "out of memory for Ritz vectors");
+  *added = 0, *top = kept > 0 ? lv[0] : 0;
+  /* a search never lists a value at the rounding level of the top (the
+   * null space of a rank-deficient operator) */
+  double floor = deflate && F->n ? (double)L.N * DBL_EPSILON * F->lam[0] : 0;
+  for (int i = 0; !st && add && i < kept && lv[i] > floor; i++)
+    *added += lz_pairs_add(F, L.N, lv[i], L.V + (size_t)i * L.N, L.nt);
+  if (!st && !(L.converged || L.exhausted))
+    F->converged = 0;
+  F->timed_out |= L.timed_out;
+  out->iterations += L.restarts;
+  free(lv);
+  lz_free(&L);
+  return st;
+}
+
+/* The basis size when the options leave it open is lz_auto_ncv; a search
+ * for copies runs nev = 1 in a basis of at most LZ_NCV_MIN vectors. */
+static int lz_check_dims(const cm__eig_dims_t *d, int nz, cm__eig_dims_t *c) {
+  *c = *d;
+  c->nev = 1;
+  int room = d->N - nz; /* the deflated space */
+  if (room < 3)
+    return 0;
+  c->ncv = d->ncv < LZ_NCV_MIN ? d->ncv : LZ_NCV_MIN;
+  c->ncv = c->ncv > room ? room : c->ncv;
+  return c->ncv > 1;
+}
+
+/* ---- the driver ----------------------------------------------------------- */
+
+/* The top nev pairs; then, since one Krylov sequence sees a repeated
+ * eigenvalue once (and a breakdown used to pass the test), solves again
+ * for the top pair orthogonal to every pair found, from a fresh Gaussian
+ * start, and lists it while it belongs among the top nev: each copy of a
+ * repeated top eigenvalue costs one such solve, and the last one (no
+ * copy) confirms the list. */
+int cm__eig_lanczos(cm_context_t *ctx, cm_operator_t *op, int comp,
+                    const cm_options_t *opts, const double *start,
+                    double deadline, cm__eig_t *out) {
+  cm__eig_dims_t d, c;
+  int st = cm__eig_dims(ctx, op, comp, opts, CM_METHOD_LANCZOS, lz_auto_ncv,
+                        out, &d);
+  if (st)
+    return st;
+  lz_pairs_t F = {0, d.nev, malloc(sizeof(double) * ((size_t)d.nev + 1)),
+                  malloc(sizeof(double) * (size_t)d.N * ((size_t)d.nev + 1)),
+                  1, 0};
+  int added = 0;
+  double top0 = 0;
+  st = F.lam && F.U ? CM_OK
+                    : CM__ERR(ctx, CM_NOMEM, NULL, "out of memory (Lanczos)");
+  if (!st)
+    st = lz_solve(ctx, op, comp, opts, &d, d.nev,
+                  opts->tol > 0 ? opts->tol : 1e-10, 0, d.seed, start,
+                  deadline, out, &F, 1, &added, &top0);
+  double tol = opts->tol > 0 ? opts->tol : 1e-10, tc = fmax(tol, LZ_PROBE_TOL);
+  for (int r = 1; !st && F.converged && !F.timed_out && F.n > 0 &&
+                  r <= d.nev && lz_check_dims(&d, F.n, &c);
+       r++) {
+    uint64_t seed = d.seed ^ (0x636f706965730000ULL + (uint64_t)r); /* "copies" */
+    double top = 0, low = F.lam[F.n - 1];
+    /* a probe to a loose tolerance first: most searches end there */
+    st = lz_solve(ctx, op, comp, opts, &c, 1, tc, 1, seed, NULL, deadline,
+                  out, &F, tc <= tol, &added, &top);
+    if (st || (F.n == F.cap && top * (1 + 2 * tc) <= low) ||
+        !(top > (double)d.N * DBL_EPSILON * F.lam[0]))
+      break; /* the top of the rest lies below the list: it is complete */
+    if (tc > tol) /* a copy: solve for it to the tolerance, same start */
+      st = lz_solve(ctx, op, comp, opts, &c, 1, tol, 1, seed, NULL, deadline,
+                    out, &F, 1, &added, &top);
+    if (!added)
+      break;
+  }
+  out->nev = F.n;
+  out->converged = F.converged && !F.timed_out && F.n > 0;
+  out->rayleigh = 1;
+  out->lambda = malloc(sizeof(double) * ((size_t)F.n + 1));
+  if (!st && !out->lambda)
+    st = CM__ERR(ctx, CM_NOMEM, NULL, "out of memory for Ritz vectors");
+  for (int i = 0; !st && i < F.n; i++)
+    out->lambda[i] = F.lam[i] * d.scale;
+  if (!st)
+    st = cm__eig_finish(ctx, op, comp, d.use_S, F.U, NULL, 0, out);
   if (!st && !out->converged) {
     st = CM_NOT_CONVERGED;
     CM__ERR(ctx, CM_NOT_CONVERGED, NULL,
             "eigen-solve stopped by its %s budget after %d matvecs; partial "
             "result",
-            timed_out ? "time" : "iteration", out->matvecs);
+            F.timed_out ? "time" : "iteration", out->matvecs);
   }
-done:
-  free(V), free(w), free(tmp), free(Yd);
-  free(P.H), free(P.D), free(P.A), free(P.theta), free(P.Y);
-  free(om_prev), free(om_cur), free(om_next), free(h), free(sel);
-  free(scl);
+  free(F.lam), free(F.U);
   return st;
 }

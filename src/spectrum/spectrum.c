@@ -1,6 +1,8 @@
-/* spectrum.c: picks the backend for a component (dense for small ones, on
- * request, and when ARPACK fails; ARPACK otherwise), converts eigenvectors to
- * unit z over the contacts with their residuals, and offers the public
+/* spectrum.c: picks the backend for a component (dense for small ones and
+ * on request; Lanczos or ARPACK otherwise, falling back to ARPACK and then
+ * dense when a result fails the recomputed-residual test), the operator's
+ * scale and start-vector seed, the Gaussian start, converts eigenvectors
+ * to unit z over the contacts with their residuals, and offers the public
  * cm_spectrum_solve. Not for the report (report/). */
 #include "spectrum_internal.h"
 
@@ -13,17 +15,104 @@
 #define CM__AUTO_LANCZOS 1 /* auto: own Lanczos (1) or ARPACK (0) */
 #endif
 
-#define CM__SEED 0x636d6f646573ULL /* "cmodes" */
 
-void cm__eig_apply(cm_operator_t *op, int comp, int use_S, const double *x,
-                   double *y, double *tmp) {
-  if (use_S) {
+void cm__eig_apply(cm_operator_t *op, int comp, int use_S, double inv_s,
+                   const double *x, double *y, double *tmp) {
+  int r0, m, c0, n;
+  cm__op_comp(op, comp, &r0, &m, &c0, &n);
+  int k = use_S ? n : m, th = cm__op_threads(op);
+  if (use_S)
     cm__op_BT(op, comp, x, tmp); /* tmp = B^T x */
-    cm__op_B(op, comp, tmp, y);  /* y = B tmp */
-  } else {
-    cm__op_B(op, comp, x, tmp);  /* tmp = B x */
-    cm__op_BT(op, comp, tmp, y); /* y = B^T tmp */
+  else
+    cm__op_B(op, comp, x, tmp); /* tmp = B x */
+  if (inv_s != 1.0) {
+#pragma omp parallel for schedule(static) num_threads(th) if (k > CM__PAR_MIN)
+    for (int i = 0; i < k; i++)
+      tmp[i] *= inv_s; /* exact: a power of two */
   }
+  if (use_S)
+    cm__op_B(op, comp, tmp, y); /* y = B tmp */
+  else
+    cm__op_BT(op, comp, tmp, y); /* y = B^T tmp */
+}
+
+double cm__gauss(uint64_t seed, uint64_t i) {
+  double u1 = 0.5 * (cm__hash_uniform(seed, 2 * i) + 1.0); /* (0, 1) */
+  double u2 = cm__hash_uniform(seed, 2 * i + 1);           /* (-1, 1) */
+  return sqrt(-2.0 * log(u1)) * cos(3.14159265358979323846 * u2);
+}
+
+static uint64_t cm__mix(uint64_t h, uint64_t v) {
+  h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
+  h *= 0xff51afd7ed558ccdULL;
+  return h ^ (h >> 33);
+}
+
+static uint64_t cm__bits(double x) {
+  uint64_t u;
+  memcpy(&u, &x, sizeof u);
+  return u;
+}
+
+/* Rayleigh quotient of a Gaussian vector after two products: the scale of
+ * an operator whose row sums are unknown (any value within a few orders of
+ * lambda_max serves). */
+static double cm__scale_power(cm_operator_t *op, int comp, int use_S, int N,
+                              int other, uint64_t seed) {
+  double *x = malloc(sizeof(double) * ((size_t)N + 1));
+  double *y = malloc(sizeof(double) * ((size_t)N + 1));
+  double *t = malloc(sizeof(double) * ((size_t)other + 1)), q = 0;
+  int th = cm__op_threads(op);
+  for (int i = 0; x && y && t && i < N; i++)
+    x[i] = cm__gauss(seed, (uint64_t)i);
+  for (int it = 0; x && y && t && it < 2; it++) {
+    double nx = cm__nrm2(N, x, th);
+    if (!(nx > 0) || !isfinite(nx))
+      break;
+    for (int i = 0; i < N; i++)
+      x[i] /= nx;
+    cm__eig_apply(op, comp, use_S, 1.0, x, y, t);
+    q = cm__dot(N, x, y, th);
+    double *s = x;
+    x = y, y = s;
+  }
+  free(x), free(y), free(t);
+  return q;
+}
+
+int cm__eig_scale(cm_context_t *ctx, cm_operator_t *op, int comp, int use_S,
+                  double *scale, uint64_t *seed) {
+  int r0, m, c0, n;
+  cm__op_comp(op, comp, &r0, &m, &c0, &n);
+  int N = use_S ? m : n;
+  uint64_t h = cm__mix(cm__mix(cm__mix(0x636d6f646573ULL, (uint64_t)m),
+                               (uint64_t)n),
+                       (uint64_t)cm__op_comp_nnz(op, comp));
+  double *dg = malloc(sizeof(double) * ((size_t)m + 1));
+  double *gs = malloc(sizeof(double) * ((size_t)m + 1)), dmax = 0;
+  cm_context_t local;
+  cm_context_init(&local);
+  /* the row sums cost a pass over B on the block path, but n solves for
+   * a general M: there a Rayleigh quotient (two products) does */
+  int ok = dg && gs && m > 0 && cm__op_is_block(op) &&
+           !cm__op_row_bounds(&local, op, comp, dg, gs);
+  for (int i = 0; ok && i < m; i++)
+    dmax = dg[i] > dmax ? dg[i] : dmax;
+  if (ok) { /* a few entries: the seed follows the operator */
+    int pick[4] = {0, m / 3, (2 * m) / 3, m - 1};
+    for (int q = 0; q < 4; q++)
+      h = cm__mix(h, cm__bits(dg[pick[q]]) ^ cm__bits(gs[pick[q]]));
+  }
+  free(dg), free(gs);
+  if (!(dmax > 0) || !isfinite(dmax)) /* no row sums: a Rayleigh quotient */
+    dmax = cm__scale_power(op, comp, use_S, N, use_S ? n : m, h);
+  if (!(dmax > 0) || !isfinite(dmax))
+    return CM__ERR(ctx, CM_NUMERIC, NULL, "component %d: the operator's "
+                   "scale (max S_cc = %g) is not a positive finite number",
+                   comp, dmax);
+  *scale = ldexp(1.0, ilogb(dmax)); /* 2^e <= dmax < 2^(e+1) */
+  *seed = h;
+  return CM_OK;
 }
 
 int cm__eig_dims(cm_context_t *ctx, cm_operator_t *op, int comp,
@@ -45,14 +134,15 @@ int cm__eig_dims(cm_context_t *ctx, cm_operator_t *op, int comp,
                    "%s needs nev < ncv <= N (nev %d, ncv %d, N %d)",
                    method == CM_METHOD_ARPACK ? "ARPACK" : "Lanczos", d->nev,
                    d->ncv, d->N);
-  return CM_OK;
+  return cm__eig_scale(ctx, op, comp, d->use_S, &d->scale, &d->seed);
 }
 
 void cm__eig_start(cm_operator_t *op, int comp, int use_S, int N,
-                   const double *start, double *resid) {
+                   uint64_t seed, const double *start, double *resid) {
   int r0, m, c0, n, th = cm__op_threads(op);
   cm__op_comp(op, comp, &r0, &m, &c0, &n);
   uint64_t base = (uint64_t)(use_S ? r0 : c0);
+  seed = cm__mix(seed, use_S ? 0x53 : 0x47); /* S or G */
   double snorm = 0;
   if (start) {
     if (use_S)
@@ -61,13 +151,13 @@ void cm__eig_start(cm_operator_t *op, int comp, int use_S, int N,
       cm__op_BT(op, comp, start, resid); /* u0 = B^T z0 */
     snorm = cm__nrm2(N, resid, th);
   }
-  if (start && snorm > 0) { /* a little seeded noise keeps the other modes */
+  if (start && snorm > 0 && isfinite(snorm)) { /* noise keeps the others */
     for (int i = 0; i < N; i++)
-      resid[i] = resid[i] / snorm + 1e-3 *
-                 cm__hash_uniform(CM__SEED, base + (uint64_t)i) / sqrt((double)N);
+      resid[i] = resid[i] / snorm +
+                 1e-3 * cm__gauss(seed, base + (uint64_t)i) / sqrt((double)N);
   } else {
     for (int i = 0; i < N; i++)
-      resid[i] = cm__hash_uniform(CM__SEED + (use_S ? 0 : 1), base + (uint64_t)i);
+      resid[i] = cm__gauss(seed, base + (uint64_t)i);
   }
 }
 
@@ -163,11 +253,13 @@ int cm__eig_finish(cm_context_t *ctx, cm_operator_t *op, int comp, int use_S,
       double *z = out->z + (size_t)p * m, *yp = y + (size_t)(p - p0) * m;
       if (out->rayleigh && out->res[p] > 0) /* of the unit z */
         out->lambda[p] = cm__dot(m, z, yp, th);
-      double lam = out->lambda[p];
+      /* ||S z / lambda - z||: divided first, so that neither the vector
+       * nor its squares leave the normal range at any accepted scale */
+      double lam = out->lambda[p], il = lam > 0 ? 1.0 / lam : 0;
 #pragma omp parallel for schedule(static) num_threads(pt)
       for (int i = 0; i < m; i++)
-        yp[i] -= lam * z[i];
-      out->res[p] = cm__nrm2(m, yp, th) / lam;
+        yp[i] = yp[i] * il - z[i];
+      out->res[p] = lam > 0 ? cm__nrm2(m, yp, th) : INFINITY;
     }
   }
   if (own)
@@ -188,6 +280,32 @@ static cm__eig_t cm__eig_drop(cm_context_t *ctx, cm__eig_t *out) {
 static void cm__eig_add_cost(cm__eig_t *out, const cm__eig_t *spent) {
   out->iterations += spent->iterations, out->matvecs += spent->matvecs;
   out->t_matvec += spent->t_matvec;
+}
+
+/* The acceptance test of every iterative backend's result, on the
+ * recomputed residuals (cm__eig_finish): a result claimed converged needs
+ * at least one mode and every listed residual <= 1000 tol + 1e-12;
+ * otherwise CM_NUMERIC (the caller falls back to another backend). A
+ * partial result (CM_NOT_CONVERGED) is never upgraded. */
+static int cm__eig_check(cm_context_t *ctx, const cm_options_t *opts,
+                         int comp, cm__eig_t *out, int st) {
+  if (st != CM_OK)
+    return st;
+  double tol = opts->tol > 0 ? opts->tol : 1e-10, worst = 0;
+  for (int i = 0; i < out->nev; i++)
+    worst = out->res[i] > worst || isnan(out->res[i]) ? out->res[i] : worst;
+  if (out->nev < 1) {
+    out->converged = 0;
+    return CM__ERR(ctx, CM_NUMERIC, NULL, "component %d: the %s solve "
+                   "returned no mode", comp, cm__method_name(out->method));
+  }
+  if (!(worst <= 1e3 * tol + 1e-12)) {
+    out->converged = 0;
+    return CM__ERR(ctx, CM_NUMERIC, NULL, "component %d: %s residual %.3g "
+                   "above 1000 x tol", comp, cm__method_name(out->method),
+                   worst);
+  }
+  return CM_OK;
 }
 
 int cm__eig_is_dense(const cm_options_t *opts, int m, int n) {
@@ -213,24 +331,22 @@ int cm__eig_component(cm_context_t *ctx, cm_operator_t *op, int comp,
             opts->chebyshev < 2);
   int st = lz ? cm__eig_lanczos(ctx, op, comp, opts, start, deadline, out)
               : cm__eig_arpack(ctx, op, comp, opts, start, deadline, out);
-  if (lz && st == CM_OK) {
-    /* the true residuals confirm the Lanczos estimates, or ARPACK redoes it */
-    double tol = opts->tol > 0 ? opts->tol : 1e-10, worst = 0;
-    for (int i = 0; i < out->nev; i++)
-      worst = out->res[i] > worst ? out->res[i] : worst;
-    if (!(worst <= 1e3 * tol + 1e-12))
-      st = CM__ERR(ctx, CM_NUMERIC, NULL, "Lanczos residual %.3g above "
-                   "1000 x tol", worst);
-  }
+  st = cm__eig_check(ctx, opts, comp, out, st);
   if (lz && st == CM_NUMERIC) { /* ARPACK next, then dense below */
     cm__eig_t spent = cm__eig_drop(ctx, out);
     st = cm__eig_arpack(ctx, op, comp, opts, start, deadline, out);
+    st = cm__eig_check(ctx, opts, comp, out, st);
     cm__eig_add_cost(out, &spent);
   }
   if (st == CM_NUMERIC && N <= CM__DENSE_FALLBACK_MAX) {
     cm__eig_t spent = cm__eig_drop(ctx, out);
     st = cm__eig_dense(ctx, op, comp, nev, out);
     cm__eig_add_cost(out, &spent);
+  } else if (st == CM_NUMERIC && out->nev > 0) {
+    /* no dense fallback at this size: a result whose recomputed residuals
+     * fail the test is kept, flagged not converged (never as converged) */
+    out->converged = 0;
+    st = CM_NOT_CONVERGED;
   }
   return st;
 }

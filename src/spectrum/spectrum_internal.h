@@ -19,7 +19,7 @@ typedef struct {
 } cm__eig_t;
 
 /* Top nev eigenpairs of component comp (-1: all). start: optional start
- * vector over the component rows (size m), else a seeded one. deadline: an
+ * vector over the component rows (size m), else a Gaussian one. deadline: an
  * absolute cm__now() time after which ARPACK stops with a partial result
  * (0: none). Returns CM_OK, CM_NOT_CONVERGED (partial, out filled) or an
  * error; out is zeroed first and owned by the caller (cm__eig_free). */
@@ -47,21 +47,56 @@ int cm__eig_lanczos(cm_context_t *ctx, cm_operator_t *op, int comp,
 typedef struct {
   int r0, m, c0, n; /* the component's rows and columns */
   int use_S, N, other, nev, ncv;
+  double scale;     /* s: a power of two near max_c S_cc; the backends
+                       iterate on Op / s (cm__eig_scale) */
+  uint64_t seed;    /* start-vector seed derived from the operator */
 } cm__eig_dims_t;
 int cm__eig_dims(cm_context_t *ctx, cm_operator_t *op, int comp,
                  const cm_options_t *opts, int method,
                  int (*auto_ncv)(int nev, int N), cm__eig_t *out,
                  cm__eig_dims_t *d);
 
-/* y = Op x for the component: S = B B^T (use_S) or G = B^T B; tmp has
- * room for the other side. */
-void cm__eig_apply(cm_operator_t *op, int comp, int use_S, const double *x,
-                   double *y, double *tmp);
+/* The scale s of component comp's operator: the power of two nearest
+ * below max_c S_cc (a Rayleigh quotient: lambda_max / s lies in
+ * [1, N]), so that every backend works on Op / s, whose top eigenvalue is
+ * of order one at any physical scale, and scaling is exact. Also a seed
+ * hashed from the sizes and a few of those diagonal entries. For a
+ * general M (whose row sums take n solves) s comes from a Rayleigh
+ * quotient of a Gaussian vector after two products instead. */
+int cm__eig_scale(cm_context_t *ctx, cm_operator_t *op, int comp, int use_S,
+                  double *scale, uint64_t *seed);
+
+/* y = (1/s) Op x for the component: S = B B^T (use_S) or G = B^T B, the
+ * factor inv_s = 1/s applied between the two halves (no intermediate
+ * leaves the normal range for any accepted scene); tmp has room for the
+ * other side. */
+void cm__eig_apply(cm_operator_t *op, int comp, int use_S, double inv_s,
+                   const double *x, double *y, double *tmp);
+/* A standard normal number keyed by (seed, i): Box-Muller on two
+ * counter-based uniforms, the same at any thread count. */
+double cm__gauss(uint64_t seed, uint64_t i);
 /* The start vector of the iterative backends (size N of the operator): the
- * warm start mapped to the operator plus a little seeded noise, or seeded
- * noise alone; the same bits in any process and at any thread count. */
+ * warm start mapped to the operator plus a little Gaussian noise, or a
+ * Gaussian vector keyed by (seed, global index) alone (uniform direction on
+ * the sphere); the same bits in any process and at any thread count. */
 void cm__eig_start(cm_operator_t *op, int comp, int use_S, int N,
-                   const double *start, double *resid);
+                   uint64_t seed, const double *start, double *resid);
+
+/* The probabilistic upper bound of bound.c on lambda_max of component
+ * comp: a plain (unrestarted) Lanczos run from its own Gaussian start,
+ * steps until lambda_max <= theta / (1 - eps) holds except with
+ * probability delta (Kuczynski-Wozniakowski) with 1 / (1 - eps) <= 1.04,
+ * or 500 steps, or a breakdown. upper is INFINITY when eps >= 1 (a
+ * breakdown after too few steps for the theorem to say anything). */
+typedef struct {
+  double upper;   /* lambda_max <= upper with probability >= 1 - delta */
+  double theta;   /* the run's top Ritz value (a lower estimate) */
+  double eps;     /* the theorem's relative gap at the last step */
+  int steps;      /* Lanczos steps (= matvecs) */
+  double seconds; /* wall time of the run */
+} cm__eig_bound_t;
+int cm__eig_prob_bound(cm_context_t *ctx, cm_operator_t *op, int comp,
+                       double delta, cm__eig_bound_t *res);
 
 /* Symmetric eigen-solve of a dense N x N column-major A (destroyed): the top
  * k pairs (all N when k >= N or all_values), ascending, into w (size N) and

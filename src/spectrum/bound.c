@@ -1,0 +1,141 @@
+/* bound.c: a probabilistic upper bound on lambda_max of a component from a
+ * plain Lanczos run from a random start (Kuczynski and Wozniakowski, SIAM
+ * J. Matrix Anal. Appl. 13(4), 1992, Theorem 4.2): for a symmetric positive
+ * semidefinite Op of size n and a start b uniform on the unit sphere, the
+ * largest Ritz value theta_k of the k-dimensional Krylov space satisfies
+ *
+ *     P(theta_k < (1 - eps) lambda_max) <= 1.648 sqrt(n) exp(-sqrt(eps) (2k - 1))
+ *
+ * so lambda_max <= theta_k / (1 - eps) except with probability delta / 2
+ * when sqrt(eps) = ln(1.648 sqrt(n) / (delta / 2)) / (2k - 1); after a
+ * breakdown (an invariant Krylov space) also lambda_max <= theta_k +
+ * beta_k sqrt(2 n / pi) / (delta / 2) except with probability delta / 2. Its hypotheses are met
+ * here by a run of its own: unrestarted, from a Gaussian vector (whose
+ * direction is uniform on the sphere) keyed by a seed of its own, three
+ * vectors and the tridiagonal T_k, stopped when the bound is within
+ * PB_TARGET of theta_k. Not the eigen-solve (lanczos.c). */
+#include "spectrum_internal.h"
+
+#include <float.h>
+#include <lapacke.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define PB_SEED 0x70726f6261626c65ULL /* "probable": its own start */
+#define PB_TARGET 0.04    /* stop at bound <= (1 + 4%) theta: omega 2% */
+#define PB_MAX_STEPS 500  /* most steps (then the bound is what it is) */
+
+/* Largest eigenvalue of the k x k tridiagonal (a, b) by bisection (dstebz),
+ * and ||T||_1 into *tn; iw: 2k ints. */
+static double pb_top(int k, const double *a, const double *b, double *tn,
+                     lapack_int *iw) {
+  double w[1] = {0}, t = 0;
+  lapack_int found = 0, nsplit = 0;
+  for (int i = 0; i < k; i++) {
+    double r = fabs(a[i]) + (i > 0 ? fabs(b[i - 1]) : 0) +
+               (i + 1 < k ? fabs(b[i]) : 0);
+    t = r > t ? r : t;
+  }
+  *tn = t;
+  if (LAPACKE_dstebz('I', 'E', k, 0, 0, k, k, 0.0, a, b, &found, &nsplit, w,
+                     iw, iw + k) != 0 || found < 1)
+    return NAN;
+  return w[0];
+}
+
+/* One step of the plain recurrence: w = Op v / s - b_prev v_prev, alpha,
+ * then w -= alpha v; returns ||w||. */
+static double pb_step(cm_operator_t *op, int comp, int use_S, double inv_s,
+                      int N, const double *v, const double *vp, double bp,
+                      double *w, double *tmp, double *alpha, int th) {
+  cm__eig_apply(op, comp, use_S, inv_s, v, w, tmp);
+  for (int i = 0; vp && i < N; i++)
+    w[i] -= bp * vp[i];
+  *alpha = cm__dot(N, v, w, th);
+  for (int i = 0; i < N; i++)
+    w[i] -= *alpha * v[i];
+  return cm__nrm2(N, w, th);
+}
+
+int cm__eig_prob_bound(cm_context_t *ctx, cm_operator_t *op, int comp,
+                       double delta, cm__eig_bound_t *res) {
+  memset(res, 0, sizeof *res);
+  int r0, m, c0, n;
+  cm__op_comp(op, comp, &r0, &m, &c0, &n);
+  int use_S = m <= n, N = use_S ? m : n, other = use_S ? n : m;
+  int th = cm__op_threads(op), kmax = N < PB_MAX_STEPS ? N : PB_MAX_STEPS;
+  if (N == 0)
+    return CM_OK;
+  double s = 1;
+  uint64_t seed = 0;
+  int st = cm__eig_scale(ctx, op, comp, use_S, &s, &seed);
+  if (st)
+    return st;
+  double *v = malloc(sizeof(double) * (size_t)N);
+  double *vp = malloc(sizeof(double) * (size_t)N);
+  double *w = malloc(sizeof(double) * (size_t)N);
+  double *tmp = malloc(sizeof(double) * ((size_t)other + 1));
+  double *a = malloc(sizeof(double) * (size_t)kmax);
+  double *b = malloc(sizeof(double) * (size_t)kmax);
+  lapack_int *iw = malloc(sizeof(lapack_int) * 2 * (size_t)kmax);
+  if (!v || !vp || !w || !tmp || !a || !b || !iw) {
+    st = CM__ERR(ctx, CM_NOMEM, NULL, "out of memory for the probabilistic "
+                 "bound (N = %d)", N);
+    goto done;
+  }
+  /* ---- the start: a Gaussian vector, uniform direction ---- */
+  uint64_t base = (uint64_t)(use_S ? r0 : c0), sd = seed ^ PB_SEED;
+  for (int i = 0; i < N; i++)
+    v[i] = cm__gauss(sd, base + (uint64_t)i);
+  /* half of delta to the theorem, half to the breakdown bound below */
+  double nv = cm__nrm2(N, v, th), L = log(1.648 * sqrt((double)N) / (0.5 * delta));
+  for (int i = 0; i < N; i++)
+    v[i] /= nv;
+  /* ---- plain Lanczos until the bound is within PB_TARGET ---- */
+  double theta = 0, eps = INFINITY, tn = 0, bp = 0, t0 = cm__now();
+  int k = 0, breakdown = 0;
+  double bk = 0;
+  for (;;) {
+    double beta = pb_step(op, comp, use_S, 1.0 / s, N, v, k ? vp : NULL, bp,
+                          w, tmp, &a[k], th);
+    k++;
+    theta = pb_top(k, a, b, &tn, iw);
+    double r = L / (2.0 * k - 1.0);
+    eps = r * r;
+    breakdown = !(beta > (double)N * DBL_EPSILON * tn);
+    bk = beta;
+    if (!isfinite(theta) || (eps < 1 && 1.0 / (1.0 - eps) <= 1 + PB_TARGET) ||
+        breakdown || k == kmax)
+      break;
+    b[k - 1] = beta;
+    for (int i = 0; i < N; i++) { /* v_prev <- v <- w / beta */
+      vp[i] = v[i];
+      v[i] = w[i] / beta;
+    }
+    bp = beta;
+  }
+  res->steps = k;
+  res->eps = eps;
+  res->theta = theta * s;
+  /* the Ritz value's own rounding: bisection to ~eps ||T||, and the
+   * recurrence's (Paige) of order k eps ||Op|| */
+  double ub = eps < 1 ? (theta + 3.0 * k * DBL_EPSILON * tn) / (1.0 - eps)
+                      : INFINITY;
+  if (breakdown) { /* an invariant subspace holding b: lambda_max <= theta
+                    + beta / |u . b| (u a top eigenvector), and |u . b| >=
+                    (delta / 2) sqrt(pi / (2 N)) but with probability
+                    delta / 2 (b uniform on the sphere) */
+    double ub2 = theta + 3.0 * k * DBL_EPSILON * tn +
+                 bk * sqrt(2.0 * N / 3.14159265358979323846) / (0.5 * delta);
+    ub = ub2 < ub ? ub2 : ub;
+  }
+  res->upper = ub * s;
+  res->seconds = cm__now() - t0;
+  if (!isfinite(theta))
+    st = CM__ERR(ctx, CM_NUMERIC, NULL, "LAPACK dstebz failed on the "
+                 "probabilistic bound's tridiagonal (k = %d)", k);
+done:
+  free(v), free(vp), free(w), free(tmp), free(a), free(b), free(iw);
+  return st;
+}
