@@ -104,7 +104,25 @@ def main():
     ap.add_argument("--skip-missing", action="store_true",
                     help="exit 77 when no lmp is installed")
     ap.add_argument("--json", help="write the results here")
+    ap.add_argument("--known", action="append", default=[],
+                    metavar="DECK:VERDICT=MAX",
+                    help="a documented gap (repeatable): DECK's VERDICT "
+                    "(critical or certified) may fail by at most MAX "
+                    "(relative: |ratio - 1| for critical, certified / "
+                    "LAMMPS' stable end - 1 for certified); printed as "
+                    "'known', a larger gap still fails")
     a = ap.parse_args()
+    known = {}
+    for k in a.known:
+        try:
+            deck, rest = k.split(":", 1)
+            verdict, mx = rest.split("=", 1)
+            if verdict not in ("critical", "certified"):
+                raise ValueError
+            known[(deck, verdict)] = float(mx)
+        except ValueError:
+            ap.error(f"--known {k}: expected DECK:critical=MAX or "
+                     "DECK:certified=MAX")
 
     lt = load_threshold()
     lmp = lt.find_lmp(a.lmp)
@@ -153,6 +171,15 @@ def main():
                 row.update(h_s=h, certified_s=cert, ratio=ratio,
                            critical_ok=abs(ratio - 1.0) <= a.tol,
                            certified_ok=cert < t["lo"])
+                # a documented gap: accepted while it stays within its
+                # recorded size (a regression past it still fails)
+                gap = {"critical": abs(ratio - 1.0),
+                       "certified": cert / t["lo"] - 1.0}
+                for v in ("critical", "certified"):
+                    mx = known.get((name, v))
+                    if not row[v + "_ok"] and mx is not None \
+                            and gap[v] <= mx:
+                        row[v + "_ok"] = "known"
             except (RuntimeError, ValueError, KeyError) as e:
                 row.update(h_s=None, certified_s=None, ratio=None,
                            critical_ok=False, certified_ok=False,
@@ -163,6 +190,9 @@ def main():
 
     def f(x, fmt):
         return format(x, fmt) if x is not None else "-"
+
+    def verdict(v):
+        return "known" if v == "known" else "ok" if v else "FAIL"
     print()
     print(f"cmodes ({cmodes}) against LAMMPS ({lmp}); critical within "
           f"{100 * a.tol:g} %, certified below LAMMPS' stable end:")
@@ -174,8 +204,8 @@ def main():
               f" {f(r['hi'], '13.6e'):>13}"
               f" {f(r['h_s'], '12.6e'):>12} {f(r['ratio'], '7.4f'):>7}"
               f" {f(r['certified_s'], '12.6e'):>12}"
-              f"  {'ok' if r['critical_ok'] else 'FAIL':<8}"
-              f"  {'ok' if r['certified_ok'] else 'FAIL'}")
+              f"  {verdict(r['critical_ok']):<8}"
+              f"  {verdict(r['certified_ok'])}")
     print(f"total {time.time() - t0:.1f} s")
     if a.json:
         with open(a.json, "w") as fo:
