@@ -353,6 +353,11 @@ typedef struct cm_options {
 } cm_options_t;
 
 CM_EXTERN void cm_options_init(cm_options_t *opts);
+/* The table of analysis options (name, command-line spelling, type,
+ * default, range, help) as JSON, as `cmodes options --json` prints it
+ * (docs/cli.md): for front ends that set cm_options_t by name. Malloc'd
+ * text, caller frees; NULL when out of memory. */
+CM_EXTERN char *cm_options_table_json(void);
 
 typedef struct cm_share {
   int index;      /* contact or body index in the scene */

@@ -128,18 +128,11 @@ int cm__patch_apply(cm_context_t *ctx, const json_t *patch,
                     const cm__server_config_t *cfg, cm_scene_t **scene,
                     double **start, json_t **added);
 
-/* ---- options (options.c) ------------------------------------------------ */
+/* ---- options ---------------------------------------------------------- */
 
-/* Sets opts from a JSON object of options (path prefix "options"). */
-int cm__options_from_json(cm_context_t *ctx, const json_t *obj,
-                          cm_options_t *opts);
-/* Sets one option from a query parameter (path "?key"). Unknown keys are
- * CM_USAGE. */
-int cm__options_from_query(cm_context_t *ctx, const char *key,
-                           const char *value, cm_options_t *opts);
-/* A canonical text of the options that change a report (cache key);
- * malloc'd. */
-char *cm__options_key(const cm_options_t *opts);
+/* The analysis options of a request (cm__options_from_json, _from_query)
+ * and the cache key (cm__options_key) come from the options table. */
+#include "analyze/options_table.h"
 
 /* ---- router (router.c) -------------------------------------------------- */
 
