@@ -13,18 +13,25 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* The analysis options compare takes (the sparse run's). */
+static const char *const cm__compare_opts[] = {
+    "modes", "tol", "method", "ncv", "max_iter", "max_seconds", NULL};
+
 static void cm__compare_usage(FILE *f) {
   fprintf(f,
     "usage: cmodes compare [options] SCENE\n\n"
     "Top modes by the sparse path (Lanczos on B = K^1/2 J L^-T) and by dense\n"
     "LAPACK on S = B B^T formed explicitly; prints times and agreement.\n\n"
-    "  -k, --modes K       modes compared (default 6)\n"
-    "      --tol T         Lanczos tolerance (default 1e-10)\n"
-    "      --method M      sparse solver: lanczos (default) or arpack\n"
-    "      --threads N     threads for both paths (default: all)\n"
-    "      --max-dense N   refuse the dense path above N contacts (12000)\n"
-    "      --no-dsyevd     skip the all-eigenvalue dsyevd run\n"
-    "      --json          machine-readable output\n");
+    "analysis options of the sparse run (modes at most 64; method lanczos,\n"
+    "the default here, or arpack):\n");
+  cm__opt_usage(f, cm__compare_opts);
+  fprintf(f,
+    "other options:\n"
+    "      --threads N         threads for both paths (default: all)\n"
+    "      --max-dense N       refuse the dense path above N contacts (12000)\n"
+    "      --no-dsyevd         skip the all-eigenvalue dsyevd run\n"
+    "      --json              machine-readable output\n"
+    "  -h, --help              this help\n");
 }
 
 typedef struct {
@@ -62,39 +69,34 @@ static int cm__dense_run(double *S, int nc, int k, int all, cm__run_t *run) {
 }
 
 int cm__cmd_compare(int argc, char **argv) {
-  static const struct option longopts[] = {
-      {"modes", required_argument, 0, 'k'}, {"tol", required_argument, 0, 't'},
+  static const struct option own[] = {
       {"threads", required_argument, 0, 'T'},
       {"max-dense", required_argument, 0, 'D'},
       {"no-dsyevd", no_argument, 0, 'N'}, {"json", no_argument, 0, 'j'},
-      {"method", required_argument, 0, 'M'},
       {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
+  struct option longopts[32];
+  cm__opt_longopts(longopts, 32, own, cm__compare_opts);
   cm_options_t opts;
   cm_options_init(&opts);
+  opts.method = CM_METHOD_LANCZOS; /* compare's default */
   cm_context_t ctx;
   cm_context_init(&ctx);
   int max_dense = 12000, no_evd = 0, json = 0, c, ok = 1;
-  int method = CM_METHOD_LANCZOS;
   optind = 1;
   while (ok && (c = getopt_long(argc, argv, "k:h", longopts, NULL)) != -1) {
     switch (c) {
-    case 'k': ok = cm__arg_int("compare", "--modes", optarg, &opts.modes); break;
-    case 't': ok = cm__arg_num("compare", "--tol", optarg, &opts.tol); break;
     case 'T': ok = cm__arg_int("compare", "--threads", optarg, &ctx.threads); break;
     case 'D': ok = cm__arg_int("compare", "--max-dense", optarg, &max_dense); break;
     case 'N': no_evd = 1; break;
-    case 'M':
-      method = cm__method_parse(optarg);
-      if (method != CM_METHOD_LANCZOS && method != CM_METHOD_ARPACK) {
-        fprintf(stderr, "cmodes compare: --method: '%s' is not lanczos or "
-                        "arpack\n", optarg);
-        ok = 0;
-      }
-      break;
     case 'j': json = 1; break;
     case 'h': cm__compare_usage(stdout); return 0;
-    default: ok = 0;
+    default: ok = cm__opt_parse("compare", c, optarg, cm__compare_opts, &opts) > 0;
     }
+  }
+  if (ok && opts.method != CM_METHOD_LANCZOS && opts.method != CM_METHOD_ARPACK) {
+    fprintf(stderr, "cmodes compare: --method: '%s' is not lanczos or "
+                    "arpack\n", cm__method_name(opts.method));
+    ok = 0;
   }
   if (!ok) {
     fprintf(stderr, "try 'cmodes compare --help'\n");
@@ -130,7 +132,6 @@ int cm__cmd_compare(int argc, char **argv) {
   }
   if (!st) {
     cm__blas_single_thread();
-    opts.method = method;
     st = cm_spectrum_solve(&ctx, op, -1, &opts, &spec);
     if (st == CM_NOT_CONVERGED)
       st = CM_OK;

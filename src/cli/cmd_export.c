@@ -1,6 +1,7 @@
 /* cmd_export.c: `cmodes export SCENE --matrices DIR`: assembles a scene and
  * writes its M, J, k (and B = K^1/2 J L^-T, optionally S) as Matrix Market
  * files with the row/column maps and a manifest. Not for other formats. */
+#include "args.h"
 #include "cli.h"
 #include "cmodes.h"
 
@@ -52,7 +53,10 @@ int cm__cmd_export(int argc, char **argv) {
     case O_MATRICES: dir = optarg; break;
     case O_NOB: flags &= ~CM_MTX_WRITE_B; break;
     case O_S: flags |= CM_MTX_WRITE_S; break;
-    case O_THREADS: ctx.threads = atoi(optarg); break;
+    case O_THREADS:
+      if (!cm__arg_int("export", "--threads", optarg, &ctx.threads))
+        return cm_status_exit(CM_USAGE);
+      break;
     case 'h': cm__export_usage(stdout); return 0;
     default: cm__export_usage(stderr); return cm_status_exit(CM_USAGE);
     }

@@ -207,6 +207,11 @@ static int cm__parse_listen(const char *spec, struct sockaddr_storage *ss,
   }
   if (!*h)
     h = "0.0.0.0";
+  /* getaddrinfo takes "99999" and keeps its low 16 bits: check first */
+  double pv;
+  if (!cm__parse_number(port, &pv) || pv < 0 || pv > 65535 ||
+      pv != (int)pv || strspn(port, "0123456789") != strlen(port))
+    return -1;
   struct addrinfo hints, *res = NULL;
   memset(&hints, 0, sizeof hints);
   hints.ai_flags = AI_NUMERICHOST | AI_NUMERICSERV | AI_PASSIVE;
@@ -227,7 +232,8 @@ int cm__serve_http(cm__server_t *srv) {
   if (cm__parse_listen(srv->cfg.listen, &ss, host, sizeof host)) {
     fprintf(stderr,
             "cmodes serve: --listen %s: expected ADDR:PORT with a "
-            "numeric address, e.g. 127.0.0.1:8080 or [::1]:0\n",
+            "numeric address and a port in 0..65535, e.g. 127.0.0.1:8080 "
+            "or [::1]:0\n",
             srv->cfg.listen);
     return cm_status_exit(CM_USAGE);
   }
