@@ -128,6 +128,10 @@ int cm__option_from_json(cm_context_t *ctx, const cm__option_t *o,
                          const char *path, const json_t *v,
                          cm_options_t *opts);
 
+/* Checks every option of o against the table; CM_USAGE naming the first
+ * one out of range ("tol: 2 is not a number in (0, 1)"). */
+int cm__options_check(cm_context_t *ctx, const cm_options_t *o);
+
 /* Server: every key of a JSON object of options (paths "options.KEY"), or
  * one query parameter (path "?KEY"). Unknown names are CM_USAGE listing
  * the known ones. */

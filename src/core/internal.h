@@ -84,6 +84,12 @@ int cm__system_assemble_weighted(cm_context_t *ctx, const cm_scene_t *s,
                                  double wk, double wg, cm_system_t **out);
 int cm__scene_parse_binary(cm_context_t *ctx, const char *buf, size_t len,
                            const char *source, cm_scene_t **out);
+/* A scene from parsed JSON (jansson's json_t): what cm_scene_parse_json
+ * does after the parse, for callers that hold the document already (the
+ * server's {"scene": ..., "options": ...} bodies). Does not take root. */
+struct json_t;
+int cm__scene_from_json(cm_context_t *ctx, const struct json_t *root,
+                        const char *source, cm_scene_t **out);
 
 /* Method names of the options and reports ("auto", "arpack", "dense",
  * "lanczos"); cm__method_parse returns -1 for an unknown name. */

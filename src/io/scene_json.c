@@ -459,16 +459,22 @@ static int cm__read_scene(cm__rd_t *rd, json_t *root, cm_scene_t **out) {
   return st;
 }
 
-int cm_scene_parse_json(cm_context_t *ctx, const char *text, size_t len,
+int cm__scene_from_json(cm_context_t *ctx, const json_t *root,
                         const char *source, cm_scene_t **out) {
   *out = NULL;
   cm__rd_t rd = {ctx, source ? source : "scene", 1};
+  return cm__read_scene(&rd, (json_t *)root, out);
+}
+
+int cm_scene_parse_json(cm_context_t *ctx, const char *text, size_t len,
+                        const char *source, cm_scene_t **out) {
+  *out = NULL;
   json_error_t err;
   json_t *root = json_loadb(text, len, JSON_REJECT_DUPLICATES, &err);
   if (!root)
     return CM__ERR(ctx, CM_PARSE, "", "%s:%d:%d: malformed JSON: %s",
-                   rd.source, err.line, err.column, err.text);
-  int st = cm__read_scene(&rd, root, out);
+                   source ? source : "scene", err.line, err.column, err.text);
+  int st = cm__scene_from_json(ctx, root, source, out);
   json_decref(root);
   return st;
 }

@@ -71,6 +71,9 @@ void cm__queue_destroy(cm__queue_t *q);
 /* Admits and waits for the turn (FIFO). Returns 0, or CM_BUSY with
  * *retry_after_s set when the queue is full. */
 int cm__queue_enter(cm__queue_t *q, int *retry_after_s);
+/* 1 (and *retry_after_s) when cm__queue_enter would refuse now; a check
+ * only, nothing is admitted. */
+int cm__queue_full(cm__queue_t *q, int *retry_after_s);
 void cm__queue_leave(cm__queue_t *q, double seconds);
 void cm__queue_gauges(cm__queue_t *q, int *admitted, int *running);
 
@@ -161,7 +164,9 @@ typedef struct cm__request {
   const char *authorization;       /* header or NULL */
   int check_auth;                  /* 0 for --stdio (a trusted pipe) */
   const char *body;                /* request body (not NUL-terminated) */
-  size_t body_len;
+  size_t body_len;                 /* its bytes (stdio: the line's) */
+  json_t *body_json; /* the body parsed by the transport (stdio), or NULL:
+                        then body holds its text */
   int body_too_large; /* the transport cut the body at the limit */
 } cm__request_t;
 
@@ -181,6 +186,13 @@ typedef struct cm__response {
  * caller frees resp->body. Thread-safe. */
 void cm__route(cm__server_t *srv, const cm__request_t *req,
                cm__response_t *resp);
+
+/* Called when the headers are in, before the body is read: 1 when the
+ * request can be answered from them alone (POST /v1/analyze while the
+ * solve queue is full: 503 straight away), resp then filled as by
+ * cm__route; 0: read the body and call cm__route. */
+int cm__route_early(cm__server_t *srv, const cm__request_t *req,
+                    cm__response_t *resp);
 
 /* Splits "a=1&b=x%20y" into req's query arrays, decoding in place in buf.
  * Returns 0 or CM_LIMIT when there are too many parameters. */
