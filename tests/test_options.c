@@ -306,3 +306,46 @@ CM_TEST(options_docs_openapi) {
   }
   free(y);
 }
+
+/* ---- command-line consistency ------------------------------------------------ */
+
+CM_TEST(options_cli_consistent) {
+  static const struct {
+    const char *args; /* after `cmodes` */
+    int code;         /* exit code */
+    const char *want; /* in stdout + stderr */
+  } cases[] = {
+      /* getopt's own messages name the command */
+      {"analyze --colour x", 2, "cmodes analyze: unrecognized option '--colour'"},
+      {"compare --colour x", 2, "cmodes compare: unrecognized option"},
+      {"verify --colour x", 2, "cmodes verify: unrecognized option"},
+      {"export --colour x", 2, "cmodes export: unrecognized option"},
+      {"serve --colour", 2, "cmodes serve: unrecognized option"},
+      /* one number parser: "abc" is an error naming the option */
+      {"import dump x --threads abc", 2,
+       "cmodes import: --threads: 'abc' is not a non-negative integer"},
+      {"export x --threads abc --matrices /tmp", 2,
+       "cmodes export: --threads: 'abc' is not a non-negative integer"},
+      {"generate pile --count abc", 2, "--count: 'abc' is not an integer"},
+      {"compare --ncv abc x", 2, "cmodes compare: --ncv: 'abc' is not"},
+      {"verify --max-iter abc x", 2, "cmodes verify: --max-iter: 'abc' is not"},
+      /* -k is --modes, never the stiffness */
+      {"generate bar -k 1e5", 2, "cmodes generate: unknown option '-k'"},
+      {"generate bar --k 1e5 -o /dev/null", 0, ""},
+      /* -o is --output; --out stays */
+      {"generate bar --output /dev/null", 0, ""},
+      {"generate bar --out /dev/null", 0, ""},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    char cmd[512];
+    int code;
+    snprintf(cmd, sizeof cmd, "%s %s 2>&1 </dev/null", CM_BINARY,
+             cases[i].args);
+    char *out = cmt_run(cmd, &code);
+    if (code != cases[i].code)
+      CMT_FAIL("cmodes %s: exit %d, expected %d:\n%s", cases[i].args, code,
+               cases[i].code, out);
+    CMT_CONTAINS(out, cases[i].want);
+    free(out);
+  }
+}
