@@ -1316,3 +1316,41 @@ CM_TEST(server_options_like_cli) {
   free(bar);
   CMT_EQ_INT(srv_stop(&s), 0);
 }
+
+/* contacts.add of a patch is read by the scene reader: its messages, and
+ * the version 2 fields of a contact. */
+CM_TEST(server_patch_scene_reader) {
+  srv_t s;
+  if (srv_start(&s, "--quiet")) {
+    CMT_FAIL("server did not start");
+    return;
+  }
+  char *bar = bar_file_text();
+  resp_t r = http_post(s.port, "/v1/scenes", bar);
+  CMT_EQ_INT(r.status, 201);
+  json_t *j = jparse(r.body);
+  char loc[128];
+  snprintf(loc, sizeof loc, "%s", jstr(j, "location"));
+  json_decref(j);
+  resp_free(&r);
+  const char *bad = "{\"contacts\": {\"add\": [{\"a\": \"bar\", \"point\": "
+                    "[0], \"normal\": [0, 1], \"stiffness\": 1e5}]}}";
+  r = http_req(s.port, "PATCH", loc, NULL, bad, strlen(bad));
+  CHECK_ERROR(r, 400, "invalid_scene", "contacts.add[0].point");
+  CMT_CONTAINS(r.body, "patch: contacts.add[0].point: expected [x, y]: an "
+                       "array of 2 numbers, got 1");
+  resp_free(&r);
+  const char *v2 = "{\"contacts\": {\"add\": [{\"a\": \"bar\", \"point\": "
+                   "[0, 0], \"normal\": [0, 1], \"stiffness\": 1e5, "
+                   "\"stiffness_t\": 5e4}]}}";
+  r = http_req(s.port, "PATCH", loc, NULL, v2, strlen(v2));
+  CMT_EQ_INT(r.status, 200);
+  resp_free(&r);
+  char sp[160];
+  snprintf(sp, sizeof sp, "%s/scene", loc);
+  r = http_get(s.port, sp);
+  CMT_CONTAINS(r.body, "\"stiffness_t\"");
+  resp_free(&r);
+  free(bar);
+  CMT_EQ_INT(srv_stop(&s), 0);
+}

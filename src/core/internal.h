@@ -90,6 +90,21 @@ int cm__scene_parse_binary(cm_context_t *ctx, const char *buf, size_t len,
 struct json_t;
 int cm__scene_from_json(cm_context_t *ctx, const struct json_t *root,
                         const char *source, cm_scene_t **out);
+/* The scene reader's parts, for the server's patch documents: one contact
+ * (as in "contacts" of the format, version 2 fields allowed; body refs
+ * resolve in s; messages name "SOURCE: ARR[i].field"), a finite number and
+ * an array of n finite numbers (what: "[x, y]", for messages) at path.
+ * Errors are CM_INVALID_SCENE. */
+int cm__scene_contact_from_json(cm_context_t *ctx, const cm_scene_t *s,
+                                const struct json_t *jc, const char *source,
+                                const char *arr, int i, cm_contact_t *c,
+                                const char **name);
+int cm__scene_num_from_json(cm_context_t *ctx, const struct json_t *v,
+                            const char *source, const char *path,
+                            double *out);
+int cm__scene_vec_from_json(cm_context_t *ctx, const struct json_t *v,
+                            const char *source, const char *path, int n,
+                            double *out, const char *what);
 
 /* Method names of the options and reports ("auto", "arpack", "dense",
  * "lanczos"); cm__method_parse returns -1 for an unknown name. */
