@@ -112,6 +112,11 @@ const char *cm__method_name(int method);
 int cm__method_parse(const char *s);
 #define CM__METHOD_NAMES "auto, lanczos, arpack or dense"
 
+/* Union-find: the root of i's set, halving the path on the way (parent[r]
+ * == r at a root). The one copy: components (assemble.c) and mass blocks
+ * (matrices.c) use it. Cannot fail. */
+int cm__uf_find(int *parent, int i);
+
 /* strdup that returns NULL on NULL or failure. */
 char *cm__strdup(const char *s);
 
