@@ -6,8 +6,8 @@
  * the table's type, range and default; `cmodes options --json` exports it.
  * Not for what the options do to a report (test_core.c). */
 #include "analyze/options_table.h"
-#include "cmtest.h"
 #include "cmodes.h"
+#include "cmtest.h"
 
 #include <jansson.h>
 #include <math.h>
@@ -26,8 +26,8 @@ static int opt_values(const cm__option_t *o, char v[][40]) {
     return n;
   }
   double hi = o->hi == HUGE_VAL ? 1e300 : o->hi;
-  double pts[] = {o->lo, hi, o->lo - 1, hi * 2 + 1, o->lo + 0.5,
-                  o->def, o->lo + 1e-9};
+  double pts[] = {o->lo,       hi,     o->lo - 1,   hi * 2 + 1,
+                  o->lo + 0.5, o->def, o->lo + 1e-9};
   for (size_t i = 0; i < sizeof pts / sizeof pts[0]; i++)
     snprintf(v[n++], 40, "%.17g", pts[i]);
   snprintf(v[n++], 40, "abc");
@@ -71,7 +71,7 @@ CM_TEST(options_cli_server_agree) {
       cm_context_t jctx;
       cm_context_init(&jctx);
       double x;
-      json_t *jv = t[i].type == CM__OPT_METHOD ? json_string(vals[k])
+      json_t *jv = t[i].type == CM__OPT_METHOD     ? json_string(vals[k])
                    : cm__parse_number(vals[k], &x) ? json_real(x)
                                                    : json_string(vals[k]);
       json_t *obj = json_object();
@@ -95,8 +95,8 @@ CM_TEST(options_cli_server_agree) {
       char cmd[2600];
       int code;
       snprintf(cmd, sizeof cmd,
-               "%s analyze --threads 1 --%s '%s' %s 2>&1 >/dev/null",
-               CM_BINARY, t[i].cli, vals[k], scene);
+               "%s analyze --threads 1 --%s '%s' %s 2>&1 >/dev/null", CM_BINARY,
+               t[i].cli, vals[k], scene);
       char *out = cmt_run(cmd, &code);
       if (code != cm_status_exit(lst))
         CMT_FAIL("--%s %s: exit %d, server status %d (%s), analysis %d",
@@ -152,7 +152,8 @@ CM_TEST(options_issue17_cases) {
   CMT_EQ_INT(cm__options_check(&ctx, &d), CM_OK);
 }
 
-/* ---- exported: cmodes options --json ---------------------------------------- */
+/* ---- exported: cmodes options --json ----------------------------------------
+ */
 
 CM_TEST(options_json_export) {
   char cmd[1024];
@@ -171,8 +172,8 @@ CM_TEST(options_json_export) {
   CMT_EQ_INT((int)json_array_size(arr), n);
   for (int i = 0; i < n; i++) {
     json_t *row = json_array_get(arr, (size_t)i);
-    CMT_TRUE(!strcmp(json_string_value(json_object_get(row, "name")),
-                     t[i].name));
+    CMT_TRUE(
+        !strcmp(json_string_value(json_object_get(row, "name")), t[i].name));
     if (t[i].type != CM__OPT_METHOD)
       CMT_TRUE(json_number_value(json_object_get(row, "default")) == t[i].def);
   }
@@ -189,7 +190,8 @@ CM_TEST(options_json_export) {
   free(lib);
 }
 
-/* ---- docs -------------------------------------------------------------------- */
+/* ---- docs
+ * -------------------------------------------------------------------- */
 
 static char *opt_read(const char *rel) {
   char path[1024];
@@ -224,8 +226,8 @@ static void opt_yaml_num(double v, int integer, char *buf, size_t n) {
 }
 
 /* "{type: number, minimum: 0, exclusiveMinimum: true, ...}" of a row. */
-static void opt_yaml_schema(const cm__option_t *o, int with_default,
-                            char *buf, size_t n) {
+static void opt_yaml_schema(const cm__option_t *o, int with_default, char *buf,
+                            size_t n) {
   char lo[40], hi[40], def[40];
   int integer = o->type == CM__OPT_INT;
   if (o->type == CM__OPT_METHOD) {
@@ -240,9 +242,9 @@ static void opt_yaml_schema(const cm__option_t *o, int with_default,
   opt_yaml_num(o->lo, integer, lo, sizeof lo);
   opt_yaml_num(o->hi, integer, hi, sizeof hi);
   opt_yaml_num(o->def, integer, def, sizeof def);
-  size_t len = (size_t)snprintf(buf, n, "{type: %s, minimum: %s%s",
-                                integer ? "integer" : "number", lo,
-                                o->bounds & 1 ? ", exclusiveMinimum: true" : "");
+  size_t len = (size_t)snprintf(
+      buf, n, "{type: %s, minimum: %s%s", integer ? "integer" : "number", lo,
+      o->bounds & 1 ? ", exclusiveMinimum: true" : "");
   if (o->hi != HUGE_VAL)
     len += (size_t)snprintf(buf + len, n - len, ", maximum: %s%s", hi,
                             o->bounds & 2 ? ", exclusiveMaximum: true" : "");
@@ -258,8 +260,9 @@ CM_TEST(options_docs_openapi) {
   for (int i = 0; i < n; i++) {
     char want[400], block[160], ref[160];
     /* components/parameters/NAME with the table's schema */
-    snprintf(block, sizeof block, "\n    %s:\n      name: %s\n      in: query\n",
-             t[i].name, t[i].name);
+    snprintf(block, sizeof block,
+             "\n    %s:\n      name: %s\n      in: query\n", t[i].name,
+             t[i].name);
     const char *b = strstr(y, block);
     if (!b) {
       CMT_FAIL("docs/openapi.yaml: no query parameter %s", t[i].name);
@@ -301,13 +304,13 @@ CM_TEST(options_docs_openapi) {
     sscanf(nm + 12, "%63s", name);
     if (!cm__option_find(name) && strcmp(name, "timings") &&
         strcmp(name, "pretty"))
-      CMT_FAIL("docs/openapi.yaml: query parameter %s is not an option",
-               name);
+      CMT_FAIL("docs/openapi.yaml: query parameter %s is not an option", name);
   }
   free(y);
 }
 
-/* ---- command-line consistency ------------------------------------------------ */
+/* ---- command-line consistency
+ * ------------------------------------------------ */
 
 CM_TEST(options_cli_consistent) {
   static const struct {
@@ -316,7 +319,8 @@ CM_TEST(options_cli_consistent) {
     const char *want; /* in stdout + stderr */
   } cases[] = {
       /* getopt's own messages name the command */
-      {"analyze --colour x", 2, "cmodes analyze: unrecognized option '--colour'"},
+      {"analyze --colour x", 2,
+       "cmodes analyze: unrecognized option '--colour'"},
       {"compare --colour x", 2, "cmodes compare: unrecognized option"},
       {"verify --colour x", 2, "cmodes verify: unrecognized option"},
       {"export --colour x", 2, "cmodes export: unrecognized option"},

@@ -14,9 +14,11 @@
 
 /* ---- the table ----------------------------------------------------------- */
 
-#define CM__OPT_ROW(f, c, T, d, l, h, b, s, m, hp, dc)                       \
-  {#f, (c), (s), CM__OPT_##T, (double)(d), (double)(l), (double)(h),          \
-   CM__OPT_##b, offsetof(cm_options_t, f), (m), (hp), (dc)},
+#define CM__OPT_ROW(f, c, T, d, l, h, b, s, m, hp, dc)                         \
+  {#f,          (c),         (s),                                              \
+   CM__OPT_##T, (double)(d), (double)(l),                                      \
+   (double)(h), CM__OPT_##b, offsetof(cm_options_t, f),                        \
+   (m),         (hp),        (dc)},
 static const cm__option_t cm__rows[] = {CM_OPTIONS_MAP(CM__OPT_ROW)};
 #undef CM__OPT_ROW
 
@@ -34,7 +36,8 @@ const cm__option_t *cm__option_find(const char *name) {
   return NULL;
 }
 
-/* ---- values ----------------------------------------------------------------- */
+/* ---- values -----------------------------------------------------------------
+ */
 
 double cm__option_get(const cm__option_t *o, const cm_options_t *opts) {
   const char *field = (const char *)opts + o->offset;
@@ -114,8 +117,8 @@ int cm__parse_number(const char *s, double *v) {
   return 1;
 }
 
-int cm__option_parse(cm_context_t *ctx, const cm__option_t *o,
-                     const char *path, const char *text, cm_options_t *opts) {
+int cm__option_parse(cm_context_t *ctx, const cm__option_t *o, const char *path,
+                     const char *text, cm_options_t *opts) {
   char shown[80];
   snprintf(shown, sizeof shown, "'%.64s'", text ? text : "");
   if (o->type == CM__OPT_METHOD) {
@@ -150,7 +153,8 @@ int cm__option_from_json(cm_context_t *ctx, const cm__option_t *o,
   return cm__option_set(ctx, o, path, shown, x, opts);
 }
 
-/* ---- defaults and checks ----------------------------------------------------- */
+/* ---- defaults and checks
+ * ----------------------------------------------------- */
 
 void cm_options_init(cm_options_t *o) {
   int n;
@@ -174,7 +178,8 @@ int cm__options_check(cm_context_t *ctx, const cm_options_t *o) {
   return CM_OK;
 }
 
-/* ---- the server's options -------------------------------------------------- */
+/* ---- the server's options --------------------------------------------------
+ */
 
 static int cm__unknown(cm_context_t *ctx, const char *path) {
   int n;
@@ -238,7 +243,8 @@ char *cm__options_key(const cm_options_t *opts) {
   return cm__strdup(buf);
 }
 
-/* ---- the table for others: JSON and the docs' markdown ---------------------- */
+/* ---- the table for others: JSON and the docs' markdown ----------------------
+ */
 
 static json_t *cm__num_or_null(double v) {
   return v == HUGE_VAL ? json_null() : json_real(v);
@@ -255,8 +261,8 @@ char *cm_options_table_json(void) {
     json_t *row = json_object();
     json_object_set_new(row, "name", json_string(o->name));
     json_object_set_new(row, "cli", json_sprintf("--%s", o->cli));
-    json_object_set_new(row, "short", o->short_opt ? json_string(sh)
-                                                   : json_null());
+    json_object_set_new(row, "short",
+                        o->short_opt ? json_string(sh) : json_null());
     json_object_set_new(row, "type", json_string(types[o->type]));
     if (o->type == CM__OPT_METHOD) {
       json_t *ch = json_array();
@@ -266,9 +272,10 @@ char *cm_options_table_json(void) {
       json_object_set_new(row, "default",
                           json_string(cm__method_name((int)o->def)));
     } else {
-      json_object_set_new(row, "default", o->type == CM__OPT_INT
-                                              ? json_integer((json_int_t)o->def)
-                                              : json_real(o->def));
+      json_object_set_new(row, "default",
+                          o->type == CM__OPT_INT
+                              ? json_integer((json_int_t)o->def)
+                              : json_real(o->def));
       json_object_set_new(row, "minimum", json_real(o->lo));
       json_object_set_new(row, "maximum", cm__num_or_null(o->hi));
       json_object_set_new(row, "exclusive_minimum",
@@ -289,8 +296,8 @@ char *cm_options_table_json(void) {
   json_t *root = arr ? json_pack("{s:s, s:i, s:o}", "format", "cmodes-options",
                                  "version", 1, "options", arr)
                      : NULL;
-  char *text = root ? json_dumps(root, JSON_INDENT(2) | JSON_REAL_PRECISION(17))
-                    : NULL;
+  char *text =
+      root ? json_dumps(root, JSON_INDENT(2) | JSON_REAL_PRECISION(17)) : NULL;
   json_decref(root);
   return text;
 }
@@ -320,11 +327,10 @@ char *cm__options_markdown(void) {
     if (t[i].short_opt)
       snprintf(sh, sizeof sh, "`-%c`, ", t[i].short_opt);
     cm__default_text(&t[i], def, sizeof def);
-    len += (size_t)snprintf(md + len, cap - len,
-                            "| %s`--%s %s` | `%s` | %s | %s | %s |\n", sh,
-                            t[i].cli, t[i].meta, t[i].name, def,
-                            cm__option_expected(&t[i], want, sizeof want),
-                            t[i].doc);
+    len += (size_t)snprintf(
+        md + len, cap - len, "| %s`--%s %s` | `%s` | %s | %s | %s |\n", sh,
+        t[i].cli, t[i].meta, t[i].name, def,
+        cm__option_expected(&t[i], want, sizeof want), t[i].doc);
   }
   return md;
 }

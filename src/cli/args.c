@@ -9,7 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* ---- plain values ---------------------------------------------------------- */
+/* ---- plain values ----------------------------------------------------------
+ */
 
 int cm__arg_num(const char *cmd, const char *opt, const char *s, double *v) {
   if (!cm__parse_number(s, v)) {
@@ -46,7 +47,8 @@ int cm__arg_long(const char *cmd, const char *opt, const char *s, long *v) {
   return 1;
 }
 
-/* ---- table options ----------------------------------------------------------- */
+/* ---- table options
+ * ----------------------------------------------------------- */
 
 static int cm__listed(const char *name, const char *const *only) {
   if (!only)

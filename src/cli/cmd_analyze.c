@@ -11,25 +11,27 @@
 #include <stdlib.h>
 #include <string.h>
 
-
 static void cm__analyze_usage(FILE *f) {
-  fprintf(f,
-    "usage: cmodes analyze [options] SCENE      (SCENE may be - for stdin)\n"
-    "       cmodes analyze [options] --matrices MANIFEST | M.mtx J.mtx k.mtx\n"
-    "\n"
-    "Coupled normal-contact modes of a frozen contact scene and the stable\n"
-    "time step they allow.\n\n"
-    "analysis options (the same names, with _ for -, on the server):\n");
+  fprintf(
+      f,
+      "usage: cmodes analyze [options] SCENE      (SCENE may be - for stdin)\n"
+      "       cmodes analyze [options] --matrices MANIFEST | M.mtx J.mtx "
+      "k.mtx\n"
+      "\n"
+      "Coupled normal-contact modes of a frozen contact scene and the stable\n"
+      "time step they allow.\n\n"
+      "analysis options (the same names, with _ for -, on the server):\n");
   cm__opt_usage(f, NULL);
-  fprintf(f,
-    "other options:\n"
-    "      --threads N         OpenMP threads (default: all)\n"
-    "      --json              print the report as JSON\n"
-    "      --no-timings        omit timings from the JSON (for diffs)\n"
-    "      --matrices          read Matrix Market M, J, k (or a manifest)\n"
-    "  -h, --help              this help\n"
-    "\nexit codes: 0 ok, 2 usage, 3 invalid input, 4 numerical failure,\n"
-    "            5 not converged (partial report printed), 1 other\n");
+  fprintf(
+      f,
+      "other options:\n"
+      "      --threads N         OpenMP threads (default: all)\n"
+      "      --json              print the report as JSON\n"
+      "      --no-timings        omit timings from the JSON (for diffs)\n"
+      "      --matrices          read Matrix Market M, J, k (or a manifest)\n"
+      "  -h, --help              this help\n"
+      "\nexit codes: 0 ok, 2 usage, 3 invalid input, 4 numerical failure,\n"
+      "            5 not converged (partial report printed), 1 other\n");
 }
 
 static int cm__fail(const cm_context_t *ctx, int st) {
@@ -57,17 +59,28 @@ int cm__cmd_analyze(int argc, char **argv) {
   optind = 1;
   while (ok && (c = getopt_long(argc, argv, "k:h", longopts, NULL)) != -1) {
     switch (c) {
-    case O_THREADS: ok = cm__arg_int("analyze", "--threads", optarg, &ctx.threads); break;
-    case O_JSON: json = 1; break;
-    case O_NOTIME: notime = 1; break;
-    case O_MATRICES: matrices = 1; break;
-    case 'h': cm__analyze_usage(stdout); return 0;
-    default: ok = cm__opt_parse("analyze", c, optarg, NULL, &opts) > 0;
+    case O_THREADS:
+      ok = cm__arg_int("analyze", "--threads", optarg, &ctx.threads);
+      break;
+    case O_JSON:
+      json = 1;
+      break;
+    case O_NOTIME:
+      notime = 1;
+      break;
+    case O_MATRICES:
+      matrices = 1;
+      break;
+    case 'h':
+      cm__analyze_usage(stdout);
+      return 0;
+    default:
+      ok = cm__opt_parse("analyze", c, optarg, NULL, &opts) > 0;
     }
   }
   int nargs = argc - optind;
-  if (ok && ((!matrices && nargs != 1) ||
-             (matrices && nargs != 1 && nargs != 3))) {
+  if (ok &&
+      ((!matrices && nargs != 1) || (matrices && nargs != 1 && nargs != 3))) {
     fprintf(stderr, "cmodes analyze: expected %s\n",
             matrices ? "a manifest or three Matrix Market files (M J k)"
                      : "one scene file (or - for standard input)");
@@ -83,10 +96,10 @@ int cm__cmd_analyze(int argc, char **argv) {
   cm_system_t *sys = NULL;
   int st;
   if (matrices) {
-    st = nargs == 3 ? cm_system_read_matrices(&ctx, argv[optind],
-                                              argv[optind + 1],
-                                              argv[optind + 2], &sys)
-                    : cm_system_read_manifest(&ctx, argv[optind], &sys);
+    st = nargs == 3
+             ? cm_system_read_matrices(&ctx, argv[optind], argv[optind + 1],
+                                       argv[optind + 2], &sys)
+             : cm_system_read_manifest(&ctx, argv[optind], &sys);
   } else {
     st = cm_scene_read_file(&ctx, argv[optind], &scene);
   }

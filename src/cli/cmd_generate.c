@@ -351,8 +351,8 @@ int cm__cmd_generate(int argc, char **argv) {
   int c;
   optind = 1;
   opterr = 0;
-  while ((c = getopt_long(argc, argv, ":n:s:d:o:h", cm__gen_longopts,
-                          NULL)) != -1) {
+  while ((c = getopt_long(argc, argv, ":n:s:d:o:h", cm__gen_longopts, NULL)) !=
+         -1) {
     if (c == O_HELP) {
       fputs(cm__gen_usage, stdout);
       return 0;

@@ -30,10 +30,17 @@ int cm__cmd_options(int argc, char **argv) {
   optind = 1;
   while (ok && (c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
     switch (c) {
-    case 'j': form = 'j'; break;
-    case 'm': form = 'm'; break;
-    case 'h': cm__options_usage(stdout); return 0;
-    default: ok = 0;
+    case 'j':
+      form = 'j';
+      break;
+    case 'm':
+      form = 'm';
+      break;
+    case 'h':
+      cm__options_usage(stdout);
+      return 0;
+    default:
+      ok = 0;
     }
   }
   if (!ok || optind != argc) {

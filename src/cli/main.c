@@ -7,9 +7,9 @@
 #include <string.h>
 
 typedef struct {
-  const char *name;                /* subcommand */
-  int (*fn)(int argc, char **argv);/* entry point */
-  const char *help;                /* one line */
+  const char *name;                 /* subcommand */
+  int (*fn)(int argc, char **argv); /* entry point */
+  const char *help;                 /* one line */
 } cm__cmd_t;
 
 static void cm__usage(FILE *out, const cm__cmd_t *cmds, int n) {
@@ -23,10 +23,12 @@ static void cm__usage(FILE *out, const cm__cmd_t *cmds, int n) {
 int main(int argc, char **argv) {
   const cm__cmd_t cmds[] = {
       {"analyze", cm__cmd_analyze, "coupled contact modes and stable steps"},
-      {"generate", cm__cmd_generate, "write a generated scene (pile, crystal, "
-                                     "stack, fleet, bar)"},
+      {"generate", cm__cmd_generate,
+       "write a generated scene (pile, crystal, "
+       "stack, fleet, bar)"},
       {"import", cm__cmd_import, "convert a LAMMPS/LIGGGHTS dump to a scene"},
-      {"convert", cm__cmd_convert, "a scene between JSON and the binary format"},
+      {"convert", cm__cmd_convert,
+       "a scene between JSON and the binary format"},
       {"export", cm__cmd_export, "write M, J, k of a scene as Matrix Market"},
       {"compare", cm__cmd_compare, "sparse against dense on one scene"},
       {"verify", cm__cmd_verify, "simulate and check the predictions"},

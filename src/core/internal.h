@@ -59,10 +59,6 @@ int cm__blas_get_threads(void);
 double cm__dot(int n, const double *x, const double *y, int threads);
 double cm__nrm2(int n, const double *x, int threads);
 
-/* Dot product of len entries with eight independent partial sums combined
- * in a fixed order: vectorisable and still deterministic (core/blas2.c). */
-double cm__dot8(const double *a, const double *x, int len);
-
 /* Seeded pseudo-random numbers in (-1, 1): value i of stream seed. */
 double cm__hash_uniform(uint64_t seed, uint64_t i);
 

@@ -262,11 +262,10 @@ static int cm__write_operator(cm__out_t *o, const cm_system_t *s, int flags) {
 
 static int cm__write_manifest(cm__out_t *o, const cm_system_t *s, int flags,
                               const char *source) {
-  json_t *m = json_pack("{s:s,s:i,s:s,s:s,s:s,s:s,s:s,s:i,s:i,s:i}",
-                        "format", "cmodes-matrices", "version", 1, "M",
-                        "M.mtx", "J", "J.mtx", "k", "k.mtx", "rows",
-                        "rows.txt", "cols", "cols.txt", "n", s->n, "nc",
-                        s->nc, "ncomp", s->ncomp);
+  json_t *m = json_pack("{s:s,s:i,s:s,s:s,s:s,s:s,s:s,s:i,s:i,s:i}", "format",
+                        "cmodes-matrices", "version", 1, "M", "M.mtx", "J",
+                        "J.mtx", "k", "k.mtx", "rows", "rows.txt", "cols",
+                        "cols.txt", "n", s->n, "nc", s->nc, "ncomp", s->ncomp);
   if (!m)
     return CM__ERR(o->ctx, CM_NOMEM, NULL, "out of memory");
   if (flags & CM_MTX_WRITE_B)
@@ -288,8 +287,9 @@ static int cm__write_manifest(cm__out_t *o, const cm_system_t *s, int flags,
 int cm_system_write_matrices(cm_context_t *ctx, const cm_system_t *sys,
                              const char *dir, int flags, const char *source) {
   if (!sys || !dir)
-    return CM__ERR(ctx, CM_USAGE, NULL, "cm_system_write_matrices: NULL "
-                                        "argument");
+    return CM__ERR(ctx, CM_USAGE, NULL,
+                   "cm_system_write_matrices: NULL "
+                   "argument");
   cm__out_t o = {ctx, dir, NULL, NULL};
   int st = cm__write_M(&o, sys);
   if (!st)

@@ -240,8 +240,8 @@ static int cm__parse_listen(const char *spec, struct sockaddr_storage *ss,
     h = "0.0.0.0";
   /* getaddrinfo takes "99999" and keeps its low 16 bits: check first */
   double pv;
-  if (!cm__parse_number(port, &pv) || pv < 0 || pv > 65535 ||
-      pv != (int)pv || strspn(port, "0123456789") != strlen(port))
+  if (!cm__parse_number(port, &pv) || pv < 0 || pv > 65535 || pv != (int)pv ||
+      strspn(port, "0123456789") != strlen(port))
     return -1;
   struct addrinfo hints, *res = NULL;
   memset(&hints, 0, sizeof hints);

@@ -23,7 +23,7 @@ typedef struct {
  * reader: io/scene_json.c), with messages "patch: PATH: ...". */
 static int cm__pvec(cm__pt_t *p, json_t *v, const char *path, int n,
                     double *out) {
-  const char *what = n == 4 ? "a quaternion [w, x, y, z]"
+  const char *what = n == 4   ? "a quaternion [w, x, y, z]"
                      : n == 2 ? "[x, y]"
                               : "[x, y, z]";
   return cm__scene_vec_from_json(p->ctx, v, "patch", path, n, out, what);
@@ -219,8 +219,8 @@ static int cm__set_contact(cm__pt_t *p, json_t *e, const char *path) {
  * resolve in the scene before the patch (its bodies are the new scene's). */
 static int cm__read_new(cm__pt_t *p, json_t *e, int a, cm_contact_t *c,
                         const char **name) {
-  return cm__scene_contact_from_json(p->ctx, p->old, e, "patch",
-                                     "contacts.add", a, c, name);
+  return cm__scene_contact_from_json(p->ctx, p->old, e, "patch", "contacts.add",
+                                     a, c, name);
 }
 
 /* ---- rebuild with removals and additions -----------------------------------

@@ -500,9 +500,10 @@ static json_t *cm__stored_options(const cm__request_t *req, json_t *body) {
     if (!o && !(o = json_object()))
       return NULL;
     json_object_set_new(o, t->name,
-                        t->type == CM__OPT_METHOD ? json_string(cm__method_name((int)v))
-                        : t->type == CM__OPT_INT  ? json_integer((json_int_t)v)
-                                                  : json_real(v));
+                        t->type == CM__OPT_METHOD
+                            ? json_string(cm__method_name((int)v))
+                        : t->type == CM__OPT_INT ? json_integer((json_int_t)v)
+                                                 : json_real(v));
   }
   return o;
 }
@@ -584,7 +585,6 @@ static void cm__scene_report(cm__server_t *srv, const cm__request_t *req,
     s->report_json = cm__strdup(r->body);
     s->report_key = cm__strdup(key);
     s->report_version = s->version;
-    s->report_status = rep->status;
   }
   cm_report_destroy(&rep);
 }

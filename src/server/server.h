@@ -92,7 +92,6 @@ typedef struct cm__session {
   long report_version;  /* version of the cached report, 0 = none */
   char *report_key;     /* options of the cached report (owned) */
   char *report_json;    /* cached report JSON (owned) */
-  int report_status;    /* status of the cached report */
 } cm__session_t;
 
 typedef struct cm__store {
@@ -165,8 +164,8 @@ typedef struct cm__request {
   int check_auth;                  /* 0 for --stdio (a trusted pipe) */
   const char *body;                /* request body (not NUL-terminated) */
   size_t body_len;                 /* its bytes (stdio: the line's) */
-  json_t *body_json; /* the body parsed by the transport (stdio), or NULL:
-                        then body holds its text */
+  json_t *body_json;  /* the body parsed by the transport (stdio), or NULL:
+                         then body holds its text */
   int body_too_large; /* the transport cut the body at the limit */
 } cm__request_t;
 
