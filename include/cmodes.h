@@ -319,6 +319,10 @@ typedef enum cm_method {
                            re-orthogonalisation (dense only when too small) */
 } cm_method_t;
 
+/* The analysis options. Their defaults, ranges and names on the command
+ * line and the server are one table (CM_OPTIONS_MAP in the source, docs/
+ * cli.md, cm_options_table_json); cm_analyze checks every field against
+ * it and returns CM_USAGE naming the first one out of range. */
 typedef struct cm_options {
   int modes;             /* top modes wanted, default 6 */
   double tol;            /* Lanczos relative residual tolerance, default 1e-10 */
