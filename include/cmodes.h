@@ -156,10 +156,6 @@ CM_EXTERN int cm_scene_add_body(cm_context_t *ctx, cm_scene_t *scene,
 CM_EXTERN int cm_scene_add_contact(cm_context_t *ctx, cm_scene_t *scene,
                                    const cm_contact_t *contact,
                                    const char *name);
-/* Removes contact i, moving the last one into its place. Cannot fail for a
- * valid i; returns CM_USAGE otherwise. */
-CM_EXTERN int cm_scene_remove_contact(cm_context_t *ctx, cm_scene_t *scene,
-                                      int i);
 
 /* Name of body/contact i, or NULL when unnamed. Cannot fail. */
 CM_EXTERN const char *cm_scene_body_name(const cm_scene_t *scene, int i);
@@ -280,8 +276,8 @@ CM_EXTERN int cm_operator_create(cm_context_t *ctx, const cm_system_t *sys,
 CM_EXTERN void cm_operator_destroy(cm_operator_t **op);
 CM_EXTERN int cm_operator_rows(const cm_operator_t *op); /* nc */
 CM_EXTERN int cm_operator_cols(const cm_operator_t *op); /* n */
-/* y = S x on the rows [r0, r1) of component c (x, y local to it), or the
- * whole operator with c = -1. Deterministic at any thread count. */
+/* y = S x on component comp (x, y over its rows, local to it), or on the
+ * whole operator with comp = -1. Deterministic at any thread count. */
 CM_EXTERN int cm_operator_apply_S(cm_operator_t *op, int comp,
                                   const double *x, double *y);
 /* y = B x (y: nc, x: n) and x = B^T y, on the whole operator. */
@@ -323,6 +319,10 @@ typedef enum cm_method {
                            re-orthogonalisation (dense only when too small) */
 } cm_method_t;
 
+/* The analysis options. Their defaults, ranges and names on the command
+ * line and the server are one table (CM_OPTIONS_MAP in the source, docs/
+ * cli.md, cm_options_table_json); cm_analyze checks every field against
+ * it and returns CM_USAGE naming the first one out of range. */
 typedef struct cm_options {
   int modes;             /* top modes wanted, default 6 */
   double tol;            /* Lanczos relative residual tolerance, default 1e-10 */
@@ -356,6 +356,11 @@ typedef struct cm_options {
 } cm_options_t;
 
 CM_EXTERN void cm_options_init(cm_options_t *opts);
+/* The table of analysis options (name, command-line spelling, type,
+ * default, range, help) as JSON, as `cmodes options --json` prints it
+ * (docs/cli.md): for front ends that set cm_options_t by name. Malloc'd
+ * text, caller frees; NULL when out of memory. */
+CM_EXTERN char *cm_options_table_json(void);
 
 typedef struct cm_share {
   int index;      /* contact or body index in the scene */
@@ -460,7 +465,9 @@ typedef struct cm_report {
   double tol;
   /* timings, seconds */
   double t_parse, t_assemble, t_factor, t_operator, t_eigen, t_report;
-  double t_matvec;        /* part of t_eigen spent in Lanczos matvecs */
+  double t_matvec;        /* part of t_eigen spent in operator products
+                             (Lanczos and ARPACK), s; C only: not in the
+                             JSON report (docs/c-api.md) */
   /* dominant vector over scene rows (size nrows; over contacts when no
    * contact has tangent rows): for warm starts */
   int nstart;

@@ -126,7 +126,7 @@ CM_TEST(errors_cli_exit_codes) {
   snprintf(cmd, sizeof cmd, "%s analyze --modes x %s 2>&1", CM_BINARY, path);
   out = cmt_run(cmd, &code);
   CMT_EQ_INT(code, cm_status_exit(CM_USAGE));
-  CMT_CONTAINS(out, "--modes: 'x' is not a non-negative integer");
+  CMT_CONTAINS(out, "cmodes analyze: --modes: 'x' is not an integer in 1..1000");
   free(out);
   snprintf(cmd, sizeof cmd, "%s analyze /nonexistent/scene.json 2>&1", CM_BINARY);
   out = cmt_run(cmd, &code);

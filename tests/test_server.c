@@ -1026,6 +1026,32 @@ static char *slow_body(void) {
   return body;
 }
 
+/* POST /v1/analyze with headers announcing a 40 MB body that never comes;
+ * what the server answers within 10 s goes to got. 1 if anything came. */
+static int headers_only_post(int port, char *got, size_t n) {
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  struct sockaddr_in a;
+  memset(&a, 0, sizeof a);
+  a.sin_family = AF_INET;
+  a.sin_port = htons((uint16_t)port);
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  struct timeval tv = {10, 0};
+  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  got[0] = 0;
+  if (connect(fd, (struct sockaddr *)&a, sizeof a)) {
+    close(fd);
+    return 0;
+  }
+  const char *head = "POST /v1/analyze HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                     "Content-Type: application/json\r\n"
+                     "Content-Length: 40000000\r\n\r\n";
+  send_all(fd, head, strlen(head));
+  ssize_t k = recv(fd, got, n - 1, 0);
+  close(fd);
+  got[k > 0 ? k : 0] = 0;
+  return k > 0;
+}
+
 CM_TEST(server_queue_full) {
   srv_t s;
   if (srv_start(&s, "--quiet --queue 1")) {
@@ -1045,6 +1071,11 @@ CM_TEST(server_queue_full) {
     CMT_TRUE(resp_header(&r, "Retry-After", hv, sizeof hv) && atoi(hv) >= 1);
     resp_free(&r);
     free(bar);
+    /* straight away: the 503 comes before the (never sent) body */
+    char got[512];
+    CMT_TRUE(headers_only_post(s.port, got, sizeof got));
+    CMT_CONTAINS(got, "HTTP/1.1 503");
+    CMT_CONTAINS(got, "Retry-After:");
   }
   pthread_join(th, NULL);
   CMT_EQ_INT(b.r.status, 200);
@@ -1241,4 +1272,85 @@ CM_TEST(server_stdio_sigterm) {
   fclose(r);
   free(line);
   free(slow);
+}
+
+/* Options: the same value gives the same answer on the server as on the
+ * command line (test_options.c walks the whole table); query options of
+ * POST /v1/scenes are stored with the scene; a port past 65535 is an
+ * error, not a random port. */
+CM_TEST(server_options_like_cli) {
+  int code;
+  char *out = cmt_run(CM_BINARY " serve --listen 127.0.0.1:99999 2>&1", &code);
+  CMT_EQ_INT(code, cm_status_exit(CM_USAGE));
+  CMT_CONTAINS(out, "--listen 127.0.0.1:99999");
+  free(out);
+  srv_t s;
+  if (srv_start(&s, "--quiet")) {
+    CMT_FAIL("server did not start");
+    return;
+  }
+  char *bar = bar_file_text();
+  resp_t r = http_post(s.port, "/v1/analyze?tol=0.7&damping_ratio=2", bar);
+  CMT_EQ_INT(r.status, 200);
+  resp_free(&r);
+  r = http_post(s.port, "/v1/analyze?chebyshev=4", bar);
+  CMT_EQ_INT(r.status, 200);
+  resp_free(&r);
+  r = http_post(s.port, "/v1/analyze?tol=1", bar);
+  CHECK_ERROR(r, 400, "usage", "?tol");
+  CMT_CONTAINS(r.body, "'1' is not a number in (0, 1)");
+  resp_free(&r);
+  r = http_post(s.port, "/v1/scenes?top_contacts=1&modes=1", bar);
+  CMT_EQ_INT(r.status, 201);
+  json_t *j = jparse(r.body);
+  char path[128];
+  snprintf(path, sizeof path, "%s/report", jstr(j, "location"));
+  json_decref(j);
+  resp_free(&r);
+  r = http_get(s.port, path);
+  CMT_EQ_INT(r.status, 200);
+  j = jparse(r.body);
+  CMT_EQ_INT((int)json_array_size(json_object_get(j, "modes")), 1);
+  json_decref(j);
+  resp_free(&r);
+  free(bar);
+  CMT_EQ_INT(srv_stop(&s), 0);
+}
+
+/* contacts.add of a patch is read by the scene reader: its messages, and
+ * the version 2 fields of a contact. */
+CM_TEST(server_patch_scene_reader) {
+  srv_t s;
+  if (srv_start(&s, "--quiet")) {
+    CMT_FAIL("server did not start");
+    return;
+  }
+  char *bar = bar_file_text();
+  resp_t r = http_post(s.port, "/v1/scenes", bar);
+  CMT_EQ_INT(r.status, 201);
+  json_t *j = jparse(r.body);
+  char loc[128];
+  snprintf(loc, sizeof loc, "%s", jstr(j, "location"));
+  json_decref(j);
+  resp_free(&r);
+  const char *bad = "{\"contacts\": {\"add\": [{\"a\": \"bar\", \"point\": "
+                    "[0], \"normal\": [0, 1], \"stiffness\": 1e5}]}}";
+  r = http_req(s.port, "PATCH", loc, NULL, bad, strlen(bad));
+  CHECK_ERROR(r, 400, "invalid_scene", "contacts.add[0].point");
+  CMT_CONTAINS(r.body, "patch: contacts.add[0].point: expected [x, y]: an "
+                       "array of 2 numbers, got 1");
+  resp_free(&r);
+  const char *v2 = "{\"contacts\": {\"add\": [{\"a\": \"bar\", \"point\": "
+                   "[0, 0], \"normal\": [0, 1], \"stiffness\": 1e5, "
+                   "\"stiffness_t\": 5e4}]}}";
+  r = http_req(s.port, "PATCH", loc, NULL, v2, strlen(v2));
+  CMT_EQ_INT(r.status, 200);
+  resp_free(&r);
+  char sp[160];
+  snprintf(sp, sizeof sp, "%s/scene", loc);
+  r = http_get(s.port, sp);
+  CMT_CONTAINS(r.body, "\"stiffness_t\"");
+  resp_free(&r);
+  free(bar);
+  CMT_EQ_INT(srv_stop(&s), 0);
 }

@@ -3,8 +3,8 @@
  * model): one line per snapshot, each equal to analysing that snapshot
  * alone through the library, warm starts saving products against cold
  * solves, and the SVG written. Not for the deck reader (test_lammps_deck.c). */
-#include "cmtest.h"
 #include "cmodes.h"
+#include "cmtest.h"
 
 #include <jansson.h>
 #include <math.h>
@@ -82,8 +82,8 @@ CM_TEST(track_lammps_series) {
   CMT_EQ_INT((int)json_array_size(cold), 13);
   /* warm starts save products */
   CMT_TRUE(warm_mv > 0 && warm_mv < cold_mv);
-  fprintf(stderr, "track_lammps_series: matvecs warm %ld, cold %ld\n",
-          warm_mv, cold_mv);
+  fprintf(stderr, "track_lammps_series: matvecs warm %ld, cold %ld\n", warm_mv,
+          cold_mv);
   cm_context_t ctx;
   cm_context_init(&ctx);
   cm_lammps_deck_t *deck = NULL;

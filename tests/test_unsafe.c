@@ -10,10 +10,11 @@
 #include <lapacke.h>
 #include <stdint.h>
 
-/* ---- helpers --------------------------------------------------------------- */
+/* ---- helpers ---------------------------------------------------------------
+ */
 
-static cm_report_t *run(const cm_scene_t *s, const cm_system_t *sys,
-                        int method, int modes, double tol, int *st) {
+static cm_report_t *run(const cm_scene_t *s, const cm_system_t *sys, int method,
+                        int modes, double tol, int *st) {
   cm_context_t ctx;
   cm_context_init(&ctx);
   cm_options_t o;
@@ -97,7 +98,8 @@ static void check_modes(const cm_report_t *r, const double *lam, int k,
   CMT_LE(r->omega_max, r->omega_upper * (1 + 1e-12));
 }
 
-/* ---- 1. extreme scales -------------------------------------------------------- */
+/* ---- 1. extreme scales
+ * -------------------------------------------------------- */
 
 /* pile3d with every stiffness times a: 1e94 (lambda_max ~ 8e103: no modes,
  * omega_max 0, status ok before), 1e-180 (~8e-171: 58% low with residual
@@ -110,7 +112,8 @@ CM_TEST(unsafe_extreme_scales) {
   for (int i = 0; lam && i < (int)(sizeof a / sizeof a[0]); i++) {
     cm_scene_t *t = cm_scene_copy(s);
     scale_stiffness(t, a[i]);
-    for (int method = CM_METHOD_ARPACK; method <= CM_METHOD_LANCZOS; method += 2) {
+    for (int method = CM_METHOD_ARPACK; method <= CM_METHOD_LANCZOS;
+         method += 2) {
       int st;
       cm_report_t *r = run(t, NULL, method, 6, 0, &st);
       fprintf(stderr, "  scale %g method %d: omega_max %.17g\n", a[i], method,
@@ -124,7 +127,8 @@ CM_TEST(unsafe_extreme_scales) {
   cm_scene_destroy(&s);
 }
 
-/* ---- 2. the convergence floor ------------------------------------------------ */
+/* ---- 2. the convergence floor
+ * ------------------------------------------------ */
 
 /* An FCC crystal in slow units (lambda_max ~ 1e-13, below the old absolute
  * floor eps^2/3 ~ 3.7e-11): was ok with residuals up to 7.5e-2 and omega
@@ -153,7 +157,8 @@ CM_TEST(unsafe_small_lambda_floor) {
   cm_scene_destroy(&s);
 }
 
-/* ---- systems built from their eigen-decomposition --------------------------- */
+/* ---- systems built from their eigen-decomposition ---------------------------
+ */
 
 /* x <- H x, H = I - 2 v v^T / (v . v). */
 static void householder(int n, const double *v, double *x) {
@@ -181,8 +186,10 @@ static double gauss(void) { /* xorshift64* and Box-Muller */
 static cm_system_t *system_from_eig(int nc, const double *d, const double *hv,
                                     int nh) {
   int n = nc;
-  int *Mp = malloc(sizeof(int) * (size_t)(n + 1)), *Mi = malloc(sizeof(int) * (size_t)n);
-  double *Mx = malloc(sizeof(double) * (size_t)n), *k = malloc(sizeof(double) * (size_t)nc);
+  int *Mp = malloc(sizeof(int) * (size_t)(n + 1)),
+      *Mi = malloc(sizeof(int) * (size_t)n);
+  double *Mx = malloc(sizeof(double) * (size_t)n),
+         *k = malloc(sizeof(double) * (size_t)nc);
   int *Jp = malloc(sizeof(int) * (size_t)(nc + 1));
   int *Jj = malloc(sizeof(int) * (size_t)nc * (size_t)n);
   double *Jx = malloc(sizeof(double) * (size_t)nc * (size_t)n);
@@ -207,14 +214,15 @@ static cm_system_t *system_from_eig(int nc, const double *d, const double *hv,
   cm_context_t ctx;
   cm_context_init(&ctx);
   cm_system_t *sys = NULL;
-  CMT_EQ_INT(cm_system_from_matrices(&ctx, n, nc, Mp, Mi, Mx, Jp, Jj, Jx, k,
-                                     &sys),
-             CM_OK);
+  CMT_EQ_INT(
+      cm_system_from_matrices(&ctx, n, nc, Mp, Mi, Mx, Jp, Jj, Jx, k, &sys),
+      CM_OK);
   free(Mp), free(Mi), free(Mx), free(k), free(Jp), free(Jj), free(Jx), free(U);
   return sys;
 }
 
-/* ---- 3. a top mode orthogonal to the old start vector ------------------------ */
+/* ---- 3. a top mode orthogonal to the old start vector
+ * ------------------------ */
 
 /* The old start vector (before issue 13): u_i = cm__hash_uniform(seed, i)
  * with seed "cmodes" for S, i the global row (splitmix64 of splitmix64(seed)
@@ -226,7 +234,8 @@ static uint64_t splitmix(uint64_t z) {
   return z ^ (z >> 31);
 }
 static double old_start(uint64_t i) {
-  uint64_t h = splitmix(splitmix(0x636d6f646573ULL) ^ (i * 0xd1b54a32d192ed03ULL));
+  uint64_t h =
+      splitmix(splitmix(0x636d6f646573ULL) ^ (i * 0xd1b54a32d192ed03ULL));
   return ((double)(h >> 11) + 0.5) / 9007199254740992.0 * 2.0 - 1.0;
 }
 
@@ -272,7 +281,8 @@ CM_TEST(unsafe_start_orthogonal) {
   cm_system_destroy(&sys);
 }
 
-/* ---- 4. repeated modes ---------------------------------------------------------- */
+/* ---- 4. repeated modes
+ * ---------------------------------------------------------- */
 
 /* A top eigenvalue of multiplicity p (2, 3, 6) in a random orthogonal
  * basis, and the rest distinct, or in few distinct values (the Krylov
@@ -289,7 +299,9 @@ CM_TEST(unsafe_repeated_modes) {
       int p = mult[t];
       for (int i = 0; i < NC; i++) /* ascending below the top, or 3 values */
         d[i] = i < p ? 2.0
-               : few ? (i % 3 == 0 ? 1.5 : i % 3 == 1 ? 1.0 : 0.5)
+               : few ? (i % 3 == 0   ? 1.5
+                        : i % 3 == 1 ? 1.0
+                                     : 0.5)
                      : 1.9 - 1.5 * (double)(i - p) / NC;
       cm_system_t *sys = system_from_eig(NC, d, hv, NH);
       int nc = 0;
@@ -335,7 +347,8 @@ CM_TEST(unsafe_repeated_modes_sc_crystal) {
   cm_scene_destroy(&s);
 }
 
-/* ---- 6. the probabilistic bound ------------------------------------------------ */
+/* ---- 6. the probabilistic bound
+ * ------------------------------------------------ */
 
 /* On the data scenes, crystals (breakdowns), the adversarial systems above
  * and the scaled piles: dense truth <= omega_upper_probabilistic <=
@@ -346,9 +359,10 @@ static void check_prob(const cm_report_t *r, double lam_max, const char *what) {
   if (!r)
     return;
   double w = sqrt(lam_max), wp = r->omega_upper_prob;
-  fprintf(stderr, "  %-28s omega %.10g  prob %.10g (%.4f)  gersh %.10g  "
-                  "%d steps\n", what, w, wp, w / wp, r->omega_upper,
-          r->prob_steps);
+  fprintf(stderr,
+          "  %-28s omega %.10g  prob %.10g (%.4f)  gersh %.10g  "
+          "%d steps\n",
+          what, w, wp, w / wp, r->omega_upper, r->prob_steps);
   CMT_LE(w * (1 - 1e-13), wp);
   CMT_LE(wp, r->omega_upper * (1 + 1e-15));
   CMT_REL(r->failure_probability, 1e-9, 0);
@@ -358,9 +372,10 @@ static void check_prob(const cm_report_t *r, double lam_max, const char *what) {
 }
 
 CM_TEST(unsafe_probabilistic_bound) {
-  const char *files[] = {"pile3d.json", "pile2d.json", "crystal_fcc.json",
-                         "crystal_sc.json", "crystal_hex.json", "bar2d.json",
-                         "bar3d.json", "stack_spheres.json", "fleet.json"};
+  const char *files[] = {
+      "pile3d.json",     "pile2d.json",        "crystal_fcc.json",
+      "crystal_sc.json", "crystal_hex.json",   "bar2d.json",
+      "bar3d.json",      "stack_spheres.json", "fleet.json"};
   for (int f = 0; f < (int)(sizeof files / sizeof files[0]); f++) {
     cm_scene_t *s = load(files[f]);
     int nc = 0, st;

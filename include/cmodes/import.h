@@ -312,8 +312,9 @@ CM_EXTERN int cm_system_read_manifest(cm_context_t *ctx, const char *path,
                                       cm_system_t **out);
 
 /* What cm_system_write_matrices writes besides M, J and k. */
-#define CM_MTX_WRITE_B 1 /* B.mtx: B = K^1/2 J L^-T, M = L L^T (natural
-                            order), so S = B B^T */
+#define CM_MTX_WRITE_B 1 /* B.mtx: the operator's B = K^1/2 J L^-T,
+                            P M P^T = L L^T (P = I for a block-diagonal
+                            M), so S = B B^T */
 #define CM_MTX_WRITE_S 2 /* S.mtx: S = B B^T, symmetric lower */
 
 /* Writes dir/M.mtx (symmetric, lower), dir/J.mtx, dir/k.mtx (array),

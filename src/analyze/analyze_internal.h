@@ -3,6 +3,7 @@
 #ifndef CM_ANALYZE_INTERNAL_H
 #define CM_ANALYZE_INTERNAL_H
 
+#include "analyze/options_table.h"
 #include "spectrum/spectrum_internal.h"
 
 /* Eigen-solves of every component of op into eig[0 .. ncomp) (small ones
@@ -14,8 +15,6 @@ int cm__solve_all(cm_context_t *ctx, cm_operator_t *op,
 /* Scene row of every system row (malloc'd, caller frees; NULL: no memory):
  * contacts in scene order, each with its normal row, then its tangents. */
 int *cm__scene_rows(const cm_system_t *sys);
-/* Checks every option; CM_USAGE naming the option. */
-int cm__options_check(cm_context_t *ctx, const cm_options_t *o);
 /* The report's model label (static string). */
 const char *cm__model_label(int tangential, int dashpots);
 /* With dashpots in the scene: the coupled damped central-difference limit

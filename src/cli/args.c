@@ -1,28 +1,148 @@
-/* args.c: option-value parsing shared by the subcommands. */
+/* args.c: option-value parsing shared by the subcommands, and the table
+ * options (analyze/options_table.h) on the command line. Not for the
+ * options of one command (each cmd_*.c). */
 #include "args.h"
+#include "analyze/options_table.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+
+/* ---- plain values ----------------------------------------------------------
+ */
 
 int cm__arg_num(const char *cmd, const char *opt, const char *s, double *v) {
-  char *end;
-  *v = strtod(s, &end);
-  if (end == s || *end || !isfinite(*v)) {
+  if (!cm__parse_number(s, v)) {
     fprintf(stderr, "cmodes %s: %s: '%s' is not a number\n", cmd, opt, s);
     return 0;
   }
   return 1;
 }
 
-int cm__arg_int(const char *cmd, const char *opt, const char *s, int *v) {
-  char *end;
-  long x = strtol(s, &end, 10);
-  if (end == s || *end || x < 0 || x > 1000000000) {
-    fprintf(stderr, "cmodes %s: %s: '%s' is not a non-negative integer\n",
-            cmd, opt, s);
+static int cm__arg_whole(const char *cmd, const char *opt, const char *s,
+                         double max, double *x) {
+  *x = -1;
+  if (!cm__parse_number(s, x) || *x < 0 || *x > max || *x != floor(*x)) {
+    fprintf(stderr, "cmodes %s: %s: '%s' is not a non-negative integer%s\n",
+            cmd, opt, s, *x > max ? " (too large)" : "");
     return 0;
   }
+  return 1;
+}
+
+int cm__arg_int(const char *cmd, const char *opt, const char *s, int *v) {
+  double x;
+  if (!cm__arg_whole(cmd, opt, s, 1e9, &x))
+    return 0;
   *v = (int)x;
   return 1;
+}
+
+int cm__arg_long(const char *cmd, const char *opt, const char *s, long *v) {
+  double x;
+  if (!cm__arg_whole(cmd, opt, s, 1e15, &x))
+    return 0;
+  *v = (long)x;
+  return 1;
+}
+
+/* ---- table options
+ * ----------------------------------------------------------- */
+
+static int cm__listed(const char *name, const char *const *only) {
+  if (!only)
+    return 1;
+  for (int i = 0; only[i]; i++)
+    if (!strcmp(only[i], name))
+      return 1;
+  return 0;
+}
+
+int cm__opt_longopts(struct option *out, int cap, const struct option *own,
+                     const char *const *only) {
+  int n = 0, nt;
+  const cm__option_t *t = cm__options_table(&nt);
+  for (; own && own[n].name; n++) {
+    if (n >= cap - 1)
+      return -1;
+    out[n] = own[n];
+  }
+  for (int i = 0; i < nt; i++) {
+    if (!cm__listed(t[i].name, only))
+      continue;
+    if (n >= cap - 1)
+      return -1;
+    struct option o = {t[i].cli, required_argument, 0, CM__OPT_CODE + i};
+    out[n++] = o;
+  }
+  struct option end = {0, 0, 0, 0};
+  out[n] = end;
+  return 0;
+}
+
+int cm__opt_parse(const char *cmd, int c, const char *arg,
+                  const char *const *only, cm_options_t *opts) {
+  int nt;
+  const cm__option_t *t = cm__options_table(&nt), *o = NULL;
+  if (c >= CM__OPT_CODE && c < CM__OPT_CODE + nt)
+    o = &t[c - CM__OPT_CODE];
+  for (int i = 0; !o && c > 0 && c < 128 && i < nt; i++)
+    if (t[i].short_opt == c)
+      o = &t[i];
+  if (!o || !cm__listed(o->name, only))
+    return -1;
+  char path[48];
+  snprintf(path, sizeof path, "--%s", o->cli);
+  cm_context_t ctx;
+  cm_context_init(&ctx);
+  if (cm__option_parse(&ctx, o, path, arg, opts)) {
+    fprintf(stderr, "cmodes %s: %s\n", cmd, ctx.message);
+    return 0;
+  }
+  return 1;
+}
+
+/* Prints text from column 26, wrapped at 78. */
+static void cm__wrapped(FILE *f, const char *text) {
+  int col = 26;
+  const char *p = text;
+  while (*p) {
+    size_t w = strcspn(p, " ");
+    if (col > 26 && col + 1 + (int)w > 78) {
+      fprintf(f, "\n%26s", "");
+      col = 26;
+    } else if (col > 26) {
+      fputc(' ', f);
+      col++;
+    }
+    fprintf(f, "%.*s", (int)w, p);
+    col += (int)w;
+    p += w;
+    while (*p == ' ')
+      p++;
+  }
+  fputc('\n', f);
+}
+
+void cm__opt_usage(FILE *f, const char *const *only) {
+  int nt;
+  const cm__option_t *t = cm__options_table(&nt);
+  for (int i = 0; i < nt; i++) {
+    if (!cm__listed(t[i].name, only))
+      continue;
+    char head[48], line[400];
+    if (t[i].short_opt)
+      snprintf(head, sizeof head, "-%c, --%s %s", t[i].short_opt, t[i].cli,
+               t[i].meta);
+    else
+      snprintf(head, sizeof head, "    --%s %s", t[i].cli, t[i].meta);
+    if (t[i].type == CM__OPT_METHOD)
+      snprintf(line, sizeof line, "%s (default %s)", t[i].help,
+               cm__method_name((int)t[i].def));
+    else
+      snprintf(line, sizeof line, "%s (default %g)", t[i].help, t[i].def);
+    fprintf(f, "  %-24s", head);
+    cm__wrapped(f, line);
+  }
 }

@@ -12,5 +12,6 @@ int cm__cmd_convert(int argc, char **argv);
 int cm__cmd_compare(int argc, char **argv);
 int cm__cmd_verify(int argc, char **argv);
 int cm__cmd_serve(int argc, char **argv);
+int cm__cmd_options(int argc, char **argv);
 
 #endif

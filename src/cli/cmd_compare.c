@@ -13,25 +13,34 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* The analysis options compare takes (the sparse run's). */
+static const char *const cm__compare_opts[] = {
+    "modes", "tol", "method", "ncv", "max_iter", "max_seconds", NULL};
+
 static void cm__compare_usage(FILE *f) {
-  fprintf(f,
-    "usage: cmodes compare [options] SCENE\n\n"
-    "Top modes by the sparse path (Lanczos on B = K^1/2 J L^-T) and by dense\n"
-    "LAPACK on S = B B^T formed explicitly; prints times and agreement.\n\n"
-    "  -k, --modes K       modes compared (default 6)\n"
-    "      --tol T         Lanczos tolerance (default 1e-10)\n"
-    "      --method M      sparse solver: lanczos (default) or arpack\n"
-    "      --threads N     threads for both paths (default: all)\n"
-    "      --max-dense N   refuse the dense path above N contacts (12000)\n"
-    "      --no-dsyevd     skip the all-eigenvalue dsyevd run\n"
-    "      --json          machine-readable output\n");
+  fprintf(
+      f,
+      "usage: cmodes compare [options] SCENE\n\n"
+      "Top modes by the sparse path (Lanczos on B = K^1/2 J L^-T) and by "
+      "dense\n"
+      "LAPACK on S = B B^T formed explicitly; prints times and agreement.\n\n"
+      "analysis options of the sparse run (modes at most 64; method lanczos,\n"
+      "the default here, or arpack):\n");
+  cm__opt_usage(f, cm__compare_opts);
+  fprintf(f, "other options:\n"
+             "      --threads N         threads for both paths (default: all)\n"
+             "      --max-dense N       refuse the dense path above N contacts "
+             "(12000)\n"
+             "      --no-dsyevd         skip the all-eigenvalue dsyevd run\n"
+             "      --json              machine-readable output\n"
+             "  -h, --help              this help\n");
 }
 
 typedef struct {
-  const char *name;   /* method */
-  double seconds;     /* wall time of the eigen-solve only */
-  int k;              /* values found */
-  double omega[64];   /* descending */
+  const char *name; /* method */
+  double seconds;   /* wall time of the eigen-solve only */
+  int k;            /* values found */
+  double omega[64]; /* descending */
 } cm__run_t;
 
 static int cm__dense_run(double *S, int nc, int k, int all, cm__run_t *run) {
@@ -62,39 +71,49 @@ static int cm__dense_run(double *S, int nc, int k, int all, cm__run_t *run) {
 }
 
 int cm__cmd_compare(int argc, char **argv) {
-  static const struct option longopts[] = {
-      {"modes", required_argument, 0, 'k'}, {"tol", required_argument, 0, 't'},
-      {"threads", required_argument, 0, 'T'},
-      {"max-dense", required_argument, 0, 'D'},
-      {"no-dsyevd", no_argument, 0, 'N'}, {"json", no_argument, 0, 'j'},
-      {"method", required_argument, 0, 'M'},
-      {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
+  static const struct option own[] = {{"threads", required_argument, 0, 'T'},
+                                      {"max-dense", required_argument, 0, 'D'},
+                                      {"no-dsyevd", no_argument, 0, 'N'},
+                                      {"json", no_argument, 0, 'j'},
+                                      {"help", no_argument, 0, 'h'},
+                                      {0, 0, 0, 0}};
+  struct option longopts[32];
+  cm__opt_longopts(longopts, 32, own, cm__compare_opts);
   cm_options_t opts;
   cm_options_init(&opts);
+  opts.method = CM_METHOD_LANCZOS; /* compare's default */
   cm_context_t ctx;
   cm_context_init(&ctx);
   int max_dense = 12000, no_evd = 0, json = 0, c, ok = 1;
-  int method = CM_METHOD_LANCZOS;
   optind = 1;
   while (ok && (c = getopt_long(argc, argv, "k:h", longopts, NULL)) != -1) {
     switch (c) {
-    case 'k': ok = cm__arg_int("compare", "--modes", optarg, &opts.modes); break;
-    case 't': ok = cm__arg_num("compare", "--tol", optarg, &opts.tol); break;
-    case 'T': ok = cm__arg_int("compare", "--threads", optarg, &ctx.threads); break;
-    case 'D': ok = cm__arg_int("compare", "--max-dense", optarg, &max_dense); break;
-    case 'N': no_evd = 1; break;
-    case 'M':
-      method = cm__method_parse(optarg);
-      if (method != CM_METHOD_LANCZOS && method != CM_METHOD_ARPACK) {
-        fprintf(stderr, "cmodes compare: --method: '%s' is not lanczos or "
-                        "arpack\n", optarg);
-        ok = 0;
-      }
+    case 'T':
+      ok = cm__arg_int("compare", "--threads", optarg, &ctx.threads);
       break;
-    case 'j': json = 1; break;
-    case 'h': cm__compare_usage(stdout); return 0;
-    default: ok = 0;
+    case 'D':
+      ok = cm__arg_int("compare", "--max-dense", optarg, &max_dense);
+      break;
+    case 'N':
+      no_evd = 1;
+      break;
+    case 'j':
+      json = 1;
+      break;
+    case 'h':
+      cm__compare_usage(stdout);
+      return 0;
+    default:
+      ok = cm__opt_parse("compare", c, optarg, cm__compare_opts, &opts) > 0;
     }
+  }
+  if (ok && opts.method != CM_METHOD_LANCZOS &&
+      opts.method != CM_METHOD_ARPACK) {
+    fprintf(stderr,
+            "cmodes compare: --method: '%s' is not lanczos or "
+            "arpack\n",
+            cm__method_name(opts.method));
+    ok = 0;
   }
   if (!ok) {
     fprintf(stderr, "try 'cmodes compare --help'\n");
@@ -130,7 +149,6 @@ int cm__cmd_compare(int argc, char **argv) {
   }
   if (!st) {
     cm__blas_single_thread();
-    opts.method = method;
     st = cm_spectrum_solve(&ctx, op, -1, &opts, &spec);
     if (st == CM_NOT_CONVERGED)
       st = CM_OK;
@@ -162,26 +180,27 @@ int cm__cmd_compare(int argc, char **argv) {
     if (!st) {
       if (json) {
         printf("{\"contacts\": %d, \"dofs\": %d, \"setup_s\": %.6g, "
-               "\"form_dense_s\": %.6g, \"runs\": [", sys->nc, sys->n,
-               t_setup, t_form);
+               "\"form_dense_s\": %.6g, \"runs\": [",
+               sys->nc, sys->n, t_setup, t_form);
         for (int r = 0; r < nruns; r++) {
           double dmax = 0;
           for (int i = 0; i < runs[r].k && i < runs[1].k; i++)
             dmax = fmax(dmax, fabs(runs[r].omega[i] - runs[1].omega[i]) /
                                   runs[1].omega[i]);
           printf("%s{\"method\": \"%s\", \"seconds\": %.6g, \"max_rel_diff_"
-                 "vs_dsyevr\": %.3g, \"omega\": [", r ? ", " : "",
-                 runs[r].name, runs[r].seconds, dmax);
+                 "vs_dsyevr\": %.3g, \"omega\": [",
+                 r ? ", " : "", runs[r].name, runs[r].seconds, dmax);
           for (int i = 0; i < runs[r].k; i++)
             printf("%s%.17g", i ? ", " : "", runs[r].omega[i]);
           printf("]}");
         }
         printf("], \"matvecs\": %d}\n", spec->matvecs);
       } else {
-        printf("scene %s: %d contacts, %d active dofs\n", argv[optind],
-               sys->nc, sys->n);
+        printf("scene %s: %d contacts, %d active dofs\n", argv[optind], sys->nc,
+               sys->n);
         printf("setup (assemble, factor, operator) %.4g s; forming dense S "
-               "%.4g s\n\n", t_setup, t_form);
+               "%.4g s\n\n",
+               t_setup, t_form);
         printf("| method | eigen time (s) | speed-up vs dsyevr | max rel diff "
                "vs dsyevr |\n|---|---|---|---|\n");
         for (int r = 0; r < nruns; r++) {
@@ -189,8 +208,8 @@ int cm__cmd_compare(int argc, char **argv) {
           for (int i = 0; i < runs[r].k && i < runs[1].k; i++)
             dmax = fmax(dmax, fabs(runs[r].omega[i] - runs[1].omega[i]) /
                                   runs[1].omega[i]);
-          printf("| %s | %.4g | %.1f | %.2e |\n", runs[r].name,
-                 runs[r].seconds, runs[1].seconds / runs[r].seconds, dmax);
+          printf("| %s | %.4g | %.1f | %.2e |\n", runs[r].name, runs[r].seconds,
+                 runs[1].seconds / runs[r].seconds, dmax);
         }
         printf("\n| mode | %s | dsyevr |\n|---|---|---|\n", runs[0].name);
         for (int i = 0; i < runs[0].k; i++)
@@ -202,8 +221,8 @@ int cm__cmd_compare(int argc, char **argv) {
     }
   }
   if (st)
-    fprintf(stderr, "cmodes compare: %s\n", ctx.message[0] ? ctx.message
-                                                             : cm_status_message(st));
+    fprintf(stderr, "cmodes compare: %s\n",
+            ctx.message[0] ? ctx.message : cm_status_message(st));
   free(S);
   cm_spectrum_destroy(&spec);
   cm_operator_destroy(&op);

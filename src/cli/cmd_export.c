@@ -1,6 +1,7 @@
 /* cmd_export.c: `cmodes export SCENE --matrices DIR`: assembles a scene and
  * writes its M, J, k (and B = K^1/2 J L^-T, optionally S) as Matrix Market
  * files with the row/column maps and a manifest. Not for other formats. */
+#include "args.h"
 #include "cli.h"
 #include "cmodes.h"
 
@@ -12,25 +13,29 @@
 #include <sys/stat.h>
 
 static void cm__export_usage(FILE *f) {
-  fprintf(f,
-"usage: cmodes export SCENE --matrices DIR [options]\n"
-"\n"
-"Assembles SCENE (JSON, '-' = stdin) and writes, all numbers in %%.17g:\n"
-"  DIR/M.mtx       mass matrix, symmetric (lower triangle), n x n\n"
-"  DIR/J.mtx       contact Jacobian, nc x n (gaps xi = J q)\n"
-"  DIR/k.mtx       penalty stiffness of each row, nc x 1 (array)\n"
-"  DIR/B.mtx       B = K^1/2 J L^-T, M = L L^T: S = B B^T (unless --no-B)\n"
-"  DIR/S.mtx       S = B B^T, symmetric (only with --S)\n"
-"  DIR/rows.txt    row -> scene contact, component, bodies a b\n"
-"  DIR/cols.txt    column -> scene body, dof, component\n"
-"  DIR/manifest.json  names the files: cmodes analyze --matrices DIR/manifest.json\n"
-"Rows and columns are in component order (not scene order): see the maps.\n"
-"\n"
-"  --matrices DIR    output folder (created if missing)\n"
-"  --no-B            do not write B.mtx\n"
-"  --S               also write S.mtx\n"
-"  --threads N       threads for the assembly\n"
-"  -h, --help        this help\n");
+  fprintf(
+      f,
+      "usage: cmodes export SCENE --matrices DIR [options]\n"
+      "\n"
+      "Assembles SCENE (JSON, '-' = stdin) and writes, all numbers in %%.17g:\n"
+      "  DIR/M.mtx       mass matrix, symmetric (lower triangle), n x n\n"
+      "  DIR/J.mtx       contact Jacobian, nc x n (gaps xi = J q)\n"
+      "  DIR/k.mtx       penalty stiffness of each row, nc x 1 (array)\n"
+      "  DIR/B.mtx       B = K^1/2 J L^-T, M = L L^T: S = B B^T (unless "
+      "--no-B)\n"
+      "  DIR/S.mtx       S = B B^T, symmetric (only with --S)\n"
+      "  DIR/rows.txt    row -> scene contact, component, bodies a b\n"
+      "  DIR/cols.txt    column -> scene body, dof, component\n"
+      "  DIR/manifest.json  names the files: cmodes analyze --matrices "
+      "DIR/manifest.json\n"
+      "Rows and columns are in component order (not scene order): see the "
+      "maps.\n"
+      "\n"
+      "  --matrices DIR    output folder (created if missing)\n"
+      "  --no-B            do not write B.mtx\n"
+      "  --S               also write S.mtx\n"
+      "  --threads N       threads for the assembly\n"
+      "  -h, --help        this help\n");
 }
 
 int cm__cmd_export(int argc, char **argv) {
@@ -49,12 +54,25 @@ int cm__cmd_export(int argc, char **argv) {
   optind = 1;
   while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
     switch (c) {
-    case O_MATRICES: dir = optarg; break;
-    case O_NOB: flags &= ~CM_MTX_WRITE_B; break;
-    case O_S: flags |= CM_MTX_WRITE_S; break;
-    case O_THREADS: ctx.threads = atoi(optarg); break;
-    case 'h': cm__export_usage(stdout); return 0;
-    default: cm__export_usage(stderr); return cm_status_exit(CM_USAGE);
+    case O_MATRICES:
+      dir = optarg;
+      break;
+    case O_NOB:
+      flags &= ~CM_MTX_WRITE_B;
+      break;
+    case O_S:
+      flags |= CM_MTX_WRITE_S;
+      break;
+    case O_THREADS:
+      if (!cm__arg_int("export", "--threads", optarg, &ctx.threads))
+        return cm_status_exit(CM_USAGE);
+      break;
+    case 'h':
+      cm__export_usage(stdout);
+      return 0;
+    default:
+      cm__export_usage(stderr);
+      return cm_status_exit(CM_USAGE);
     }
   }
   if (optind + 1 != argc || !dir) {

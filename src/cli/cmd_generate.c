@@ -1,12 +1,14 @@
 /* cmd_generate.c: `cmodes generate KIND [options]`: writes a generated scene
- * (pile, crystal, stack, fleet, bar) as JSON to standard output or --out,
+ * (pile, crystal, stack, fleet, bar) as JSON to standard output or -o,
  * and optionally the contact preloads to --forces. Not for the generators
  * themselves (src/generate/). */
+#include "analyze/options_table.h"
 #include "cli.h"
 #include "cmodes.h"
 
 #include <errno.h>
 #include <getopt.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,10 +17,10 @@ enum {
   O_COUNT = 'n',
   O_SEED = 's',
   O_DIM = 'd',
-  O_K = 'k',
   O_OUT = 'o',
   O_HELP = 'h',
   O_FORCES = 256,
+  O_K, /* --k only: -k is --modes in analyze, compare and verify */
   O_RADIUS,
   O_POLY,
   O_DENSITY,
@@ -51,7 +53,8 @@ static const struct option cm__gen_longopts[] = {
     {"seed", required_argument, 0, O_SEED},
     {"dim", required_argument, 0, O_DIM},
     {"k", required_argument, 0, O_K},
-    {"out", required_argument, 0, O_OUT},
+    {"output", required_argument, 0, O_OUT},
+    {"out", required_argument, 0, O_OUT}, /* the old spelling */
     {"forces", required_argument, 0, O_FORCES},
     {"radius", required_argument, 0, O_RADIUS},
     {"polydispersity", required_argument, 0, O_POLY},
@@ -100,7 +103,7 @@ static const char cm__gen_usage[] =
     "  bar      the reference bar: --dim --mass --inertia --half-length --k\n"
     "\n"
     "common options:\n"
-    "  -o, --out FILE     write the scene to FILE instead of standard output\n"
+    "  -o, --output FILE  write the scene to FILE instead of standard output\n"
     "      --forces FILE  write each contact's static normal force (N), one\n"
     "                     per line in contact order (pile, stack, fleet)\n"
     "  -h, --help         this text\n"
@@ -132,23 +135,16 @@ static const char *cm__opt_name(int id) {
  */
 
 static int cm__num(const char *opt, const char *s, double *out) {
-  char *end;
-  errno = 0;
-  double v = strtod(s, &end);
-  if (end == s || *end || errno == ERANGE) {
+  if (!cm__parse_number(s, out)) {
     fprintf(stderr, "cmodes generate: --%s: '%s' is not a number\n", opt, s);
     return CM_USAGE;
   }
-  *out = v;
   return CM_OK;
 }
 
 static int cm__int(const char *opt, const char *s, int *out) {
-  char *end;
-  errno = 0;
-  long v = strtol(s, &end, 10);
-  if (end == s || *end || errno == ERANGE || v < -2147483647L ||
-      v > 2147483647L) {
+  double v;
+  if (!cm__parse_number(s, &v) || v != floor(v) || fabs(v) > 2147483647.0) {
     fprintf(stderr, "cmodes generate: --%s: '%s' is not an integer\n", opt, s);
     return CM_USAGE;
   }
@@ -156,6 +152,7 @@ static int cm__int(const char *opt, const char *s, int *out) {
   return CM_OK;
 }
 
+/* Seeds: all 64 bits, so strtoull rather than the double parser. */
 static int cm__u64(const char *opt, const char *s, uint64_t *out) {
   char *end;
   errno = 0;
@@ -354,8 +351,8 @@ int cm__cmd_generate(int argc, char **argv) {
   int c;
   optind = 1;
   opterr = 0;
-  while ((c = getopt_long(argc, argv, ":n:s:d:k:o:h", cm__gen_longopts,
-                          NULL)) != -1) {
+  while ((c = getopt_long(argc, argv, ":n:s:d:o:h", cm__gen_longopts, NULL)) !=
+         -1) {
     if (c == O_HELP) {
       fputs(cm__gen_usage, stdout);
       return 0;
@@ -449,7 +446,7 @@ int cm__cmd_generate(int argc, char **argv) {
   /* ---- write ---- */
   FILE *out = out_path ? fopen(out_path, "w") : stdout;
   if (!out) {
-    fprintf(stderr, "cmodes generate: --out %s: cannot open: %s\n", out_path,
+    fprintf(stderr, "cmodes generate: --output %s: cannot open: %s\n", out_path,
             strerror(errno));
     st = CM_IO;
   } else {

@@ -3,6 +3,8 @@
  * `cmodes import matrices MANIFEST | M.mtx J.mtx k.mtx` checks a Matrix
  * Market system and prints its sizes. Not for analysis (`cmodes analyze
  * --matrices` analyses such a system). */
+#include "analyze/options_table.h"
+#include "args.h"
 #include "cli.h"
 #include "cmodes.h"
 
@@ -78,10 +80,7 @@ static void cm__import_usage(FILE *f) {
 
 /* Parses a double option value; 0 on error (message printed). */
 static int cm__num_arg(const char *opt, const char *s, double *v) {
-  char *end;
-  errno = 0;
-  *v = strtod(s, &end);
-  if (end == s || *end || errno) {
+  if (!cm__parse_number(s, v)) {
     fprintf(stderr, "cmodes import: %s '%s': expected a number\n", opt, s);
     return 0;
   }
@@ -253,7 +252,7 @@ int cm__cmd_import(int argc, char **argv) {
                 optarg);
         return cm_status_exit(CM_USAGE);
       }
-      o.dim = atoi(optarg);
+      o.dim = optarg[0] - '0';
       break;
     case O_TIMESTEP: {
       char *end;
@@ -331,7 +330,8 @@ int cm__cmd_import(int argc, char **argv) {
       vars[nvars++] = optarg;
       break;
     case O_THREADS:
-      o.threads = atoi(optarg);
+      if (!cm__arg_int("import", "--threads", optarg, &o.threads))
+        return cm_status_exit(CM_USAGE);
       ctx.threads = o.threads;
       break;
     case 'o':

@@ -20,35 +20,41 @@
 #include <unistd.h>
 
 static void cm__track_usage(FILE *f) {
-  fprintf(f,
-"usage: cmodes track DUMP... [--deck IN] [options]\n"
-"\n"
-"Analyses every snapshot of the dumps in timestep order (a timestep found\n"
-"in two files is taken from the first) and writes one line per snapshot:\n"
-"step, time, contacts, omega_max, the step per integrator (critical and\n"
-"certified), the per-contact step, the deck step's fraction of the\n"
-"critical step, the particles (LAMMPS ids) that set it, and the solver's\n"
-"matrix-vector products. Each solve is warm-started from the previous\n"
-"snapshot's dominant vector, mapped by particle ids.\n"
-"\n"
-"model (as `cmodes import`):\n"
-"  --deck IN             LAMMPS or LIGGGHTS input deck: contact laws, walls,\n"
-"                        timestep (then no --k, --young or walls)\n"
-"  --k K | --young E --poisson NU   without a deck: the normal stiffness\n"
-"  --density RHO, --radius R, --dim 2|3, --touch-tol TOL\n"
-"  --wall-plane SPEC (repeatable), --wall-zcylinder R[,CX,CY]\n"
-"  --periodic image|drop|error      pairs across periodic boundaries\n"
-"analysis:\n"
-"  -k, --modes K         modes per solve (default 6)\n"
-"      --tol T           Lanczos tolerance (default 1e-10)\n"
-"      --cold            no warm starts (to measure what they save)\n"
-"      --threads N       OpenMP threads\n"
-"output:\n"
-"  -o, --output FILE     the table (default: stdout)\n"
-"      --format csv|jsonl   (default csv)\n"
-"      --svg FILE        the steps against time as an SVG chart\n"
-"  -q, --quiet           no progress or summary on stderr\n"
-"  -h, --help            this help\n");
+  fprintf(
+      f,
+      "usage: cmodes track DUMP... [--deck IN] [options]\n"
+      "\n"
+      "Analyses every snapshot of the dumps in timestep order (a timestep "
+      "found\n"
+      "in two files is taken from the first) and writes one line per "
+      "snapshot:\n"
+      "step, time, contacts, omega_max, the step per integrator (critical and\n"
+      "certified), the per-contact step, the deck step's fraction of the\n"
+      "critical step, the particles (LAMMPS ids) that set it, and the "
+      "solver's\n"
+      "matrix-vector products. Each solve is warm-started from the previous\n"
+      "snapshot's dominant vector, mapped by particle ids.\n"
+      "\n"
+      "model (as `cmodes import`):\n"
+      "  --deck IN             LAMMPS or LIGGGHTS input deck: contact laws, "
+      "walls,\n"
+      "                        timestep (then no --k, --young or walls)\n"
+      "  --k K | --young E --poisson NU   without a deck: the normal "
+      "stiffness\n"
+      "  --density RHO, --radius R, --dim 2|3, --touch-tol TOL\n"
+      "  --wall-plane SPEC (repeatable), --wall-zcylinder R[,CX,CY]\n"
+      "  --periodic image|drop|error      pairs across periodic boundaries\n"
+      "analysis:\n"
+      "  -k, --modes K         modes per solve (default 6)\n"
+      "      --tol T           Lanczos tolerance (default 1e-10)\n"
+      "      --cold            no warm starts (to measure what they save)\n"
+      "      --threads N       OpenMP threads\n"
+      "output:\n"
+      "  -o, --output FILE     the table (default: stdout)\n"
+      "      --format csv|jsonl   (default csv)\n"
+      "      --svg FILE        the steps against time as an SVG chart\n"
+      "  -q, --quiet           no progress or summary on stderr\n"
+      "  -h, --help            this help\n");
 }
 
 /* ---- snapshots in timestep order --------------------------------------- */
@@ -136,8 +142,7 @@ static int cm__rows_of(const cm_scene_t *s, int c) {
 }
 
 /* The report's dominant vector keyed by rows, sorted (malloc'd). */
-static cm__kv_t *cm__keyed(const cm_scene_t *s, const cm_report_t *r,
-                           int *n) {
+static cm__kv_t *cm__keyed(const cm_scene_t *s, const cm_report_t *r, int *n) {
   cm__kv_t *kv = malloc(sizeof *kv * ((size_t)r->nstart + 1));
   int k = 0;
   for (int c = 0; kv && c < s->ncontacts; c++)
@@ -176,22 +181,23 @@ static double *cm__warm(const cm_scene_t *s, const cm__kv_t *kv, int nkv) {
   return w;
 }
 
-/* ---- one line per snapshot ------------------------------------------------ */
+/* ---- one line per snapshot ------------------------------------------------
+ */
 
 typedef struct {
   long step;
-  double time_s;      /* step x deck timestep, NAN without one */
+  double time_s; /* step x deck timestep, NAN without one */
   int contacts, rows;
   double omega_max;
   double cd, cd_cert, cd_undamped, rk3, rk4, per_contact;
   double deck_fraction;
-  char ids[96];       /* LAMMPS ids of the top bodies of mode 1 */
+  char ids[96]; /* LAMMPS ids of the top bodies of mode 1 */
   int matvecs;
   const char *status;
 } cm__line_t;
 
-static void cm__fill_line(const cm_scene_t *s, const cm_report_t *r,
-                          long step, cm__line_t *l) {
+static void cm__fill_line(const cm_scene_t *s, const cm_report_t *r, long step,
+                          cm__line_t *l) {
   memset(l, 0, sizeof *l);
   l->step = step;
   l->time_s = s->timestep_s > 0 ? (double)step * s->timestep_s : NAN;
@@ -224,13 +230,12 @@ static void cm__csv_num(FILE *f, double v) {
 }
 
 static void cm__write_line(FILE *f, int jsonl, const cm__line_t *l) {
-  const double num[] = {l->time_s,      l->omega_max, l->cd,
-                        l->cd_cert,     l->cd_undamped, l->rk3,
-                        l->rk4,         l->per_contact, l->deck_fraction};
+  const double num[] = {l->time_s,  l->omega_max,   l->cd,
+                        l->cd_cert, l->cd_undamped, l->rk3,
+                        l->rk4,     l->per_contact, l->deck_fraction};
   static const char *const key[] = {
-      "time",         "omega_max", "central_difference", "certified",
-      "undamped",     "rk3",       "rk4",                "per_contact",
-      "deck_fraction"};
+      "time", "omega_max", "central_difference", "certified",    "undamped",
+      "rk3",  "rk4",       "per_contact",        "deck_fraction"};
   if (!jsonl) {
     fprintf(f, "%ld", l->step);
     for (int i = 0; i < 2; i++)
@@ -289,40 +294,46 @@ static int cm__svg(const char *path, const cm__line_t *v, int n,
   if (!(y1 > y0))
     y0 = y0 > 0 ? y0 / 2 : 1e-6, y1 = y1 > 0 ? y1 * 2 : 1e-3;
   double ly0 = log10(y0 / 1.25), ly1 = log10(y1 * 1.25);
-#define X(x) (L + ((x) - x0) / (x1 - x0) * (W - L - R))
+#define X(x) (L + ((x)-x0) / (x1 - x0) * (W - L - R))
 #define Y(y) (H - B - (log10(y) - ly0) / (ly1 - ly0) * (H - T - B))
-  fprintf(f, "<svg xmlns='http://www.w3.org/2000/svg' width='%g' height='%g' "
-             "font-family='sans-serif' font-size='12'>\n"
-             "<rect width='100%%' height='100%%' fill='white'/>\n",
+  fprintf(f,
+          "<svg xmlns='http://www.w3.org/2000/svg' width='%g' height='%g' "
+          "font-family='sans-serif' font-size='12'>\n"
+          "<rect width='100%%' height='100%%' fill='white'/>\n",
           W, H);
-  fprintf(f, "<text x='%g' y='18' font-size='14'>stable time step over the "
-             "run (central difference)</text>\n",
+  fprintf(f,
+          "<text x='%g' y='18' font-size='14'>stable time step over the "
+          "run (central difference)</text>\n",
           L);
   for (double e = floor(ly0); e <= ceil(ly1); e++) /* 1, 2, 5 x 10^e */
     for (int m = 1; m <= 5; m += m == 1 ? 1 : 3) {
       double y = m * pow(10, e);
       if (log10(y) < ly0 || log10(y) > ly1)
         continue;
-      fprintf(f, "<line x1='%g' y1='%.2f' x2='%g' y2='%.2f' stroke='#ddd'/>"
-                 "<text x='%g' y='%.2f' text-anchor='end'>%ge%g</text>\n",
+      fprintf(f,
+              "<line x1='%g' y1='%.2f' x2='%g' y2='%.2f' stroke='#ddd'/>"
+              "<text x='%g' y='%.2f' text-anchor='end'>%ge%g</text>\n",
               L, Y(y), W - R, Y(y), L - 6, Y(y) + 4, (double)m, e);
     }
   fprintf(f, "<line x1='%g' y1='%g' x2='%g' y2='%g' stroke='black'/>\n", L,
           H - B, W - R, H - B);
-  fprintf(f, "<text x='%g' y='%g' text-anchor='start'>%.4g</text>"
-             "<text x='%g' y='%g' text-anchor='end'>%.4g</text>"
-             "<text x='%g' y='%g' text-anchor='middle'>%s</text>\n",
+  fprintf(f,
+          "<text x='%g' y='%g' text-anchor='start'>%.4g</text>"
+          "<text x='%g' y='%g' text-anchor='end'>%.4g</text>"
+          "<text x='%g' y='%g' text-anchor='middle'>%s</text>\n",
           L, H - B + 16, x0, W - R, H - B + 16, x1, (L + W - R) / 2, H - 12,
           use_t ? "time, s" : "timestep");
-  fprintf(f, "<text x='16' y='%g' transform='rotate(-90 16 %g)' "
-             "text-anchor='middle'>step h, s</text>\n",
+  fprintf(f,
+          "<text x='16' y='%g' transform='rotate(-90 16 %g)' "
+          "text-anchor='middle'>step h, s</text>\n",
           (T + H - B) / 2, (T + H - B) / 2);
   static const char *const color[] = {"#d62728", "#1f77b4", "#7f7f7f"};
   static const char *const label[] = {"critical", "certified",
                                       "per-contact (unsafe)"};
   for (int k = 0; k < 3; k++) {
-    fprintf(f, "<polyline fill='none' stroke='%s' stroke-width='2'%s "
-               "points='",
+    fprintf(f,
+            "<polyline fill='none' stroke='%s' stroke-width='2'%s "
+            "points='",
             color[k], k == 2 ? " stroke-dasharray='5,4'" : "");
     for (int i = 0; i < n; i++) {
       double y = k == 0 ? v[i].cd : k == 1 ? v[i].cd_cert : v[i].per_contact;
@@ -330,17 +341,19 @@ static int cm__svg(const char *path, const cm__line_t *v, int n,
       if (y > 0)
         fprintf(f, "%.2f,%.2f ", X(x), Y(y));
     }
-    fprintf(f, "'/>\n<line x1='%g' y1='%g' x2='%g' y2='%g' stroke='%s' "
-               "stroke-width='2'%s/><text x='%g' y='%g'>%s</text>\n",
+    fprintf(f,
+            "'/>\n<line x1='%g' y1='%g' x2='%g' y2='%g' stroke='%s' "
+            "stroke-width='2'%s/><text x='%g' y='%g'>%s</text>\n",
             W - R + 10, T + 10 + 18.0 * k, W - R + 30, T + 10 + 18.0 * k,
             color[k], k == 2 ? " stroke-dasharray='5,4'" : "", W - R + 36,
             T + 14 + 18.0 * k, label[k]);
   }
   if (deck_dt > 0)
-    fprintf(f, "<line x1='%g' y1='%g' x2='%g' y2='%g' stroke='#2ca02c' "
-               "stroke-width='2'/><line x1='%g' y1='%g' x2='%g' y2='%g' "
-               "stroke='#2ca02c' stroke-width='2'/><text x='%g' y='%g'>the "
-               "deck's step</text>\n",
+    fprintf(f,
+            "<line x1='%g' y1='%g' x2='%g' y2='%g' stroke='#2ca02c' "
+            "stroke-width='2'/><line x1='%g' y1='%g' x2='%g' y2='%g' "
+            "stroke='#2ca02c' stroke-width='2'/><text x='%g' y='%g'>the "
+            "deck's step</text>\n",
             L, Y(deck_dt), W - R, Y(deck_dt), W - R + 10, T + 64, W - R + 30,
             T + 64, W - R + 36, T + 68);
 #undef X
@@ -349,11 +362,12 @@ static int cm__svg(const char *path, const cm__line_t *v, int n,
   return fclose(f) == 0;
 }
 
-/* ---- the command ------------------------------------------------------------ */
+/* ---- the command ------------------------------------------------------------
+ */
 
 typedef struct {
-  cm_dump_options_t dump;  /* import options (the deck's laws and walls) */
-  cm_options_t an;         /* analysis options */
+  cm_dump_options_t dump; /* import options (the deck's laws and walls) */
+  cm_options_t an;        /* analysis options */
   const char *deck, *out, *svg;
   int jsonl, cold, quiet;
 } cm__track_opts_t;
@@ -366,9 +380,24 @@ static int cm__track_fail(const cm_context_t *ctx, int st) {
 
 static int cm__track_parse(int argc, char **argv, cm__track_opts_t *o,
                            cm_context_t *ctx) {
-  enum { O_DECK = 256, O_K, O_YOUNG, O_POISSON, O_DENSITY, O_RADIUS, O_DIM,
-         O_TOUCH, O_PLANE, O_CYL, O_PERIODIC, O_TOL, O_COLD, O_THREADS,
-         O_FORMAT, O_SVG };
+  enum {
+    O_DECK = 256,
+    O_K,
+    O_YOUNG,
+    O_POISSON,
+    O_DENSITY,
+    O_RADIUS,
+    O_DIM,
+    O_TOUCH,
+    O_PLANE,
+    O_CYL,
+    O_PERIODIC,
+    O_TOL,
+    O_COLD,
+    O_THREADS,
+    O_FORMAT,
+    O_SVG
+  };
   static const struct option longopts[] = {
       {"deck", required_argument, 0, O_DECK},
       {"k", required_argument, 0, O_K},
@@ -396,13 +425,27 @@ static int cm__track_parse(int argc, char **argv, cm__track_opts_t *o,
   optind = 1;
   while (ok && (c = getopt_long(argc, argv, "k:o:qh", longopts, NULL)) != -1) {
     switch (c) {
-    case O_DECK: o->deck = optarg; break;
-    case O_K: ok = cm__arg_num(cmd, "--k", optarg, &o->dump.k); break;
-    case O_YOUNG: ok = cm__arg_num(cmd, "--young", optarg, &o->dump.young); break;
-    case O_POISSON: ok = cm__arg_num(cmd, "--poisson", optarg, &o->dump.poisson); break;
-    case O_DENSITY: ok = cm__arg_num(cmd, "--density", optarg, &o->dump.density); break;
-    case O_RADIUS: ok = cm__arg_num(cmd, "--radius", optarg, &o->dump.radius); break;
-    case O_TOUCH: ok = cm__arg_num(cmd, "--touch-tol", optarg, &o->dump.touch_tol); break;
+    case O_DECK:
+      o->deck = optarg;
+      break;
+    case O_K:
+      ok = cm__arg_num(cmd, "--k", optarg, &o->dump.k);
+      break;
+    case O_YOUNG:
+      ok = cm__arg_num(cmd, "--young", optarg, &o->dump.young);
+      break;
+    case O_POISSON:
+      ok = cm__arg_num(cmd, "--poisson", optarg, &o->dump.poisson);
+      break;
+    case O_DENSITY:
+      ok = cm__arg_num(cmd, "--density", optarg, &o->dump.density);
+      break;
+    case O_RADIUS:
+      ok = cm__arg_num(cmd, "--radius", optarg, &o->dump.radius);
+      break;
+    case O_TOUCH:
+      ok = cm__arg_num(cmd, "--touch-tol", optarg, &o->dump.touch_tol);
+      break;
     case O_DIM:
       ok = cm__arg_int(cmd, "--dim", optarg, &o->dump.dim);
       if (ok && o->dump.dim != 2 && o->dump.dim != 3) {
@@ -428,16 +471,28 @@ static int cm__track_parse(int argc, char **argv, cm__track_opts_t *o,
       else if (!strcmp(optarg, "error"))
         o->dump.periodic = CM_DUMP_PERIODIC_ERROR, o->dump.periodic_ignore = 0;
       else {
-        fprintf(stderr, "cmodes track: --periodic: '%s' is not image, drop "
-                        "or error\n", optarg);
+        fprintf(stderr,
+                "cmodes track: --periodic: '%s' is not image, drop "
+                "or error\n",
+                optarg);
         ok = 0;
       }
       break;
-    case 'k': ok = cm__arg_int(cmd, "--modes", optarg, &o->an.modes); break;
-    case O_TOL: ok = cm__arg_num(cmd, "--tol", optarg, &o->an.tol); break;
-    case O_COLD: o->cold = 1; break;
-    case O_THREADS: ok = cm__arg_int(cmd, "--threads", optarg, &ctx->threads); break;
-    case 'o': o->out = optarg; break;
+    case 'k':
+      ok = cm__arg_int(cmd, "--modes", optarg, &o->an.modes);
+      break;
+    case O_TOL:
+      ok = cm__arg_num(cmd, "--tol", optarg, &o->an.tol);
+      break;
+    case O_COLD:
+      o->cold = 1;
+      break;
+    case O_THREADS:
+      ok = cm__arg_int(cmd, "--threads", optarg, &ctx->threads);
+      break;
+    case 'o':
+      o->out = optarg;
+      break;
     case O_FORMAT:
       if (!strcmp(optarg, "jsonl"))
         o->jsonl = 1;
@@ -447,10 +502,18 @@ static int cm__track_parse(int argc, char **argv, cm__track_opts_t *o,
         ok = 0;
       }
       break;
-    case O_SVG: o->svg = optarg; break;
-    case 'q': o->quiet = 1; break;
-    case 'h': cm__track_usage(stdout); exit(0);
-    default: ok = 0; break;
+    case O_SVG:
+      o->svg = optarg;
+      break;
+    case 'q':
+      o->quiet = 1;
+      break;
+    case 'h':
+      cm__track_usage(stdout);
+      exit(0);
+    default:
+      ok = 0;
+      break;
     }
   }
   if (ok && optind >= argc) {
@@ -504,8 +567,8 @@ static int cm__track_step(cm_context_t *ctx, const cm__track_opts_t *o,
       st = CM__ERR(ctx, CM_NOMEM, NULL, "out of memory");
   } else {
     char msg[sizeof ctx->message + 320];
-    snprintf(msg, sizeof msg, "%.255s (timestep %ld): %s", sn->path,
-             sn->step, ctx->message);
+    snprintf(msg, sizeof msg, "%.255s (timestep %ld): %s", sn->path, sn->step,
+             ctx->message);
     memcpy(ctx->message, msg, sizeof ctx->message - 1);
     ctx->message[sizeof ctx->message - 1] = 0;
   }
@@ -517,8 +580,8 @@ static int cm__track_step(cm_context_t *ctx, const cm__track_opts_t *o,
 
 static void cm__progress(int i, int n, long step, double h) {
   fprintf(stderr, "\rcmodes track: [%-30.*s] %d/%d  step %ld  h %.4g s   ",
-          n ? 30 * (i + 1) / n : 30, "##############################", i + 1,
-          n, step, h);
+          n ? 30 * (i + 1) / n : 30, "##############################", i + 1, n,
+          step, h);
   if (i + 1 == n)
     fputc('\n', stderr);
 }
@@ -552,8 +615,10 @@ int cm__cmd_track(int argc, char **argv) {
     return cm__track_fail(&ctx, st);
   }
   if (dups && !o.quiet)
-    fprintf(stderr, "cmodes track: %d timestep(s) found in two files: the "
-                    "first file's snapshot is used\n", dups);
+    fprintf(stderr,
+            "cmodes track: %d timestep(s) found in two files: the "
+            "first file's snapshot is used\n",
+            dups);
   FILE *f = o.out ? fopen(o.out, "w") : stdout;
   cm__line_t *lines = calloc((size_t)n + 1, sizeof *lines);
   if (!f || !lines) {
@@ -583,13 +648,13 @@ int cm__cmd_track(int argc, char **argv) {
       cm__progress(i, n, lines[i].step, lines[i].cd);
   }
   if (!st && !o.quiet)
-    fprintf(stderr, "cmodes track: %d snapshots, %ld matrix-vector products "
-                    "(%s)\n",
+    fprintf(stderr,
+            "cmodes track: %d snapshots, %ld matrix-vector products "
+            "(%s)\n",
             done, matvecs, o.cold ? "cold starts" : "warm starts");
   if (!st && o.svg &&
-      !cm__svg(o.svg, lines, done, deck && deck->model
-                                       ? deck->model->timestep_s
-                                       : 0)) {
+      !cm__svg(o.svg, lines, done,
+               deck && deck->model ? deck->model->timestep_s : 0)) {
     fprintf(stderr, "cmodes track: cannot write %s\n", o.svg);
     st = CM_IO;
     snprintf(ctx.message, sizeof ctx.message, "cannot write %s", o.svg);

@@ -2,6 +2,8 @@
  * `cmodes analyze` by simulation (docs/verification.md), and optionally
  * writes an SVG plot of the linear model's energy below and above the
  * bisected stable step. Not for the simulation itself (src/verify/). */
+#include "analyze/options_table.h"
+#include "args.h"
 #include "cli.h"
 #include "cmodes.h"
 
@@ -10,6 +12,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* The analysis options verify passes to its prediction (modes and tol are
+ * verify's own: the modes perturbed and the agreement tolerance). */
+static const char *const cm__verify_opts[] = {
+    "method", "ncv", "max_iter", "max_seconds", "dense_max", "chebyshev",
+    NULL};
 
 static void cm__verify_usage(FILE *f) {
   fprintf(
@@ -59,6 +67,9 @@ static void cm__verify_usage(FILE *f) {
       "  -q, --quiet                no progress on stderr\n"
       "      --threads N            OpenMP threads of the analysis\n"
       "  -h, --help                 this help\n"
+      "options of the predicting analysis (as for analyze):\n");
+  cm__opt_usage(f, cm__verify_opts);
+  fprintf(f,
       "\nexit codes: 0 ok, 2 usage, 3 invalid input (no equilibrium, "
       "tension),\n"
       "            4 numerical failure, 1 other\n");
@@ -294,7 +305,7 @@ int cm__cmd_verify(int argc, char **argv) {
     O_THREADS,
     O_UNLOADED
   };
-  static const struct option longopts[] = {
+  static const struct option own[] = {
       {"gravity", required_argument, 0, 'g'},
       {"preload", required_argument, 0, O_PRELOAD},
       {"preload-file", required_argument, 0, O_PFILE},
@@ -325,6 +336,8 @@ int cm__cmd_verify(int argc, char **argv) {
                                CM_VERIFY_NONLINEAR, CM_VERIFY_FULL};
   static const char *const inames[] = {"cd", "rk4", NULL};
   static const int iflags[] = {CM_VERIFY_CD, CM_VERIFY_RK4};
+  struct option longopts[64];
+  cm__opt_longopts(longopts, 64, own, cm__verify_opts);
   cm_verify_options_t o;
   cm_verify_options_init(&o);
   o.progress = 1;
@@ -337,7 +350,6 @@ int cm__cmd_verify(int argc, char **argv) {
   while (ok &&
          (c = getopt_long(argc, argv, "g:k:m:a:s:qh", longopts, NULL)) != -1) {
     int n;
-    char *end;
     switch (c) {
     case 'g':
       n = cm__list("--gravity", optarg, tmp, 3);
@@ -352,8 +364,7 @@ int cm__cmd_verify(int argc, char **argv) {
       }
       break;
     case O_PRELOAD:
-      x = strtod(optarg, &end);
-      ok = end != optarg && !*end && x > 0 && isfinite(x);
+      ok = cm__parse_number(optarg, &x) && x > 0;
       if (!ok)
         fprintf(stderr,
                 "cmodes verify: --preload: '%s' is not a force > 0 "
@@ -366,8 +377,7 @@ int cm__cmd_verify(int argc, char **argv) {
       break;
     case 'k':
     case 'm':
-      x = strtod(optarg, &end);
-      ok = end != optarg && !*end && x >= 1 && x <= 1e6 && x == floor(x);
+      ok = cm__parse_number(optarg, &x) && x >= 1 && x <= 1e6 && x == floor(x);
       if (!ok)
         fprintf(stderr, "cmodes verify: --%s: '%s' is not an integer >= 1\n",
                 c == 'k' ? "modes" : "mode", optarg);
@@ -403,8 +413,7 @@ int cm__cmd_verify(int argc, char **argv) {
     case O_PERIODS:
     case O_TOL:
     case O_BTOL:
-      x = strtod(optarg, &end);
-      ok = end != optarg && !*end && x > 0 && isfinite(x);
+      ok = cm__parse_number(optarg, &x) && x > 0;
       if (!ok)
         fprintf(stderr, "cmodes verify: '%s' is not a number > 0\n", optarg);
       if (c == O_PERIODS)
@@ -417,8 +426,7 @@ int cm__cmd_verify(int argc, char **argv) {
     case O_BSTEPS:
     case O_SEED:
     case O_THREADS:
-      x = strtod(optarg, &end);
-      ok = end != optarg && !*end && x >= 0 && x <= 1e12 && x == floor(x);
+      ok = cm__parse_number(optarg, &x) && x >= 0 && x <= 1e12 && x == floor(x);
       if (!ok)
         fprintf(stderr,
                 "cmodes verify: '%s' is not a non-negative "
@@ -454,7 +462,7 @@ int cm__cmd_verify(int argc, char **argv) {
       free(dir);
       return 0;
     default:
-      ok = 0;
+      ok = cm__opt_parse("verify", c, optarg, cm__verify_opts, &o.analysis) > 0;
     }
   }
   if (ok && argc - optind != 1) {

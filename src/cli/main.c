@@ -1,29 +1,21 @@
-/* main.c: the `cmodes` program: dispatches to a subcommand. Subcommands are
- * weak so a module still being written leaves the others usable. */
+/* main.c: the `cmodes` program: dispatches to a subcommand, which sees
+ * argv[0] = "cmodes COMMAND" so getopt's own messages name it. */
 #include "cli.h"
 #include "cmodes.h"
 
 #include <stdio.h>
 #include <string.h>
 
-#pragma weak cm__cmd_generate
-#pragma weak cm__cmd_export
-#pragma weak cm__cmd_compare
-#pragma weak cm__cmd_verify
-#pragma weak cm__cmd_serve
-#pragma weak cm__cmd_import
-
 typedef struct {
-  const char *name;                /* subcommand */
-  int (*fn)(int argc, char **argv);/* entry point, NULL if not built */
-  const char *help;                /* one line */
+  const char *name;                 /* subcommand */
+  int (*fn)(int argc, char **argv); /* entry point */
+  const char *help;                 /* one line */
 } cm__cmd_t;
 
 static void cm__usage(FILE *out, const cm__cmd_t *cmds, int n) {
   fprintf(out, "usage: cmodes COMMAND [options] ...\n\ncommands:\n");
   for (int i = 0; i < n; i++)
-    if (cmds[i].fn)
-      fprintf(out, "  %-9s %s\n", cmds[i].name, cmds[i].help);
+    fprintf(out, "  %-9s %s\n", cmds[i].name, cmds[i].help);
   fprintf(out, "\n'cmodes COMMAND --help' describes one command; "
                "'cmodes --version' prints the version.\n");
 }
@@ -31,15 +23,18 @@ static void cm__usage(FILE *out, const cm__cmd_t *cmds, int n) {
 int main(int argc, char **argv) {
   const cm__cmd_t cmds[] = {
       {"analyze", cm__cmd_analyze, "coupled contact modes and stable steps"},
-      {"generate", cm__cmd_generate, "write a generated scene (pile, crystal, "
-                                     "stack, fleet, bar)"},
+      {"generate", cm__cmd_generate,
+       "write a generated scene (pile, crystal, "
+       "stack, fleet, bar)"},
       {"import", cm__cmd_import, "convert a LAMMPS/LIGGGHTS dump to a scene"},
       {"track", cm__cmd_track, "the stable step over every snapshot of dumps"},
-      {"convert", cm__cmd_convert, "a scene between JSON and the binary format"},
+      {"convert", cm__cmd_convert,
+       "a scene between JSON and the binary format"},
       {"export", cm__cmd_export, "write M, J, k of a scene as Matrix Market"},
       {"compare", cm__cmd_compare, "sparse against dense on one scene"},
       {"verify", cm__cmd_verify, "simulate and check the predictions"},
       {"serve", cm__cmd_serve, "HTTP/JSON server (or --stdio)"},
+      {"options", cm__cmd_options, "the analysis options table (--json)"},
   };
   int n = (int)(sizeof cmds / sizeof cmds[0]);
   if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
@@ -51,8 +46,12 @@ int main(int argc, char **argv) {
     return 0;
   }
   for (int i = 0; i < n; i++)
-    if (cmds[i].fn && !strcmp(argv[1], cmds[i].name))
+    if (!strcmp(argv[1], cmds[i].name)) {
+      char prog[32];
+      snprintf(prog, sizeof prog, "cmodes %s", cmds[i].name);
+      argv[1] = prog; /* getopt prints "cmodes COMMAND: ..." */
       return cmds[i].fn(argc - 1, argv + 1);
+    }
   fprintf(stderr, "cmodes: unknown command '%s'\n\n", argv[1]);
   cm__usage(stderr, cmds, n);
   return cm_status_exit(CM_USAGE);

@@ -9,6 +9,9 @@
  * does not come back here. Sums are cut into fixed row chunks and combined
  * in chunk order, so results do not depend on the thread count. In the
  * shared libcmodes the symbols are hidden and nothing is replaced.
+ * This interposition is deliberate and process-wide: a program linking
+ * libcmodes.a gets these dgemv_/dcopy_ for all its BLAS calls of those
+ * two routines (docs/c-api.md, "Linking statically").
  * Not for general BLAS use. */
 #include "internal.h"
 
@@ -28,7 +31,10 @@ void cm__blas2_set_threads(int n) {
   atomic_store(&cm__b2_threads, n > 0 ? n : 1);
 }
 
-CM__CLONES double cm__dot8(const double *a, const double *x, int len) {
+/* Dot product of len entries with eight independent partial sums combined
+ * in a fixed order: vectorisable and still deterministic. Static: GCC
+ * exports a target_clones function's resolver whatever its visibility. */
+static CM__CLONES double cm__dot8(const double *a, const double *x, int len) {
   double s[8] = {0, 0, 0, 0, 0, 0, 0, 0};
   int i = 0;
   for (; i + 8 <= len; i += 8)

@@ -59,10 +59,6 @@ int cm__blas_get_threads(void);
 double cm__dot(int n, const double *x, const double *y, int threads);
 double cm__nrm2(int n, const double *x, int threads);
 
-/* Dot product of len entries with eight independent partial sums combined
- * in a fixed order: vectorisable and still deterministic (core/blas2.c). */
-double cm__dot8(const double *a, const double *x, int len);
-
 /* Seeded pseudo-random numbers in (-1, 1): value i of stream seed. */
 double cm__hash_uniform(uint64_t seed, uint64_t i);
 
@@ -88,12 +84,38 @@ int cm__dump_timesteps(cm_context_t *ctx, const char *path, long **steps,
                        int *n);
 int cm__scene_parse_binary(cm_context_t *ctx, const char *buf, size_t len,
                            const char *source, cm_scene_t **out);
+/* A scene from parsed JSON (jansson's json_t): what cm_scene_parse_json
+ * does after the parse, for callers that hold the document already (the
+ * server's {"scene": ..., "options": ...} bodies). Does not take root. */
+struct json_t;
+int cm__scene_from_json(cm_context_t *ctx, const struct json_t *root,
+                        const char *source, cm_scene_t **out);
+/* The scene reader's parts, for the server's patch documents: one contact
+ * (as in "contacts" of the format, version 2 fields allowed; body refs
+ * resolve in s; messages name "SOURCE: ARR[i].field"), a finite number and
+ * an array of n finite numbers (what: "[x, y]", for messages) at path.
+ * Errors are CM_INVALID_SCENE. */
+int cm__scene_contact_from_json(cm_context_t *ctx, const cm_scene_t *s,
+                                const struct json_t *jc, const char *source,
+                                const char *arr, int i, cm_contact_t *c,
+                                const char **name);
+int cm__scene_num_from_json(cm_context_t *ctx, const struct json_t *v,
+                            const char *source, const char *path,
+                            double *out);
+int cm__scene_vec_from_json(cm_context_t *ctx, const struct json_t *v,
+                            const char *source, const char *path, int n,
+                            double *out, const char *what);
 
 /* Method names of the options and reports ("auto", "arpack", "dense",
  * "lanczos"); cm__method_parse returns -1 for an unknown name. */
 const char *cm__method_name(int method);
 int cm__method_parse(const char *s);
 #define CM__METHOD_NAMES "auto, lanczos, arpack or dense"
+
+/* Union-find: the root of i's set, halving the path on the way (parent[r]
+ * == r at a root). The one copy: components (assemble.c) and mass blocks
+ * (matrices.c) use it. Cannot fail. */
+int cm__uf_find(int *parent, int i);
 
 /* strdup that returns NULL on NULL or failure. */
 char *cm__strdup(const char *s);

@@ -1,8 +1,8 @@
 /* mtx_write.c: writes an assembled system as Matrix Market files (M, J, k,
  * and optionally B = K^1/2 J L^-T and S = B B^T) with the row and column
  * maps and a manifest, all numbers in %.17g, for scipy / MATLAB / Julia
- * comparisons and for `cmodes analyze --matrices`. Not for reading
- * (mtx.c). */
+ * comparisons and for `cmodes analyze --matrices`. B is the operator's
+ * (cm_operator_create): this file only writes. Not for reading (mtx.c). */
 #include "internal.h"
 
 #include <errno.h>
@@ -128,322 +128,144 @@ static int cm__write_maps(cm__out_t *o, const cm_system_t *s) {
   return cm__close(o);
 }
 
-/* A cholmod_sparse view of CSC arrays (not owned). */
-static cholmod_sparse cm__view(int nrow, int ncol, const int *p,
-                               const int *i, const double *x, int stype) {
+/* ---- B and S: the operator's B, written ---------------------------------- */
+
+/* B (nc x n) in CSR: the operator's own (cm_operator_csr) when M is block
+ * diagonal; for a general M (a system read from Matrix Market files, whose
+ * operator applies B by solves) row r is B^T e_r, one solve per row, exact
+ * zeros dropped. *owned: the arrays are malloc'd here (free them). */
+static int cm__B_csr(cm_context_t *ctx, cm_operator_t *op, const int **Bp,
+                     const int **Bj, const double **Bx, int *owned) {
+  *owned = 0;
+  int st = cm_operator_csr(op, Bp, Bj, Bx);
+  if (st != CM_USAGE)
+    return st ? CM__ERR(ctx, st, NULL, "out of memory forming B") : CM_OK;
+  int nc = cm_operator_rows(op), n = cm_operator_cols(op);
+  int *p = malloc(((size_t)nc + 1) * sizeof *p), *j = NULL;
+  double *x = NULL, *e = calloc((size_t)nc + 1, sizeof *e);
+  double *row = malloc(((size_t)n + 1) * sizeof *row);
+  size_t cap = (size_t)n + 1, len = 0;
+  j = malloc(cap * sizeof *j);
+  x = malloc(cap * sizeof *x);
+  st = p && e && row && j && x ? CM_OK : CM_NOMEM;
+  if (p)
+    p[0] = 0;
+  for (int r = 0; !st && r < nc; r++) {
+    e[r] = 1;
+    st = cm_operator_apply_BT(op, e, row); /* row r of B */
+    e[r] = 0;
+    if (!st && len + (size_t)n > cap) {
+      cap = 2 * cap + (size_t)n;
+      int *nj = realloc(j, cap * sizeof *j);
+      double *nx = nj ? realloc(x, cap * sizeof *x) : NULL;
+      j = nj ? nj : j;
+      x = nx ? nx : x;
+      st = nj && nx ? CM_OK : CM_NOMEM;
+    }
+    for (int c = 0; !st && c < n; c++)
+      if (row[c] != 0)
+        j[len] = c, x[len++] = row[c];
+    if (!st)
+      p[r + 1] = (int)len;
+  }
+  free(e), free(row);
+  if (st) {
+    free(p), free(j), free(x);
+    return CM__ERR(ctx, st, NULL, "out of memory forming B");
+  }
+  *Bp = p, *Bj = j, *Bx = x, *owned = 1;
+  return CM_OK;
+}
+
+/* B^T as a CHOLMOD view (n x nc CSC) of B's CSR arrays (not owned). */
+static cholmod_sparse cm__BT_view(int nc, int n, const int *Bp, const int *Bj,
+                                  const double *Bx) {
   cholmod_sparse A;
   memset(&A, 0, sizeof A);
-  A.nrow = (size_t)nrow;
-  A.ncol = (size_t)ncol;
-  A.nzmax = (size_t)(p[ncol] > 0 ? p[ncol] : 1);
-  A.p = (void *)p;
-  A.i = (void *)i;
-  A.x = (void *)x;
-  A.stype = stype;
+  A.nrow = (size_t)n;
+  A.ncol = (size_t)nc;
+  A.nzmax = (size_t)(Bp[nc] > 0 ? Bp[nc] : 1);
+  A.p = (void *)Bp;
+  A.i = (void *)Bj;
+  A.x = (void *)Bx;
   A.itype = CHOLMOD_INT;
   A.xtype = CHOLMOD_REAL;
   A.dtype = CHOLMOD_DOUBLE;
-  A.sorted = 1;
   A.packed = 1;
   return A;
 }
 
-/* ---- B by blocks: M block diagonal up to a permutation ------------------- */
-
-#define CM__BLOCK_MAX 64 /* larger coupled blocks use CHOLMOD solves */
-
-static int cm__find(int *parent, int x) {
-  while (parent[x] != x)
-    x = parent[x] = parent[parent[x]];
-  return x;
-}
-
-/* Blocks of M: the connected components of its graph. blk[j] is the block
- * of column j, pos[j] its position in the block, bstart/bcols list the
- * columns of each block ascending. Returns the largest block size, or < 0
- * when out of memory. */
-static int cm__m_blocks(const cm_system_t *s, int *blk, int *pos,
-                        int **bstart_out, int **bcols_out, int *nblk) {
-  int n = s->n, big = 0;
-  int *parent = malloc((size_t)n * sizeof *parent);
-  int *bstart = calloc((size_t)n + 2, sizeof *bstart);
-  int *bcols = malloc((size_t)n * sizeof *bcols);
-  if (!parent || !bstart || !bcols) {
-    free(parent), free(bstart), free(bcols);
-    return -1;
-  }
-  for (int j = 0; j < n; j++)
-    parent[j] = j;
-  for (int j = 0; j < n; j++)
-    for (int q = s->Mp[j]; q < s->Mp[j + 1]; q++) {
-      int a = cm__find(parent, j), b = cm__find(parent, s->Mi[q]);
-      if (a != b)
-        parent[a > b ? a : b] = a < b ? a : b; /* root = smallest column */
-    }
-  int nb = 0;
-  for (int j = 0; j < n; j++) /* roots in column order number the blocks */
-    blk[j] = cm__find(parent, j) == j ? nb++ : -1;
-  for (int j = 0; j < n; j++) {
-    blk[j] = blk[cm__find(parent, j)];
-    bstart[blk[j] + 1]++;
-  }
-  for (int b = 0; b < nb; b++) {
-    big = bstart[b + 1] > big ? bstart[b + 1] : big;
-    bstart[b + 1] += bstart[b];
-  }
-  memcpy(parent, bstart, (size_t)nb * sizeof *parent); /* fill pointers */
-  for (int j = 0; j < n; j++) {
-    pos[j] = parent[blk[j]] - bstart[blk[j]];
-    bcols[parent[blk[j]]++] = j;
-  }
-  free(parent);
-  *bstart_out = bstart;
-  *bcols_out = bcols;
-  *nblk = nb;
-  return big;
-}
-
-/* Dense lower Cholesky of each block of M in place (column-major, size^2
- * per block at Lstart[b]); returns the first failing column or -1. */
-static int cm__block_chol(const cm_system_t *s, int nb, const int *bstart,
-                          const int *bcols, const int *blk, const int *pos,
-                          double *L, const long *Lstart) {
-  for (int j = 0; j < s->n; j++) /* scatter the lower triangle */
-    for (int q = s->Mp[j]; q < s->Mp[j + 1]; q++) {
-      int b = blk[j], m = bstart[b + 1] - bstart[b];
-      int r = pos[s->Mi[q]], c = pos[j];
-      if (r < c) { int t = r; r = c; c = t; }
-      L[Lstart[b] + r + (long)c * m] = s->Mx[q];
-    }
-  for (int b = 0; b < nb; b++) {
-    int m = bstart[b + 1] - bstart[b];
-    double *A = L + Lstart[b];
-    for (int c = 0; c < m; c++) { /* A = L L^T, column by column */
-      double d = A[c + c * m];
-      for (int k = 0; k < c; k++)
-        d -= A[c + k * m] * A[c + k * m];
-      if (!(d > 0))
-        return bcols[bstart[b] + c];
-      A[c + c * m] = d = sqrt(d);
-      for (int r = c + 1; r < m; r++) {
-        double v = A[r + c * m];
-        for (int k = 0; k < c; k++)
-          v -= A[r + k * m] * A[c + k * m];
-        A[r + c * m] = v / d;
-      }
-    }
-  }
-  return -1;
-}
-
-/* Row r of B into (cols, vals) (NULL: count only): for each block the row
- * touches, y = L_b^-1 (k_r^1/2 J_r,b)^T, stored from its first nonzero. */
-static int cm__B_row(const cm_system_t *s, int r, const int *blk,
-                     const int *pos, const int *bstart, const int *bcols,
-                     const double *L, const long *Lstart, double *work,
-                     int *cols, double *vals) {
-  int count = 0;
-  double sk = sqrt(s->k[r]);
-  for (int q = s->Jp[r]; q < s->Jp[r + 1]; q++) {
-    int b = blk[s->Jj[q]], seen = 0;
-    for (int p = s->Jp[r]; p < q; p++) /* block already done */
-      seen |= blk[s->Jj[p]] == b;
-    if (seen)
-      continue;
-    int m = bstart[b + 1] - bstart[b], first = m;
-    for (int i = 0; i < m; i++)
-      work[i] = 0;
-    for (int p = q; p < s->Jp[r + 1]; p++)
-      if (blk[s->Jj[p]] == b) {
-        work[pos[s->Jj[p]]] = sk * s->Jx[p];
-        first = pos[s->Jj[p]] < first ? pos[s->Jj[p]] : first;
-      }
-    const double *A = L + Lstart[b];
-    for (int i = first; i < m; i++) { /* forward substitution */
-      double v = work[i];
-      for (int k = first; k < i; k++)
-        v -= A[i + k * m] * work[k];
-      work[i] = v / A[i + i * m];
-      if (work[i] != 0) {
-        if (cols)
-          cols[count] = bcols[bstart[b] + i], vals[count] = work[i];
-        count++;
-      }
-    }
-  }
-  return count;
-}
-
-/* B^T (n x nc CSC, i.e. B in CSR) by blocks; NULL if a block is too large
- * (*too_big set) or on error (message in ctx). */
-static cholmod_sparse *cm__form_BT_blocks(cm_context_t *ctx,
-                                          const cm_system_t *s,
-                                          cholmod_common *c, int *too_big) {
-  int n = s->n, nc = s->nc, nb = 0;
-  int *blk = malloc((size_t)n * sizeof *blk), *pos = malloc((size_t)n * sizeof *pos);
-  int *bstart = NULL, *bcols = NULL;
-  int big = blk && pos ? cm__m_blocks(s, blk, pos, &bstart, &bcols, &nb) : -1;
-  cholmod_sparse *BT = NULL;
-  long *Lstart = NULL;
-  double *L = NULL, work[CM__BLOCK_MAX];
-  int raised = 0;
-  *too_big = big > CM__BLOCK_MAX;
-  if (big < 0 || *too_big)
-    goto done;
-  Lstart = malloc(((size_t)nb + 1) * sizeof *Lstart);
-  if (!Lstart)
-    goto done;
-  Lstart[0] = 0;
-  for (int b = 0; b < nb; b++) {
-    long m = bstart[b + 1] - bstart[b];
-    Lstart[b + 1] = Lstart[b] + m * m;
-  }
-  L = calloc((size_t)Lstart[nb] + 1, sizeof *L);
-  if (!L)
-    goto done;
-  int bad = cm__block_chol(s, nb, bstart, bcols, blk, pos, L, Lstart);
-  if (bad >= 0) {
-    raised = 1;
-    CM__ERR(ctx, CM_NOT_SPD, "M",
-            "M is not positive definite: the Cholesky factorisation fails "
-            "at column %d (dof %d of body %d)",
-            bad + 1, s->col_dof ? s->col_dof[bad] : bad,
-            s->col_body ? s->col_body[bad] : -1);
-    goto done;
-  }
-  long nnz = 0;
-  for (int r = 0; r < nc; r++)
-    nnz += cm__B_row(s, r, blk, pos, bstart, bcols, L, Lstart, work, NULL,
-                     NULL);
-  BT = cholmod_allocate_sparse((size_t)n, (size_t)nc, (size_t)(nnz ? nnz : 1),
-                               0, 1, 0, CHOLMOD_REAL, c);
-  if (!BT)
-    goto done;
-  int *Bp = BT->p, *Bi = BT->i;
-  double *Bx = BT->x;
-  Bp[0] = 0;
-  for (int r = 0; r < nc; r++) {
-    int m = cm__B_row(s, r, blk, pos, bstart, bcols, L, Lstart, work,
-                      Bi + Bp[r], Bx + Bp[r]);
-    Bp[r + 1] = Bp[r] + m;
-    for (int a = Bp[r] + 1; a < Bp[r + 1]; a++) /* columns ascending */
-      for (int b = a; b > Bp[r] && Bi[b - 1] > Bi[b]; b--) {
-        int ti = Bi[b]; Bi[b] = Bi[b - 1]; Bi[b - 1] = ti;
-        double tx = Bx[b]; Bx[b] = Bx[b - 1]; Bx[b - 1] = tx;
-      }
-  }
-  BT->sorted = 1;
-done:
-  if (!BT && !*too_big && !raised)
-    CM__ERR(ctx, CM_NOMEM, NULL, "out of memory forming B");
-  free(blk), free(pos), free(bstart), free(bcols), free(Lstart), free(L);
-  return BT;
-}
-
-/* B^T = L^-1 P J^T K^1/2 with P M P^T = L L^T (natural order: P = I), as
- * a CHOLMOD matrix n x nc, with CHOLMOD solves (any M; cost grows like
- * n nc, so only for systems whose M has large coupled blocks); NULL on
- * failure (message in ctx). */
-static cholmod_sparse *cm__form_BT(cm_context_t *ctx, const cm_system_t *s,
-                                   cholmod_common *c) {
-  cholmod_sparse M = cm__view(s->n, s->n, s->Mp, s->Mi, s->Mx, -1);
-  double *JKx = cm__malloc(ctx, (size_t)(s->Jp[s->nc] ? s->Jp[s->nc] : 1),
-                           sizeof *JKx);
-  if (!JKx)
-    return NULL;
-  for (int r = 0; r < s->nc; r++)
-    for (int q = s->Jp[r]; q < s->Jp[r + 1]; q++)
-      JKx[q] = sqrt(s->k[r]) * s->Jx[q]; /* row r of K^1/2 J */
-  /* CSR of K^1/2 J = CSC of J^T K^1/2 (n x nc) */
-  cholmod_sparse JT = cm__view(s->n, s->nc, s->Jp, s->Jj, JKx, 0);
-  c->nmethods = 1;
-  c->method[0].ordering = CHOLMOD_NATURAL;
-  c->postorder = 0;
-  c->final_ll = 1;
-  c->supernodal = CHOLMOD_SIMPLICIAL;
-  cholmod_sparse *BT = NULL, *PJ = NULL;
-  cholmod_factor *L = cholmod_analyze(&M, c);
-  if (L)
-    cholmod_factorize(&M, L, c);
-  if (!L || c->status != CHOLMOD_OK) {
-    CM__ERR(ctx, c->status == CHOLMOD_NOT_POSDEF ? CM_NOT_SPD : CM_NUMERIC,
-            "M", "cannot factor M to form B (CHOLMOD status %d)", c->status);
-  } else {
-    PJ = cholmod_spsolve(CHOLMOD_P, L, &JT, c);
-    BT = PJ ? cholmod_spsolve(CHOLMOD_L, L, PJ, c) : NULL;
-    if (BT)
-      cholmod_drop(0.0, BT, c); /* exact zeros only */
-    else
-      CM__ERR(ctx, CM_NOMEM, NULL, "out of memory forming B");
-  }
-  cholmod_free_sparse(&PJ, c);
-  cholmod_free_factor(&L, c);
-  free(JKx);
-  return BT;
-}
-
-static int cm__write_sparse(cm__out_t *o, const char *name,
-                            const char *comment, cholmod_sparse *A,
-                            int transpose, int symmetric) {
-  int st = cm__open(o, name);
+static int cm__write_B(cm__out_t *o, int nc, int n, const int *Bp,
+                       const int *Bj, const double *Bx) {
+  int st = cm__open(o, "B.mtx");
   if (st)
     return st;
-  const int *p = A->p;
-  int nrow = transpose ? (int)A->ncol : (int)A->nrow;
-  int ncol = transpose ? (int)A->nrow : (int)A->ncol;
-  fprintf(o->f, "%%%%MatrixMarket matrix coordinate real %s\n%% cmodes: %s\n"
-                "%d %d %d\n",
-          symmetric ? "symmetric" : "general", comment, nrow, ncol,
-          p[A->ncol]);
-  cm__put_coord(o->f, (int)A->ncol, A->p, A->i, A->x, transpose);
+  fprintf(o->f,
+          "%%%%MatrixMarket matrix coordinate real general\n"
+          "%% cmodes: B = K^1/2 J L^-T with P M P^T = L L^T (the operator's "
+          "B, as the analysis uses it): S = B B^T, omega_i = sigma_i(B); "
+          "rows as J (rows.txt), columns are L's\n%d %d %d\n",
+          nc, n, Bp[nc]);
+  cm__put_coord(o->f, nc, Bp, Bj, Bx, 1);
   return cm__close(o);
 }
 
-/* B.mtx and S.mtx as asked by flags. */
-static int cm__write_operator(cm__out_t *o, const cm_system_t *s, int flags) {
+/* S = B B^T, its lower triangle (CHOLMOD's product of the written B). */
+static int cm__write_S(cm__out_t *o, int nc, int n, const int *Bp,
+                       const int *Bj, const double *Bx) {
   cholmod_common c;
   cholmod_start(&c);
   c.print = 0;
-  int too_big = 0;
-  cholmod_sparse *BT = cm__form_BT_blocks(o->ctx, s, &c, &too_big);
-  if (!BT && too_big)
-    BT = cm__form_BT(o->ctx, s, &c);
-  cholmod_sparse *S = NULL, *SL = NULL;
-  int st = BT ? CM_OK : o->ctx->status;
-  if (!st && (flags & CM_MTX_WRITE_B))
-    st = cm__write_sparse(o, "B.mtx",
-                          "B = K^1/2 J L^-T with M = L L^T (Cholesky, "
-                          "natural order): S = B B^T, omega_i = sigma_i(B); "
-                          "rows as J (rows.txt), columns are L's",
-                          BT, 1, 0);
-  if (!st && (flags & CM_MTX_WRITE_S)) {
-    /* cholmod_aat(A) is A A^T: S = aat(B) with B = (B^T)^T */
-    cholmod_sparse *B = cholmod_transpose(BT, 1, &c);
-    S = B ? cholmod_aat(B, NULL, 0, 1, &c) : NULL;
-    cholmod_free_sparse(&B, &c);
-    SL = S ? cholmod_copy(S, -1, 1, &c) : NULL;
-    if (!SL)
-      st = CM__ERR(o->ctx, CM_NOMEM, NULL, "out of memory forming S");
-    else
-      st = cm__write_sparse(o, "S.mtx",
-                            "S = K^1/2 J M^-1 J^T K^1/2 = B B^T (lower "
-                            "triangle); eig(S) = omega^2",
-                            SL, 0, 1);
+  cholmod_sparse BT = cm__BT_view(nc, n, Bp, Bj, Bx);
+  /* cholmod_aat(A) is A A^T: S = aat(B) with B = (B^T)^T */
+  cholmod_sparse *B = cholmod_transpose(&BT, 1, &c);
+  cholmod_sparse *S = B ? cholmod_aat(B, NULL, 0, 1, &c) : NULL;
+  cholmod_sparse *SL = S ? cholmod_copy(S, -1, 1, &c) : NULL;
+  int st = SL ? cm__open(o, "S.mtx")
+              : CM__ERR(o->ctx, CM_NOMEM, NULL, "out of memory forming S");
+  if (!st) {
+    const int *p = SL->p;
+    fprintf(o->f,
+            "%%%%MatrixMarket matrix coordinate real symmetric\n%% cmodes: "
+            "S = K^1/2 J M^-1 J^T K^1/2 = B B^T (lower triangle); eig(S) = "
+            "omega^2\n%d %d %d\n",
+            nc, nc, p[nc]);
+    cm__put_coord(o->f, nc, SL->p, SL->i, SL->x, 0);
+    st = cm__close(o);
   }
+  cholmod_free_sparse(&B, &c);
   cholmod_free_sparse(&S, &c);
   cholmod_free_sparse(&SL, &c);
-  cholmod_free_sparse(&BT, &c);
   cholmod_finish(&c);
+  return st;
+}
+
+/* B.mtx and S.mtx as asked by flags, from the operator (one place builds
+ * B: operator/operator.c). */
+static int cm__write_operator(cm__out_t *o, const cm_system_t *s, int flags) {
+  cm_operator_t *op = NULL;
+  const int *Bp = NULL, *Bj = NULL;
+  const double *Bx = NULL;
+  int owned = 0;
+  int st = cm_operator_create(o->ctx, s, &op);
+  if (!st)
+    st = cm__B_csr(o->ctx, op, &Bp, &Bj, &Bx, &owned);
+  if (!st && (flags & CM_MTX_WRITE_B))
+    st = cm__write_B(o, s->nc, s->n, Bp, Bj, Bx);
+  if (!st && (flags & CM_MTX_WRITE_S))
+    st = cm__write_S(o, s->nc, s->n, Bp, Bj, Bx);
+  if (owned)
+    free((void *)Bp), free((void *)Bj), free((void *)Bx);
+  cm_operator_destroy(&op);
   return st;
 }
 
 static int cm__write_manifest(cm__out_t *o, const cm_system_t *s, int flags,
                               const char *source) {
-  json_t *m = json_pack("{s:s,s:i,s:s,s:s,s:s,s:s,s:s,s:i,s:i,s:i}",
-                        "format", "cmodes-matrices", "version", 1, "M",
-                        "M.mtx", "J", "J.mtx", "k", "k.mtx", "rows",
-                        "rows.txt", "cols", "cols.txt", "n", s->n, "nc",
-                        s->nc, "ncomp", s->ncomp);
+  json_t *m = json_pack("{s:s,s:i,s:s,s:s,s:s,s:s,s:s,s:i,s:i,s:i}", "format",
+                        "cmodes-matrices", "version", 1, "M", "M.mtx", "J",
+                        "J.mtx", "k", "k.mtx", "rows", "rows.txt", "cols",
+                        "cols.txt", "n", s->n, "nc", s->nc, "ncomp", s->ncomp);
   if (!m)
     return CM__ERR(o->ctx, CM_NOMEM, NULL, "out of memory");
   if (flags & CM_MTX_WRITE_B)
@@ -465,8 +287,9 @@ static int cm__write_manifest(cm__out_t *o, const cm_system_t *s, int flags,
 int cm_system_write_matrices(cm_context_t *ctx, const cm_system_t *sys,
                              const char *dir, int flags, const char *source) {
   if (!sys || !dir)
-    return CM__ERR(ctx, CM_USAGE, NULL, "cm_system_write_matrices: NULL "
-                                        "argument");
+    return CM__ERR(ctx, CM_USAGE, NULL,
+                   "cm_system_write_matrices: NULL "
+                   "argument");
   cm__out_t o = {ctx, dir, NULL, NULL};
   int st = cm__write_M(&o, sys);
   if (!st)

@@ -311,11 +311,14 @@ static int cm__contact_v2(cm__rd_t *rd, json_t *jc, cm__at_t at,
   return CM_OK;
 }
 
-static int cm__read_contact(cm__rd_t *rd, cm_scene_t *s, json_t *jc, int i) {
+/* One contact at `at` (refs resolve in s, which is not changed). */
+static int cm__contact_json(cm__rd_t *rd, const cm_scene_t *s, json_t *jc,
+                            cm__at_t at, cm_contact_t *out,
+                            const char **out_name) {
   static const char *const keys[] = {
       "name",        "a",         "b",         "point", "normal", "stiffness",
       "stiffness_t", "damping_n", "damping_t", "meta",  NULL};
-  cm__at_t at = cm__at_elem("contacts", i), p;
+  cm__at_t p;
   if (!json_is_object(jc))
     return cm__bad_at(rd, &at, "expected an object%s", NULL);
   int st = cm__keys(rd, jc, &at, keys);
@@ -374,7 +377,17 @@ static int cm__read_contact(cm__rd_t *rd, cm_scene_t *s, json_t *jc, int i) {
       return cm__bad_at(rd, &p, "expected a string%s", NULL);
     name = json_string_value(v);
   }
-  st = cm_scene_add_contact(rd->ctx, s, &c, name);
+  *out = c;
+  *out_name = name;
+  return CM_OK;
+}
+
+static int cm__read_contact(cm__rd_t *rd, cm_scene_t *s, json_t *jc, int i) {
+  cm_contact_t c;
+  const char *name = NULL;
+  int st = cm__contact_json(rd, s, jc, cm__at_elem("contacts", i), &c, &name);
+  if (!st)
+    st = cm_scene_add_contact(rd->ctx, s, &c, name);
   return st < 0 ? st : CM_OK;
 }
 
@@ -459,16 +472,48 @@ static int cm__read_scene(cm__rd_t *rd, json_t *root, cm_scene_t **out) {
   return st;
 }
 
-int cm_scene_parse_json(cm_context_t *ctx, const char *text, size_t len,
+/* ---- the same readers for patches (server/patch.c) ------------------------ */
+
+int cm__scene_contact_from_json(cm_context_t *ctx, const cm_scene_t *s,
+                                const json_t *jc, const char *source,
+                                const char *arr, int i, cm_contact_t *c,
+                                const char **name) {
+  cm__rd_t rd = {ctx, source, 2};
+  return cm__contact_json(&rd, s, (json_t *)jc, cm__at_elem(arr, i), c, name);
+}
+
+int cm__scene_num_from_json(cm_context_t *ctx, const json_t *v,
+                            const char *source, const char *path,
+                            double *out) {
+  cm__rd_t rd = {ctx, source, 2};
+  cm__at_t at = {path, -1, NULL, -1, -1};
+  return cm__num(&rd, (json_t *)v, &at, out);
+}
+
+int cm__scene_vec_from_json(cm_context_t *ctx, const json_t *v,
+                            const char *source, const char *path, int n,
+                            double *out, const char *what) {
+  cm__rd_t rd = {ctx, source, 2};
+  cm__at_t at = {path, -1, NULL, -1, -1};
+  return cm__vec(&rd, (json_t *)v, &at, n, out, what);
+}
+
+int cm__scene_from_json(cm_context_t *ctx, const json_t *root,
                         const char *source, cm_scene_t **out) {
   *out = NULL;
   cm__rd_t rd = {ctx, source ? source : "scene", 1};
+  return cm__read_scene(&rd, (json_t *)root, out);
+}
+
+int cm_scene_parse_json(cm_context_t *ctx, const char *text, size_t len,
+                        const char *source, cm_scene_t **out) {
+  *out = NULL;
   json_error_t err;
   json_t *root = json_loadb(text, len, JSON_REJECT_DUPLICATES, &err);
   if (!root)
     return CM__ERR(ctx, CM_PARSE, "", "%s:%d:%d: malformed JSON: %s",
-                   rd.source, err.line, err.column, err.text);
-  int st = cm__read_scene(&rd, root, out);
+                   source ? source : "scene", err.line, err.column, err.text);
+  int st = cm__scene_from_json(ctx, root, source, out);
   json_decref(root);
   return st;
 }

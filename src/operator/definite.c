@@ -5,8 +5,8 @@
  * use it: a step is certified when the stability matrix of its integrator
  * is positive definite (docs/math.md). Not for the eigen-solves (spectrum/)
  * or for B (operator.c). */
-#include "operator_internal.h"
 #include "operator_cholmod.h"
+#include "operator_internal.h"
 
 #include <cholmod.h>
 #include <math.h>
@@ -28,8 +28,8 @@ cholmod_sparse cm__op_M_view(const cm_system_t *s) {
  * NULL when out of memory. */
 static cholmod_sparse *cm__JtWJ(const cm_system_t *s, cholmod_common *cc) {
   size_t nnz = (size_t)s->Jp[s->nc];
-  cholmod_sparse *Jt = cholmod_allocate_sparse((size_t)s->n, (size_t)s->nc,
-                                               nnz, 1, 1, 0, CHOLMOD_REAL, cc);
+  cholmod_sparse *Jt = cholmod_allocate_sparse((size_t)s->n, (size_t)s->nc, nnz,
+                                               1, 1, 0, CHOLMOD_REAL, cc);
   if (!Jt)
     return NULL;
   int *p = Jt->p, *i = Jt->i;
@@ -73,10 +73,9 @@ int cm__op_definite(cm_context_t *ctx, const cm_system_t *sys, double sigma,
     *definite = cc->status == CHOLMOD_OK && L->minor == L->n;
   }
   if (!L || (cc->status < 0 && cc->status != CHOLMOD_NOT_POSDEF))
-    st = CM__ERR(ctx, cc->status == CHOLMOD_OUT_OF_MEMORY ? CM_NOMEM
-                                                          : CM_NUMERIC,
-                 NULL, "CHOLMOD could not factor sigma M - J^T W J (status %d)",
-                 cc->status);
+    st = CM__ERR(
+        ctx, cc->status == CHOLMOD_OUT_OF_MEMORY ? CM_NOMEM : CM_NUMERIC, NULL,
+        "CHOLMOD could not factor sigma M - J^T W J (status %d)", cc->status);
   cholmod_free_factor(&L, cc);
   cholmod_free_sparse(&A, cc);
   cholmod_free_sparse(&K, cc);

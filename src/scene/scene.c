@@ -271,15 +271,6 @@ int cm_scene_add_contact(cm_context_t *ctx, cm_scene_t *s,
   return i;
 }
 
-int cm_scene_remove_contact(cm_context_t *ctx, cm_scene_t *s, int i) {
-  if (!s || i < 0 || i >= s->ncontacts)
-    return CM__ERR(ctx, CM_USAGE, NULL, "no contact %d to remove", i);
-  int last = --s->ncontacts;
-  s->contacts[i] = s->contacts[last];
-  s->contact_name[i] = s->contact_name[last];
-  return CM_OK;
-}
-
 const char *cm_scene_body_name(const cm_scene_t *s, int i) {
   if (!s || i < 0 || i >= s->nbodies)
     return NULL;

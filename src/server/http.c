@@ -49,54 +49,82 @@ static enum MHD_Result cm__query_kv(void *cls, enum MHD_ValueKind kind,
   return MHD_YES;
 }
 
-static enum MHD_Result cm__respond(cm__server_t *srv, struct MHD_Connection *c,
-                                   cm__conn_t *cc, const char *url,
-                                   const char *method) {
-  cm__request_t req;
-  memset(&req, 0, sizeof req);
-  req.method = method;
-  req.path = url;
-  req.check_auth = 1;
-  req.content_type =
+/* The request as far as it has arrived (headers; the body once read). */
+static void cm__request_of(struct MHD_Connection *c, const cm__conn_t *cc,
+                           const char *url, const char *method,
+                           cm__request_t *req) {
+  memset(req, 0, sizeof *req);
+  req->method = method;
+  req->path = url;
+  req->check_auth = 1;
+  req->content_type =
       MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Type");
-  req.authorization =
+  req->authorization =
       MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Authorization");
-  req.body = cc->buf ? cc->buf : "";
-  req.body_len = cc->len;
-  req.body_too_large = cc->too_large;
-  MHD_get_connection_values(c, MHD_GET_ARGUMENT_KIND, cm__query_kv, &req);
+  req->body = cc->buf ? cc->buf : "";
+  req->body_len = cc->len;
+  req->body_too_large = cc->too_large;
+  MHD_get_connection_values(c, MHD_GET_ARGUMENT_KIND, cm__query_kv, req);
+}
 
-  cm__response_t resp;
+/* Sends resp (its body is taken); close: end the connection after it. */
+static enum MHD_Result cm__send(cm__server_t *srv, struct MHD_Connection *c,
+                                cm__conn_t *cc, cm__response_t *resp,
+                                int close) {
   cc->responded = 1;
-  cm__route(srv, &req, &resp);
   struct MHD_Response *mr = MHD_create_response_from_buffer(
-      resp.body_len, resp.body, MHD_RESPMEM_MUST_FREE);
+      resp->body_len, resp->body, MHD_RESPMEM_MUST_FREE);
   if (!mr) {
-    free(resp.body);
+    free(resp->body);
     return MHD_NO;
   }
-  MHD_add_response_header(mr, "Content-Type", resp.content_type);
-  if (resp.location[0])
-    MHD_add_response_header(mr, "Location", resp.location);
-  if (resp.allow[0])
-    MHD_add_response_header(mr, "Allow", resp.allow);
-  if (resp.www_authenticate)
+  MHD_add_response_header(mr, "Content-Type", resp->content_type);
+  if (resp->location[0])
+    MHD_add_response_header(mr, "Location", resp->location);
+  if (resp->allow[0])
+    MHD_add_response_header(mr, "Allow", resp->allow);
+  if (resp->www_authenticate)
     MHD_add_response_header(mr, "WWW-Authenticate", "Bearer realm=\"cmodes\"");
-  if (resp.retry_after_s > 0) {
+  if (resp->retry_after_s > 0) {
     char ra[24];
-    snprintf(ra, sizeof ra, "%d", resp.retry_after_s);
+    snprintf(ra, sizeof ra, "%d", resp->retry_after_s);
     MHD_add_response_header(mr, "Retry-After", ra);
   }
   pthread_mutex_lock(&srv->lock);
   int drain = srv->draining;
   pthread_mutex_unlock(&srv->lock);
-  if (drain || cc->too_large)
+  if (drain || close)
     MHD_add_response_header(mr, "Connection", "close");
-  cc->status = resp.status;
-  cc->bytes_out = resp.body_len;
-  enum MHD_Result ret = MHD_queue_response(c, (unsigned)resp.status, mr);
+  cc->status = resp->status;
+  cc->bytes_out = resp->body_len;
+  enum MHD_Result ret = MHD_queue_response(c, (unsigned)resp->status, mr);
   MHD_destroy_response(mr);
   return ret;
+}
+
+static enum MHD_Result cm__respond(cm__server_t *srv, struct MHD_Connection *c,
+                                   cm__conn_t *cc, const char *url,
+                                   const char *method) {
+  cm__request_t req;
+  cm__response_t resp;
+  cm__request_of(c, cc, url, method, &req);
+  cc->responded = 1;
+  cm__route(srv, &req, &resp);
+  return cm__send(srv, c, cc, &resp, cc->too_large);
+}
+
+/* Headers in, body not read: answers at once when the router can (a full
+ * solve queue); 0 when it cannot. */
+static int cm__respond_early(cm__server_t *srv, struct MHD_Connection *c,
+                             cm__conn_t *cc, const char *url,
+                             const char *method, enum MHD_Result *ret) {
+  cm__request_t req;
+  cm__response_t resp;
+  cm__request_of(c, cc, url, method, &req);
+  if (!cm__route_early(srv, &req, &resp))
+    return 0;
+  *ret = cm__send(srv, c, cc, &resp, 1); /* the unread body: close */
+  return 1;
 }
 
 /* ---- the access handler: called per chunk of a request ----------- */
@@ -123,9 +151,12 @@ static enum MHD_Result cm__handler(void *cls, struct MHD_Connection *c,
       cc->too_large = 1;
       return cm__respond(srv, c, cc, url, method);
     }
+    enum MHD_Result ret;
+    if (cm__respond_early(srv, c, cc, url, method, &ret))
+      return ret; /* 503 before reading (and parsing) the body */
     return MHD_YES;
   }
-  if (cc->responded) { /* answered early (413): drop the rest */
+  if (cc->responded) { /* answered early (413, 503): drop the rest */
     *upload_size = 0;
     return MHD_YES;
   }
@@ -207,6 +238,11 @@ static int cm__parse_listen(const char *spec, struct sockaddr_storage *ss,
   }
   if (!*h)
     h = "0.0.0.0";
+  /* getaddrinfo takes "99999" and keeps its low 16 bits: check first */
+  double pv;
+  if (!cm__parse_number(port, &pv) || pv < 0 || pv > 65535 || pv != (int)pv ||
+      strspn(port, "0123456789") != strlen(port))
+    return -1;
   struct addrinfo hints, *res = NULL;
   memset(&hints, 0, sizeof hints);
   hints.ai_flags = AI_NUMERICHOST | AI_NUMERICSERV | AI_PASSIVE;
@@ -227,7 +263,8 @@ int cm__serve_http(cm__server_t *srv) {
   if (cm__parse_listen(srv->cfg.listen, &ss, host, sizeof host)) {
     fprintf(stderr,
             "cmodes serve: --listen %s: expected ADDR:PORT with a "
-            "numeric address, e.g. 127.0.0.1:8080 or [::1]:0\n",
+            "numeric address and a port in 0..65535, e.g. 127.0.0.1:8080 "
+            "or [::1]:0\n",
             srv->cfg.listen);
     return cm_status_exit(CM_USAGE);
   }

@@ -19,31 +19,18 @@ typedef struct {
 /* ---- small readers ----------------------------------------------------------
  */
 
+/* Numbers and arrays of numbers as the scene reader reads them (one
+ * reader: io/scene_json.c), with messages "patch: PATH: ...". */
 static int cm__pvec(cm__pt_t *p, json_t *v, const char *path, int n,
                     double *out) {
-  if (!json_is_array(v) || (int)json_array_size(v) != n)
-    return CM__ERR(p->ctx, CM_USAGE, path,
-                   "%s: expected an array of %d "
-                   "numbers",
-                   path, n);
-  for (int i = 0; i < n; i++) {
-    json_t *x = json_array_get(v, (size_t)i);
-    if (!json_is_number(x) || !isfinite(json_number_value(x)))
-      return CM__ERR(p->ctx, CM_USAGE, path,
-                     "%s[%d]: expected a finite "
-                     "number",
-                     path, i);
-    out[i] = json_number_value(x);
-  }
-  return CM_OK;
+  const char *what = n == 4   ? "a quaternion [w, x, y, z]"
+                     : n == 2 ? "[x, y]"
+                              : "[x, y, z]";
+  return cm__scene_vec_from_json(p->ctx, v, "patch", path, n, out, what);
 }
 
 static int cm__pnum(cm__pt_t *p, json_t *v, const char *path, double *out) {
-  if (!json_is_number(v) || !isfinite(json_number_value(v)))
-    return CM__ERR(p->ctx, CM_USAGE, path, "%s: expected a finite number",
-                   path);
-  *out = json_number_value(v);
-  return CM_OK;
+  return cm__scene_num_from_json(p->ctx, v, "patch", path, out);
 }
 
 static int cm__pkeys(cm__pt_t *p, json_t *obj, const char *path,
@@ -228,49 +215,12 @@ static int cm__set_contact(cm__pt_t *p, json_t *e, const char *path) {
 /* ---- contacts.add: one new contact ------------------------------------------
  */
 
-static int cm__read_new(cm__pt_t *p, json_t *e, const char *path,
-                        cm_contact_t *c, const char **name) {
-  static const char *const keys[] = {"name",   "a",         "b",    "point",
-                                     "normal", "stiffness", "meta", NULL};
-  int st = cm__pkeys(p, e, path, keys), d = p->s->dim;
-  char q[160];
-  if (st)
-    return st;
-  cm_contact_init(c);
-  snprintf(q, sizeof q, "%s.a", path);
-  if ((st = cm__pref(p, json_object_get(e, "a"), q, 0, 0, &c->a)))
-    return st;
-  snprintf(q, sizeof q, "%s.b", path);
-  if ((st = cm__pref(p, json_object_get(e, "b"), q, 0, 1, &c->b)))
-    return st;
-  snprintf(q, sizeof q, "%s.point", path);
-  if ((st = cm__pvec(p, json_object_get(e, "point"), q, d, c->point)))
-    return st;
-  snprintf(q, sizeof q, "%s.normal", path);
-  if ((st = cm__pvec(p, json_object_get(e, "normal"), q, d, c->normal)))
-    return st;
-  double nn = 0;
-  for (int k = 0; k < d; k++)
-    nn += c->normal[k] * c->normal[k];
-  if (!(nn > 0))
-    return CM__ERR(p->ctx, CM_INVALID_SCENE, q,
-                   "%s: zero length; give the "
-                   "normal from b to a",
-                   q);
-  snprintf(q, sizeof q, "%s.stiffness", path);
-  if ((st = cm__pnum(p, json_object_get(e, "stiffness"), q, &c->stiffness)))
-    return st;
-  if (!(c->stiffness > 0))
-    return CM__ERR(p->ctx, CM_INVALID_SCENE, q, "%s: must be > 0", q);
-  json_t *v = json_object_get(e, "name");
-  *name = NULL;
-  if (v && !json_is_null(v)) {
-    if (!json_is_string(v))
-      return CM__ERR(p->ctx, CM_USAGE, path, "%s.name: expected a string",
-                     path);
-    *name = json_string_value(v);
-  }
-  return CM_OK;
+/* A contact as in the scene format, read by the scene reader; references
+ * resolve in the scene before the patch (its bodies are the new scene's). */
+static int cm__read_new(cm__pt_t *p, json_t *e, int a, cm_contact_t *c,
+                        const char **name) {
+  return cm__scene_contact_from_json(p->ctx, p->old, e, "patch", "contacts.add",
+                                     a, c, name);
 }
 
 /* ---- rebuild with removals and additions -----------------------------------
@@ -310,11 +260,9 @@ static int cm__rebuild(cm__pt_t *p, const char *keep, json_t *add,
       map[j++] = i;
     }
   for (int a = 0; !st && a < nadd; a++) {
-    char path[64];
-    snprintf(path, sizeof path, "contacts.add[%d]", a);
     cm_contact_t c;
-    const char *name;
-    st = cm__read_new(p, json_array_get(add, (size_t)a), path, &c, &name);
+    const char *name = NULL;
+    st = cm__read_new(p, json_array_get(add, (size_t)a), a, &c, &name);
     if (!st)
       st = cm_scene_add_contact(p->ctx, n, &c, name) < 0 ? p->ctx->status : 0;
     map[j++] = -1;

@@ -24,13 +24,27 @@ void cm__queue_destroy(cm__queue_t *q) {
 /* ---- enter: admit, then wait for the ticket's turn ------------------------
  */
 
+/* Under the lock: 1 and the Retry-After seconds when no solve is admitted. */
+static int cm__queue_is_full(const cm__queue_t *q, int *retry_after_s) {
+  if (q->admitted < q->depth)
+    return 0;
+  /* the whole queue ahead must drain: about depth smoothed solve times */
+  double wait = q->ewma_s * q->admitted;
+  int s = (int)(wait + 0.999);
+  *retry_after_s = s < 1 ? 1 : s > 3600 ? 3600 : s;
+  return 1;
+}
+
+int cm__queue_full(cm__queue_t *q, int *retry_after_s) {
+  pthread_mutex_lock(&q->lock);
+  int full = cm__queue_is_full(q, retry_after_s);
+  pthread_mutex_unlock(&q->lock);
+  return full;
+}
+
 int cm__queue_enter(cm__queue_t *q, int *retry_after_s) {
   pthread_mutex_lock(&q->lock);
-  if (q->admitted >= q->depth) {
-    /* the whole queue ahead must drain: about depth smoothed solve times */
-    double wait = q->ewma_s * q->admitted;
-    int s = (int)(wait + 0.999);
-    *retry_after_s = s < 1 ? 1 : s > 3600 ? 3600 : s;
+  if (cm__queue_is_full(q, retry_after_s)) {
     pthread_mutex_unlock(&q->lock);
     return CM_BUSY;
   }

@@ -1,7 +1,7 @@
 /* router.c: the routes of `cmodes serve`, shared by the HTTP and --stdio
  * transports: authentication, limits, JSON errors, analyses through the
  * solve queue, the scene sessions and metrics. A report is made by the same
- * library calls as `cmodes analyze --json` (cm_scene_parse_json, assembly,
+ * library calls as `cmodes analyze --json` (the scene reader, assembly,
  * cm_analyze_system, cm_report_to_json), so the numbers are the same bits.
  * Not for sockets, headers on the wire or logging (http.c, stdio.c). */
 #include "server.h"
@@ -169,32 +169,65 @@ static int cm__scan(const char *s, size_t len, int limit, int *wrapped) {
   return deepest;
 }
 
+/* The deepest nesting of arrays and objects in a parsed value, stopping
+ * once past limit (a body the transport parsed already). */
+static int cm__depth(json_t *v, int limit) {
+  if (!json_is_object(v) && !json_is_array(v))
+    return 0;
+  if (limit < 1)
+    return 1;
+  int deepest = 0;
+  if (json_is_array(v)) {
+    for (size_t i = 0; i < json_array_size(v) && deepest < limit; i++) {
+      int d = cm__depth(json_array_get(v, i), limit - 1);
+      deepest = d > deepest ? d : deepest;
+    }
+  } else {
+    const char *key;
+    json_t *x;
+    json_object_foreach(v, key, x) {
+      int d = cm__depth(x, limit - 1);
+      deepest = d > deepest ? d : deepest;
+      if (deepest >= limit)
+        break;
+    }
+  }
+  return deepest + 1;
+}
+
 /* Size, media type and depth checks of a JSON body; replies and returns
- * nonzero on failure. */
+ * nonzero on failure. *wrapped: the root is an object with a "scene" key. */
 static int cm__body_check(cm__server_t *srv, const cm__request_t *req,
                           cm__response_t *r, int *wrapped) {
   const cm__server_config_t *cfg = &srv->cfg;
-  if (req->body_too_large || req->body_len > cfg->max_body_bytes) {
-    cm__fail(r, CM_LIMIT, "(body)",
-             "request body larger than the server's "
-             "limit of %zu bytes (--max-body-bytes); send a smaller scene or "
-             "raise the limit",
-             cfg->max_body_bytes);
-    return 1;
+  int depth;
+  if (req->body_json) { /* parsed by the transport, within its line limit */
+    json_t *root = req->body_json;
+    *wrapped = json_is_object(root) && json_object_get(root, "scene");
+    depth = cm__depth(root, cfg->max_depth);
+  } else {
+    if (req->body_too_large || req->body_len > cfg->max_body_bytes) {
+      cm__fail(r, CM_LIMIT, "(body)",
+               "request body larger than the server's "
+               "limit of %zu bytes (--max-body-bytes); send a smaller scene "
+               "or raise the limit",
+               cfg->max_body_bytes);
+      return 1;
+    }
+    if (!cm__json_media(req->content_type)) {
+      cm__fail(r, CM_MEDIA_TYPE, "(headers).content-type",
+               "Content-Type \"%.100s"
+               "\" is not JSON: send application/json",
+               req->content_type);
+      return 1;
+    }
+    if (!req->body_len) {
+      cm__fail(r, CM_PARSE, "(body)", "empty body: expected a JSON document");
+      return 1;
+    }
+    depth = cm__scan(req->body, req->body_len, cfg->max_depth, wrapped);
   }
-  if (!cm__json_media(req->content_type)) {
-    cm__fail(r, CM_MEDIA_TYPE, "(headers).content-type",
-             "Content-Type \"%.100s"
-             "\" is not JSON: send application/json",
-             req->content_type);
-    return 1;
-  }
-  if (!req->body_len) {
-    cm__fail(r, CM_PARSE, "(body)", "empty body: expected a JSON document");
-    return 1;
-  }
-  if (cm__scan(req->body, req->body_len, cfg->max_depth, wrapped) >
-      cfg->max_depth) {
+  if (depth > cfg->max_depth) {
     cm__fail(r, CM_LIMIT, "(body)",
              "JSON nested deeper than the server's "
              "limit of %d levels (--max-depth)",
@@ -204,48 +237,64 @@ static int cm__body_check(cm__server_t *srv, const cm__request_t *req,
   return 0;
 }
 
-/* Checks and parses the body into *root (the caller's). Replies and returns
- * nonzero on failure. */
+/* Checks and parses the body, once, into *root (a new reference, the
+ * caller's). A malformed bare scene (for_scene and not wrapped) is
+ * reported as the scene reader reports it. Replies and returns nonzero on
+ * failure. */
+static int cm__body_parse(cm__server_t *srv, const cm__request_t *req,
+                          cm__response_t *r, int for_scene, int *wrapped,
+                          json_t **root) {
+  *root = NULL;
+  if (cm__body_check(srv, req, r, wrapped))
+    return 1;
+  if (req->body_json) {
+    *root = json_incref(req->body_json);
+    return 0;
+  }
+  json_error_t err;
+  *root = json_loadb(req->body, req->body_len, JSON_REJECT_DUPLICATES, &err);
+  if (*root)
+    return 0;
+  if (for_scene && !*wrapped) {
+    cm_context_t ctx;
+    cm_context_init(&ctx);
+    CM__ERR(&ctx, CM_PARSE, "", "scene:%d:%d: malformed JSON: %s", err.line,
+            err.column, err.text);
+    cm__reply_error(r, CM_PARSE, &ctx);
+  } else {
+    cm__fail(r, CM_PARSE, "(body)", "request body:%d:%d: malformed JSON: %s",
+             err.line, err.column, err.text);
+  }
+  return 1;
+}
+
 static int cm__body_json(cm__server_t *srv, const cm__request_t *req,
                          cm__response_t *r, json_t **root) {
   int wrapped;
-  *root = NULL;
-  if (cm__body_check(srv, req, r, &wrapped))
-    return 1;
-  json_error_t err;
-  *root = json_loadb(req->body, req->body_len, JSON_REJECT_DUPLICATES, &err);
-  if (!*root) {
-    cm__fail(r, CM_PARSE, "(body)", "request body:%d:%d: malformed JSON: %s",
-             err.line, err.column, err.text);
-    return 1;
-  }
-  return 0;
+  return cm__body_parse(srv, req, r, 0, &wrapped, root);
 }
 
 /* ---- scenes from a body ------------------------------------------ */
 
-/* A bare scene goes straight to the library's reader (one parse of the very
- * same bytes); {"scene": ..., "options": ...} is split first. *options is a
- * new reference or NULL; *t_parse the parse time. Replies and returns
- * nonzero on failure. */
+/* The body is parsed once; a bare scene and the "scene" member of
+ * {"scene": ..., "options": ...} go to the library's reader of parsed
+ * JSON. *options is a new reference or NULL; *t_parse the parse and read
+ * time. Replies and returns nonzero on failure. */
 static int cm__body_scene(cm__server_t *srv, const cm__request_t *req,
                           cm__response_t *r, cm_scene_t **scene,
                           json_t **options, double *t_parse) {
   const cm__server_config_t *cfg = &srv->cfg;
   int wrapped, st;
   double t0 = cm__now();
+  json_t *root;
   *scene = NULL;
   *options = NULL;
-  if (cm__body_check(srv, req, r, &wrapped))
+  if (cm__body_parse(srv, req, r, 1, &wrapped, &root))
     return 1;
   cm_context_t ctx;
   cm_context_init(&ctx);
-  if (!wrapped) {
-    st = cm_scene_parse_json(&ctx, req->body, req->body_len, "scene", scene);
-  } else {
-    json_t *root;
-    if (cm__body_json(srv, req, r, &root))
-      return 1;
+  json_t *js = root;
+  if (wrapped) {
     const char *key;
     json_t *v;
     json_object_foreach(root, key, v) {
@@ -260,21 +309,18 @@ static int cm__body_scene(cm__server_t *srv, const cm__request_t *req,
         return 1;
       }
     }
-    if (!json_is_object(json_object_get(root, "scene"))) {
+    js = json_object_get(root, "scene");
+    if (!json_is_object(js)) {
       cm__fail(r, CM_INVALID_SCENE, "scene",
                "scene: expected a scene object "
                "{\"format\": \"cmodes-scene\", ...}");
       json_decref(root);
       return 1;
     }
-    char *text = json_dumps(json_object_get(root, "scene"),
-                            JSON_COMPACT | JSON_ENCODE_ANY);
-    st = text ? cm_scene_parse_json(&ctx, text, strlen(text), "scene", scene)
-              : CM__ERR(&ctx, CM_NOMEM, NULL, "out of memory");
-    free(text);
     *options = json_incref(json_object_get(root, "options"));
-    json_decref(root);
   }
+  st = cm__scene_from_json(&ctx, js, "scene", scene);
+  json_decref(root);
   *t_parse = cm__now() - t0;
   if (!st && (*scene)->nbodies > cfg->max_bodies)
     st = CM__ERR(&ctx, CM_LIMIT, "bodies",
@@ -437,6 +483,31 @@ static json_t *cm__summary(cm__server_t *srv, const cm__session_t *s) {
                    s->start != NULL, "idle_expiry_s", srv->cfg.session_idle_s);
 }
 
+/* The options a new scene keeps: the body's, with its query options on top
+ * (checked already). A new reference, or NULL for none. */
+static json_t *cm__stored_options(const cm__request_t *req, json_t *body) {
+  json_t *o = body ? json_deep_copy(body) : NULL;
+  for (int i = 0; i < req->nquery; i++) {
+    const cm__option_t *t = cm__option_find(req->qkey[i]);
+    cm_options_t one;
+    cm_context_t ctx;
+    cm_context_init(&ctx);
+    cm_options_init(&one);
+    if (!t || strcmp(t->name, req->qkey[i]) ||
+        cm__options_from_query(&ctx, t->name, req->qval[i], &one))
+      continue; /* timings, pretty */
+    double v = cm__option_get(t, &one);
+    if (!o && !(o = json_object()))
+      return NULL;
+    json_object_set_new(o, t->name,
+                        t->type == CM__OPT_METHOD
+                            ? json_string(cm__method_name((int)v))
+                        : t->type == CM__OPT_INT ? json_integer((json_int_t)v)
+                                                 : json_real(v));
+  }
+  return o;
+}
+
 static void cm__scene_create(cm__server_t *srv, const cm__request_t *req,
                              cm__response_t *r) {
   json_t *jopts;
@@ -454,7 +525,8 @@ static void cm__scene_create(cm__server_t *srv, const cm__request_t *req,
     json_decref(jopts);
     return;
   }
-  json_t *keep = jopts; /* the session's now */
+  json_t *keep = cm__stored_options(req, jopts); /* the session's now */
+  json_decref(jopts);
   cm__session_t *s = NULL;
   st = cm__store_add(&srv->store, scene, keep, &s, &r->retry_after_s);
   if (st) {
@@ -513,7 +585,6 @@ static void cm__scene_report(cm__server_t *srv, const cm__request_t *req,
     s->report_json = cm__strdup(r->body);
     s->report_key = cm__strdup(key);
     s->report_version = s->version;
-    s->report_status = rep->status;
   }
   cm_report_destroy(&rep);
 }
@@ -705,6 +776,29 @@ void cm__route(cm__server_t *srv, const cm__request_t *req, cm__response_t *r) {
   }
   cm__metrics_request(srv->metrics, r->route, r->status, req->body_len,
                       cm__now() - t0);
+}
+
+int cm__route_early(cm__server_t *srv, const cm__request_t *req,
+                    cm__response_t *r) {
+  int retry = 0;
+  if (!req->method || !req->path || strcmp(req->method, "POST") ||
+      strcmp(req->path, "/v1/analyze"))
+    return 0;
+  if (req->check_auth && srv->cfg.token[0] &&
+      !cm__auth_ok(srv->cfg.token, req->authorization))
+    return 0; /* the full route answers 401 */
+  if (!cm__queue_full(&srv->queue, &retry))
+    return 0;
+  double t0 = cm__now();
+  memset(r, 0, sizeof *r);
+  r->route = "/v1/analyze";
+  snprintf(r->content_type, sizeof r->content_type, "application/json");
+  r->retry_after_s = retry;
+  cm__fail(r, CM_BUSY, NULL,
+           "the solve queue is full (%d admitted, --queue); retry after %d s",
+           srv->queue.depth, retry);
+  cm__metrics_request(srv->metrics, r->route, r->status, 0, cm__now() - t0);
+  return 1;
 }
 
 /* ---- query strings ----------------------------------------------- */

@@ -71,6 +71,9 @@ void cm__queue_destroy(cm__queue_t *q);
 /* Admits and waits for the turn (FIFO). Returns 0, or CM_BUSY with
  * *retry_after_s set when the queue is full. */
 int cm__queue_enter(cm__queue_t *q, int *retry_after_s);
+/* 1 (and *retry_after_s) when cm__queue_enter would refuse now; a check
+ * only, nothing is admitted. */
+int cm__queue_full(cm__queue_t *q, int *retry_after_s);
 void cm__queue_leave(cm__queue_t *q, double seconds);
 void cm__queue_gauges(cm__queue_t *q, int *admitted, int *running);
 
@@ -89,7 +92,6 @@ typedef struct cm__session {
   long report_version;  /* version of the cached report, 0 = none */
   char *report_key;     /* options of the cached report (owned) */
   char *report_json;    /* cached report JSON (owned) */
-  int report_status;    /* status of the cached report */
 } cm__session_t;
 
 typedef struct cm__store {
@@ -128,18 +130,11 @@ int cm__patch_apply(cm_context_t *ctx, const json_t *patch,
                     const cm__server_config_t *cfg, cm_scene_t **scene,
                     double **start, json_t **added);
 
-/* ---- options (options.c) ------------------------------------------------ */
+/* ---- options ---------------------------------------------------------- */
 
-/* Sets opts from a JSON object of options (path prefix "options"). */
-int cm__options_from_json(cm_context_t *ctx, const json_t *obj,
-                          cm_options_t *opts);
-/* Sets one option from a query parameter (path "?key"). Unknown keys are
- * CM_USAGE. */
-int cm__options_from_query(cm_context_t *ctx, const char *key,
-                           const char *value, cm_options_t *opts);
-/* A canonical text of the options that change a report (cache key);
- * malloc'd. */
-char *cm__options_key(const cm_options_t *opts);
+/* The analysis options of a request (cm__options_from_json, _from_query)
+ * and the cache key (cm__options_key) come from the options table. */
+#include "analyze/options_table.h"
 
 /* ---- router (router.c) -------------------------------------------------- */
 
@@ -168,7 +163,9 @@ typedef struct cm__request {
   const char *authorization;       /* header or NULL */
   int check_auth;                  /* 0 for --stdio (a trusted pipe) */
   const char *body;                /* request body (not NUL-terminated) */
-  size_t body_len;
+  size_t body_len;                 /* its bytes (stdio: the line's) */
+  json_t *body_json;  /* the body parsed by the transport (stdio), or NULL:
+                         then body holds its text */
   int body_too_large; /* the transport cut the body at the limit */
 } cm__request_t;
 
@@ -188,6 +185,13 @@ typedef struct cm__response {
  * caller frees resp->body. Thread-safe. */
 void cm__route(cm__server_t *srv, const cm__request_t *req,
                cm__response_t *resp);
+
+/* Called when the headers are in, before the body is read: 1 when the
+ * request can be answered from them alone (POST /v1/analyze while the
+ * solve queue is full: 503 straight away), resp then filled as by
+ * cm__route; 0: read the body and call cm__route. */
+int cm__route_early(cm__server_t *srv, const cm__request_t *req,
+                    cm__response_t *resp);
 
 /* Splits "a=1&b=x%20y" into req's query arrays, decoding in place in buf.
  * Returns 0 or CM_LIMIT when there are too many parameters. */

@@ -124,9 +124,6 @@ static void cm__line(cm__server_t *srv, const char *line, size_t len,
     body = malloc(blen + 1);
     if (body)
       memcpy(body, json_string_value(jb), blen);
-  } else if (jb && !json_is_null(jb)) {
-    body = json_dumps(jb, JSON_COMPACT | JSON_ENCODE_ANY);
-    blen = body ? strlen(body) : 0;
   }
   cm__request_t req;
   memset(&req, 0, sizeof req);
@@ -134,13 +131,17 @@ static void cm__line(cm__server_t *srv, const char *line, size_t len,
   req.path = path;
   req.body = body ? body : "";
   req.body_len = blen;
+  if (jb && !json_is_null(jb) && !json_is_string(jb)) {
+    req.body_json = jb; /* parsed with the line: not dumped and re-parsed */
+    req.body_len = len;
+  }
   char *q = path ? strchr(path, '?') : NULL;
   int st = CM_OK;
   if (q) {
     *q++ = 0;
     st = cm__query_parse(q, &req);
   }
-  if (!path || (jb && !json_is_null(jb) && !body)) {
+  if (!path || (json_is_string(jb) && !body)) {
     cm__emit_bad(out, id, CM_NOMEM, "out of memory", "(line)");
   } else if (st) {
     cm__emit_bad(out, id, CM_LIMIT, "too many query parameters", "path");

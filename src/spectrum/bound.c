@@ -4,15 +4,16 @@
  * semidefinite Op of size n and a start b uniform on the unit sphere, the
  * largest Ritz value theta_k of the k-dimensional Krylov space satisfies
  *
- *     P(theta_k < (1 - eps) lambda_max) <= 1.648 sqrt(n) exp(-sqrt(eps) (2k - 1))
+ *     P(theta_k < (1 - eps) lambda_max) <= 1.648 sqrt(n) exp(-sqrt(eps) (2k -
+ * 1))
  *
  * so lambda_max <= theta_k / (1 - eps) except with probability delta / 2
  * when sqrt(eps) = ln(1.648 sqrt(n) / (delta / 2)) / (2k - 1); after a
  * breakdown (an invariant Krylov space) also lambda_max <= theta_k +
- * beta_k sqrt(2 n / pi) / (delta / 2) except with probability delta / 2. Its hypotheses are met
- * here by a run of its own: unrestarted, from a Gaussian vector (whose
- * direction is uniform on the sphere) keyed by a seed of its own, three
- * vectors and the tridiagonal T_k, stopped when the bound is within
+ * beta_k sqrt(2 n / pi) / (delta / 2) except with probability delta / 2. Its
+ * hypotheses are met here by a run of its own: unrestarted, from a Gaussian
+ * vector (whose direction is uniform on the sphere) keyed by a seed of its own,
+ * three vectors and the tridiagonal T_k, stopped when the bound is within
  * PB_TARGET of theta_k. Not the eigen-solve (lanczos.c). */
 #include "spectrum_internal.h"
 
@@ -23,8 +24,8 @@
 #include <string.h>
 
 #define PB_SEED 0x70726f6261626c65ULL /* "probable": its own start */
-#define PB_TARGET 0.04    /* stop at bound <= (1 + 4%) theta: omega 2% */
-#define PB_MAX_STEPS 500  /* most steps (then the bound is what it is) */
+#define PB_TARGET 0.04   /* stop at bound <= (1 + 4%) theta: omega 2% */
+#define PB_MAX_STEPS 500 /* most steps (then the bound is what it is) */
 
 /* Largest eigenvalue of the k x k tridiagonal (a, b) by bisection (dstebz),
  * and ||T||_1 into *tn; iw: 2k ints. */
@@ -38,8 +39,9 @@ static double pb_top(int k, const double *a, const double *b, double *tn,
     t = r > t ? r : t;
   }
   *tn = t;
-  if (LAPACKE_dstebz('I', 'E', k, 0, 0, k, k, 0.0, a, b, &found, &nsplit, w,
-                     iw, iw + k) != 0 || found < 1)
+  if (LAPACKE_dstebz('I', 'E', k, 0, 0, k, k, 0.0, a, b, &found, &nsplit, w, iw,
+                     iw + k) != 0 ||
+      found < 1)
     return NAN;
   return w[0];
 }
@@ -80,8 +82,10 @@ int cm__eig_prob_bound(cm_context_t *ctx, cm_operator_t *op, int comp,
   double *b = malloc(sizeof(double) * (size_t)kmax);
   lapack_int *iw = malloc(sizeof(lapack_int) * 2 * (size_t)kmax);
   if (!v || !vp || !w || !tmp || !a || !b || !iw) {
-    st = CM__ERR(ctx, CM_NOMEM, NULL, "out of memory for the probabilistic "
-                 "bound (N = %d)", N);
+    st = CM__ERR(ctx, CM_NOMEM, NULL,
+                 "out of memory for the probabilistic "
+                 "bound (N = %d)",
+                 N);
     goto done;
   }
   /* ---- the start: a Gaussian vector, uniform direction ---- */
@@ -89,7 +93,8 @@ int cm__eig_prob_bound(cm_context_t *ctx, cm_operator_t *op, int comp,
   for (int i = 0; i < N; i++)
     v[i] = cm__gauss(sd, base + (uint64_t)i);
   /* half of delta to the theorem, half to the breakdown bound below */
-  double nv = cm__nrm2(N, v, th), L = log(1.648 * sqrt((double)N) / (0.5 * delta));
+  double nv = cm__nrm2(N, v, th),
+         L = log(1.648 * sqrt((double)N) / (0.5 * delta));
   for (int i = 0; i < N; i++)
     v[i] /= nv;
   /* ---- plain Lanczos until the bound is within PB_TARGET ---- */
@@ -97,8 +102,8 @@ int cm__eig_prob_bound(cm_context_t *ctx, cm_operator_t *op, int comp,
   int k = 0, breakdown = 0;
   double bk = 0;
   for (;;) {
-    double beta = pb_step(op, comp, use_S, 1.0 / s, N, v, k ? vp : NULL, bp,
-                          w, tmp, &a[k], th);
+    double beta = pb_step(op, comp, use_S, 1.0 / s, N, v, k ? vp : NULL, bp, w,
+                          tmp, &a[k], th);
     k++;
     theta = pb_top(k, a, b, &tn, iw);
     double r = L / (2.0 * k - 1.0);
@@ -120,8 +125,8 @@ int cm__eig_prob_bound(cm_context_t *ctx, cm_operator_t *op, int comp,
   res->theta = theta * s;
   /* the Ritz value's own rounding: bisection to ~eps ||T||, and the
    * recurrence's (Paige) of order k eps ||Op|| */
-  double ub = eps < 1 ? (theta + 3.0 * k * DBL_EPSILON * tn) / (1.0 - eps)
-                      : INFINITY;
+  double ub =
+      eps < 1 ? (theta + 3.0 * k * DBL_EPSILON * tn) / (1.0 - eps) : INFINITY;
   if (breakdown) { /* an invariant subspace holding b: lambda_max <= theta
                     + beta / |u . b| (u a top eigenvector), and |u . b| >=
                     (delta / 2) sqrt(pi / (2 N)) but with probability
@@ -133,8 +138,10 @@ int cm__eig_prob_bound(cm_context_t *ctx, cm_operator_t *op, int comp,
   res->upper = ub * s;
   res->seconds = cm__now() - t0;
   if (!isfinite(theta))
-    st = CM__ERR(ctx, CM_NUMERIC, NULL, "LAPACK dstebz failed on the "
-                 "probabilistic bound's tridiagonal (k = %d)", k);
+    st = CM__ERR(ctx, CM_NUMERIC, NULL,
+                 "LAPACK dstebz failed on the "
+                 "probabilistic bound's tridiagonal (k = %d)",
+                 k);
 done:
   free(v), free(vp), free(w), free(tmp), free(a), free(b), free(iw);
   return st;

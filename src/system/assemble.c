@@ -199,14 +199,6 @@ static int cm__contact_rows(int dim, const cm__work_t *w,
 
 /* ---- components: union-find over moving bodies -------------------------- */
 
-static int cm__find(int *parent, int i) {
-  while (parent[i] != i) {
-    parent[i] = parent[parent[i]];
-    i = parent[i];
-  }
-  return i;
-}
-
 /* The row count (sys->nc) and the model flags of the scene. */
 static void cm__count_rows(const cm_scene_t *s, const cm__work_t *w,
                            cm_system_t *sys) {
@@ -299,7 +291,7 @@ static int cm__components(cm_context_t *ctx, const cm_scene_t *s,
         int ma = cm__moving(w, ct->a), mv = cm__moving(w, ct->b);
         mb[c] = ma ? ct->a : ct->b;
         if (ma && mv) {
-          int ra = cm__find(p, ct->a), rb = cm__find(p, ct->b);
+          int ra = cm__uf_find(p, ct->a), rb = cm__uf_find(p, ct->b);
           if (ra != rb)
             p[ra > rb ? ra : rb] = ra < rb ? ra : rb;
         }
@@ -314,8 +306,8 @@ static int cm__components(cm_context_t *ctx, const cm_scene_t *s,
       for (int b = 0; b < nb; b++) {
         if (forest[u][b] == b)
           continue;
-        int ra = cm__find(parent, b);
-        int rb = cm__find(parent, cm__find(forest[u], b));
+        int ra = cm__uf_find(parent, b);
+        int rb = cm__uf_find(parent, cm__uf_find(forest[u], b));
         if (ra != rb)
           parent[ra > rb ? ra : rb] = ra < rb ? ra : rb;
       }

@@ -85,12 +85,6 @@ static int cm__lower_M(cm_context_t *ctx, cm_system_t *sys, int n,
 
 #define CM__MAX_BLOCK 6 /* the block path inverts blocks up to 6 x 6 */
 
-static int cm__uf_find(int *p, int i) {
-  while (p[i] != i)
-    i = p[i] = p[p[i]];
-  return i;
-}
-
 /* Block of each dof (blocks numbered by their first dof) if M is
  * block-diagonal with blocks of at most CM__MAX_BLOCK dofs; else NULL. */
 static int *cm__mass_blocks(int n, const int *Mp, const int *Mi, int *nblk) {
