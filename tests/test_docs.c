@@ -768,3 +768,40 @@ CM_TEST(docs_report_determinism) {
     free(text[i]);
   cm_scene_destroy(&s);
 }
+
+/* The deck example of docs/examples.md ("The deck's own model"): the same
+ * commands give the same step lines as the page shows. */
+CM_TEST(docs_lammps_deck_example) {
+  char *md = docs_read("docs/examples.md");
+  if (!md)
+    return;
+  CMT_CONTAINS(md, "$ cmodes import lammps --deck data/lammps/in.pile "
+                   "--dump data/lammps/pile.dump -o deck.json");
+  char out[] = "/tmp/cmodes-docs-deck-XXXXXX";
+  int fd = mkstemp(out);
+  if (fd < 0) {
+    free(md);
+    return;
+  }
+  close(fd);
+  char cmd[2048];
+  snprintf(cmd, sizeof cmd,
+           "cd %s && %s import lammps --deck data/lammps/in.pile --dump "
+           "data/lammps/pile.dump -q -o %s 2>&1 && %s analyze %s -k 3 2>&1",
+           CM_SOURCE_DIR, CM_BINARY, out, CM_BINARY, out);
+  int code = -1;
+  char *text = cmt_run(cmd, &code);
+  unlink(out);
+  CMT_EQ_INT(code, 0);
+  /* every step line and the model line, verbatim */
+  static const char *const starts[] = {
+      "omega_max ", "  model: ", "  central difference ",
+      "  CD without dashpots ", "  the deck's step ", "  RK4 ", "counts "};
+  for (char *line = text ? strtok(text, "\n") : NULL; line;
+       line = strtok(NULL, "\n"))
+    for (size_t k = 0; k < sizeof starts / sizeof starts[0]; k++)
+      if (!strncmp(line, starts[k], strlen(starts[k])))
+        CMT_CONTAINS(md, line);
+  free(text);
+  free(md);
+}

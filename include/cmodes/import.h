@@ -1,6 +1,7 @@
 /* cmodes/import.h: importers (LAMMPS/LIGGGHTS dumps, Matrix Market) and the
  * Matrix Market export. Included by cmodes.h; do not include directly.
- * Owned by src/io/ (dump.c, dump_contacts.c, mtx.c, mtx_write.c).
+ * Owned by src/io/ (dump.c, dump_contacts.c, contact_law.c, lammps_deck.c,
+ * mtx.c, mtx_write.c).
  * docs/importers.md describes the formats, the options and the physics. */
 #ifndef CMODES_IMPORT_H
 #define CMODES_IMPORT_H
@@ -10,6 +11,20 @@
 /* ------------------------------------------------------------------------ */
 
 #define CM_DUMP_MAX_PLANES 16 /* plane walls per import */
+
+/* What to do with pairs that touch across a periodic boundary. */
+typedef enum cm_dump_periodic {
+  CM_DUMP_PERIODIC_ERROR = 0, /* a periodic box is an error (the library
+                                 default of cm_dump_options_init, kept for
+                                 compatibility) */
+  CM_DUMP_PERIODIC_DROP = 1,  /* proceed; pairs across it are not found
+                                 (the old --periodic ignore): frequencies
+                                 are lowered, the step is unsafe */
+  CM_DUMP_PERIODIC_IMAGE = 2  /* minimum-image contacts across it (the
+                                 CLI default) */
+} cm_dump_periodic_t;
+
+typedef struct cm_contact_model cm_contact_model_t; /* below */
 
 /* What to read from a dump and how to turn it into contacts. */
 typedef struct cm_dump_options {
@@ -37,6 +52,11 @@ typedef struct cm_dump_options {
   int periodic_ignore; /* 0: a periodic boundary is an error; 1: proceed,
                           pairs across it are not found */
   int threads;         /* OpenMP threads for the contact search; 0 = ctx */
+  int periodic;        /* cm_dump_periodic_t; used when periodic_ignore is
+                          0 (periodic_ignore = 1 means DROP) */
+  const cm_contact_model_t *model; /* contact laws from an input deck
+                          (cm_lammps_deck_apply), or NULL: then k or young
+                          give the normal stiffness alone. Not owned */
 } cm_dump_options_t;
 
 /* Defaults as documented above (dim 3, last snapshot, no stiffness: one of
@@ -72,6 +92,8 @@ typedef struct cm_dump {
                           "xs" or "xsu" */
   long *line;          /* line of each atom in the file, size natoms */
   char *source;        /* the file's name, for messages (owned) */
+  double z_spread;     /* 2D (dim 2): max - min of the z column, m, when
+                          the dump has one (else 0); 3D: 0 */
 } cm_dump_t;
 
 /* Reads the wanted snapshot (opts->timestep, or the last) of a text dump
@@ -92,6 +114,9 @@ typedef struct cm_dump_contact {
                         may be negative down to -touch_tol */
   double normal[3];  /* unit normal from j (or the wall) to i */
   double point[3];   /* midpoint of the overlap along the normal */
+  int image[3];      /* periodic image of j that touches i: j is at
+                        x_j + image . box lengths (0 0 0 when not across a
+                        periodic boundary) */
 } cm_dump_contact_t;
 
 /* Finds every pair with overlap > -touch_tol with a cell list (OpenMP,
@@ -121,6 +146,144 @@ CM_EXTERN int cm_dump_to_scene(cm_context_t *ctx, const cm_dump_t *dump,
 /* cm_dump_read + cm_dump_to_scene. */
 CM_EXTERN int cm_import_dump(cm_context_t *ctx, const char *path,
                              const cm_dump_options_t *opts, cm_scene_t **out);
+
+/* Warnings about a snapshot and its walls, one per line (malloc'd, caller
+ * frees; NULL when there is none or out of memory): particles that overlap
+ * a face of a non-periodic box without touching any wall, a 2D import of a
+ * dump whose z varies, pairs dropped or kept across periodic boundaries.
+ * cm_dump_to_scene records the same lines in the scene's meta
+ * ("warnings"). */
+CM_EXTERN char *cm_dump_warnings(cm_context_t *ctx, const cm_dump_t *dump,
+                                 const cm_dump_options_t *opts);
+
+/* ------------------------------------------------------------------------ */
+/* Contact laws of LAMMPS / LIGGGHTS input decks                             */
+/* ------------------------------------------------------------------------ */
+
+#define CM_LAW_MAX_TYPES 32 /* atom types an input deck may use */
+
+/* The force law of one kind of contact, as the engine computes it. */
+typedef enum cm_law_style {
+  CM_LAW_NONE = 0,           /* no law (type pair not set) */
+  CM_LAW_GRAN_HOOKE,         /* LAMMPS gran/hooke: no shear history */
+  CM_LAW_GRAN_HOOKE_HISTORY, /* LAMMPS gran/hooke/history */
+  CM_LAW_GRAN_HERTZ_HISTORY, /* LAMMPS gran/hertz/history */
+  CM_LAW_GRANULAR,           /* LAMMPS pair granular, wall/gran granular */
+  CM_LAW_LIGGGHTS_HERTZ,     /* LIGGGHTS model hertz */
+  CM_LAW_LIGGGHTS_HOOKE      /* LIGGGHTS model hooke */
+} cm_law_style_t;
+
+/* Sub-models of pair granular (LAMMPS names). */
+enum { CM_GRAN_HOOKE, CM_GRAN_HERTZ, CM_GRAN_HERTZ_MATERIAL, CM_GRAN_DMT };
+enum { CM_GRAN_VELOCITY, CM_GRAN_MASS_VELOCITY, CM_GRAN_VISCOELASTIC,
+       CM_GRAN_TSUJI };
+enum { CM_GRAN_LINEAR_NOHISTORY, CM_GRAN_LINEAR_HISTORY, CM_GRAN_MINDLIN };
+
+typedef struct cm_contact_law {
+  int style;      /* cm_law_style_t */
+  double kn;      /* gran/ styles: Kn (hooke N/m, hertz N/m^2); granular:
+                     normal_coeffs[0] (hooke, hertz: kn; hertz/material,
+                     dmt: 4/3 E*); LIGGGHTS: Y* (Pa) */
+  double kt;      /* gran/: Kt (NULL: 2/7 Kn); granular: k_t (mindlin: per
+                     m of contact radius; NULL: 8 G*); LIGGGHTS: G* (Pa) */
+  double gamma_n; /* gran/: gamma_n (1/s); granular: the damping
+                     coefficient (tsuji: alpha(e)); LIGGGHTS: beta =
+                     ln e / sqrt(ln^2 e + pi^2) (< 0) */
+  double gamma_t; /* gran/: gamma_t (1/s; NULL: gamma_n / 2; 0 with
+                     dampflag 0); granular: x_gamma_t (c_t = x c_n) */
+  double mu;      /* friction coefficient; 0 makes k_t = c_t = 0 under
+                     history (the tangential force is capped at 0) */
+  int normal;     /* granular: CM_GRAN_HOOKE ... CM_GRAN_DMT */
+  int damping;    /* granular: CM_GRAN_VELOCITY ... CM_GRAN_TSUJI */
+  int tangential; /* granular: CM_GRAN_LINEAR_NOHISTORY ... MINDLIN;
+                     LIGGGHTS: LINEAR_HISTORY or LINEAR_NOHISTORY */
+  double charvel; /* LIGGGHTS hooke: characteristicVelocity, m/s */
+  int tdamp;      /* LIGGGHTS: tangential_damping on (1, default) */
+  int kt_to_kn;   /* LIGGGHTS hooke: ktToKn on (k_t = 2/7 k_n) */
+} cm_contact_law_t;
+
+/* Stiffness and dashpots of one contact under law: tangent normal
+ * stiffness dF_n/d(delta) (N/m), tangential sticking stiffness, normal and
+ * tangential dashpot coefficients (N s/m), at overlap delta (m) with
+ * effective radius reff (m) and mass meff (kg), exactly as the engine
+ * evaluates them at that overlap. out = {k_n, k_t, c_n, c_t}. Cannot
+ * fail. */
+CM_EXTERN void cm_contact_law_eval(const cm_contact_law_t *law, double reff,
+                                   double meff, double delta, double out[4]);
+
+/* Every law of a deck: per type pair and per wall. */
+struct cm_contact_model {
+  int ntypes;       /* atom types with laws: 1..ntypes */
+  cm_contact_law_t pair[CM_LAW_MAX_TYPES + 1][CM_LAW_MAX_TYPES + 1];
+                    /* law of each type pair (symmetric; index 0 unused) */
+  cm_contact_law_t wall[CM_DUMP_MAX_PLANES + 1];
+                    /* law of each wall (planes, then the cylinder), used
+                       when wall_type[w] is 0 */
+  int wall_type[CM_DUMP_MAX_PLANES + 1];
+                    /* LIGGGHTS: the wall's material type (its law is
+                       pair[atom type][wall type]); 0 = use wall[w] */
+  double cyl_rwall; /* curvature used for the cylinder's R*: R* =
+                       r rwall / (r + rwall) (LAMMPS: -2 R_c for particles
+                       inside); 0 = R* = r as for a flat wall */
+  double timestep_s;/* the deck's timestep, s (0 = none) */
+  char summary[768];/* one line: the model found, for messages */
+};
+
+/* The stiffness and dashpots {k_n, k_t, c_n, c_t} of contact c of the
+ * snapshot under opts->model (types from the dump's type column, masses
+ * m_i = mass[i]); the overlap is floored at opts->touch_tol as for Hertz.
+ * Returns 0, or CM_USAGE with a message when the type pair has no law.
+ * With opts->model NULL: {cm_dump_stiffness, 0, 0, 0}. */
+CM_EXTERN int cm_dump_contact_law(cm_context_t *ctx,
+                                  const cm_dump_options_t *opts,
+                                  const cm_dump_t *dump, const double *mass,
+                                  const cm_dump_contact_t *c, double out[4]);
+
+/* A parsed LAMMPS or LIGGGHTS input deck: what the importer needs. */
+typedef struct cm_lammps_deck {
+  char *path;          /* the deck's file name (owned) */
+  int liggghts;        /* 1 if the deck is LIGGGHTS' (pair_style gran model
+                          ... or property/global material properties) */
+  int dim;             /* dimension (default 3) */
+  char boundary[3][3]; /* boundary flags per axis ("pp", "ff", "fm", ...) */
+  int have_box;        /* 1 if region + create_box gave the box */
+  double box[3][2];    /* lo, hi per axis */
+  char pair_style[64]; /* as written, e.g. "gran/hooke/history" */
+  cm_contact_model_t *model; /* laws and timestep (owned) */
+  int nplanes;         /* plane walls from fix wall/gran */
+  double planes[CM_DUMP_MAX_PLANES][6]; /* point, inward normal */
+  int cylinder;        /* 1: a z-cylinder wall */
+  double cyl_radius, cyl_center[2];
+  char wall_fix[CM_DUMP_MAX_PLANES + 1][32]; /* fix ID of each wall */
+  long wall_line[CM_DUMP_MAX_PLANES + 1];    /* deck line of each wall */
+  double density[CM_LAW_MAX_TYPES + 1]; /* kg/m^3 per type from fix pour
+                          dens / particletemplate (0 = unknown) */
+  char *warnings;      /* "file:line: ..." lines, or NULL (owned) */
+} cm_lammps_deck_t;
+
+/* Reads a LAMMPS or LIGGGHTS input deck (variables, include, units si,
+ * dimension, boundary, region/create_box, timestep, the granular pair
+ * styles and fix wall/gran). *out is owned by the caller. Errors
+ * (CM_PARSE, CM_IO) name the file and line and say what is supported. */
+CM_EXTERN int cm_lammps_deck_read(cm_context_t *ctx, const char *path,
+                                  cm_lammps_deck_t **out);
+CM_EXTERN void cm_lammps_deck_destroy(cm_lammps_deck_t **deck);
+
+/* Puts the deck into dump options: its walls (replacing opts' walls), its
+ * laws (opts->model points into deck: keep the deck alive), dim, and the
+ * density when the deck gives one density for all types and opts has
+ * none. CM_USAGE if opts already has walls or a stiffness. */
+CM_EXTERN int cm_lammps_deck_apply(cm_context_t *ctx,
+                                   const cm_lammps_deck_t *deck,
+                                   cm_dump_options_t *opts);
+
+/* Reads the deck and the dump and builds the scene with each contact's
+ * k_n, k_t, c_n, c_t and the scene's timestep_s. opts may be NULL
+ * (defaults: minimum-image periodic contacts). */
+CM_EXTERN int cm_import_lammps(cm_context_t *ctx, const char *deck_path,
+                               const char *dump_path,
+                               const cm_dump_options_t *opts,
+                               cm_scene_t **out);
 
 /* ------------------------------------------------------------------------ */
 /* Matrix Market                                                             */

@@ -534,8 +534,12 @@ static int cm__start_vector(cm_operator_t *op, const cm_system_t *sys,
   for (int c = 0; c < sys->ncomp; c++) {
     int r0, m, c0, n;
     cm__op_comp(op, c, &r0, &m, &c0, &n);
-    for (int i = 0; eig[c].nev && i < m; i++)
-      r->start_vector[srow[r0 + i]] = eig[c].z[i];
+    /* the sum of the component's top vectors: a Krylov space from it
+     * holds all of them, so a re-solve of a slightly changed scene finds
+     * every wanted mode, not only the first, in few steps */
+    for (int j = 0; j < eig[c].nev; j++)
+      for (int i = 0; i < m; i++)
+        r->start_vector[srow[r0 + i]] += eig[c].z[(size_t)j * m + i];
   }
   free(srow);
   return CM_OK;
@@ -554,6 +558,11 @@ int cm_analyze_system(cm_context_t *ctx, const cm_system_t *sys,
   int st = cm__options_check(ctx, opts);
   if (st)
     return st;
+  if (sys->dashpots && opts->damping_ratio > 0)
+    return CM__ERR(ctx, CM_USAGE, "damping_ratio",
+                   "damping_ratio: the scene has dashpots, whose damping "
+                   "the step already includes (C = J^T G J); a modal ratio "
+                   "on top would count it twice: leave damping_ratio at 0");
   int blas_threads = cm__blas_get_threads(); /* restored on return */
   cm__blas_single_thread();
   /* ---- allocate ---- */
@@ -601,6 +610,22 @@ int cm_analyze_system(cm_context_t *ctx, const cm_system_t *sys,
   cm__counts(sys, eig, opts, r);
   cm__steps(opts, r);
   r->t_report = cm__now() - t1;
+  /* ---- the scene's dashpots and deck step ---- */
+  if (scene && sys->dashpots) {
+    double t2 = cm__now();
+    st2 = cm__damped_step(ctx, scene, opts, r);
+    r->t_eigen += cm__now() - t2;
+    if (st2) {
+      st = st2;
+      goto done;
+    }
+  }
+  if (scene) {
+    r->deck_timestep_s = scene->timestep_s;
+    r->deck_fraction = scene->timestep_s > 0 && r->central_difference.h_s > 0
+                           ? scene->timestep_s / r->central_difference.h_s
+                           : NAN;
+  }
 done:
   for (int c = 0; eig && c < sys->ncomp; c++)
     cm__eig_free(&eig[c]);
@@ -619,40 +644,11 @@ done:
 int cm_analyze(cm_context_t *ctx, const cm_scene_t *scene,
                const cm_options_t *opts, cm_report_t **out) {
   *out = NULL;
-  cm_options_t def;
-  if (!opts) {
-    cm_options_init(&def);
-    opts = &def;
-  }
   cm_system_t *sys = NULL;
   int st = cm_system_assemble(ctx, scene, &sys);
   if (st)
     return st;
-  if (sys->dashpots && opts->damping_ratio > 0) {
-    cm_system_destroy(&sys);
-    return CM__ERR(ctx, CM_USAGE, "damping_ratio",
-                   "damping_ratio: the scene has dashpots, whose damping "
-                   "the step already includes (C = J^T G J); a modal ratio "
-                   "on top would count it twice: leave damping_ratio at 0");
-  }
   st = cm_analyze_system(ctx, sys, scene, opts, out);
-  int dashpots = sys->dashpots;
   cm_system_destroy(&sys);
-  if (st < 0)
-    return st;
-  cm_report_t *r = *out;
-  if (dashpots) {
-    double t0 = cm__now();
-    int st2 = cm__damped_step(ctx, scene, opts, r);
-    r->t_eigen += cm__now() - t0;
-    if (st2) {
-      cm_report_destroy(out);
-      return st2;
-    }
-  }
-  r->deck_timestep_s = scene->timestep_s;
-  r->deck_fraction = scene->timestep_s > 0 && r->central_difference.h_s > 0
-                         ? scene->timestep_s / r->central_difference.h_s
-                         : NAN;
   return st;
 }

@@ -13,7 +13,8 @@
  *             a = its Rayleigh quotient of K~, b = of C~,
  *
  * which decreases monotonically to h* from any start above it (the listed
- * modes' own damped limits are such a start: each is >= h*). The certified
+ * modes' own damped limits are such a start: each is >= h*). The root of
+ * any vector's quotients is >= h*, so early solves may be loose. The certified
  * step starts from Gershgorin bounds U_K >= lambda_max(K~), U_C >=
  * lambda_max(C~): h^2 U_K + 2 h U_C = 4 gives h_c <= h*; it is then raised
  * by bisection on the Gershgorin bound of the damped operator itself. */
@@ -29,7 +30,9 @@ typedef struct {
   double a, b;   /* its Rayleigh quotients of K~ and C~ */
   int comp;      /* its component */
   double *z;     /* every component's top vector over scene rows (size
-                    nrows): the next evaluation's warm start */
+                    nz): the next evaluation's warm start */
+  int nz;        /* size of z */
+  int matvecs;   /* operator applications of all evaluations */
 } cm__top_t;
 
 /* Root h > 0 of a h^2 + 2 b h = 4: the damped limit of one mode with
@@ -40,8 +43,7 @@ static double cm__damped_root(double a, double b) {
 
 /* Evaluates the top vector at h (warm: previous top vectors or NULL). */
 static int cm__top_at(cm_context_t *ctx, const cm_scene_t *scene,
-                      const cm_options_t *opts, double h, const double *warm,
-                      cm__top_t *top) {
+                      const cm_options_t *opts, double h, cm__top_t *top) {
   cm_system_t *sys = NULL;
   cm_operator_t *op = NULL;
   cm__eig_t *eig = NULL;
@@ -60,7 +62,7 @@ static int cm__top_at(cm_context_t *ctx, const cm_scene_t *scene,
   if (!st) {
     cm_options_t o = *opts;
     o.modes = 1;
-    o.warm_start = warm;
+    o.warm_start = top->z && top->nz == sys->nc ? top->z : NULL;
     st = cm__solve_all(ctx, op, sys, &o, eig);
     if (st == CM_NOT_CONVERGED) { /* the partial vector still serves */
       cm_context_clear(ctx);
@@ -70,11 +72,13 @@ static int cm__top_at(cm_context_t *ctx, const cm_scene_t *scene,
   if (!st) { /* warm is no longer read: the new vectors replace it */
     free(top->z);
     top->z = znew;
+    top->nz = sys->nc;
     znew = NULL;
     top->lambda = -1, top->comp = -1;
     for (int c = 0; c < sys->ncomp; c++) {
       int r0, m, c0, n;
       cm__op_comp(op, c, &r0, &m, &c0, &n);
+      top->matvecs += eig[c].matvecs;
       if (!eig[c].nev)
         continue;
       for (int i = 0; i < m; i++)
@@ -101,50 +105,119 @@ static int cm__top_at(cm_context_t *ctx, const cm_scene_t *scene,
   return st;
 }
 
-/* Gershgorin bound U >= lambda_max of the operator with row weights
- * wk k + wg c: (0, 1) bounds C~, (h^2, 2h) the damped operator at h. */
+/* Collatz-Wielandt: for N = |B| |B|^T >= |S| (elementwise) and any v > 0,
+ * lambda_max(S) <= rho(N) <= max_r (N v)_r / v_r. Power steps on N from
+ * v decrease that bound towards rho(N); the smallest seen is kept. v
+ * (size m, > 0) is overwritten. */
+static int cm__cw_bound(cm_context_t *ctx, cm_operator_t *op, int m,
+                        double *v, int steps, double *u) {
+  double *nv = malloc(sizeof(double) * ((size_t)m + 1));
+  if (!nv)
+    return CM__ERR(ctx, CM_NOMEM, NULL, "out of memory");
+  int st = CM_OK;
+  *u = INFINITY;
+  for (int it = 0; it <= steps && !st; it++) {
+    st = cm__op_abs_product(ctx, op, -1, v, nv);
+    double b = 0, top = 0;
+    for (int r = 0; !st && r < m; r++) {
+      b = fmax(b, nv[r] / v[r]);
+      top = fmax(top, nv[r]);
+    }
+    if (st || !(top > 0))
+      break;
+    *u = fmin(*u, b);
+    for (int r = 0; r < m; r++) /* the next v stays > 0: N v >= diag v */
+      v[r] = nv[r] / top;
+  }
+  free(nv);
+  return st;
+}
+
+/* An upper bound U >= lambda_max of the operator with row weights
+ * wk k + wg c ((0, 1): C~; (h^2, 2h): the damped operator at h).
+ * vs == NULL: Gershgorin. Else vs (over scene rows, size nvs) seeds
+ * Collatz-Wielandt power steps: v = |vs| + max|vs| / 10. */
 static int cm__weighted_bound(cm_context_t *ctx, const cm_scene_t *scene,
-                              double wk, double wg, double *uc) {
+                              double wk, double wg, const double *vs,
+                              int nvs, double *uc) {
   cm_system_t *sys = NULL;
   cm_operator_t *op = NULL;
   double *diag = NULL, *gersh = NULL;
+  int *srow = NULL;
   int st = cm__system_assemble_weighted(ctx, scene, wk, wg, &sys);
   if (!st)
     st = cm_operator_create(ctx, sys, &op);
   if (!st) {
     diag = calloc((size_t)sys->nc + 1, sizeof(double));
     gersh = calloc((size_t)sys->nc + 1, sizeof(double));
-    if (!diag || !gersh)
+    srow = vs ? cm__scene_rows(sys) : NULL;
+    if (!diag || !gersh || (vs && !srow))
       st = CM__ERR(ctx, CM_NOMEM, NULL, "out of memory");
   }
-  if (!st && sys->nc && sys->n)
-    st = cm__op_row_bounds(ctx, op, -1, diag, gersh);
   *uc = 0;
-  for (int r = 0; !st && r < sys->nc; r++)
-    *uc = gersh[r] > *uc ? gersh[r] : *uc;
-  free(diag), free(gersh);
+  if (!st && sys->nc && sys->n) {
+    if (vs && nvs == sys->nc) {
+      double vmax = 0;
+      for (int r = 0; r < sys->nc; r++)
+        vmax = fmax(vmax, fabs(vs[r]));
+      for (int r = 0; r < sys->nc; r++)
+        diag[r] = fabs(vs[srow[r]]) + 0.1 * vmax + 1e-300;
+      st = cm__cw_bound(ctx, op, sys->nc, diag, 30, uc);
+    } else {
+      st = cm__op_row_bounds(ctx, op, -1, diag, gersh);
+      for (int r = 0; !st && r < sys->nc; r++)
+        *uc = gersh[r] > *uc ? gersh[r] : *uc;
+    }
+  }
+  free(diag), free(gersh), free(srow);
   cm_operator_destroy(&op);
   cm_system_destroy(&sys);
   return st;
 }
 
-/* Tightens the certified step: the largest h in [*hc, h_hi] (found by
- * bisection to 1e-4 relative) whose Gershgorin bound of the damped
- * operator itself stays <= 4; every h tried below it is certified too. */
+/* Systems up to this many active dofs certify by factorization; larger
+ * ones by the Collatz-Wielandt bound (a sparse Cholesky of a 3D contact
+ * network fills in like n^(4/3)). */
+#define CM__DEFINITE_MAX_DOFS 300000
+
+/* 1 when h is certified: 4 M - h^2 K - 2 h C is positive definite (by a
+ * factorization, with a 1e-9 margin for its rounding), or, for large
+ * systems, a Collatz-Wielandt bound from the top vector vs is <= 4. */
+static int cm__certify(cm_context_t *ctx, const cm_scene_t *scene, double h,
+                       const double *vs, int nvs, int *ok) {
+  cm_system_t *sys = NULL;
+  int st = cm__system_assemble_weighted(ctx, scene, h * h, 2.0 * h, &sys);
+  if (!st && sys->n <= CM__DEFINITE_MAX_DOFS) {
+    st = cm__op_definite(ctx, sys, 4.0 * (1.0 - 1e-9), ok);
+    cm_system_destroy(&sys);
+    return st;
+  }
+  cm_system_destroy(&sys);
+  double u = INFINITY;
+  if (!st)
+    st = cm__weighted_bound(ctx, scene, h * h, 2.0 * h, vs, nvs, &u);
+  *ok = u <= 4.0;
+  return st;
+}
+
+/* Tightens the certified step: the first of h* (1 - 1e-4 2^j), j = 0, 1,
+ * ..., above *hc that cm__certify accepts (the criterion is exact, so
+ * usually the first). */
 static int cm__certified_search(cm_context_t *ctx, const cm_scene_t *scene,
-                                double h_hi, double *hc) {
-  double lo = *hc, hi = h_hi;
-  for (int it = 0; it < 40 && hi - lo > 1e-4 * lo; it++) {
-    double h = 0.5 * (lo + hi), u = 0;
-    int st = cm__weighted_bound(ctx, scene, h * h, 2.0 * h, &u);
+                                double h_star, const double *vs, int nvs,
+                                double *hc) {
+  for (double f = 1e-4; f < 1.0; f *= 2) {
+    double h = h_star * (1.0 - f);
+    if (h <= *hc)
+      break;
+    int ok = 0, st = cm__certify(ctx, scene, h, vs, nvs, &ok);
     if (st)
       return st;
-    if (u <= 4.0)
-      lo = h;
-    else
-      hi = h;
+    if (ok) {
+      *hc = h;
+      break;
+    }
   }
-  *hc = lo;
   return CM_OK;
 }
 
@@ -162,32 +235,45 @@ int cm__damped_step(cm_context_t *ctx, const cm_scene_t *scene,
     return CM_OK; /* no mode: the notes already say why */
   /* ---- certified, first: h^2 U_K + 2 h U_C = 4 ---- */
   double uc = 0;
-  int st = cm__weighted_bound(ctx, scene, 0.0, 1.0, &uc);
+  int st = cm__weighted_bound(ctx, scene, 0.0, 1.0, NULL, 0, &uc);
   if (st)
     return st;
   double hc = cm__damped_root(r->omega_upper * r->omega_upper, uc);
   /* ---- the coupled limit: monotone iteration from above ---- */
   cm__top_t top = {0};
+  top.z = malloc(sizeof(double) * ((size_t)r->nstart + 1));
+  if (top.z && r->start_vector) { /* the undamped modes: a first guess */
+    memcpy(top.z, r->start_vector, sizeof(double) * (size_t)r->nstart);
+    top.nz = r->nstart;
+  }
+  /* Any vector's quotients give a root >= h*, so the early solves may be
+   * loose (tol 1e-6); the last ones run at the asked tolerance. */
   double hn = h, tol = fmax(opts->tol, 1e-12);
+  cm_options_t o = *opts;
+  o.tol = fmax(opts->tol, 1e-6);
   int it = 0;
   while (it < 60) {
-    st = cm__top_at(ctx, scene, opts, h, top.z, &top);
+    st = cm__top_at(ctx, scene, &o, h, &top);
     if (st)
       break;
     it++;
     if (top.comp < 0)
       break;
     hn = fmin(h, cm__damped_root(top.a, top.b));
-    if (h - hn <= tol * h)
-      break;
+    if (h - hn <= fmax(tol, o.tol) * h) {
+      if (o.tol <= opts->tol)
+        break;
+      o.tol = opts->tol; /* converged loosely: tighten */
+    }
     h = hn;
   }
-  free(top.z);
   if (!st && hc < hn)
-    st = cm__certified_search(ctx, scene, hn, &hc);
+    st = cm__certified_search(ctx, scene, hn, top.z, top.nz, &hc);
+  free(top.z);
   if (st)
     return st;
   r->damped_iterations = it;
+  r->matvecs += top.matvecs;
   r->damped_component = top.comp;
   r->damped_zeta = top.a > 0 ? top.b / (2.0 * sqrt(top.a)) : 0;
   r->central_difference.h_s = hn;

@@ -17,7 +17,16 @@
 static void cm__import_usage(FILE *f) {
   fprintf(f,
 "usage: cmodes import dump FILE [options] > scene.json\n"
+"       cmodes import lammps --deck IN --dump FILE [options] [-o SCENE]\n"
+"       cmodes import liggghts --deck IN --dump FILE [options] [-o SCENE]\n"
 "       cmodes import matrices MANIFEST | M.mtx J.mtx k.mtx\n"
+"\n"
+"'lammps' (and its alias 'liggghts': the deck's syntax is detected) reads\n"
+"the input deck IN for units (si), dimension, boundary, the box, the\n"
+"timestep, the granular pair style and fix wall/gran walls, then the dump:\n"
+"each contact gets k_n, k_t, c_n, c_t as the engine computes them at its\n"
+"overlap, the scene the deck's timestep. With the deck, give no --k,\n"
+"--young or walls. docs/importers.md lists what is read and refused.\n"
 "\n"
 "'matrices' reads a Matrix Market system (as written by cmodes export)\n"
 "with every check of 'cmodes analyze --matrices' and prints its sizes.\n"
@@ -48,11 +57,16 @@ static void cm__import_usage(FILE *f) {
 "                        (a point and the inward normal; 2D px,py,nx,ny)\n"
 "  --wall-zcylinder R[,CX,CY]  particles inside a z-cylinder\n"
 "  --wall-bodies         walls as fixed bodies (default: the world)\n"
-"  --periodic error|ignore\n"
-"                        a periodic box is an error (default) or its\n"
-"                        cross-boundary pairs are dropped\n"
+"  --periodic image|drop|error\n"
+"                        pairs across a periodic boundary: found on the\n"
+"                        minimum image (default), dropped (frequencies\n"
+"                        lowered: unsafe; 'ignore' is the same), or an error\n"
+"deck (import lammps / liggghts):\n"
+"  --deck IN             the LAMMPS or LIGGGHTS input deck\n"
+"  --dump FILE           the dump to import\n"
 "output:\n"
-"  -o, --output FILE     write the scene there (default: stdout)\n"
+"  -o, --output FILE     write the scene there (default: stdout); binary\n"
+"                        when FILE ends in .cmsb\n"
 "  --threads N           threads for the contact search\n"
 "  -q, --quiet           no summary on stderr\n"
 "  -h, --help            this help\n"
@@ -95,10 +109,104 @@ static int cm__import_matrices(cm_context_t *ctx, int nargs, char **args) {
   return 0;
 }
 
+static int cm__ends_with(const char *s, const char *suffix) {
+  size_t n = strlen(s), m = strlen(suffix);
+  return n >= m && strcmp(s + n - m, suffix) == 0;
+}
+
+/* Writes the scene (binary when output ends in .cmsb, else JSON). */
+static int cm__write_scene(cm_context_t *ctx, const cm_scene_t *s,
+                           const char *output) {
+  int binary = output && cm__ends_with(output, ".cmsb");
+  FILE *f = output ? fopen(output, binary ? "wb" : "w") : stdout;
+  if (!f) {
+    snprintf(ctx->message, sizeof ctx->message, "cannot write %s: %s",
+             output, strerror(errno));
+    return CM_IO;
+  }
+  int st = binary ? cm_scene_write_binary(ctx, s, f)
+                  : cm_scene_write_json(ctx, s, f);
+  if (output && fclose(f) && !st) {
+    snprintf(ctx->message, sizeof ctx->message, "cannot write %s", output);
+    st = CM_IO;
+  }
+  return st;
+}
+
+/* Prints each line of text as "cmodes import: warning: LINE". */
+static void cm__print_warnings(const char *text) {
+  while (text && *text) {
+    const char *e = strchr(text, '\n');
+    int n = e ? (int)(e - text) : (int)strlen(text);
+    fprintf(stderr, "cmodes import: warning: %.*s\n", n, text);
+    text += n + (e ? 1 : 0);
+  }
+}
+
+/* Writes the scene, then the summary line and the warnings on stderr. */
+static int cm__finish(cm_context_t *ctx, const cm_dump_t *d,
+                      const cm_dump_options_t *o, const cm_scene_t *s,
+                      const char *output, int quiet, const char *path) {
+  int st = cm__write_scene(ctx, s, output);
+  if (st)
+    return st;
+  if (!quiet) {
+    int walls = 0;
+    for (int i = 0; i < s->ncontacts; i++)
+      walls += s->contacts[i].b == CM_WORLD ||
+               s->contacts[i].b >= d->natoms;
+    fprintf(stderr,
+            "cmodes import: %s: timestep %ld (snapshot %d), %d particles, "
+            "%d contacts (%d pairs, %d with walls)\n",
+            path, d->timestep, d->snapshots, d->natoms, s->ncontacts,
+            s->ncontacts - walls, walls);
+  }
+  char *w = cm_dump_warnings(ctx, d, o);
+  cm__print_warnings(w);
+  free(w);
+  return CM_OK;
+}
+
+/* `import lammps|liggghts --deck IN --dump FILE`. */
+static int cm__import_deck(cm_context_t *ctx, cm_dump_options_t *o,
+                           const char *deck_path, const char *dump_path,
+                           const char *output, int quiet) {
+  cm_lammps_deck_t *deck = NULL;
+  cm_dump_t *d = NULL;
+  cm_scene_t *s = NULL;
+  int st = cm_lammps_deck_read(ctx, deck_path, &deck);
+  if (!st)
+    st = cm_lammps_deck_apply(ctx, deck, o);
+  if (!st)
+    st = cm_dump_read(ctx, dump_path, o, &d);
+  if (!st && !d->mass && !(o->density > 0)) {
+    double rho = 0; /* one density for every type given in the deck */
+    for (int t = 1; t <= CM_LAW_MAX_TYPES; t++)
+      if (deck->density[t] > 0)
+        rho = rho == 0 || rho == deck->density[t] ? deck->density[t] : -1;
+    if (rho > 0)
+      o->density = rho;
+  }
+  if (!st)
+    st = cm_dump_to_scene(ctx, d, o, &s);
+  if (!st && !quiet)
+    fprintf(stderr, "cmodes import: %s: %s\n", deck_path,
+            deck->model->summary);
+  if (!st)
+    cm__print_warnings(deck->warnings);
+  if (!st)
+    st = cm__finish(ctx, d, o, s, output, quiet, dump_path);
+  cm_dump_destroy(&d);
+  cm_scene_destroy(&s);
+  cm_lammps_deck_destroy(&deck);
+  return st ? cm__fail(ctx, st) : 0;
+}
+
 int cm__cmd_import(int argc, char **argv) {
   enum {
     O_DIM = 256, O_TIMESTEP, O_DENSITY, O_THICK, O_RADIUS, O_K, O_YOUNG,
-    O_POISSON, O_TOL, O_PLANE, O_CYL, O_WALLB, O_PERIODIC, O_THREADS
+    O_POISSON, O_TOL, O_PLANE, O_CYL, O_WALLB, O_PERIODIC, O_THREADS,
+    O_DECK, O_DUMP
   };
   static const struct option longopts[] = {
       {"dim", required_argument, 0, O_DIM},
@@ -115,6 +223,8 @@ int cm__cmd_import(int argc, char **argv) {
       {"wall-bodies", no_argument, 0, O_WALLB},
       {"periodic", required_argument, 0, O_PERIODIC},
       {"threads", required_argument, 0, O_THREADS},
+      {"deck", required_argument, 0, O_DECK},
+      {"dump", required_argument, 0, O_DUMP},
       {"output", required_argument, 0, 'o'},
       {"quiet", no_argument, 0, 'q'},
       {"help", no_argument, 0, 'h'},
@@ -123,7 +233,8 @@ int cm__cmd_import(int argc, char **argv) {
   cm_context_init(&ctx);
   cm_dump_options_t o;
   cm_dump_options_init(&o);
-  const char *output = NULL;
+  o.periodic = CM_DUMP_PERIODIC_IMAGE; /* the CLI finds them by default */
+  const char *output = NULL, *deck = NULL, *dump = NULL;
   int quiet = 0, c, have_poisson = 0;
   double v;
   optind = 1;
@@ -187,13 +298,23 @@ int cm__cmd_import(int argc, char **argv) {
       o.wall_bodies = 1;
       break;
     case O_PERIODIC:
-      if (!strcmp(optarg, "ignore"))
-        o.periodic_ignore = 1;
-      else if (strcmp(optarg, "error")) {
-        fprintf(stderr, "cmodes import: --periodic '%s': expected error or "
-                        "ignore\n", optarg);
+      if (!strcmp(optarg, "ignore") || !strcmp(optarg, "drop"))
+        o.periodic = CM_DUMP_PERIODIC_DROP;
+      else if (!strcmp(optarg, "image"))
+        o.periodic = CM_DUMP_PERIODIC_IMAGE;
+      else if (!strcmp(optarg, "error"))
+        o.periodic = CM_DUMP_PERIODIC_ERROR;
+      else {
+        fprintf(stderr, "cmodes import: --periodic '%s': expected image, "
+                        "drop (or its alias ignore) or error\n", optarg);
         return cm_status_exit(CM_USAGE);
       }
+      break;
+    case O_DECK:
+      deck = optarg;
+      break;
+    case O_DUMP:
+      dump = optarg;
       break;
     case O_THREADS:
       if (!cm__arg_int("import", "--threads", optarg, &o.threads))
@@ -217,6 +338,16 @@ int cm__cmd_import(int argc, char **argv) {
   /* ---- operands: matrices MANIFEST | M J k ---- */
   if (optind < argc && !strcmp(argv[optind], "matrices"))
     return cm__import_matrices(&ctx, argc - optind - 1, argv + optind + 1);
+  /* ---- operands: lammps | liggghts --deck IN --dump FILE ---- */
+  if (optind < argc && (!strcmp(argv[optind], "lammps") ||
+                        !strcmp(argv[optind], "liggghts"))) {
+    if (optind + 1 != argc || !deck || !dump) {
+      fprintf(stderr, "cmodes import %s: expected --deck IN --dump FILE "
+                      "(and no other operands)\n", argv[optind]);
+      return cm_status_exit(CM_USAGE);
+    }
+    return cm__import_deck(&ctx, &o, deck, dump, output, quiet);
+  }
   /* ---- operands: dump FILE ---- */
   if (optind >= argc || strcmp(argv[optind], "dump")) {
     fprintf(stderr, "cmodes import: expected 'dump FILE'%s%s%s\n\n",
@@ -233,6 +364,11 @@ int cm__cmd_import(int argc, char **argv) {
     fprintf(stderr, "cmodes import: --young needs --poisson NU\n");
     return cm_status_exit(CM_USAGE);
   }
+  if (deck || dump) {
+    fprintf(stderr, "cmodes import dump: --deck and --dump belong to "
+                    "'cmodes import lammps'\n");
+    return cm_status_exit(CM_USAGE);
+  }
   const char *path = argv[optind + 1];
   /* ---- import ---- */
   cm_dump_t *d = NULL;
@@ -240,35 +376,9 @@ int cm__cmd_import(int argc, char **argv) {
   int st = cm_dump_read(&ctx, path, &o, &d);
   if (!st)
     st = cm_dump_to_scene(&ctx, d, &o, &s);
-  if (st) {
-    cm_dump_destroy(&d);
-    return cm__fail(&ctx, st);
-  }
-  FILE *f = output ? fopen(output, "w") : stdout;
-  if (!f) {
-    fprintf(stderr, "cmodes import: cannot write %s: %s\n", output,
-            strerror(errno));
-    cm_dump_destroy(&d);
-    cm_scene_destroy(&s);
-    return cm_status_exit(CM_IO);
-  }
-  st = cm_scene_write_json(&ctx, s, f);
-  if (output && fclose(f) && !st)
-    st = CM_IO;
-  if (!st && !quiet) {
-    int walls = 0;
-    for (int i = 0; i < s->ncontacts; i++)
-      walls += s->contacts[i].b == CM_WORLD ||
-               s->contacts[i].b >= d->natoms;
-    fprintf(stderr,
-            "cmodes import: %s: timestep %ld (snapshot %d), %d particles, "
-            "%d contacts (%d pairs, %d with walls)\n",
-            path, d->timestep, d->snapshots, d->natoms, s->ncontacts,
-            s->ncontacts - walls, walls);
-  }
+  if (!st)
+    st = cm__finish(&ctx, d, &o, s, output, quiet, path);
   cm_dump_destroy(&d);
   cm_scene_destroy(&s);
-  if (st)
-    return cm__fail(&ctx, st);
-  return 0;
+  return st ? cm__fail(&ctx, st) : 0;
 }

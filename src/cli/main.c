@@ -26,6 +26,7 @@ int main(int argc, char **argv) {
       {"generate", cm__cmd_generate, "write a generated scene (pile, crystal, "
                                      "stack, fleet, bar)"},
       {"import", cm__cmd_import, "convert a LAMMPS/LIGGGHTS dump to a scene"},
+      {"track", cm__cmd_track, "the stable step over every snapshot of dumps"},
       {"convert", cm__cmd_convert, "a scene between JSON and the binary format"},
       {"export", cm__cmd_export, "write M, J, k of a scene as Matrix Market"},
       {"compare", cm__cmd_compare, "sparse against dense on one scene"},

@@ -82,6 +82,10 @@ int cm__scene_is_v2(const cm_scene_t *s);
  * c_t > 0 when wg > 0; sys->spring holds each row's k unless (1, 0). */
 int cm__system_assemble_weighted(cm_context_t *ctx, const cm_scene_t *s,
                                  double wk, double wg, cm_system_t **out);
+/* The timesteps of every snapshot of a text dump, in file order (malloc'd
+ * in *steps, caller frees). Errors name the file and line. */
+int cm__dump_timesteps(cm_context_t *ctx, const char *path, long **steps,
+                       int *n);
 int cm__scene_parse_binary(cm_context_t *ctx, const char *buf, size_t len,
                            const char *source, cm_scene_t **out);
 /* A scene from parsed JSON (jansson's json_t): what cm_scene_parse_json

@@ -326,6 +326,20 @@ static void cm__box_frame(const cm_dump_t *d, double lo[3], double len[3]) {
   len[2] = d->box[2][1] - d->box[2][0];
 }
 
+/* 2D: the range zr[0..1] of the z column (scaled by len); zr[2] counts
+ * the values seen. */
+static void cm__track_z(const char *t, double len, double zr[3]) {
+  char *end;
+  double z = strtod(t, &end) * len;
+  if (end == t || *end || !isfinite(z))
+    return;
+  if (!zr[2] || z < zr[0])
+    zr[0] = z;
+  if (!zr[2] || z > zr[1])
+    zr[1] = z;
+  zr[2] += 1;
+}
+
 /* Allocates the atom arrays of d for n atoms. */
 static int cm__alloc_atoms(cm__rd_t *r, cm_dump_t *d, long n, int mass) {
   size_t m = n > 0 ? (size_t)n : 1;
@@ -361,7 +375,7 @@ static int cm__atoms(cm__rd_t *r, cm_dump_t *d, const cm__cols_t *c,
   for (char *t = strtok_r(colnames, " \t", &save); t && nn < c->ncols;
        t = strtok_r(NULL, " \t", &save))
     cname[nn++] = t;
-  double lo[3], len[3];
+  double lo[3], len[3], zr[3] = {0, 0, 0};
   cm__box_frame(d, lo, len);
   int dim = r->opts->dim;
   for (int i = 0; i < d->natoms && !st; i++) {
@@ -427,6 +441,8 @@ static int cm__atoms(cm__rd_t *r, cm_dump_t *d, const cm__cols_t *c,
       d->x[3 * i + 1] = s[1];
       d->x[3 * i + 2] = dim == 3 ? s[2] : 0.0;
     }
+    if (dim == 2 && c->pos[2] >= 0) /* only for the warning: never an error */
+      cm__track_z(tok[c->pos[2]], c->scaled ? len[2] : 1.0, zr);
     /* ---- radius and mass ---- */
     if (c->radius >= 0 || c->diameter >= 0) {
       int col = c->radius >= 0 ? c->radius : c->diameter;
@@ -453,6 +469,7 @@ static int cm__atoms(cm__rd_t *r, cm_dump_t *d, const cm__cols_t *c,
                       r->path, r->lineno, d->id[i], d->mass[i]);
     }
   }
+  d->z_spread = zr[1] - zr[0];
   free(tok);
   free(cname);
   free(colnames);

@@ -6,12 +6,26 @@
 
 #include <jansson.h>
 #include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #define CM__PI 3.14159265358979323846
 
 /* ---- checks shared by contacts and scenes ------------------------------- */
+
+/* The periodic mode in force: periodic_ignore (the old flag) means drop. */
+static int cm__periodic_mode(const cm_dump_options_t *o) {
+  return o->periodic_ignore ? CM_DUMP_PERIODIC_DROP : o->periodic;
+}
+
+/* 1 if axis a is periodic and searched on the minimum image. */
+static int cm__image_axis(const cm_dump_t *d, const cm_dump_options_t *o,
+                          int a) {
+  return a < o->dim && strchr(d->boundary[a], 'p') &&
+         cm__periodic_mode(o) == CM_DUMP_PERIODIC_IMAGE;
+}
 
 static int cm__check_walls(cm_context_t *ctx, const cm_dump_t *d,
                            const cm_dump_options_t *o) {
@@ -34,12 +48,13 @@ static int cm__check_walls(cm_context_t *ctx, const cm_dump_t *d,
                    "z-cylinder wall: radius %g is not positive",
                    o->cyl_radius);
   for (int a = 0; a < dim; a++)
-    if (strchr(d->boundary[a], 'p') && !o->periodic_ignore)
+    if (strchr(d->boundary[a], 'p') &&
+        cm__periodic_mode(o) == CM_DUMP_PERIODIC_ERROR)
       return CM__ERR(ctx, CM_USAGE, "boundary",
-                     "%s: the box is periodic along %c (boundary '%s'); a "
-                     "scene cannot hold contacts across a periodic boundary: "
-                     "give --periodic ignore to drop them (the pile is then "
-                     "cut open there)",
+                     "%s: the box is periodic along %c (boundary '%s'); "
+                     "give --periodic image to find the contacts across it "
+                     "on the minimum image, or --periodic drop to drop them "
+                     "(the pile is then cut open there)",
                      d->source ? d->source : "dump", "xyz"[a],
                      d->boundary[a]);
   return CM_OK;
@@ -50,8 +65,12 @@ static int cm__check_walls(cm_context_t *ctx, const cm_dump_t *d,
 typedef struct {
   int dim;          /* 2 or 3 */
   double lo[3];     /* lower corner of the grid */
-  double h;         /* cell edge */
+  double h;         /* cell edge (non-periodic axes) */
   long nc[3];       /* cells per axis (nc[2] = 1 in 2D) */
+  int per[3];       /* 1: periodic axis searched on the minimum image */
+  double len[3];    /* periodic axes: box length; the cells tile the box,
+                       edge hp[a] = len[a] / nc[a] >= h */
+  double hp[3];     /* cell edge of a periodic axis */
   int *start;       /* first slot of each cell, size ncells+1 */
   int *atoms;       /* atoms by cell, ascending within a cell, size n */
   double *xr;       /* x, y, z, r of atoms[s] at 4 s (cache locality) */
@@ -68,10 +87,11 @@ static void cm__grid_free(cm__grid_t *g) {
 /* Bins the atoms into cells of edge >= 2 rmax + tol (counting sort, serial:
  * deterministic). The cell count is capped near 2n by enlarging h. */
 static int cm__grid_build(cm_context_t *ctx, const cm_dump_t *d, int dim,
-                          double tol, cm__grid_t *g) {
+                          double tol, const int per[3], cm__grid_t *g) {
   int n = d->natoms;
   memset(g, 0, sizeof *g);
   g->dim = dim;
+  memcpy(g->per, per, sizeof g->per);
   double rmax = 0, hi[3];
   for (int a = 0; a < 3; a++)
     g->lo[a] = hi[a] = n ? d->x[a] : 0;
@@ -85,17 +105,35 @@ static int cm__grid_build(cm_context_t *ctx, const cm_dump_t *d, int dim,
   g->h = 2 * rmax + (tol > 0 ? tol : 0);
   if (!(g->h > 0))
     g->h = 1;
+  for (int a = 0; a < dim; a++)
+    if (per[a]) { /* the box, not the atoms, bounds a periodic axis */
+      g->lo[a] = d->box[a][0];
+      g->len[a] = d->box[a][1] - d->box[a][0];
+      if (!(g->len[a] > 2 * g->h))
+        return CM__ERR(ctx, CM_USAGE, "boundary",
+                       "%s: the periodic box along %c is %g long, not more "
+                       "than twice the contact range %g (2 r_max + "
+                       "touch_tol): a pair could touch through two images; "
+                       "the minimum-image search needs a longer box",
+                       d->source ? d->source : "dump", "xyz"[a], g->len[a],
+                       g->h);
+      hi[a] = d->box[a][1];
+    }
   for (;;) { /* count in double first: a far-away atom must not overflow */
-    double cells = 1, per[3] = {1, 1, 1};
+    double cells = 1, pc[3] = {1, 1, 1};
     for (int a = 0; a < dim; a++)
-      cells *= per[a] = floor((hi[a] - g->lo[a]) / g->h) + 1;
+      cells *= pc[a] = per[a] ? fmax(1.0, floor(g->len[a] / g->h))
+                              : floor((hi[a] - g->lo[a]) / g->h) + 1;
     if (cells <= 2.0 * n + 8) {
       for (int a = 0; a < 3; a++)
-        g->nc[a] = (long)per[a];
+        g->nc[a] = (long)pc[a];
       break;
     }
     g->h *= cells > 1e6 * (2.0 * n + 8) ? 10.0 : 1.26; /* ~2x fewer in 3D */
   }
+  for (int a = 0; a < dim; a++)
+    if (per[a])
+      g->hp[a] = g->len[a] / (double)g->nc[a];
   long ncells = g->nc[0] * g->nc[1] * g->nc[2];
   g->start = calloc((size_t)ncells + 1, sizeof *g->start);
   g->atoms = malloc((size_t)(n ? n : 1) * sizeof *g->atoms);
@@ -108,9 +146,17 @@ static int cm__grid_build(cm_context_t *ctx, const cm_dump_t *d, int dim,
   for (int i = 0; i < n; i++) {
     long c[3] = {0, 0, 0};
     for (int a = 0; a < dim; a++) {
-      c[a] = (long)floor((d->x[3 * i + a] - g->lo[a]) / g->h);
+      if (per[a]) { /* wrap into the box, then bin */
+        double u = d->x[3 * i + a] - g->lo[a];
+        u -= g->len[a] * floor(u / g->len[a]);
+        c[a] = (long)floor(u / g->hp[a]);
+      } else {
+        c[a] = (long)floor((d->x[3 * i + a] - g->lo[a]) / g->h);
+      }
       if (c[a] >= g->nc[a])
         c[a] = g->nc[a] - 1;
+      if (c[a] < 0)
+        c[a] = 0;
     }
     g->cell[i] = (c[2] * g->nc[1] + c[1]) * g->nc[0] + c[0];
     g->start[g->cell[i] + 1]++;
@@ -135,15 +181,43 @@ static int cm__grid_build(cm_context_t *ctx, const cm_dump_t *d, int dim,
 
 /* Overlap of atoms at xi, xj (x, y, z, r each): delta = r_i + r_j -
  * |x_i - x_j|; also returns the distance. */
-static double cm__pair_overlap(const double *xi, const double *xj, int dim,
-                               double *dist) {
+static double cm__pair_overlap(const double *xi, const double *xj,
+                               const cm__grid_t *g, double *dist,
+                               double dx[3], int image[3]) {
   double s = 0;
-  for (int a = 0; a < dim; a++) {
+  for (int a = 0; a < g->dim; a++) {
     double t = xi[a] - xj[a];
+    image[a] = 0;
+    if (g->per[a]) { /* minimum image: j shifted by image[a] lengths */
+      double k = nearbyint(t / g->len[a]);
+      image[a] = (int)k;
+      t -= k * g->len[a];
+    }
+    dx[a] = t;
     s += t * t;
   }
   *dist = sqrt(s);
   return xi[3] + xj[3] - *dist;
+}
+
+/* The distinct cells at offsets -1, 0, 1 of cell c along axis a (wrapped on
+ * a periodic axis, so fewer than 3 cells are each visited once); returns
+ * their count. */
+static int cm__axis_cells(const cm__grid_t *g, int a, long c, long out[3]) {
+  int m = 0;
+  for (long o = -1; o <= 1; o++) {
+    long x = c + o;
+    if (g->per[a])
+      x = ((x % g->nc[a]) + g->nc[a]) % g->nc[a];
+    else if (x < 0 || x >= g->nc[a])
+      continue;
+    int dup = 0;
+    for (int k = 0; k < m; k++)
+      dup |= out[k] == x;
+    if (!dup)
+      out[m++] = x;
+  }
+  return m;
 }
 
 /* Visits the neighbours j > i of atom i that are contacts; writes them to
@@ -157,22 +231,21 @@ static int cm__pairs_of(const cm_dump_t *d, const cm__grid_t *g, double tol,
                         d->radius[i]};
   long cx = c % g->nc[0], cy = (c / g->nc[0]) % g->nc[1],
        cz = c / (g->nc[0] * g->nc[1]);
-  for (long z = cz - 1; z <= cz + 1; z++) {
-    if (z < 0 || z >= g->nc[2])
-      continue;
-    for (long y = cy - 1; y <= cy + 1; y++) {
-      if (y < 0 || y >= g->nc[1])
-        continue;
-      for (long x = cx - 1; x <= cx + 1; x++) {
-        if (x < 0 || x >= g->nc[0])
-          continue;
-        long cc = (z * g->nc[1] + y) * g->nc[0] + x;
+  long zs[3], ys[3], xs[3];
+  int nz = cm__axis_cells(g, 2, cz, zs), ny = cm__axis_cells(g, 1, cy, ys),
+      nx = cm__axis_cells(g, 0, cx, xs);
+  for (int iz = 0; iz < nz; iz++) {
+    for (int iy = 0; iy < ny; iy++) {
+      for (int ix = 0; ix < nx; ix++) {
+        long cc = (zs[iz] * g->nc[1] + ys[iy]) * g->nc[0] + xs[ix];
         for (int s = g->start[cc]; s < g->start[cc + 1]; s++) {
           int j = g->atoms[s];
           if (j <= i)
             continue;
-          double dist,
-              delta = cm__pair_overlap(xi, g->xr + 4 * (size_t)s, dim, &dist);
+          double dist, dx[3] = {0, 0, 0};
+          int img[3] = {0, 0, 0};
+          double delta = cm__pair_overlap(xi, g->xr + 4 * (size_t)s, g,
+                                          &dist, dx, img);
           if (!(delta > -tol))
             continue;
           if (!(dist > 0))
@@ -182,9 +255,12 @@ static int cm__pairs_of(const cm_dump_t *d, const cm__grid_t *g, double tol,
             memset(k, 0, sizeof *k);
             k->i = i, k->j = j, k->wall = -1, k->overlap = delta;
             for (int a = 0; a < dim; a++) {
-              k->normal[a] = (d->x[3 * i + a] - d->x[3 * j + a]) / dist;
-              k->point[a] = d->x[3 * j + a] +
-                            (d->radius[j] - 0.5 * delta) * k->normal[a];
+              /* x_j on its minimum image (the same bits when img = 0) */
+              double xj = img[a] ? d->x[3 * j + a] + img[a] * g->len[a]
+                                 : d->x[3 * j + a];
+              k->image[a] = img[a];
+              k->normal[a] = dx[a] / dist;
+              k->point[a] = xj + (d->radius[j] - 0.5 * delta) * k->normal[a];
             }
           }
           count++;
@@ -204,12 +280,16 @@ static int cm__pairs_of(const cm_dump_t *d, const cm__grid_t *g, double tol,
 
 /* All pairs, ordered by (i, j): count per atom in parallel, prefix sum,
  * fill in parallel into the precomputed offsets. */
-static int cm__find_pairs(cm_context_t *ctx, const cm_dump_t *d, int dim,
-                          double tol, int threads, cm_dump_contact_t **out,
-                          int *count) {
-  int n = d->natoms, st;
+static int cm__find_pairs(cm_context_t *ctx, const cm_dump_t *d,
+                          const cm_dump_options_t *o, int threads,
+                          cm_dump_contact_t **out, int *count) {
+  int n = d->natoms, st, dim = o->dim;
+  double tol = o->touch_tol;
   cm__grid_t g;
-  if ((st = cm__grid_build(ctx, d, dim, tol, &g)))
+  int per[3] = {0, 0, 0};
+  for (int a = 0; a < dim; a++)
+    per[a] = cm__image_axis(d, o, a);
+  if ((st = cm__grid_build(ctx, d, dim, tol, per, &g)))
     return st;
   long *off = calloc((size_t)n + 1, sizeof *off);
   if (!off) {
@@ -328,7 +408,7 @@ int cm_dump_find_contacts(cm_context_t *ctx, const cm_dump_t *d,
   /* ---- pairs ---- */
   cm_dump_contact_t *c = NULL;
   int np = 0;
-  if ((st = cm__find_pairs(ctx, d, o->dim, o->touch_tol, threads, &c, &np)))
+  if ((st = cm__find_pairs(ctx, d, o, threads, &c, &np)))
     return st;
   /* ---- walls: count, then fill (walls by index, atoms ascending) ---- */
   int nwalls = o->nplanes + (o->cylinder ? 1 : 0), nw = 0;
@@ -387,8 +467,27 @@ double cm_dump_stiffness(const cm_dump_options_t *o, const cm_dump_t *d,
 
 /* ---- scene ------------------------------------------------------------------ */
 
+static int cm__check_mass(cm_context_t *ctx, const cm_dump_t *d,
+                          const cm_dump_options_t *o) {
+  if (!(o->density > 0) && !d->mass)
+    return CM__ERR(ctx, CM_USAGE, "density",
+                   "%s: the dump has no mass column: give the particle "
+                   "density (--density, kg/m^3)",
+                   d->source ? d->source : "dump");
+  if (o->dim == 2 && !(o->thickness > 0))
+    return CM__ERR(ctx, CM_USAGE, "thickness",
+                   "disk thickness %g: expected > 0", o->thickness);
+  return CM_OK;
+}
+
 static int cm__check_model(cm_context_t *ctx, const cm_dump_t *d,
                            const cm_dump_options_t *o) {
+  if (o->model && (o->k > 0 || o->young > 0))
+    return CM__ERR(ctx, CM_USAGE, "stiffness",
+                   "the contact laws come from the input deck: give no "
+                   "--k, --young or --poisson with it");
+  if (o->model)
+    return cm__check_mass(ctx, d, o);
   if (o->k > 0 && o->young > 0)
     return CM__ERR(ctx, CM_USAGE, "stiffness",
                    "give either a linear stiffness (--k) or Hertz "
@@ -407,22 +506,185 @@ static int cm__check_model(cm_context_t *ctx, const cm_dump_t *d,
     return CM__ERR(ctx, CM_USAGE, "young",
                    "Hertz contact is for spheres: for disks (--dim 2) give a "
                    "linear stiffness (--k)");
-  if (!(o->density > 0) && !d->mass)
-    return CM__ERR(ctx, CM_USAGE, "density",
-                   "%s: the dump has no mass column: give the particle "
-                   "density (--density, kg/m^3)",
-                   d->source ? d->source : "dump");
-  if (o->dim == 2 && !(o->thickness > 0))
-    return CM__ERR(ctx, CM_USAGE, "thickness",
-                   "disk thickness %g: expected > 0", o->thickness);
-  return CM_OK;
+  return cm__check_mass(ctx, d, o);
+}
+
+/* ---- warnings ---------------------------------------------------------------- */
+
+/* A growing text of lines; oom set on a failed allocation. */
+typedef struct {
+  char *s;
+  size_t len, cap;
+  int oom;
+} cm__text_t;
+
+static void cm__addline(cm__text_t *t, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+static void cm__addline(cm__text_t *t, const char *fmt, ...) {
+  char line[512];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(line, sizeof line, fmt, ap);
+  va_end(ap);
+  size_t n = strlen(line);
+  if (t->len + n + 2 > t->cap) {
+    size_t cap = 2 * (t->len + n + 2);
+    char *p = realloc(t->s, cap);
+    if (!p) {
+      t->oom = 1;
+      return;
+    }
+    t->s = p, t->cap = cap;
+  }
+  memcpy(t->s + t->len, line, n);
+  t->len += n;
+  t->s[t->len++] = '\n';
+  t->s[t->len] = 0;
+}
+
+/* Particles that stick out of face (axis a, side 0 lo / 1 hi) of a
+ * non-periodic box and touch no wall. */
+static void cm__face_warnings(const cm_dump_t *d, const cm_dump_options_t *o,
+                              const char *touched, cm__text_t *t) {
+  const char *src = d->source ? d->source : "dump";
+  for (int a = 0; a < o->dim; a++) {
+    for (int side = 0; side < 2; side++) {
+      char flag = d->boundary[a][d->boundary[a][1] ? side : 0];
+      if (flag == 'p' || !flag || d->triclinic)
+        continue;
+      double face = d->box[a][side];
+      int count = 0;
+      for (int i = 0; i < d->natoms; i++) {
+        double x = d->x[3 * i + a], r = d->radius[i];
+        count += !(touched[i] & (1 << (2 * a + side))) &&
+                 (side ? x + r > face : x - r < face);
+      }
+      if (count)
+        cm__addline(t,
+                    "%s: %d particle%s overlap%s the box face %c=%g "
+                    "(boundary %c) and no wall is given there: add "
+                    "--wall-plane '%c%c%g' or a fix wall/gran",
+                    src, count, count > 1 ? "s" : "", count > 1 ? "" : "s",
+                    "xyz"[a], face, flag, "xyz"[a], side ? '<' : '>', face);
+    }
+  }
+}
+
+/* Periodic boundaries: pairs kept across them (image) or dropped. */
+static void cm__periodic_warnings(const cm_dump_t *d,
+                                  const cm_dump_options_t *o,
+                                  const cm_dump_contact_t *c, int nc,
+                                  cm__text_t *t) {
+  const char *src = d->source ? d->source : "dump";
+  char axes[4] = "";
+  for (int a = 0, k = 0; a < o->dim; a++)
+    if (strchr(d->boundary[a], 'p'))
+      axes[k++] = "xyz"[a], axes[k] = 0;
+  if (!axes[0])
+    return;
+  if (cm__periodic_mode(o) == CM_DUMP_PERIODIC_DROP) {
+    cm__addline(t,
+                "%s: the box is periodic along %s and the pairs across it "
+                "are dropped (--periodic drop): the frequencies are lowered "
+                "and the step will be unsafe",
+                src, axes);
+    return;
+  }
+  int across = 0;
+  for (int q = 0; q < nc; q++)
+    across += c[q].image[0] || c[q].image[1] || c[q].image[2];
+  if (across)
+    cm__addline(t,
+                "%s: %d contact%s cross%s the periodic boundary along %s "
+                "(minimum image): point and normal are on the image next to "
+                "body a; body b's image shift is in meta periodic_images "
+                "(an assembly that ignores it gives b a lever arm across "
+                "the box)",
+                src, across, across > 1 ? "s" : "", across > 1 ? "" : "es",
+                axes);
+}
+
+/* All warnings as lines (malloc'd, NULL if none). */
+static char *cm__warnings(const cm_dump_t *d, const cm_dump_options_t *o,
+                          const cm_dump_contact_t *c, int nc) {
+  cm__text_t t = {NULL, 0, 0, 0};
+  if (o->dim == 2 && d->z_spread > 0)
+    cm__addline(&t,
+                "%s: --dim 2 ignores the z column, which varies by %g in "
+                "this snapshot: the particles are not in one plane (a 3D "
+                "dump?)",
+                d->source ? d->source : "dump", d->z_spread);
+  char *touched = calloc((size_t)(d->natoms ? d->natoms : 1), 1);
+  if (touched) {
+    for (int q = 0; q < nc; q++) /* bit 2a + side: a wall on that face */
+      for (int a = 0; a < 3 && c[q].j < 0; a++)
+        touched[c[q].i] |= (char)((c[q].normal[a] > 0.5 ? 1 << (2 * a) : 0) |
+                                  (c[q].normal[a] < -0.5 ? 2 << (2 * a) : 0));
+    cm__face_warnings(d, o, touched, &t);
+    free(touched);
+  }
+  cm__periodic_warnings(d, o, c, nc, &t);
+  if (t.oom) {
+    free(t.s);
+    return NULL;
+  }
+  return t.s;
+}
+
+char *cm_dump_warnings(cm_context_t *ctx, const cm_dump_t *d,
+                       const cm_dump_options_t *o) {
+  cm_dump_contact_t *c = NULL;
+  int nc = 0;
+  if (!d || !o || cm_dump_find_contacts(ctx, d, o, &c, &nc))
+    return NULL;
+  char *w = cm__warnings(d, o, c, nc);
+  free(c);
+  return w;
+}
+
+/* What the meta records besides the options: warnings (newline-separated
+ * text or NULL) and the contacts across periodic boundaries. */
+typedef struct {
+  const char *warnings;          /* cm__warnings text, or NULL */
+  const cm_dump_contact_t *c;    /* the contacts, in scene order */
+  int nc;                        /* their count */
+} cm__extra_t;
+
+/* "warnings": [...] and "periodic_images": [[contact, ix, iy, iz], ...]
+ * (body b of that contact sits at x_b + image . box lengths), only when
+ * there are any: meta stays as it was for other imports. */
+static void cm__meta_extra(json_t *m, const cm__extra_t *x) {
+  if (x->warnings && x->warnings[0]) {
+    json_t *w = json_array();
+    const char *p = x->warnings;
+    while (*p) {
+      const char *e = strchr(p, '\n');
+      size_t len = e ? (size_t)(e - p) : strlen(p);
+      json_array_append_new(w, json_stringn(p, len));
+      p += len + (e ? 1 : 0);
+    }
+    json_object_set_new(m, "warnings", w);
+  }
+  json_t *img = NULL;
+  for (int q = 0; q < x->nc; q++) {
+    const int *k = x->c[q].image;
+    if (!k[0] && !k[1] && !k[2])
+      continue;
+    if (!img)
+      img = json_array();
+    json_array_append_new(img, json_pack("[i,i,i,i]", q, k[0], k[1], k[2]));
+  }
+  if (img)
+    json_object_set_new(m, "periodic_images", img);
 }
 
 /* The scene's meta object: where it came from and how it was built. */
 static char *cm__meta(const cm_dump_t *d, const cm_dump_options_t *o, int np,
-                      int nw) {
+                      int nw, const cm__extra_t *x) {
   json_t *m = json_object(), *st = json_object(), *walls = json_array();
-  json_object_set_new(m, "importer", json_string("cmodes import dump"));
+  json_object_set_new(m, "importer", json_string(o->model
+                                                     ? "cmodes import lammps"
+                                                     : "cmodes import dump"));
   json_object_set_new(m, "source", json_string(d->source ? d->source : ""));
   json_object_set_new(m, "timestep", json_integer(d->timestep));
   json_object_set_new(m, "atoms", json_integer(d->natoms));
@@ -435,7 +697,11 @@ static char *cm__meta(const cm_dump_t *d, const cm_dump_options_t *o, int np,
     json_object_set_new(m, "mass", json_string("dump column"));
   if (o->dim == 2)
     json_object_set_new(m, "thickness", json_real(o->thickness));
-  if (o->k > 0) {
+  if (o->model) {
+    json_object_set_new(st, "model", json_string("deck"));
+    json_object_set_new(st, "laws", json_string(o->model->summary));
+    json_object_set_new(m, "timestep_s", json_real(o->model->timestep_s));
+  } else if (o->k > 0) {
     json_object_set_new(st, "model", json_string("linear"));
     json_object_set_new(st, "k", json_real(o->k));
   } else {
@@ -458,6 +724,7 @@ static char *cm__meta(const cm_dump_t *d, const cm_dump_options_t *o, int np,
                          o->cyl_radius, "center", o->cyl_center[0],
                          o->cyl_center[1]));
   json_object_set_new(m, "walls", walls);
+  cm__meta_extra(m, x);
   char *text = json_dumps(m, JSON_COMPACT | JSON_REAL_PRECISION(17));
   json_decref(m);
   return text;
@@ -508,6 +775,44 @@ static int cm__add_bodies(cm_context_t *ctx, const cm_dump_t *d,
   return CM_OK;
 }
 
+/* The masses of the atom bodies (malloc'd in *out). */
+static int cm__masses(cm_context_t *ctx, const cm_dump_t *d,
+                      const cm_scene_t *s, double **out) {
+  double *m = malloc((size_t)(d->natoms ? d->natoms : 1) * sizeof *m);
+  if (!m)
+    return CM__ERR(ctx, CM_NOMEM, NULL, "out of memory");
+  for (int i = 0; i < d->natoms; i++)
+    m[i] = s->bodies[i].mass;
+  *out = m;
+  return CM_OK;
+}
+
+/* Appends contact c: bodies, geometry, and its stiffness (the deck's laws
+ * when o->model is set: k_n, k_t, c_n, c_t). Counts pairs in *np. */
+static int cm__add_contact(cm_context_t *ctx, const cm_dump_t *d,
+                           const cm_dump_options_t *o, const double *mass,
+                           const cm_dump_contact_t *c, cm_scene_t *s,
+                           int *np) {
+  cm_contact_t k;
+  cm_contact_init(&k);
+  k.a = c->i;
+  k.b = c->j >= 0 ? c->j : (o->wall_bodies ? d->natoms + c->wall : CM_WORLD);
+  *np += c->j >= 0;
+  memcpy(k.point, c->point, sizeof k.point);
+  memcpy(k.normal, c->normal, sizeof k.normal);
+  if (o->model) {
+    double v[4];
+    int st = cm_dump_contact_law(ctx, o, d, mass, c, v);
+    if (st)
+      return st;
+    k.stiffness = v[0], k.stiffness_t = v[1];
+    k.damping_n = v[2], k.damping_t = v[3];
+  } else {
+    k.stiffness = cm_dump_stiffness(o, d, c);
+  }
+  return cm_scene_add_contact(ctx, s, &k, NULL);
+}
+
 int cm_dump_to_scene(cm_context_t *ctx, const cm_dump_t *d,
                      const cm_dump_options_t *o, cm_scene_t **out) {
   /* ---- check inputs ---- */
@@ -529,24 +834,23 @@ int cm_dump_to_scene(cm_context_t *ctx, const cm_dump_t *d,
     return CM__ERR(ctx, CM_NOMEM, NULL, "out of memory");
   }
   st = cm__add_bodies(ctx, d, o, s);
+  double *mass = NULL;
+  if (st >= 0 && o->model)
+    st = cm__masses(ctx, d, s, &mass);
   int np = 0;
-  for (int q = 0; q < nc && st >= 0; q++) {
-    cm_contact_t k;
-    cm_contact_init(&k);
-    k.a = c[q].i;
-    k.b = c[q].j >= 0 ? c[q].j
-                      : (o->wall_bodies ? d->natoms + c[q].wall : CM_WORLD);
-    np += c[q].j >= 0;
-    memcpy(k.point, c[q].point, sizeof k.point);
-    memcpy(k.normal, c[q].normal, sizeof k.normal);
-    k.stiffness = cm_dump_stiffness(o, d, &c[q]);
-    st = cm_scene_add_contact(ctx, s, &k, NULL);
-  }
+  for (int q = 0; q < nc && st >= 0; q++)
+    st = cm__add_contact(ctx, d, o, mass, &c[q], s, &np);
+  char *warn = st >= 0 ? cm__warnings(d, o, c, nc) : NULL;
   if (st >= 0) {
-    s->meta_json = cm__meta(d, o, np, nc - np);
+    cm__extra_t x = {warn, c, nc};
+    if (o->model)
+      s->timestep_s = o->model->timestep_s;
+    s->meta_json = cm__meta(d, o, np, nc - np, &x);
     st = s->meta_json ? cm_scene_validate(ctx, s)
                       : CM__ERR(ctx, CM_NOMEM, NULL, "out of memory");
   }
+  free(warn);
+  free(mass);
   free(c);
   if (st < 0) {
     cm_scene_destroy(&s);

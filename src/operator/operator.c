@@ -807,6 +807,47 @@ int cm__op_dense_B(cm_operator_t *op, int comp, double *Bd) {
   return CM_OK;
 }
 
+int cm__op_abs_product(cm_context_t *ctx, cm_operator_t *op, int comp,
+                       const double *v, double *out) {
+  int r0, m, c0, n;
+  cm__op_comp(op, comp, &r0, &m, &c0, &n);
+  if (!op->block)
+    return CM__ERR(ctx, CM_USAGE, NULL,
+                   "|B| |B|^T v needs the block path (explicit B)");
+  double *w = cm__malloc(ctx, (size_t)n + 1, sizeof(double));
+  if (!w)
+    return CM_NOMEM;
+  int b0 = cm__group_of(op, c0), b1 = cm__group_of(op, c0 + n);
+#pragma omp parallel for schedule(static)                                      \
+    num_threads(op->threads) if (n > CM__PAR_MIN)
+  for (int b = b0; b < b1; b++) {
+    double s[CM__GMAX] = {0}; /* w = |B|^T v, by groups */
+    int g = op->g0[b + 1] - op->g0[b];
+    for (int e = op->Gp[b]; e < op->Gp[b + 1]; e++) {
+      double ve = v[op->Gj[e] - r0];
+      for (int t = 0; t < g; t++)
+        s[t] += fabs(op->Gx[(size_t)e * (size_t)op->gmax + (size_t)t]) * ve;
+    }
+    for (int t = 0; t < g; t++)
+      w[op->g0[b] + t - c0] = s[t];
+  }
+#pragma omp parallel for schedule(static)                                      \
+    num_threads(op->threads) if (m > CM__PAR_MIN)
+  for (int i = 0; i < m; i++) { /* out = |B| w, by slots */
+    double g = 0;
+    for (int q = op->Sp[r0 + i]; q < op->Sp[r0 + i + 1]; q++) {
+      unsigned u = op->Sc[q];
+      const double *a = op->Sx + (size_t)q * (size_t)op->gmax;
+      const double *wq = w + ((int)(u >> 3) - c0);
+      for (int t = 0; t <= (int)(u & 7); t++)
+        g += fabs(a[t]) * wq[t];
+    }
+    out[i] = g;
+  }
+  free(w);
+  return CM_OK;
+}
+
 int cm__op_row_bounds(cm_context_t *ctx, cm_operator_t *op, int comp,
                       double *diag, double *gersh) {
   int r0, m, c0, n;

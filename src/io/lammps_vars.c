@@ -1,0 +1,564 @@
+/* lammps_vars.c: the text layer of the LAMMPS/LIGGGHTS deck reader: command
+ * lines (continuations, comments, quotes), variables (index, string, loop,
+ * world, universe, equal) and their substitution (${name}, $x, $(expr)),
+ * and a small evaluator for equal-style arithmetic. Not for the commands
+ * themselves (lammps_deck.c). Expressions that need a running simulation
+ * (thermo keywords, computes, group functions) are errors when used. */
+#include "lammps_internal.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define CM__PI 3.14159265358979323846
+
+/* ---- messages ------------------------------------------------------------- */
+
+int cm__deck_error(cm__drd_t *r, int st, const char *srcfile, int srcline,
+                   const char *fmt, ...) {
+  char msg[900];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  return cm__error_at(r->ctx, st, srcfile, srcline, r->file, "%s:%ld: %s",
+                      r->file, r->line, msg);
+}
+
+void cm__deck_warn(cm__drd_t *r, const char *fmt, ...) {
+  char msg[700], line[900];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  snprintf(line, sizeof line, "%s:%ld: %s\n", r->file, r->line, msg);
+  cm_lammps_deck_t *d = r->deck;
+  size_t old = d->warnings ? strlen(d->warnings) : 0, n = strlen(line);
+  char *p = realloc(d->warnings, old + n + 1);
+  if (!p)
+    return; /* a lost warning is not worth failing the import */
+  memcpy(p + old, line, n + 1);
+  d->warnings = p;
+}
+
+int cm__deck_number(const char *s, double *v) {
+  char *end;
+  errno = 0;
+  *v = strtod(s, &end);
+  return end != s && !*end && !errno && isfinite(*v);
+}
+
+/* ---- lines -------------------------------------------------------------------- */
+
+/* Cuts a '#' comment that is outside quotes; returns 1 if the line ends in
+ * a continuation '&' (which is removed). */
+static int cm__strip(char *s) {
+  char q = 0;
+  for (char *p = s; *p; p++) {
+    if (q) {
+      q = *p == q ? 0 : q;
+    } else if (*p == '"' || *p == '\'') {
+      q = *p;
+    } else if (*p == '#') {
+      *p = 0;
+      break;
+    }
+  }
+  size_t n = strlen(s);
+  while (n > 0 && isspace((unsigned char)s[n - 1]))
+    s[--n] = 0;
+  if (n > 0 && s[n - 1] == '&') {
+    s[n - 1] = ' ';
+    return 1;
+  }
+  return 0;
+}
+
+int cm__deck_next(FILE *f, char **buf, size_t *cap, long *lines,
+                  cm__drd_t *r) {
+  char *part = NULL;
+  size_t pcap = 0, len = 0;
+  int more = 1, got = 0;
+  while (more) {
+    ssize_t n = getline(&part, &pcap, f);
+    if (n < 0)
+      break;
+    (*lines)++;
+    if (!got)
+      r->line = *lines;
+    got = 1;
+    more = cm__strip(part);
+    size_t m = strlen(part);
+    if (len + m + 2 > *cap) {
+      size_t c = 2 * (len + m + 2);
+      char *p = realloc(*buf, c);
+      if (!p) {
+        free(part);
+        return CM__DECKERR(r, CM_NOMEM, "out of memory reading the deck");
+      }
+      *buf = p, *cap = c;
+    }
+    memcpy(*buf + len, part, m);
+    len += m;
+    (*buf)[len] = 0;
+  }
+  free(part);
+  return got;
+}
+
+int cm__deck_split(char *s, char **argv, int max) {
+  int n = 0;
+  while (*s) {
+    while (isspace((unsigned char)*s))
+      s++;
+    if (!*s)
+      break;
+    if (n == max)
+      return -1;
+    char q = (*s == '"' || *s == '\'') ? *s : 0;
+    if (q) {
+      argv[n++] = ++s;
+      while (*s && *s != q)
+        s++;
+    } else {
+      argv[n++] = s;
+      while (*s && !isspace((unsigned char)*s))
+        s++;
+    }
+    if (*s)
+      *s++ = 0;
+  }
+  return n;
+}
+
+/* ---- variables ------------------------------------------------------------- */
+
+static cm__dvar_t *cm__find_var(cm__drd_t *r, const char *name, size_t len) {
+  for (int i = 0; i < r->nvars; i++)
+    if (strlen(r->vars[i].name) == len && !strncmp(r->vars[i].name, name, len))
+      return &r->vars[i];
+  return NULL;
+}
+
+void cm__deck_vars_free(cm__drd_t *r) {
+  for (int i = 0; i < r->nvars; i++) {
+    free(r->vars[i].name);
+    free(r->vars[i].value);
+  }
+  free(r->vars);
+  r->vars = NULL;
+  r->nvars = r->capvars = 0;
+}
+
+/* Defines or replaces a variable. */
+static int cm__set_var(cm__drd_t *r, const char *name, int equal,
+                       const char *value) {
+  cm__dvar_t *v = cm__find_var(r, name, strlen(name));
+  if (!v) {
+    if (r->nvars == r->capvars) {
+      int cap = r->capvars ? 2 * r->capvars : 16;
+      cm__dvar_t *p = realloc(r->vars, (size_t)cap * sizeof *p);
+      if (!p)
+        return CM__DECKERR(r, CM_NOMEM, "out of memory");
+      r->vars = p, r->capvars = cap;
+    }
+    v = &r->vars[r->nvars++];
+    v->name = cm__strdup(name);
+    v->value = NULL;
+  }
+  free(v->value);
+  v->value = cm__strdup(value);
+  v->equal = equal;
+  v->line = r->line;
+  if (!v->name || !v->value)
+    return CM__DECKERR(r, CM_NOMEM, "out of memory");
+  return CM_OK;
+}
+
+int cm__deck_variable(cm__drd_t *r, int argc, char **argv) {
+  if (argc < 3)
+    return CM__DECKERR(r, CM_PARSE,
+                       "variable: expected 'variable NAME STYLE ARGS'");
+  const char *name = argv[1], *style = argv[2];
+  int text = !strcmp(style, "index") || !strcmp(style, "loop") ||
+             !strcmp(style, "world") || !strcmp(style, "universe") ||
+             !strcmp(style, "uloop") || !strcmp(style, "string");
+  if (!strcmp(style, "delete")) {
+    cm__dvar_t *v = cm__find_var(r, name, strlen(name));
+    if (v)
+      v->value[0] = 0, v->equal = 0;
+    return CM_OK;
+  }
+  if (text) {
+    /* index, loop, world...: a later definition of an existing index-like
+     * variable is ignored (that is how -var on the command line wins) */
+    if (strcmp(style, "string") && cm__find_var(r, name, strlen(name)))
+      return CM_OK;
+    if (argc < 4)
+      return CM__DECKERR(r, CM_PARSE, "variable %s %s: no value", name,
+                         style);
+    const char *val = argv[3];
+    if (!strcmp(style, "loop") || !strcmp(style, "uloop"))
+      val = "1"; /* the first pass of a loop */
+    return cm__set_var(r, name, 0, val);
+  }
+  if (!strcmp(style, "equal")) {
+    if (argc < 4)
+      return CM__DECKERR(r, CM_PARSE, "variable %s equal: no expression",
+                         name);
+    /* an expression may have been split at spaces: join it back */
+    size_t n = 1;
+    for (int i = 3; i < argc; i++)
+      n += strlen(argv[i]) + 1;
+    char *e = malloc(n);
+    if (!e)
+      return CM__DECKERR(r, CM_NOMEM, "out of memory");
+    e[0] = 0;
+    for (int i = 3; i < argc; i++) {
+      strcat(e, argv[i]);
+      if (i + 1 < argc)
+        strcat(e, " ");
+    }
+    int st = cm__set_var(r, name, 1, e);
+    free(e);
+    return st;
+  }
+  /* atom, vector, python, file, getenv, ...: kept as unusable */
+  return cm__set_var(r, name, 0, "");
+}
+
+/* ---- expressions ----------------------------------------------------------- */
+
+typedef struct {
+  cm__drd_t *r;
+  const char *s; /* cursor */
+  const char *expr;
+  int depth;     /* v_name recursion */
+  int err;       /* status of the first error */
+} cm__ex_t;
+
+static double cm__ex_or(cm__ex_t *e);
+
+static void cm__ex_space(cm__ex_t *e) {
+  while (isspace((unsigned char)*e->s))
+    e->s++;
+}
+
+static double cm__ex_fail(cm__ex_t *e, const char *what, size_t len) {
+  if (!e->err)
+    e->err = CM__DECKERR(e->r, CM_PARSE,
+                         "expression '%s': '%.*s' %s", e->expr, (int)len,
+                         e->s, what);
+  return NAN;
+}
+
+static double cm__ex_call(cm__ex_t *e, const char *name, size_t len,
+                          double x) {
+  static const struct {
+    const char *n;
+    double (*f)(double);
+  } fn[] = {{"sqrt", sqrt}, {"exp", exp},   {"ln", log},     {"log", log10},
+            {"abs", fabs},  {"sin", sin},   {"cos", cos},    {"tan", tan},
+            {"asin", asin}, {"acos", acos}, {"atan", atan},  {"floor", floor},
+            {"ceil", ceil}, {"round", round}};
+  for (size_t k = 0; k < sizeof fn / sizeof fn[0]; k++)
+    if (strlen(fn[k].n) == len && !strncmp(fn[k].n, name, len))
+      return fn[k].f(x);
+  e->s = name;
+  return cm__ex_fail(e,
+                     "is not a constant function (thermo keywords, computes, "
+                     "fixes and group functions need a running simulation)",
+                     len);
+}
+
+/* v_name: the value of another variable. */
+static double cm__ex_var(cm__ex_t *e, const char *name, size_t len) {
+  cm__dvar_t *v = cm__find_var(e->r, name, len);
+  if (!v) {
+    e->s = name - 2;
+    return cm__ex_fail(e, "names no variable defined before this line",
+                       len + 2);
+  }
+  double x;
+  if (v->equal) {
+    if (e->depth > 32)
+      return cm__ex_fail(e, "refers to itself", len);
+    cm__ex_t sub = {e->r, v->value, v->value, e->depth + 1, 0};
+    x = cm__ex_or(&sub);
+    cm__ex_space(&sub);
+    if (!sub.err && *sub.s)
+      x = cm__ex_fail(&sub, "is not understood", strlen(sub.s));
+    if (sub.err && !e->err)
+      e->err = sub.err;
+  } else if (!cm__deck_number(v->value, &x)) {
+    e->s = name - 2;
+    return cm__ex_fail(e, "is not a number", len + 2);
+  }
+  return x;
+}
+
+static double cm__ex_atom(cm__ex_t *e) {
+  cm__ex_space(e);
+  const char *p = e->s;
+  if (*p == '(') {
+    e->s++;
+    double x = cm__ex_or(e);
+    cm__ex_space(e);
+    if (*e->s != ')')
+      return cm__ex_fail(e, "needs a closing parenthesis", strlen(e->s));
+    e->s++;
+    return x;
+  }
+  if (isdigit((unsigned char)*p) || *p == '.') {
+    char *end;
+    double x = strtod(p, &end);
+    e->s = end;
+    return x;
+  }
+  if (isalpha((unsigned char)*p) || *p == '_') {
+    const char *q = p;
+    while (isalnum((unsigned char)*q) || *q == '_' || *q == '[' || *q == ']')
+      q++;
+    size_t len = (size_t)(q - p);
+    e->s = q;
+    if (len == 2 && !strncmp(p, "PI", 2))
+      return CM__PI;
+    if (len > 2 && !strncmp(p, "v_", 2))
+      return cm__ex_var(e, p + 2, len - 2);
+    cm__ex_space(e);
+    if (*e->s == '(') {
+      e->s++;
+      double x = cm__ex_or(e);
+      cm__ex_space(e);
+      if (*e->s != ')') {
+        e->s = p;
+        return cm__ex_fail(e, "is not a one-argument constant function",
+                           strlen(p));
+      }
+      e->s++;
+      return e->err ? NAN : cm__ex_call(e, p, len, x);
+    }
+    e->s = p;
+    return cm__ex_fail(e,
+                       "is not a constant (thermo keywords and computes need "
+                       "a running simulation)",
+                       len);
+  }
+  return cm__ex_fail(e, "is not understood", strlen(p));
+}
+
+static double cm__ex_unary(cm__ex_t *e) {
+  cm__ex_space(e);
+  if (*e->s == '-') {
+    e->s++;
+    return -cm__ex_unary(e);
+  }
+  if (*e->s == '!') {
+    e->s++;
+    return cm__ex_unary(e) == 0.0;
+  }
+  if (*e->s == '+') {
+    e->s++;
+    return cm__ex_unary(e);
+  }
+  double x = cm__ex_atom(e);
+  cm__ex_space(e);
+  if (*e->s == '^') { /* right-associative */
+    e->s++;
+    return pow(x, cm__ex_unary(e));
+  }
+  return x;
+}
+
+static double cm__ex_mul(cm__ex_t *e) {
+  double x = cm__ex_unary(e);
+  for (;;) {
+    cm__ex_space(e);
+    char c = *e->s;
+    if (c != '*' && c != '/' && c != '%')
+      return x;
+    e->s++;
+    double y = cm__ex_unary(e);
+    x = c == '*' ? x * y : c == '/' ? x / y : fmod(x, y);
+  }
+}
+
+static double cm__ex_add(cm__ex_t *e) {
+  double x = cm__ex_mul(e);
+  for (;;) {
+    cm__ex_space(e);
+    char c = *e->s;
+    if (c != '+' && c != '-')
+      return x;
+    e->s++;
+    double y = cm__ex_mul(e);
+    x = c == '+' ? x + y : x - y;
+  }
+}
+
+static double cm__ex_cmp(cm__ex_t *e) {
+  double x = cm__ex_add(e);
+  for (;;) {
+    cm__ex_space(e);
+    const char *p = e->s;
+    int op = !strncmp(p, "<=", 2) ? 1 : !strncmp(p, ">=", 2) ? 2
+             : !strncmp(p, "==", 2) ? 3 : !strncmp(p, "!=", 2) ? 4
+             : *p == '<' ? 5 : *p == '>' ? 6 : 0;
+    if (!op)
+      return x;
+    e->s += op <= 4 ? 2 : 1;
+    double y = cm__ex_add(e);
+    x = op == 1 ? x <= y : op == 2 ? x >= y : op == 3 ? x == y
+        : op == 4 ? x != y : op == 5 ? x < y : x > y;
+  }
+}
+
+static double cm__ex_or(cm__ex_t *e) {
+  double x = cm__ex_cmp(e);
+  for (;;) {
+    cm__ex_space(e);
+    int op = !strncmp(e->s, "&&", 2) ? 1 : !strncmp(e->s, "||", 2) ? 2 : 0;
+    if (!op)
+      return x;
+    e->s += 2;
+    double y = cm__ex_cmp(e);
+    x = op == 1 ? (x != 0 && y != 0) : (x != 0 || y != 0);
+  }
+}
+
+int cm__deck_eval(cm__drd_t *r, const char *expr, double *out) {
+  cm__ex_t e = {r, expr, expr, 0, 0};
+  double x = cm__ex_or(&e);
+  cm__ex_space(&e);
+  if (!e.err && *e.s)
+    cm__ex_fail(&e, "is not understood", strlen(e.s));
+  if (e.err)
+    return e.err;
+  if (!isfinite(x))
+    return CM__DECKERR(r, CM_PARSE, "expression '%s' is not finite", expr);
+  *out = x;
+  return CM_OK;
+}
+
+/* ---- substitution ---------------------------------------------------------- */
+
+/* Appends n bytes of s to the growing *out. */
+static int cm__cat(char **out, size_t *len, size_t *cap, const char *s,
+                   size_t n) {
+  if (*len + n + 1 > *cap) {
+    size_t c = 2 * (*len + n + 1);
+    char *p = realloc(*out, c);
+    if (!p)
+      return 0;
+    *out = p, *cap = c;
+  }
+  memcpy(*out + *len, s, n);
+  *len += n;
+  (*out)[*len] = 0;
+  return 1;
+}
+
+/* The text of variable name (an equal one evaluated, "%.15g" as LAMMPS). */
+static int cm__var_text(cm__drd_t *r, const char *name, size_t n, char *buf,
+                        size_t size, const char **text) {
+  cm__dvar_t *v = cm__find_var(r, name, n);
+  if (!v)
+    return CM__DECKERR(r, CM_PARSE,
+                       "variable '%.*s' is not defined before this line "
+                       "(define it with 'variable', or give it with "
+                       "'-var' in the deck's own run)",
+                       (int)n, name);
+  if (!v->equal) {
+    *text = v->value;
+    return CM_OK;
+  }
+  double x;
+  int st = cm__deck_eval(r, v->value, &x);
+  if (st)
+    return st;
+  snprintf(buf, size, "%.15g", x);
+  *text = buf;
+  return CM_OK;
+}
+
+/* $(expression) starting at p (after "$("); sets *end past the ')'. */
+static int cm__immediate(cm__drd_t *r, const char *p, const char **end,
+                         char *buf, size_t size) {
+  int depth = 1;
+  const char *q = p;
+  for (; *q && depth; q++)
+    depth += *q == '(' ? 1 : *q == ')' ? -1 : 0;
+  if (depth)
+    return CM__DECKERR(r, CM_PARSE, "'$(%s': no closing parenthesis", p);
+  char *expr = malloc((size_t)(q - p));
+  if (!expr)
+    return CM__DECKERR(r, CM_NOMEM, "out of memory");
+  memcpy(expr, p, (size_t)(q - p - 1));
+  expr[q - p - 1] = 0;
+  char *colon = strchr(expr, ':'); /* $(expr:fmt): format ignored */
+  if (colon)
+    *colon = 0;
+  double x;
+  int st = cm__deck_eval(r, expr, &x);
+  free(expr);
+  if (st)
+    return st;
+  snprintf(buf, size, "%.20g", x);
+  *end = q;
+  return CM_OK;
+}
+
+int cm__deck_substitute(cm__drd_t *r, const char *line, char **out) {
+  size_t len = 0, cap = strlen(line) + 64;
+  char *s = malloc(cap), q = 0;
+  if (!s)
+    return CM__DECKERR(r, CM_NOMEM, "out of memory");
+  s[0] = 0;
+  int st = CM_OK, ok = 1;
+  for (const char *p = line; *p && !st && ok;) {
+    if (q || *p != '$') {
+      if (q)
+        q = *p == q ? 0 : q;
+      else if (*p == '"' || *p == '\'')
+        q = *p;
+      ok = cm__cat(&s, &len, &cap, p++, 1);
+      continue;
+    }
+    char buf[64];
+    const char *text = NULL, *end = NULL;
+    if (p[1] == '{') {
+      const char *c = strchr(p + 2, '}');
+      if (!c) {
+        st = CM__DECKERR(r, CM_PARSE, "'%s': '${' without '}'", p);
+        break;
+      }
+      st = cm__var_text(r, p + 2, (size_t)(c - p - 2), buf, sizeof buf,
+                        &text);
+      end = c + 1;
+    } else if (p[1] == '(') {
+      st = cm__immediate(r, p + 2, &end, buf, sizeof buf);
+      text = buf;
+    } else if (p[1] && !isspace((unsigned char)p[1])) {
+      st = cm__var_text(r, p + 1, 1, buf, sizeof buf, &text);
+      end = p + 2;
+    } else {
+      ok = cm__cat(&s, &len, &cap, p++, 1);
+      continue;
+    }
+    if (st)
+      break;
+    ok = cm__cat(&s, &len, &cap, text, strlen(text));
+    p = end;
+  }
+  if (!ok && !st)
+    st = CM__DECKERR(r, CM_NOMEM, "out of memory");
+  if (st) {
+    free(s);
+    return st;
+  }
+  *out = s;
+  return CM_OK;
+}
