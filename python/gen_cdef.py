@@ -14,12 +14,12 @@ INCLUDE = os.path.join(HERE, "..", "include")
 
 # whole declarations (structs whose fields the package reads or writes)
 STRUCTS = [
-    "cm_context", "cm_options", "cm_body", "cm_contact", "cm_scene", "cm_vectors",
+    "cm_context", "cm_options", "cm_body", "cm_system", "cm_contact", "cm_scene", "cm_vectors",
     "cm_pile_options", "cm_crystal_options", "cm_stack_options",
     "cm_fleet_options", "cm_bar_options", "cm_dump_options",
 ]
 # opaque to Python: created, passed and destroyed by the library
-OPAQUE = ["cm_system", "cm_report", "cm_contact_model"]
+OPAQUE = ["cm_report", "cm_contact_model"]
 FUNCTIONS = [
     "cm_status_name", "cm_status_message", "cm_context_init",
     "cm_context_clear", "cm_scene_create", "cm_scene_destroy",

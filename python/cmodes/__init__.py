@@ -360,6 +360,35 @@ class System:
         return cls(out[0])
 
 
+    def matrices(self):
+        """(M, J, k) as the library holds them (copies): M the full
+        symmetric n x n (scipy.sparse CSC), J nc x n (CSR), k (nc). Columns
+        are the active dofs (col_body, col_dof say which), rows the rows of
+        J in the system's order (row_contact)."""
+        sp = _sparse()
+        s = self._ptr
+        n, nc = s.n, s.nc
+
+        def arr(p, count, dt):
+            if count == 0:
+                return np.zeros(0, dtype=dt)
+            size = np.dtype(dt).itemsize
+            return np.frombuffer(ffi.buffer(p, size * count), dtype=dt).copy()
+        Mp = arr(s.Mp, n + 1, np.int32)
+        L = sp.csc_matrix((arr(s.Mx, int(Mp[-1]), np.float64),
+                           arr(s.Mi, int(Mp[-1]), np.int32), Mp), shape=(n, n))
+        M = (L + sp.tril(L, -1).T).tocsc()
+        Jp = arr(s.Jp, nc + 1, np.int32)
+        J = sp.csr_matrix((arr(s.Jx, int(Jp[-1]), np.float64),
+                           arr(s.Jj, int(Jp[-1]), np.int32), Jp), shape=(nc, n))
+        return M, J, arr(s.k, nc, np.float64)
+
+    @property
+    def shape(self):
+        """(rows of J, active dofs)."""
+        return (self._ptr.nc, self._ptr.n)
+
+
 def _ptr(a, ctype):
     return ffi.cast(ctype + " *", ffi.from_buffer(a))
 
