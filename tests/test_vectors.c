@@ -63,3 +63,52 @@ CM_TEST(vectors_options_by_name) {
   o.tol = -1;
   CMT_EQ_INT(cm_options_validate(&ctx, &o), CM_USAGE);
 }
+
+/* A general (full) M: phi solves J^T K J phi = lambda M phi, phi^T M phi = 1
+ * with phi in the order of M's rows (col_dof). */
+CM_TEST(vectors_general_M) {
+  cm_context_t ctx;
+  cm_context_init(&ctx);
+  /* M = [4 1 1; 1 3 1; 1 1 2] (lower CSC), J 2 x 3, k */
+  int Mp[] = {0, 3, 5, 6}, Mi[] = {0, 1, 2, 1, 2, 2};
+  double Mx[] = {4, 1, 1, 3, 1, 2};
+  int Jp[] = {0, 2, 5}, Jj[] = {0, 2, 0, 1, 2};
+  double Jx[] = {1, -1, 0.5, 1, 2}, k[] = {1e4, 3e4};
+  double Md[3][3] = {{4, 1, 1}, {1, 3, 1}, {1, 1, 2}};
+  cm_system_t *sys = NULL;
+  CMT_EQ_INT(cm_system_from_matrices(&ctx, 3, 2, Mp, Mi, Mx, Jp, Jj, Jx, k,
+                                     &sys),
+             CM_OK);
+  cm_report_t *r = NULL;
+  cm_vectors_t *v = NULL;
+  CMT_EQ_INT(cm_analyze_vectors(&ctx, sys, NULL, NULL, &r, &v), CM_OK);
+  CMT_EQ_INT(v->nmodes, r->nmodes);
+  for (int p = 0; p < v->nmodes; p++) {
+    double phi[3] = {0}, lam = r->modes[p].lambda;
+    for (int j = 0; j < 3; j++)
+      phi[v->col_dof[j]] = v->phi[p * 3 + j];
+    double mm = 0, res = 0, scale = 0;
+    for (int i = 0; i < 3; i++) {
+      double Mphi = 0, Kphi = 0;
+      for (int j = 0; j < 3; j++)
+        Mphi += Md[i][j] * phi[j];
+      for (int rr = 0; rr < 2; rr++) { /* (J^T K J phi)_i */
+        double Jr_phi = 0, Jri = 0;
+        for (int q = Jp[rr]; q < Jp[rr + 1]; q++) {
+          Jr_phi += Jx[q] * phi[Jj[q]];
+          if (Jj[q] == i)
+            Jri = Jx[q];
+        }
+        Kphi += Jri * k[rr] * Jr_phi;
+      }
+      mm += phi[i] * Mphi;
+      res += (Kphi - lam * Mphi) * (Kphi - lam * Mphi);
+      scale += lam * Mphi * lam * Mphi;
+    }
+    CMT_REL(mm, 1.0, 1e-12);
+    CMT_LE(sqrt(res), 1e-10 * sqrt(scale));
+  }
+  cm_vectors_destroy(&v);
+  cm_report_destroy(&r);
+  cm_system_destroy(&sys);
+}
