@@ -67,6 +67,17 @@ static const char *cm__mj_name(const mjModel *m, int type, int id,
   return buf;
 }
 
+/* A geom's name, or "BODY/geom#ID" when it has none (its body says which
+ * robot and link it belongs to). */
+static const char *cm__geom_name(const mjModel *m, int g, const char *body,
+                                 char *buf, size_t n) {
+  const char *s = mj_id2name(m, mjOBJ_GEOM, g);
+  if (s && *s)
+    return s;
+  snprintf(buf, n, "%s/geom#%d", body, g);
+  return buf;
+}
+
 static FILE *cm__mj_open(const char *dir, const char *name) {
   char path[4096];
   snprintf(path, sizeof path, "%s/%s", dir, name);
@@ -245,13 +256,13 @@ int cm__cmd_import_mjcf(int argc, char **argv) {
               "MuJoCo names)\n");
   for (int r = 0; r < nc; r++) {
     const mjContact *ct = &d->contact[con[r]];
-    char b1[64], b2[64], b3[64], b4[64], name[300];
-    const char *g1 = cm__mj_name(m, mjOBJ_GEOM, ct->geom1, "geom", b1, 64);
-    const char *g2 = cm__mj_name(m, mjOBJ_GEOM, ct->geom2, "geom", b2, 64);
+    char b1[160], b2[160], b3[64], b4[64], name[400];
     const char *y1 = cm__mj_name(m, mjOBJ_BODY, m->geom_bodyid[ct->geom1],
                                  "body", b3, 64);
     const char *y2 = cm__mj_name(m, mjOBJ_BODY, m->geom_bodyid[ct->geom2],
                                  "body", b4, 64);
+    const char *g1 = cm__geom_name(m, ct->geom1, y1, b1, sizeof b1);
+    const char *g2 = cm__geom_name(m, ct->geom2, y2, b2, sizeof b2);
     fprintf(fr, "%d %s %s %s %s %.17g\n", r, g1, g2, y1, y2, ct->dist);
     snprintf(name, sizeof name, "%s-%s", g1, g2);
     json_array_append_new(rows, json_string(name));
