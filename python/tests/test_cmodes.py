@@ -332,3 +332,22 @@ def test_import_dump():
 def test_cdef_is_current():
     gen = os.path.join(HERE, "..", "gen_cdef.py")
     subprocess.run([sys.executable, gen, "--check"], check=True)
+
+
+def test_binary_scene_and_generators(tmp_path):
+    src = os.path.join(DATA, "pile2d.json")
+    binp = str(tmp_path / "pile.cmsb")
+    assert cli("convert", src, binp).returncode == 0
+    a, b = cmodes.Scene.read(src), cmodes.Scene.read(binp)
+    assert (a.nbodies, a.ncontacts) == (b.nbodies, b.ncontacts)
+    assert cmodes.analyze(a).omega_max == cmodes.analyze(b).omega_max
+    for gen, kw in ((cmodes.generate_crystal, {"lattice": "hex", "nx": 3,
+                                               "ny": 3}),
+                    (cmodes.generate_bar, {"dim": 3}),
+                    (cmodes.generate_fleet, {"count": 2})):
+        s = gen(**kw)
+        assert s.ncontacts > 0
+        out = json.loads(s.to_json())
+        assert len(out["contacts"]) == s.ncontacts
+    with pytest.raises(cmodes.UsageError, match="unknown option"):
+        cmodes.generate_pile(bogus=1)
