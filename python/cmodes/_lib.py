@@ -28,8 +28,11 @@ def _candidates():
     for d in ("build", "build-*"):
         for b in sorted(glob.glob(os.path.join(here, "..", "..", d))):
             yield os.path.join(b, "libcmodes.so")
-    yield "libcmodes.so.0"
-    yield "libcmodes.so"
+    yield "libcmodes.so.0"  # the loader's path and cache
+    # `cmake --install` to the default prefix, before ldconfig has run
+    for d in ("/usr/local/lib", "/usr/local/lib64",
+              "/usr/local/lib/x86_64-linux-gnu"):
+        yield os.path.join(d, "libcmodes.so.0")
 
 
 def _load():
