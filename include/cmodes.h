@@ -361,6 +361,18 @@ CM_EXTERN void cm_options_init(cm_options_t *opts);
  * (docs/cli.md): for front ends that set cm_options_t by name. Malloc'd
  * text, caller frees; NULL when out of memory. */
 CM_EXTERN char *cm_options_table_json(void);
+/* Sets one option by its name ("max_iter") or command-line spelling
+ * ("max-iter") from text, with the parser and range checks of the command
+ * line: CM_USAGE "NAME: 'TEXT' is not an integer in 1..1000", or an
+ * unknown name listing the known ones (options_export.c). */
+CM_EXTERN int cm_options_set(cm_context_t *ctx, cm_options_t *opts,
+                             const char *name, const char *value);
+/* The value of one option as a double (method: its cm_method_t). */
+CM_EXTERN int cm_options_get(cm_context_t *ctx, const cm_options_t *opts,
+                             const char *name, double *value);
+/* The checks every analysis runs on opts: CM_USAGE naming the first
+ * option out of range. */
+CM_EXTERN int cm_options_validate(cm_context_t *ctx, const cm_options_t *opts);
 
 typedef struct cm_share {
   int index;      /* contact or body index in the scene */
@@ -485,6 +497,35 @@ CM_EXTERN int cm_analyze_system(cm_context_t *ctx, const cm_system_t *sys,
                                 const cm_scene_t *scene,
                                 const cm_options_t *opts, cm_report_t **out);
 CM_EXTERN void cm_report_destroy(cm_report_t **report);
+
+/* Mode shapes of a report's modes (cm_analyze_vectors), column p for
+ * report mode p. Rows are scene rows: each contact's normal row, then its
+ * tangent rows, in contact order (for matrices: the rows of J). Columns
+ * are the system's active dofs (for matrices: col_dof is the dof's index
+ * in M). */
+typedef struct cm_vectors {
+  int nmodes;       /* columns: the report's modes, in its order */
+  int nrows;        /* rows of J */
+  int ndofs;        /* active dofs: columns of J */
+  double *z;        /* unit eigenvectors of S, nrows x nmodes col-major */
+  double *xi;       /* gaps J phi = omega z / sqrt(k), nrows x nmodes */
+  double *phi;      /* dof-space shapes, mass-normalised (phi^T M phi =
+                       1): J^T K J phi = lambda M phi, ndofs x nmodes */
+  int *row_contact; /* size nrows: scene contact of each row */
+  int *row_kind;    /* size nrows: 0 normal, 1 and 2 tangents */
+  int *col_body;    /* size ndofs: body of each column (-1: matrices) */
+  int *col_dof;     /* size ndofs: local dof of that body (matrices: the
+                       dof's index in M) */
+} cm_vectors_t;
+
+/* cm_analyze_system that also returns the mode shapes: on CM_OK or
+ * CM_NOT_CONVERGED *vectors is owned by the caller (cm_vectors_destroy);
+ * costs one more factorization of M and a solve per mode. */
+CM_EXTERN int cm_analyze_vectors(cm_context_t *ctx, const cm_system_t *sys,
+                                 const cm_scene_t *scene,
+                                 const cm_options_t *opts, cm_report_t **out,
+                                 cm_vectors_t **vectors);
+CM_EXTERN void cm_vectors_destroy(cm_vectors_t **vectors);
 
 /* JSON report (docs/report-format.md): malloc'd text, caller frees; NULL on
  * failure. flags: CM_JSON_INDENT for pretty output, CM_JSON_NO_TIMINGS to

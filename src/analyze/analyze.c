@@ -4,6 +4,7 @@
  * dashpots, the damped limit (damped.c). Options and their checks are in
  * options.c. Not for output formats (report/report_json.c, report_text.c). */
 #include "analyze/analyze_internal.h"
+#include "analyze/vectors_internal.h"
 
 #include <float.h>
 #include <math.h>
@@ -622,6 +623,12 @@ static int cm__start_vector(cm_operator_t *op, const cm_system_t *sys,
 int cm_analyze_system(cm_context_t *ctx, const cm_system_t *sys,
                       const cm_scene_t *scene, const cm_options_t *opts,
                       cm_report_t **out) {
+  return cm__analyze_system(ctx, sys, scene, opts, out, NULL);
+}
+
+int cm__analyze_system(cm_context_t *ctx, const cm_system_t *sys,
+                       const cm_scene_t *scene, const cm_options_t *opts,
+                       cm_report_t **out, cm_vectors_t **vectors) {
   *out = NULL;
   cm_options_t def;
   if (!opts) {
@@ -680,6 +687,8 @@ int cm_analyze_system(cm_context_t *ctx, const cm_system_t *sys,
     st2 = cm__list_components(op, sys, scene, opts, eig, gersh, r);
   if (!st2)
     st2 = cm__start_vector(op, sys, eig, r);
+  if (!st2 && vectors) /* mode shapes on request (vectors.c) */
+    st2 = cm__mode_vectors(ctx, op, sys, eig, r, vectors);
   if (st2) {
     st = ctx->status ? ctx->status : CM__ERR(ctx, CM_NOMEM, NULL,
                                              "out of memory in the report");
@@ -719,6 +728,8 @@ done:
     cm__blas_threads(blas_threads);
   if (st < 0) {
     cm_report_destroy(&r);
+    if (vectors)
+      cm_vectors_destroy(vectors);
     return st;
   }
   *out = r;

@@ -8,6 +8,7 @@ int cm__cmd_track(int argc, char **argv);
 int cm__cmd_generate(int argc, char **argv);
 int cm__cmd_export(int argc, char **argv);
 int cm__cmd_import(int argc, char **argv);
+int cm__cmd_import_mjcf(int argc, char **argv); /* cmd_import_mjcf.c */
 int cm__cmd_convert(int argc, char **argv);
 int cm__cmd_compare(int argc, char **argv);
 int cm__cmd_verify(int argc, char **argv);

