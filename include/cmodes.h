@@ -248,6 +248,10 @@ typedef struct cm_system {
   int moving_bodies; /* bodies that are not fixed */
   int free_bodies;   /* moving bodies that touch no contact */
   int dropped_dofs;  /* dofs removed: untouched or structural zeros */
+  double inertia_cond; /* largest condition number of a moving 3D body's
+                          inertia tensor in a component (1 in 2D and for
+                          matrices; INFINITY: singular to rounding) */
+  int inertia_cond_body; /* that body, -1 if none */
   double t_assemble_s; /* wall time of assembly */
 } cm_system_t;
 

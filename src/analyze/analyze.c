@@ -321,7 +321,8 @@ static int cm__collect_modes(cm_operator_t *op, const cm_system_t *sys,
 static int cm__list_components(cm_operator_t *op, const cm_system_t *sys,
                                const cm_scene_t *scene,
                                const cm_options_t *opts, const cm__eig_t *eig,
-                               const double *gersh, cm_report_t *r) {
+                               const double *gersh, const int *crank,
+                               cm_report_t *r) {
   int ncomp = sys->ncomp;
   cm__cand_t *ord = malloc(sizeof *ord * ((size_t)ncomp + 1));
   if (!ord)
@@ -354,7 +355,7 @@ static int cm__list_components(cm_operator_t *op, const cm_system_t *sys,
     ci->iterations = e->iterations;
     ci->matvecs = e->matvecs;
     ci->converged = e->converged;
-    ci->rank = e->rank;
+    ci->rank = crank[c];
     ci->body_names = calloc(20, sizeof(char *));
     if (!ci->body_names) {
       free(ord);
@@ -472,8 +473,9 @@ const char *cm__model_label(int tangential, int dashpots) {
                     : "normal springs only";
 }
 
+/* rank: of the whole J (cm__system_rank). */
 static void cm__counts(const cm_system_t *sys, const cm__eig_t *eig,
-                       const cm_options_t *o, cm_report_t *r) {
+                       const cm_options_t *o, long rank, cm_report_t *r) {
   r->nbodies = sys->nbodies;
   r->moving_bodies = sys->moving_bodies;
   r->fixed_bodies = sys->nbodies - sys->moving_bodies;
@@ -487,13 +489,9 @@ static void cm__counts(const cm_system_t *sys, const cm__eig_t *eig,
   r->model = cm__model_label(sys->tangential, sys->dashpots);
   r->dropped_dofs = sys->dropped_dofs;
   r->ncomp = sys->ncomp;
-  int rank = 0, known = 1, nd = 0, na = 0, it_method = -1;
+  int nd = 0, na = 0, it_method = -1;
   r->converged = 1;
   for (int c = 0; c < sys->ncomp; c++) {
-    if (eig[c].rank < 0)
-      known = 0;
-    else
-      rank += eig[c].rank;
     if (eig[c].method == CM_METHOD_DENSE)
       nd++;
     else {
@@ -509,8 +507,8 @@ static void cm__counts(const cm_system_t *sys, const cm__eig_t *eig,
     if (!eig[c].converged)
       r->converged = 0;
   }
-  r->free_motions = known ? sys->ndofs - rank : -1;
-  r->zero_modes = known ? sys->nc - rank : -1;
+  r->free_motions = (int)(sys->ndofs - rank);
+  r->zero_modes = (int)(sys->nc - rank);
   r->method = !sys->ncomp                          ? "none"
               : !na                                ? "dense"
               : !nd && it_method != CM_METHOD_AUTO ? cm__method_name(it_method)
@@ -561,8 +559,10 @@ int cm_analyze_system(cm_context_t *ctx, const cm_system_t *sys,
   cm__eig_t *eig = calloc((size_t)sys->ncomp + 1, sizeof *eig);
   double *diag = calloc((size_t)sys->nc + 1, sizeof(double));
   double *gersh = calloc((size_t)sys->nc + 1, sizeof(double));
+  int *crank = calloc((size_t)sys->ncomp + 1, sizeof(int));
+  long rank = 0;
   cm_operator_t *op = NULL;
-  if (!r || !eig || !diag || !gersh) {
+  if (!r || !eig || !diag || !gersh || !crank) {
     st = CM__ERR(ctx, CM_NOMEM, NULL, "out of memory");
     goto done;
   }
@@ -585,9 +585,11 @@ int cm_analyze_system(cm_context_t *ctx, const cm_system_t *sys,
   r->status = st;
   double t1 = cm__now();
   r->t_eigen = t1 - t0;
-  int st2 = cm__collect_modes(op, sys, scene, opts, eig, r);
+  int st2 = cm__system_rank(ctx, sys, cm__threads(ctx), crank, &rank);
   if (!st2)
-    st2 = cm__list_components(op, sys, scene, opts, eig, gersh, r);
+    st2 = cm__collect_modes(op, sys, scene, opts, eig, r);
+  if (!st2)
+    st2 = cm__list_components(op, sys, scene, opts, eig, gersh, crank, r);
   if (!st2)
     st2 = cm__start_vector(op, sys, eig, r);
   if (st2) {
@@ -598,13 +600,13 @@ int cm_analyze_system(cm_context_t *ctx, const cm_system_t *sys,
   r->omega_max = r->nmodes ? r->modes[0].omega : 0;
   r->comp_max = r->nmodes ? r->modes[0].component : -1;
   r->pc_ratio = r->pc_omega_max > 0 ? r->omega_max / r->pc_omega_max : NAN;
-  cm__counts(sys, eig, opts, r);
+  cm__counts(sys, eig, opts, rank, r);
   cm__steps(opts, r);
   r->t_report = cm__now() - t1;
 done:
   for (int c = 0; eig && c < sys->ncomp; c++)
     cm__eig_free(&eig[c]);
-  free(eig), free(diag), free(gersh);
+  free(eig), free(diag), free(gersh), free(crank);
   cm_operator_destroy(&op);
   if (blas_threads > 0)
     cm__blas_threads(blas_threads);

@@ -82,6 +82,11 @@ int cm__scene_is_v2(const cm_scene_t *s);
  * c_t > 0 when wg > 0; sys->spring holds each row's k unless (1, 0). */
 int cm__system_assemble_weighted(cm_context_t *ctx, const cm_scene_t *s,
                                  double wk, double wg, cm_system_t **out);
+/* Numerical rank of J per component (comp_rank, size ncomp) and in total,
+ * from SuiteSparseQR of the body-scaled J (system/rank.c, docs/math.md);
+ * components in parallel on threads. CM_NOMEM on failure. */
+int cm__system_rank(cm_context_t *ctx, const cm_system_t *sys, int threads,
+                    int *comp_rank, long *total);
 int cm__scene_parse_binary(cm_context_t *ctx, const char *buf, size_t len,
                            const char *source, cm_scene_t **out);
 
