@@ -249,12 +249,17 @@ typedef struct cm_system {
   int free_bodies;   /* moving bodies that touch no contact */
   int dropped_dofs;  /* dofs removed: untouched or structural zeros */
   double inertia_cond; /* largest condition number of a moving 3D body's
-                          inertia tensor in a component (1 in 2D and for
-                          matrices; INFINITY: singular to rounding) */
+                          inertia tensor in a component whose world block
+                          is not diagonal (1 in 2D, for diagonal blocks and
+                          for matrices; INFINITY: singular to rounding) */
   int inertia_cond_body; /* that body, -1 if none */
   double t_assemble_s; /* wall time of assembly */
 } cm_system_t;
 
+/* Relative error, per unit of inertia_cond, of a body's mass block as
+ * formed and factored in double precision (16 eps): eigenvalues of S are
+ * good to a relative CM_INERTIA_DELTA_PER_COND x inertia_cond. */
+#define CM_INERTIA_DELTA_PER_COND 3.552713678800501e-15
 /* Validates the scene and assembles M and J with OpenMP (deterministic at any
  * thread count). *out is owned by the caller. */
 CM_EXTERN int cm_system_assemble(cm_context_t *ctx, const cm_scene_t *scene,
@@ -459,6 +464,10 @@ typedef struct cm_report {
    * contact has tangent rows): for warm starts */
   int nstart;
   double *start_vector;
+  /* accuracy warning (malloc'd, NULL when none): a near-singular inertia
+   * tensor that limits omega_max to a relative accuracy of about
+   * CM_INERTIA_DELTA_PER_COND x its condition number (docs/math.md) */
+  char *warning;
 } cm_report_t;
 
 /* Runs the whole pipeline on a scene. On CM_OK or CM_NOT_CONVERGED *out is a

@@ -33,6 +33,7 @@ void cm_report_destroy(cm_report_t **rp) {
   }
   free(r->components);
   free(r->start_vector);
+  free(r->warning);
   free(r);
   *rp = NULL;
 }
@@ -414,6 +415,35 @@ static void cm__steps(const cm_options_t *o, cm_report_t *r) {
   }
 }
 
+/* Near-singular inertia (docs/math.md): a body's mass block, formed and
+ * factored in double precision, is exact to a relative delta =
+ * CM_INERTIA_DELTA_PER_COND x cond in the PSD order, so every eigenvalue of
+ * S is good to a relative delta. Above CM__DELTA_BOUND the Gershgorin
+ * bound is raised by sqrt(1 + delta) (below it, the bound's own rounding
+ * is of the same order); above CM__DELTA_WARN the report warns. */
+#define CM__DELTA_BOUND 1e-12
+#define CM__DELTA_WARN 1e-6
+
+static double cm__inertia_delta(const cm_system_t *sys) {
+  double d = CM_INERTIA_DELTA_PER_COND * sys->inertia_cond;
+  return d > CM__DELTA_BOUND ? d : 0;
+}
+
+static int cm__inertia_warning(const cm_system_t *sys, cm_report_t *r) {
+  double d = cm__inertia_delta(sys);
+  if (!(d > CM__DELTA_WARN))
+    return CM_OK;
+  char buf[512];
+  snprintf(buf, sizeof buf,
+           "bodies[%d]: inertia tensor condition number %.3g: its mass "
+           "block is formed and factored in double precision to a relative "
+           "%.2g, so omega_max is good to about %.2g relative (the bounds "
+           "and certified steps include it)",
+           sys->inertia_cond_body, sys->inertia_cond, d, 0.5 * d);
+  r->warning = cm__strdup(buf);
+  return r->warning ? CM_OK : CM_NOMEM;
+}
+
 static int cm__bounds(cm_context_t *ctx, cm_operator_t *op,
                       const cm_system_t *sys, cm_report_t *r, double *diag,
                       double *gersh) {
@@ -438,11 +468,15 @@ static int cm__bounds(cm_context_t *ctx, cm_operator_t *op,
     if (gersh[i] > gmax)
       gmax = gersh[i];
   }
+  double grow = 1 + cm__inertia_delta(sys); /* lambda_true <= grow lambda */
+  if (grow > 1)
+    for (int i = 0; i < sys->nc; i++)
+      gersh[i] *= grow;
   r->pc_omega_max = sqrt(dmax);
   r->pc_contact = sys->row_contact[rmax];
   r->omega_lower = r->pc_omega_max;
-  r->omega_upper = sqrt(gmax);
-  return CM_OK;
+  r->omega_upper = sqrt(gmax * grow);
+  return cm__inertia_warning(sys, r);
 }
 
 /* Scales beyond double precision (k/m of 1e600, say) would give inf or NaN

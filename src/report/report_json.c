@@ -50,6 +50,7 @@ json_t *cm__report_json(const cm_report_t *r, int flags) {
                                                    ? "not_converged"
                                                    : "ok"));
   json_object_set_new(o, "omega_max", cm__num(r->omega_max));
+  json_object_set_new(o, "warning", cm__str(r->warning));
   json_t *md = json_object();
   json_object_set_new(md, "label", cm__str(r->model));
   json_object_set_new(md, "tangential", json_boolean(r->tangential));

@@ -29,10 +29,12 @@
  * if the world inertia couples them by |I_AU|_F <= CM__COUPLE_TOL
  * lambda_lo: the eigenvalues then move by a relative 1e-16 at most. */
 #define CM__COUPLE_TOL 1e-8
-/* Inertia tensors with a condition number above this get a warning: the
- * factor of the body's block, hence omega, is then only good to about
- * cond x 1e-17 relative (docs/math.md). */
-#define CM__COND_WARN 1e10
+/* A 3D body whose world inertia block is not diagonal is formed
+ * (R I_b R^T) and factored in double precision: the block's relative error
+ * in the PSD order is at most CM_INERTIA_DELTA_PER_COND x its condition
+ * number (cm_system_t.inertia_cond, docs/math.md); past 1/2 no bound is
+ * left and the scene is refused. */
+#define CM__DELTA_REFUSE 0.5
 
 void cm_system_destroy(cm_system_t **sp) {
   if (!sp || !*sp)
@@ -574,6 +576,12 @@ static int cm__body_order(cm_context_t *ctx, const cm_scene_t *s,
       w->rank[w->order[i]] = i;
       w->pos[3 * i] = x[0], w->pos[3 * i + 1] = x[1], w->pos[3 * i + 2] = x[2];
       w->ilo[i] = cm__inertia_floor(s, bd, &w->lev[i]); /* lev: cond */
+      if (s->dim == 3) { /* a diagonal world block is factored exactly */
+        double Iw[9];
+        cm__world_inertia(bd, Iw);
+        if (Iw[1] == 0 && Iw[2] == 0 && Iw[5] == 0)
+          w->lev[i] = 1;
+      }
     }
     w->cond = 1, w->cond_body = -1; /* the worst tensor, for the warning */
     for (int i = 0; s->dim == 3 && i < m; i++)
@@ -1013,6 +1021,20 @@ int cm__system_assemble_weighted(cm_context_t *ctx, const cm_scene_t *s,
     sys->dropped_dofs = sys->ndofs - sys->n;
     sys->inertia_cond = w.cond;
     sys->inertia_cond_body = w.cond_body;
+  }
+  if (!st && CM_INERTIA_DELTA_PER_COND * sys->inertia_cond >= CM__DELTA_REFUSE) {
+    char path[64];
+    snprintf(path, sizeof path, "bodies[%d].inertia", sys->inertia_cond_body);
+    st = CM__ERR(ctx, CM_NUMERIC, path,
+                 "%s: the inertia tensor's condition number is %.3g: its "
+                 "world-frame block R I R^T, formed and factored in double "
+                 "precision, keeps no correct digit of the smallest "
+                 "principal moment, so no frequency or bound would be "
+                 "reliable; give the tensor in principal axes with an "
+                 "orientation that keeps it diagonal in the world frame, or "
+                 "a condition number below %.3g",
+                 path, sys->inertia_cond,
+                 CM__DELTA_REFUSE / CM_INERTIA_DELTA_PER_COND);
   }
   cm__work_free(&w);
   /* ---- return ---- */
