@@ -288,3 +288,88 @@ CM_TEST(counts_fuzz) {
           st.worst_rel, st.worst_upper);
   CMT_TRUE(st.ambiguous <= st.scenes / 20);
 }
+
+/* ---- item 5: counts of large components (SuiteSparseQR) -------------------- */
+
+/* Rank of the assembled J by a dense SVD, numpy's tolerance. */
+static int svd_rank(const cm_system_t *sys) {
+  int m = sys->nc, n = sys->n, mn = m < n ? m : n, rank = 0;
+  double *A = calloc((size_t)m * n + 1, sizeof(double));
+  double *sv = malloc(sizeof(double) * (mn + 1));
+  for (int r = 0; r < m; r++)
+    for (int q = sys->Jp[r]; q < sys->Jp[r + 1]; q++)
+      A[(size_t)sys->Jj[q] * m + r] = sys->Jx[q];
+  if (LAPACKE_dgesdd(LAPACK_COL_MAJOR, 'N', m, n, A, m, sv, NULL, 1, NULL,
+                     1) == 0) {
+    double tol = sv[0] * (m > n ? m : n) * 2.220446049250313e-16;
+    for (int i = 0; i < mn; i++)
+      rank += sv[i] > tol;
+    if (getenv("CM_SVD_DEBUG"))
+      for (int i = rank - 3; i < rank + 3 && i < mn; i++)
+        if (i >= 0)
+          fprintf(stderr, "  sv[%d] = %.3g (tol %.3g)\n", i, sv[i], tol);
+  } else
+    rank = -1;
+  free(A), free(sv);
+  return rank;
+}
+
+/* Components above 400 rows and dofs take SuiteSparseQR's rank: an FCC
+ * crystal (redundant: zero modes) and a 3D pile, each also with tangential
+ * springs on every other contact and some stiffnesses and masses spread
+ * over 1e12 (the old count, from S's eigenvalues, took soft real modes for
+ * zero modes there), against a dense SVD of J. */
+CM_TEST(counts_large_components_spqr) {
+  for (int v = 0; v < 4; v++) {
+    cm_context_t ctx;
+    cm_context_init(&ctx);
+    cm_scene_t *s = NULL;
+    if (v < 2) {
+      cm_crystal_options_t co;
+      cm_crystal_options_init(&co);
+      co.nx = co.ny = co.nz = 8;
+      cm_generate_crystal(&ctx, &co, &s);
+    } else {
+      cm_pile_options_t po;
+      cm_pile_options_init(&po);
+      po.dim = 3, po.count = 300, po.seed = 7;
+      cm_generate_pile(&ctx, &po, &s);
+    }
+    if (!s) {
+      CMT_FAIL("generate: %s", ctx.message);
+      continue;
+    }
+    for (int c = 0; c < s->ncontacts; c++) {
+      s->contacts[c].stiffness *= pow(10, (c % 13) - 6);
+      if (v % 2 && c % 2)
+        s->contacts[c].stiffness_t = 0.3 * s->contacts[c].stiffness;
+    }
+    for (int b = 0; b < s->nbodies; b++) {
+      double f = pow(10, (b % 7) - 3);
+      s->bodies[b].mass *= f;
+      for (int i = 0; i < 9; i++)
+        s->bodies[b].inertia[i] *= f;
+    }
+    cm_system_t *sys = NULL;
+    cm_report_t *r = NULL;
+    CMT_EQ_INT(cm_system_assemble(&ctx, s, &sys), CM_OK);
+    CMT_EQ_INT(cm_analyze(&ctx, s, NULL, &r), CM_OK);
+    if (sys && r) {
+      int big = 0;
+      for (int c = 0; c < sys->ncomp; c++) {
+        int m = sys->comp_row[c + 1] - sys->comp_row[c];
+        int n = sys->comp_col[c + 1] - sys->comp_col[c];
+        big |= m > 400 && n > 400;
+      }
+      CMT_TRUE(big);
+      int rank = svd_rank(sys);
+      CMT_EQ_INT(r->zero_modes, sys->nc - rank);
+      CMT_EQ_INT(r->free_motions, sys->ndofs - rank);
+      fprintf(stderr, "variant %d: %d rows, %d dofs, rank %d, zero modes %d\n",
+              v, sys->nc, sys->n, rank, r->zero_modes);
+    }
+    cm_report_destroy(&r);
+    cm_system_destroy(&sys);
+    cm_scene_destroy(&s);
+  }
+}
