@@ -354,6 +354,12 @@ typedef struct cm_options {
   int chebyshev;         /* Lanczos polynomial filter degree d >= 2
                             (ARPACK on T_d of S damping [0, max S_cc]);
                             0 or 1 = off (default) */
+  int rank_max_rows;     /* counts: a component of up to this many rows
+                            gets the rank of its J from SuiteSparseQR
+                            (zero_modes, free_motions); larger ones leave
+                            them unknown (-1). Default 20000 (about 1 s on
+                            2 cores; the QR's cost grows about as rows^2 on
+                            3D piles); 0 = every size */
   const double *warm_start; /* optional start vector over scene rows
                                (report nstart: each contact's normal row,
                                then its tangent rows, in contact order),
@@ -396,7 +402,8 @@ typedef struct cm_component {
   int iterations;     /* Lanczos restarts (0 dense) */
   int matvecs;        /* operator applications */
   int converged;      /* 1 if every wanted Ritz pair met tol */
-  int rank;           /* rank of its J (dense only), -1 if unknown */
+  int rank;           /* rank of its J, -1 if not computed (above
+                         options.rank_max_rows) */
   int nlisted;        /* bodies listed */
   char **body_names;  /* up to 20 labels (owned) */
 } cm_component_t;
@@ -446,8 +453,10 @@ typedef struct cm_report {
   /* counts */
   int nbodies, moving_bodies, fixed_bodies, free_bodies;
   int ndofs, active_dofs, ncontacts, dropped_dofs;
-  int free_motions;       /* dofs - rank J, -1 unless every component dense */
+  int free_motions;       /* dofs - rank J, -1 when a component is above
+                             options.rank_max_rows */
   int zero_modes;         /* nc - rank J (redundant gaps), -1 likewise */
+  const char *counts_note;/* why they are -1 (static), else NULL */
   /* components */
   int ncomp;              /* number of components */
   int ncomp_listed;       /* entries in components */

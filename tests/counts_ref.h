@@ -30,9 +30,9 @@ typedef struct {
                       numpy's tolerance (the rank does not hang on it) */
 } ref_t;
 
-static void ref_free(ref_t *R) { free(R->lambda); }
+static inline void ref_free(ref_t *R) { free(R->lambda); }
 
-static void quat_R(const double *q, double *R) {
+static inline void quat_R(const double *q, double *R) {
   double w = q[0], x = q[1], y = q[2], z = q[3];
   R[0] = 1 - 2 * (y * y + z * z), R[1] = 2 * (x * y - w * z);
   R[2] = 2 * (x * z + w * y), R[3] = 2 * (x * y + w * z);
@@ -43,7 +43,7 @@ static void quat_R(const double *q, double *R) {
 
 /* Tangents of the unit n: 2D (-n_y, n_x); 3D an orthonormal pair of the
  * tangent plane (any pair gives the same spectrum). */
-static void ref_tangents(int dim, const double *n, double *t1, double *t2) {
+static inline void ref_tangents(int dim, const double *n, double *t1, double *t2) {
   if (dim == 2) {
     t1[0] = -n[1], t1[1] = n[0], t1[2] = 0;
     return;
@@ -59,7 +59,7 @@ static void ref_tangents(int dim, const double *n, double *t1, double *t2) {
   t2[2] = n[0] * t1[1] - n[1] * t1[0];
 }
 
-static int ref_build(const cm_scene_t *s, ref_t *R) {
+static inline int ref_build(const cm_scene_t *s, ref_t *R) {
   int dim = s->dim, per = dim == 2 ? 3 : 6, nb = s->nbodies;
   int *col = malloc(sizeof(int) * (nb + 1)), ndof = 0, nrow = 0;
   for (int b = 0; b < nb; b++)
@@ -175,7 +175,7 @@ static int ref_build(const cm_scene_t *s, ref_t *R) {
   return ok ? 0 : -1;
 }
 
-static int add_body(cm_scene_t *s, double m, const double *I3,
+static inline int add_body(cm_scene_t *s, double m, const double *I3,
                     const double *x, const double *q) {
   cm_body_t b;
   cm_body_init(&b);
@@ -190,7 +190,7 @@ static int add_body(cm_scene_t *s, double m, const double *I3,
   return cm_scene_add_body(NULL, s, &b, NULL);
 }
 
-static void add_contact(cm_scene_t *s, int a, int b, const double *p,
+static inline void add_contact(cm_scene_t *s, int a, int b, const double *p,
                         const double *n, double k, double kt) {
   cm_contact_t c;
   cm_contact_init(&c);
@@ -207,22 +207,22 @@ typedef struct {
   uint64_t s; /* splitmix64 state */
 } fz_rng_t;
 
-static uint64_t fz_next(fz_rng_t *g) {
+static inline uint64_t fz_next(fz_rng_t *g) {
   uint64_t z = (g->s += 0x9e3779b97f4a7c15ULL);
   z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
   z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
   return z ^ (z >> 31);
 }
-static double fz_u(fz_rng_t *g) { /* [0, 1) */
+static inline double fz_u(fz_rng_t *g) { /* [0, 1) */
   return (double)(fz_next(g) >> 11) / 9007199254740992.0;
 }
-static double fz_range(fz_rng_t *g, double a, double b) {
+static inline double fz_range(fz_rng_t *g, double a, double b) {
   return a + (b - a) * fz_u(g);
 }
-static int fz_int(fz_rng_t *g, int n) { return (int)(fz_u(g) * n); }
+static inline int fz_int(fz_rng_t *g, int n) { return (int)(fz_u(g) * n); }
 
 /* A random unit vector (in-plane in 2D). */
-static void fz_unit(fz_rng_t *g, int dim, double *v) {
+static inline void fz_unit(fz_rng_t *g, int dim, double *v) {
   double l;
   do {
     l = 0;
@@ -250,7 +250,7 @@ typedef struct {
  * about 1e-12 R, or anywhere; tangential springs on some; duplicated
  * contacts (redundant gaps); and sometimes the whole sub-structure copied
  * (identical components: repeated eigenvalues). */
-static cm_scene_t *fz_scene(uint64_t seed, fz_info_t *info) {
+static inline cm_scene_t *fz_scene(uint64_t seed, fz_info_t *info) {
   fz_rng_t g = {seed * 0x2545f4914f6cdd1dULL + 1};
   memset(info, 0, sizeof *info);
   info->cond = 1;
@@ -370,7 +370,7 @@ typedef struct {
 
 /* Checks one scene with options o against the dense truth; prints what
  * fails (with the seed) and returns the number of failures. */
-static int fz_check(uint64_t seed, const cm_options_t *o, fz_stats_t *st) {
+static inline int fz_check(uint64_t seed, const cm_options_t *o, fz_stats_t *st) {
   fz_info_t info;
   cm_scene_t *s = fz_scene(seed, &info);
   ref_t R = {0};
@@ -449,7 +449,7 @@ static int fz_check(uint64_t seed, const cm_options_t *o, fz_stats_t *st) {
 
 /* Options of scene i: the default, dense, or Lanczos forced on every
  * component it can take (dense_max 0). */
-static void fz_options(uint64_t i, cm_options_t *o) {
+static inline void fz_options(uint64_t i, cm_options_t *o) {
   cm_options_init(o);
   switch (i % 4) {
   case 1: o->method = CM_METHOD_DENSE; break;

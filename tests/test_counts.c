@@ -373,3 +373,39 @@ CM_TEST(counts_large_components_spqr) {
     cm_scene_destroy(&s);
   }
 }
+
+/* A component above options.rank_max_rows leaves the counts unknown, with
+ * the reason; 0 means every size. */
+CM_TEST(counts_rank_limit) {
+  cm_context_t ctx;
+  cm_context_init(&ctx);
+  cm_scene_t *s = NULL;
+  CMT_EQ_INT(cm_scene_read_file(&ctx, CM_SOURCE_DIR "/data/crystal_fcc.json",
+                                &s),
+             CM_OK);
+  cm_options_t o;
+  cm_options_init(&o);
+  CMT_EQ_INT(o.rank_max_rows, 20000);
+  for (int v = 0; v < 2 && s; v++) {
+    o.rank_max_rows = v ? 0 : 10;
+    cm_report_t *r = NULL;
+    CMT_EQ_INT(cm_analyze(&ctx, s, &o, &r), CM_OK);
+    if (r && !v) {
+      CMT_EQ_INT(r->zero_modes, -1);
+      CMT_EQ_INT(r->free_motions, -1);
+      CMT_CONTAINS(r->counts_note, "rank_max_rows");
+      char *js = cm_report_to_json(r, 0);
+      CMT_CONTAINS(js, "\"reason\"");
+      free(js);
+    } else if (r) {
+      CMT_EQ_INT(r->zero_modes, 23);
+      CMT_EQ_INT(r->free_motions, 99);
+      CMT_TRUE(r->counts_note == NULL);
+    }
+    cm_report_destroy(&r);
+  }
+  o.rank_max_rows = -1;
+  cm_report_t *r = NULL;
+  CMT_EQ_INT(cm_analyze(&ctx, s, &o, &r), CM_USAGE);
+  cm_scene_destroy(&s);
+}

@@ -19,6 +19,7 @@ void cm_options_init(cm_options_t *o) {
   o->top_contacts = 5;
   o->top_bodies = 5;
   o->top_components = 10;
+  o->rank_max_rows = 20000;
 }
 
 int cm__options_check(cm_context_t *ctx, const cm_options_t *o) {
@@ -32,6 +33,9 @@ int cm__options_check(cm_context_t *ctx, const cm_options_t *o) {
   if (o->ncv < 0 || o->max_iter < 0 || o->dense_max < 0)
     return CM__ERR(ctx, CM_USAGE, "ncv",
                    "ncv, max_iter and dense_max must not be negative");
+  if (o->rank_max_rows < 0)
+    return CM__ERR(ctx, CM_USAGE, "rank_max_rows",
+                   "rank_max_rows: %d must not be negative", o->rank_max_rows);
   if (o->top_contacts < 0 || o->top_bodies < 0 || o->top_components < 0)
     return CM__ERR(ctx, CM_USAGE, "top_contacts",
                    "top_contacts, top_bodies and top_components must not be "

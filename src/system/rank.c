@@ -69,7 +69,7 @@ static long cm__rank_block(const cm_system_t *s, int r0,
 }
 
 int cm__system_rank(cm_context_t *ctx, const cm_system_t *s, int threads,
-                    int *comp_rank, long *total) {
+                    int max_rows, int *comp_rank, long *total) {
   *total = 0;
   int ncomp = s->ncomp, failed = 0;
   /* ---- compute: components in parallel, each with its own context ---- */
@@ -82,6 +82,10 @@ int cm__system_rank(cm_context_t *ctx, const cm_system_t *s, int threads,
     for (int c = 0; c < ncomp; c++) {
       int r0 = s->comp_row[c], c0 = s->comp_col[c];
       int m = s->comp_row[c + 1] - r0, n = s->comp_col[c + 1] - c0;
+      if (max_rows > 0 && m > max_rows) { /* too large: unknown */
+        comp_rank[c] = -1;
+        continue;
+      }
       long rk = cm__rank_block(s, r0, m, c0, n, &cc);
       comp_rank[c] = (int)rk;
       if (rk < 0) {
@@ -96,7 +100,7 @@ int cm__system_rank(cm_context_t *ctx, const cm_system_t *s, int threads,
     return CM__ERR(ctx, CM_NOMEM, NULL,
                    "SuiteSparseQR could not factor J for its rank (out of "
                    "memory)");
-  for (int c = 0; c < ncomp; c++)
-    *total += comp_rank[c];
+  for (int c = 0; c < ncomp && *total >= 0; c++)
+    *total = comp_rank[c] < 0 ? -1 : *total + comp_rank[c];
   return CM_OK;
 }
