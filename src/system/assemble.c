@@ -1025,12 +1025,12 @@ int cm__system_assemble_weighted(cm_context_t *ctx, const cm_scene_t *s,
   if (!st && CM_INERTIA_DELTA_PER_COND * sys->inertia_cond >= CM__DELTA_REFUSE) {
     char path[64];
     snprintf(path, sizeof path, "bodies[%d].inertia", sys->inertia_cond_body);
-    st = CM__ERR(ctx, CM_NUMERIC, path,
+    st = CM__ERR(ctx, CM_NOT_SPD, path,
                  "%s: the inertia tensor's condition number is %.3g: its "
                  "world-frame block R I R^T, formed and factored in double "
-                 "precision, keeps no correct digit of the smallest "
-                 "principal moment, so no frequency or bound would be "
-                 "reliable; give the tensor in principal axes with an "
+                 "precision, is not positive definite to working precision "
+                 "(no correct digit of the smallest principal moment), so "
+                 "no frequency or bound would be reliable; give the tensor in principal axes with an "
                  "orientation that keeps it diagonal in the world frame, or "
                  "a condition number below %.3g",
                  path, sys->inertia_cond,
