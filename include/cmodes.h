@@ -261,7 +261,9 @@ typedef struct cm_system {
  * good to a relative CM_INERTIA_DELTA_PER_COND x inertia_cond. */
 #define CM_INERTIA_DELTA_PER_COND 3.552713678800501e-15
 /* Validates the scene and assembles M and J with OpenMP (deterministic at any
- * thread count). *out is owned by the caller. */
+ * thread count). *out is owned by the caller. A 3D body whose inertia is
+ * too near singular to factor in its rotated frame (CM_INERTIA_DELTA_PER_COND
+ * x inertia_cond >= 1/2) gives CM_NOT_SPD naming bodies[i].inertia. */
 CM_EXTERN int cm_system_assemble(cm_context_t *ctx, const cm_scene_t *scene,
                                  cm_system_t **out);
 /* Builds a general system from matrices: M (n x n, CSC, symmetric: lower
