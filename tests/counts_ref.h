@@ -14,7 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* ---- the dense truth ----------------------------------------------------------- */
+/* ---- the dense truth
+ * ----------------------------------------------------------- */
 
 /* The problem built from the scene's geometry alone: every dof of every
  * moving body (nothing dropped), J with normal and tangent rows, and M^-1
@@ -23,11 +24,11 @@
  * no obstacle to the truth. S = K^1/2 J M^-1 J^T K^1/2 is solved by LAPACK
  * dsyevd; rank J by dgesdd with numpy's tolerance. */
 typedef struct {
-  int ndof, nrow;  /* all dofs of moving bodies, rows of J */
-  double *lambda;  /* eigenvalues of S, descending, size nrow */
-  int rank;        /* rank of J */
-  int clear;       /* 1: no singular value within a factor 0.1..1e3 of
-                      numpy's tolerance (the rank does not hang on it) */
+  int ndof, nrow; /* all dofs of moving bodies, rows of J */
+  double *lambda; /* eigenvalues of S, descending, size nrow */
+  int rank;       /* rank of J */
+  int clear;      /* 1: no singular value within a factor 0.1..1e3 of
+                     numpy's tolerance (the rank does not hang on it) */
 } ref_t;
 
 static inline void ref_free(ref_t *R) { free(R->lambda); }
@@ -43,7 +44,8 @@ static inline void quat_R(const double *q, double *R) {
 
 /* Tangents of the unit n: 2D (-n_y, n_x); 3D an orthonormal pair of the
  * tangent plane (any pair gives the same spectrum). */
-static inline void ref_tangents(int dim, const double *n, double *t1, double *t2) {
+static inline void ref_tangents(int dim, const double *n, double *t1,
+                                double *t2) {
   if (dim == 2) {
     t1[0] = -n[1], t1[1] = n[0], t1[2] = 0;
     return;
@@ -150,9 +152,8 @@ static inline int ref_build(const cm_scene_t *s, ref_t *R) {
       S[(size_t)b * nrow + a] = sqrt(k[a]) * v * sqrt(k[b]);
     }
   R->lambda = malloc(sizeof(double) * (nrow + 1));
-  int ok = nrow == 0 ||
-           LAPACKE_dsyevd(LAPACK_COL_MAJOR, 'N', 'U', nrow, S, nrow,
-                          R->lambda) == 0;
+  int ok = nrow == 0 || LAPACKE_dsyevd(LAPACK_COL_MAJOR, 'N', 'U', nrow, S,
+                                       nrow, R->lambda) == 0;
   for (int i = 0; i < nrow / 2; i++) { /* descending */
     double t = R->lambda[i];
     R->lambda[i] = R->lambda[nrow - 1 - i], R->lambda[nrow - 1 - i] = t;
@@ -176,7 +177,7 @@ static inline int ref_build(const cm_scene_t *s, ref_t *R) {
 }
 
 static inline int add_body(cm_scene_t *s, double m, const double *I3,
-                    const double *x, const double *q) {
+                           const double *x, const double *q) {
   cm_body_t b;
   cm_body_init(&b);
   b.mass = m;
@@ -191,7 +192,7 @@ static inline int add_body(cm_scene_t *s, double m, const double *I3,
 }
 
 static inline void add_contact(cm_scene_t *s, int a, int b, const double *p,
-                        const double *n, double k, double kt) {
+                               const double *n, double k, double kt) {
   cm_contact_t c;
   cm_contact_init(&c);
   c.a = a, c.b = b;
@@ -201,7 +202,8 @@ static inline void add_contact(cm_scene_t *s, int a, int b, const double *p,
   cm_scene_add_contact(NULL, s, &c, NULL);
 }
 
-/* ---- random scenes ---------------------------------------------------------- */
+/* ---- random scenes ----------------------------------------------------------
+ */
 
 typedef struct {
   uint64_t s; /* splitmix64 state */
@@ -236,11 +238,11 @@ static inline void fz_unit(fz_rng_t *g, int dim, double *v) {
 }
 
 typedef struct {
-  int wide;      /* wide mass and stiffness ranges */
-  int copies;    /* the sub-structure repeated (1: once) */
-  double cond;   /* largest inertia condition number of a rotated body */
-  int tiny;      /* some body has a tiny inertia */
-  int tangent;   /* some contact has a tangential spring */
+  int wide;    /* wide mass and stiffness ranges */
+  int copies;  /* the sub-structure repeated (1: once) */
+  double cond; /* largest inertia condition number of a rotated body */
+  int tiny;    /* some body has a tiny inertia */
+  int tangent; /* some contact has a tangential spring */
 } fz_info_t;
 
 /* Scene number `seed`: 2D or 3D; 1-7 moving bodies (sometimes a fixed one)
@@ -349,7 +351,8 @@ static inline cm_scene_t *fz_scene(uint64_t seed, fz_info_t *info) {
   return s;
 }
 
-/* ---- the property checks ---------------------------------------------------- */
+/* ---- the property checks ----------------------------------------------------
+ */
 
 /* Top-k multiplicities are checked strictly only with this on: a repeated
  * eigenvalue that Lanczos lists once is the repeated-modes item of issue
@@ -359,18 +362,19 @@ static inline cm_scene_t *fz_scene(uint64_t seed, fz_info_t *info) {
 #endif
 
 typedef struct {
-  int scenes, failed;      /* scenes checked, scenes with a failure */
-  int ambiguous;           /* rank of J hanging on a tolerance: not compared */
-  int multiplicity;        /* top-k copies missing (not failed unless
-                              FZ_CHECK_MULTIPLICITY) */
-  int refused;             /* refused scenes (there should be none) */
-  double worst_rel;        /* largest |omega_max - truth| / truth */
-  double worst_upper;      /* smallest omega_upper / truth */
+  int scenes, failed; /* scenes checked, scenes with a failure */
+  int ambiguous;      /* rank of J hanging on a tolerance: not compared */
+  int multiplicity;   /* top-k copies missing (not failed unless
+                         FZ_CHECK_MULTIPLICITY) */
+  int refused;        /* refused scenes (there should be none) */
+  double worst_rel;   /* largest |omega_max - truth| / truth */
+  double worst_upper; /* smallest omega_upper / truth */
 } fz_stats_t;
 
 /* Checks one scene with options o against the dense truth; prints what
  * fails (with the seed) and returns the number of failures. */
-static inline int fz_check(uint64_t seed, const cm_options_t *o, fz_stats_t *st) {
+static inline int fz_check(uint64_t seed, const cm_options_t *o,
+                           fz_stats_t *st) {
   fz_info_t info;
   cm_scene_t *s = fz_scene(seed, &info);
   ref_t R = {0};
@@ -403,8 +407,8 @@ static inline int fz_check(uint64_t seed, const cm_options_t *o, fz_stats_t *st)
     if (w > 0)
       st->worst_upper = fmin(st->worst_upper, r->omega_upper / w);
     if (!(rel <= tol))
-      FZ_FAIL("omega_max %.17g, truth %.17g (rel %.3g > %.3g)", r->omega_max,
-              w, rel, tol);
+      FZ_FAIL("omega_max %.17g, truth %.17g (rel %.3g > %.3g)", r->omega_max, w,
+              rel, tol);
     if (!(r->pc_omega_max <= w * (1 + tol)))
       FZ_FAIL("per-contact %.17g above the truth %.17g", r->pc_omega_max, w);
     if (!(w <= r->omega_upper * (1 + 1e-13)))
@@ -452,9 +456,14 @@ static inline int fz_check(uint64_t seed, const cm_options_t *o, fz_stats_t *st)
 static inline void fz_options(uint64_t i, cm_options_t *o) {
   cm_options_init(o);
   switch (i % 4) {
-  case 1: o->method = CM_METHOD_DENSE; break;
-  case 3: o->method = CM_METHOD_LANCZOS, o->dense_max = 0; break;
-  default: break;
+  case 1:
+    o->method = CM_METHOD_DENSE;
+    break;
+  case 3:
+    o->method = CM_METHOD_LANCZOS, o->dense_max = 0;
+    break;
+  default:
+    break;
   }
 }
 

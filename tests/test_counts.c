@@ -4,8 +4,8 @@
  * (J^T K J) q = omega^2 M q built here from the scene's geometry, with no
  * use of cmodes' assembly, and the counts against the rank of J from a
  * dense SVD. Not for the analytic scenes (test_analytic.c). */
-#include "cmtest.h"
 #include "cmodes.h"
+#include "cmtest.h"
 
 #include <lapacke.h>
 #include <math.h>
@@ -14,7 +14,8 @@
 #include <string.h>
 #include <unistd.h>
 
-/* ---- helpers -------------------------------------------------------------- */
+/* ---- helpers --------------------------------------------------------------
+ */
 
 static int write_text(const char *path, const char *text) {
   FILE *f = fopen(path, "w");
@@ -24,7 +25,8 @@ static int write_text(const char *path, const char *text) {
   return fclose(f);
 }
 
-/* ---- item 8: Matrix Market array files ------------------------------------ */
+/* ---- item 8: Matrix Market array files ------------------------------------
+ */
 
 /* scipy's mmwrite writes a dense M or J in the array format; CHOLMOD's sparse
  * reader refused it ("argument missing"). The bar as arrays: M general and
@@ -77,7 +79,8 @@ CM_TEST(counts_mtx_array_files) {
   rmdir(dir);
 }
 
-/* ---- item 7: bounds of a large general M ------------------------------------ */
+/* ---- item 7: bounds of a large general M ------------------------------------
+ */
 
 /* A general M (a tridiagonal consistent-mass chain: one block of every dof,
  * so not the block path) with nc x n = 6400 x 6400 > 4e7: the bounds, the
@@ -88,7 +91,8 @@ CM_TEST(counts_general_m_bounds) {
   int *Mp = malloc(sizeof(int) * (n + 1)), *Mi = malloc(sizeof(int) * 2 * n);
   double *Mx = malloc(sizeof(double) * 2 * n);
   int *Jp = malloc(sizeof(int) * (nc + 1)), *Jj = malloc(sizeof(int) * 3 * nc);
-  double *Jx = malloc(sizeof(double) * 3 * nc), *k = malloc(sizeof(double) * nc);
+  double *Jx = malloc(sizeof(double) * 3 * nc),
+         *k = malloc(sizeof(double) * nc);
   int q = 0;
   for (int j = 0; j < n; j++) { /* lower triangle: (j, j) and (j + 1, j) */
     Mp[j] = q;
@@ -120,9 +124,9 @@ CM_TEST(counts_general_m_bounds) {
   cm_context_init(&ctx);
   cm_system_t *sys = NULL;
   cm_report_t *r = NULL;
-  CMT_EQ_INT(cm_system_from_matrices(&ctx, n, nc, Mp, Mi, Mx, Jp, Jj, Jx, k,
-                                     &sys),
-             CM_OK);
+  CMT_EQ_INT(
+      cm_system_from_matrices(&ctx, n, nc, Mp, Mi, Mx, Jp, Jj, Jx, k, &sys),
+      CM_OK);
   cm_options_t o;
   cm_options_init(&o);
   o.tol = 1e-8;
@@ -137,8 +141,9 @@ CM_TEST(counts_general_m_bounds) {
     CMT_LE(r->omega_max, r->omega_upper);
     CMT_TRUE(isfinite(r->central_difference.certified_s));
     CMT_LE(r->central_difference.certified_s, r->central_difference.h_s);
-    fprintf(stderr, "general M %d x %d: lower %.6g max %.6g upper %.6g "
-                    "(%.3f x), bounds %.3f s\n",
+    fprintf(stderr,
+            "general M %d x %d: lower %.6g max %.6g upper %.6g "
+            "(%.3f x), bounds %.3f s\n",
             nc, n, r->omega_lower, r->omega_max, r->omega_upper,
             r->omega_upper / r->omega_max, r->t_operator);
   }
@@ -160,7 +165,8 @@ static cm_report_t *analyze_opts(cm_scene_t *s, const cm_options_t *o,
   return r;
 }
 
-/* ---- item 4: dropped dofs ----------------------------------------------------- */
+/* ---- item 4: dropped dofs
+ * ----------------------------------------------------- */
 
 /* A 2D body of mass 1 with a tiny moment of inertia (I / (m r^2) = 1e-26) on
  * one spring whose lever arm is 0.9e-12 |r|: the old test |r x n| <= 1e-12
@@ -264,7 +270,8 @@ CM_TEST(counts_near_singular_inertia) {
   }
 }
 
-/* ---- the property test ------------------------------------------------------ */
+/* ---- the property test ------------------------------------------------------
+ */
 
 /* 1000 random scenes (counts_ref.h): per-contact <= omega_max <= every
  * upper bound, certified <= critical, counts equal the rank of J, the top k
@@ -289,7 +296,8 @@ CM_TEST(counts_fuzz) {
   CMT_TRUE(st.ambiguous <= st.scenes / 20);
 }
 
-/* ---- item 5: counts of large components (SuiteSparseQR) -------------------- */
+/* ---- item 5: counts of large components (SuiteSparseQR) --------------------
+ */
 
 /* Rank of the assembled J by a dense SVD, numpy's tolerance. */
 static int svd_rank(const cm_system_t *sys) {
@@ -299,8 +307,8 @@ static int svd_rank(const cm_system_t *sys) {
   for (int r = 0; r < m; r++)
     for (int q = sys->Jp[r]; q < sys->Jp[r + 1]; q++)
       A[(size_t)sys->Jj[q] * m + r] = sys->Jx[q];
-  if (LAPACKE_dgesdd(LAPACK_COL_MAJOR, 'N', m, n, A, m, sv, NULL, 1, NULL,
-                     1) == 0) {
+  if (LAPACKE_dgesdd(LAPACK_COL_MAJOR, 'N', m, n, A, m, sv, NULL, 1, NULL, 1) ==
+      0) {
     double tol = sv[0] * (m > n ? m : n) * 2.220446049250313e-16;
     for (int i = 0; i < mn; i++)
       rank += sv[i] > tol;
@@ -380,9 +388,9 @@ CM_TEST(counts_rank_limit) {
   cm_context_t ctx;
   cm_context_init(&ctx);
   cm_scene_t *s = NULL;
-  CMT_EQ_INT(cm_scene_read_file(&ctx, CM_SOURCE_DIR "/data/crystal_fcc.json",
-                                &s),
-             CM_OK);
+  CMT_EQ_INT(
+      cm_scene_read_file(&ctx, CM_SOURCE_DIR "/data/crystal_fcc.json", &s),
+      CM_OK);
   cm_options_t o;
   cm_options_init(&o);
   CMT_EQ_INT(o.rank_max_rows, 20000);

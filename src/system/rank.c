@@ -26,16 +26,16 @@
  * rows are unit directions and lever arms in the scene's length unit, and
  * scaling a column by its mass or inertia would turn rounding noise on a
  * light or small-inertia body (a sphere's spin) into rank. */
-static long cm__rank_block(const cm_system_t *s, int r0,
-                           int m, int c0, int n, cholmod_common *cc) {
+static long cm__rank_block(const cm_system_t *s, int r0, int m, int c0, int n,
+                           cholmod_common *cc) {
   if (m == 0 || n == 0)
     return 0;
   const int *Jp = s->Jp, *Jj = s->Jj;
   const double *Jx = s->Jx;
   size_t nnz = (size_t)(Jp[r0 + m] - Jp[r0]);
   /* A = J^T, n x m in CSC: J's CSR rows are its columns */
-  cholmod_sparse *A = cholmod_l_allocate_sparse((size_t)n, (size_t)m, nnz, 1,
-                                                1, 0, CHOLMOD_REAL, cc);
+  cholmod_sparse *A = cholmod_l_allocate_sparse((size_t)n, (size_t)m, nnz, 1, 1,
+                                                0, CHOLMOD_REAL, cc);
   if (!A)
     return -1;
   SuiteSparse_long *Ap = A->p, *Ai = A->i;
