@@ -158,7 +158,7 @@ static unsigned cm__seg_nonzero(const double *seg, int nd) {
   return bits;
 }
 
-/* ---- inertia: principal moments -------------------------------------------- */
+/* ---- inertia: principal moments ---------------------------------------- */
 
 /* Eigenvalues of the symmetric part of a 3 x 3 inertia tensor (row-major),
  * by cyclic Jacobi rotations; ascending. */
