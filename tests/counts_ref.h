@@ -284,7 +284,6 @@ static inline cm_scene_t *fz_scene(uint64_t seed, fz_info_t *info) {
       int ax = fz_int(&g, 3);
       double c = pow(10, fz_range(&g, 6, 12));
       bd.inertia[4 * ax] /= c;
-      info->cond = fmax(info->cond, c * 6);
     }
     if (dim == 3 && fz_u(&g) < 0.7) {
       double q[4], l = 0;
@@ -292,6 +291,11 @@ static inline cm_scene_t *fz_scene(uint64_t seed, fz_info_t *info) {
         q[i] = fz_range(&g, -1, 1), l += q[i] * q[i];
       for (int i = 0; i < 4; i++)
         bd.orientation[i] = q[i] / sqrt(l);
+    }
+    if (dim == 3) { /* the accuracy cmodes states for this tensor */
+      double lo = fmin(bd.inertia[0], fmin(bd.inertia[4], bd.inertia[8]));
+      double hi = fmax(bd.inertia[0], fmax(bd.inertia[4], bd.inertia[8]));
+      info->cond = fmax(info->cond, hi / lo);
     }
     bd.mass = m;
     for (int i = 0; i < 3; i++)
