@@ -424,7 +424,7 @@ static void cm__steps(const cm_options_t *o, cm_report_t *r) {
 #define CM__DELTA_BOUND 1e-12
 #define CM__DELTA_WARN 1e-6
 
-static double cm__inertia_delta(const cm_system_t *sys) {
+double cm__inertia_delta(const cm_system_t *sys) {
   double d = CM_INERTIA_DELTA_PER_COND * sys->inertia_cond;
   return d > CM__DELTA_BOUND ? d : 0;
 }

@@ -16,6 +16,11 @@ int cm__solve_all(cm_context_t *ctx, cm_operator_t *op,
 int *cm__scene_rows(const cm_system_t *sys);
 /* Checks every option; CM_USAGE naming the option. */
 int cm__options_check(cm_context_t *ctx, const cm_options_t *o);
+/* Relative accuracy delta of the mass blocks of a near-singular inertia
+ * (CM_INERTIA_DELTA_PER_COND x sys->inertia_cond), 0 when at most 1e-12:
+ * every Gershgorin bound is raised by the factor 1 + delta (docs/math.md,
+ * "Structural zeros and dropped dofs"). */
+double cm__inertia_delta(const cm_system_t *sys);
 /* The report's model label (static string). */
 const char *cm__model_label(int tangential, int dashpots);
 /* With dashpots in the scene: the coupled damped central-difference limit

@@ -122,6 +122,8 @@ static int cm__weighted_bound(cm_context_t *ctx, const cm_scene_t *scene,
   *uc = 0;
   for (int r = 0; !st && r < sys->nc; r++)
     *uc = gersh[r] > *uc ? gersh[r] : *uc;
+  if (!st)
+    *uc *= 1 + cm__inertia_delta(sys); /* a near-singular inertia */
   free(diag), free(gersh);
   cm_operator_destroy(&op);
   cm_system_destroy(&sys);
