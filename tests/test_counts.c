@@ -86,8 +86,14 @@ CM_TEST(counts_mtx_array_files) {
  * so not the block path) with nc x n = 6400 x 6400 > 4e7: the bounds, the
  * per-contact estimate and the certified steps were null. Now numbers, in
  * order: per-contact <= omega_max <= omega_upper. */
+static void general_m_case(int n, int nc);
+
 CM_TEST(counts_general_m_bounds) {
-  int n = 6400, nc = 6400;
+  general_m_case(6400, 6400);   /* diag(S) by blocked solves */
+  general_m_case(40000, 40000); /* diag(S) bounded by Cauchy-Schwarz */
+}
+
+static void general_m_case(int n, int nc) {
   int *Mp = malloc(sizeof(int) * (n + 1)), *Mi = malloc(sizeof(int) * 2 * n);
   double *Mx = malloc(sizeof(double) * 2 * n);
   int *Jp = malloc(sizeof(int) * (nc + 1)), *Jj = malloc(sizeof(int) * 3 * nc);
