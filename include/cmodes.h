@@ -244,11 +244,22 @@ typedef struct cm_system {
   int moving_bodies; /* bodies that are not fixed */
   int free_bodies;   /* moving bodies that touch no contact */
   int dropped_dofs;  /* dofs removed: untouched or structural zeros */
+  double inertia_cond; /* largest condition number of a moving 3D body's
+                          inertia tensor in a component whose world block
+                          is not diagonal (1 in 2D, for diagonal blocks and
+                          for matrices; INFINITY: singular to rounding) */
+  int inertia_cond_body; /* that body, -1 if none */
   double t_assemble_s; /* wall time of assembly */
 } cm_system_t;
 
+/* Relative error, per unit of inertia_cond, of a body's mass block as
+ * formed and factored in double precision (16 eps): eigenvalues of S are
+ * good to a relative CM_INERTIA_DELTA_PER_COND x inertia_cond. */
+#define CM_INERTIA_DELTA_PER_COND 3.552713678800501e-15
 /* Validates the scene and assembles M and J with OpenMP (deterministic at any
- * thread count). *out is owned by the caller. */
+ * thread count). *out is owned by the caller. A 3D body whose inertia is
+ * too near singular to factor in its rotated frame (CM_INERTIA_DELTA_PER_COND
+ * x inertia_cond >= 1/2) gives CM_NOT_SPD naming bodies[i].inertia. */
 CM_EXTERN int cm_system_assemble(cm_context_t *ctx, const cm_scene_t *scene,
                                  cm_system_t **out);
 /* Builds a general system from matrices: M (n x n, CSC, symmetric: lower
@@ -345,6 +356,12 @@ typedef struct cm_options {
   int chebyshev;         /* Lanczos polynomial filter degree d >= 2
                             (ARPACK on T_d of S damping [0, max S_cc]);
                             0 or 1 = off (default) */
+  int rank_max_rows;     /* counts: a component of up to this many rows
+                            gets the rank of its J from SuiteSparseQR
+                            (zero_modes, free_motions); larger ones leave
+                            them unknown (-1). Default 20000 (about 1 s on
+                            2 cores; the QR's cost grows about as rows^2 on
+                            3D piles); 0 = every size */
   const double *warm_start; /* optional start vector over scene rows
                                (report nstart: each contact's normal row,
                                then its tangent rows, in contact order),
@@ -407,7 +424,8 @@ typedef struct cm_component {
   int iterations;     /* Lanczos restarts (0 dense) */
   int matvecs;        /* operator applications */
   int converged;      /* 1 if every wanted Ritz pair met tol */
-  int rank;           /* rank of its J (dense only), -1 if unknown */
+  int rank;           /* rank of its J, -1 if not computed (above
+                         options.rank_max_rows) */
   int nlisted;        /* bodies listed */
   char **body_names;  /* up to 20 labels (owned) */
 } cm_component_t;
@@ -464,8 +482,10 @@ typedef struct cm_report {
   /* counts */
   int nbodies, moving_bodies, fixed_bodies, free_bodies;
   int ndofs, active_dofs, ncontacts, dropped_dofs;
-  int free_motions;       /* dofs - rank J, -1 unless every component dense */
+  int free_motions;       /* dofs - rank J, -1 when a component is above
+                             options.rank_max_rows */
   int zero_modes;         /* nc - rank J (redundant gaps), -1 likewise */
+  const char *counts_note;/* why they are -1 (static), else NULL */
   /* components */
   int ncomp;              /* number of components */
   int ncomp_listed;       /* entries in components */
@@ -484,6 +504,10 @@ typedef struct cm_report {
    * contact has tangent rows): for warm starts */
   int nstart;
   double *start_vector;
+  /* accuracy warning (malloc'd, NULL when none): a near-singular inertia
+   * tensor that limits omega_max to a relative accuracy of about
+   * CM_INERTIA_DELTA_PER_COND x its condition number (docs/math.md) */
+  char *warning;
 } cm_report_t;
 
 /* Runs the whole pipeline on a scene. On CM_OK or CM_NOT_CONVERGED *out is a

@@ -319,6 +319,22 @@ CM_TEST(docs_report_keys) {
                                  &s), 0);
   CMT_EQ_INT(cm_analyze(&ctx, s, NULL, &none), 0);
   cm_scene_destroy(&s);
+  /* and one whose rank of J is not computed (counts.reason) */
+  cm_options_t lo;
+  cm_options_init(&lo);
+  lo.rank_max_rows = 1;
+  cm_report_t *lim = NULL;
+  CMT_EQ_INT(cm_scene_read_file(&ctx, CM_SOURCE_DIR "/data/bar2d.json", &s),
+             0);
+  if (s)
+    CMT_EQ_INT(cm_analyze(&ctx, s, &lo, &lim), 0);
+  cm_scene_destroy(&s);
+  if (lim) {
+    json_t *jl = docs_report_json(lim, 0);
+    docs_walk(jl, "", keys, nk, "rank not computed");
+    json_decref(jl);
+  }
+  cm_report_destroy(&lim);
   if (!bar || !bar3 || !none) {
     free(doc);
     return;

@@ -25,6 +25,7 @@ typedef struct cm_options {
  int top_bodies; 
  int top_components; 
  int chebyshev; 
+ int rank_max_rows; 
  const double *warm_start; 
  double failure_probability; 
 } cm_options_t;
@@ -67,6 +68,8 @@ typedef struct cm_system {
  int moving_bodies; 
  int free_bodies; 
  int dropped_dofs; 
+ double inertia_cond; 
+ int inertia_cond_body; 
  double t_assemble_s; 
 } cm_system_t;
 typedef struct cm_contact {

@@ -35,6 +35,7 @@ void cm_report_destroy(cm_report_t **rp) {
   }
   free(r->components);
   free(r->start_vector);
+  free(r->warning);
   free(r);
   *rp = NULL;
 }
@@ -323,7 +324,8 @@ static int cm__collect_modes(cm_operator_t *op, const cm_system_t *sys,
 static int cm__list_components(cm_operator_t *op, const cm_system_t *sys,
                                const cm_scene_t *scene,
                                const cm_options_t *opts, const cm__eig_t *eig,
-                               const double *gersh, cm_report_t *r) {
+                               const double *gersh, const int *crank,
+                               cm_report_t *r) {
   int ncomp = sys->ncomp;
   cm__cand_t *ord = malloc(sizeof *ord * ((size_t)ncomp + 1));
   if (!ord)
@@ -356,7 +358,7 @@ static int cm__list_components(cm_operator_t *op, const cm_system_t *sys,
     ci->iterations = e->iterations;
     ci->matvecs = e->matvecs;
     ci->converged = e->converged;
-    ci->rank = e->rank;
+    ci->rank = crank[c];
     ci->body_names = calloc(20, sizeof(char *));
     if (!ci->body_names) {
       free(ord);
@@ -488,6 +490,35 @@ static void cm__steps(const cm_options_t *o, cm_report_t *r) {
   }
 }
 
+/* Near-singular inertia (docs/math.md): a body's mass block, formed and
+ * factored in double precision, is exact to a relative delta =
+ * CM_INERTIA_DELTA_PER_COND x cond in the PSD order, so every eigenvalue of
+ * S is good to a relative delta. Above CM__DELTA_BOUND the Gershgorin
+ * bound is raised by sqrt(1 + delta) (below it, the bound's own rounding
+ * is of the same order); above CM__DELTA_WARN the report warns. */
+#define CM__DELTA_BOUND 1e-12
+#define CM__DELTA_WARN 1e-6
+
+double cm__inertia_delta(const cm_system_t *sys) {
+  double d = CM_INERTIA_DELTA_PER_COND * sys->inertia_cond;
+  return d > CM__DELTA_BOUND ? d : 0;
+}
+
+static int cm__inertia_warning(const cm_system_t *sys, cm_report_t *r) {
+  double d = cm__inertia_delta(sys);
+  if (!(d > CM__DELTA_WARN))
+    return CM_OK;
+  char buf[512];
+  snprintf(buf, sizeof buf,
+           "bodies[%d]: inertia tensor condition number %.3g: its mass "
+           "block is formed and factored in double precision to a relative "
+           "%.2g, so omega_max is good to about %.2g relative (the bounds "
+           "and certified steps include it)",
+           sys->inertia_cond_body, sys->inertia_cond, d, 0.5 * d);
+  r->warning = cm__strdup(buf);
+  return r->warning ? CM_OK : CM_NOMEM;
+}
+
 static int cm__bounds(cm_context_t *ctx, cm_operator_t *op,
                       const cm_system_t *sys, cm_report_t *r, double *diag,
                       double *gersh) {
@@ -512,11 +543,15 @@ static int cm__bounds(cm_context_t *ctx, cm_operator_t *op,
     if (gersh[i] > gmax)
       gmax = gersh[i];
   }
+  double grow = 1 + cm__inertia_delta(sys); /* lambda_true <= grow lambda */
+  if (grow > 1)
+    for (int i = 0; i < sys->nc; i++)
+      gersh[i] *= grow;
   r->pc_omega_max = sqrt(dmax);
   r->pc_contact = sys->row_contact[rmax];
   r->omega_lower = r->pc_omega_max;
-  r->omega_upper = sqrt(gmax);
-  return CM_OK;
+  r->omega_upper = sqrt(gmax * grow);
+  return cm__inertia_warning(sys, r);
 }
 
 /* Scales beyond double precision (k/m of 1e600, say) would give inf or NaN
@@ -547,8 +582,9 @@ const char *cm__model_label(int tangential, int dashpots) {
                     : "normal springs only";
 }
 
+/* rank: of the whole J (cm__system_rank). */
 static void cm__counts(const cm_system_t *sys, const cm__eig_t *eig,
-                       const cm_options_t *o, cm_report_t *r) {
+                       const cm_options_t *o, long rank, cm_report_t *r) {
   r->nbodies = sys->nbodies;
   r->moving_bodies = sys->moving_bodies;
   r->fixed_bodies = sys->nbodies - sys->moving_bodies;
@@ -562,13 +598,9 @@ static void cm__counts(const cm_system_t *sys, const cm__eig_t *eig,
   r->model = cm__model_label(sys->tangential, sys->dashpots);
   r->dropped_dofs = sys->dropped_dofs;
   r->ncomp = sys->ncomp;
-  int rank = 0, known = 1, nd = 0, na = 0, it_method = -1;
+  int nd = 0, na = 0, it_method = -1;
   r->converged = 1;
   for (int c = 0; c < sys->ncomp; c++) {
-    if (eig[c].rank < 0)
-      known = 0;
-    else
-      rank += eig[c].rank;
     if (eig[c].method == CM_METHOD_DENSE)
       nd++;
     else {
@@ -584,8 +616,13 @@ static void cm__counts(const cm_system_t *sys, const cm__eig_t *eig,
     if (!eig[c].converged)
       r->converged = 0;
   }
-  r->free_motions = known ? sys->ndofs - rank : -1;
-  r->zero_modes = known ? sys->nc - rank : -1;
+  r->free_motions = rank < 0 ? -1 : (int)(sys->ndofs - rank);
+  r->zero_modes = rank < 0 ? -1 : (int)(sys->nc - rank);
+  r->counts_note =
+      rank < 0 ? "the rank of J was not computed: a component has more rows "
+                 "than rank_max_rows (default 20000), past which the sparse "
+                 "QR costs more than the analysis"
+               : NULL;
   r->method = !sys->ncomp                          ? "none"
               : !na                                ? "dense"
               : !nd && it_method != CM_METHOD_AUTO ? cm__method_name(it_method)
@@ -651,8 +688,10 @@ int cm__analyze_system(cm_context_t *ctx, const cm_system_t *sys,
   cm__eig_t *eig = calloc((size_t)sys->ncomp + 1, sizeof *eig);
   double *diag = calloc((size_t)sys->nc + 1, sizeof(double));
   double *gersh = calloc((size_t)sys->nc + 1, sizeof(double));
+  int *crank = calloc((size_t)sys->ncomp + 1, sizeof(int));
+  long rank = 0;
   cm_operator_t *op = NULL;
-  if (!r || !eig || !diag || !gersh) {
+  if (!r || !eig || !diag || !gersh || !crank) {
     st = CM__ERR(ctx, CM_NOMEM, NULL, "out of memory");
     goto done;
   }
@@ -682,9 +721,12 @@ int cm__analyze_system(cm_context_t *ctx, const cm_system_t *sys,
   r->status = st;
   double t1 = cm__now();
   r->t_eigen = t1 - t0;
-  int st2 = cm__collect_modes(op, sys, scene, opts, eig, r);
+  int st2 = cm__system_rank(ctx, sys, cm__threads(ctx), opts->rank_max_rows,
+                            crank, &rank);
   if (!st2)
-    st2 = cm__list_components(op, sys, scene, opts, eig, gersh, r);
+    st2 = cm__collect_modes(op, sys, scene, opts, eig, r);
+  if (!st2)
+    st2 = cm__list_components(op, sys, scene, opts, eig, gersh, crank, r);
   if (!st2)
     st2 = cm__start_vector(op, sys, eig, r);
   if (!st2 && vectors) /* mode shapes on request (vectors.c) */
@@ -697,7 +739,7 @@ int cm__analyze_system(cm_context_t *ctx, const cm_system_t *sys,
   r->omega_max = r->nmodes ? r->modes[0].omega : 0;
   r->comp_max = r->nmodes ? r->modes[0].component : -1;
   r->pc_ratio = r->pc_omega_max > 0 ? r->omega_max / r->pc_omega_max : NAN;
-  cm__counts(sys, eig, opts, r);
+  cm__counts(sys, eig, opts, rank, r);
   cm__steps(opts, r);
   r->t_report = cm__now() - t1;
   /* ---- the scene's dashpots and deck step ---- */
@@ -722,7 +764,7 @@ int cm__analyze_system(cm_context_t *ctx, const cm_system_t *sys,
 done:
   for (int c = 0; eig && c < sys->ncomp; c++)
     cm__eig_free(&eig[c]);
-  free(eig), free(diag), free(gersh);
+  free(eig), free(diag), free(gersh), free(crank);
   cm_operator_destroy(&op);
   if (blas_threads > 0)
     cm__blas_threads(blas_threads);

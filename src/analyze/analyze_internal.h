@@ -15,6 +15,11 @@ int cm__solve_all(cm_context_t *ctx, cm_operator_t *op,
 /* Scene row of every system row (malloc'd, caller frees; NULL: no memory):
  * contacts in scene order, each with its normal row, then its tangents. */
 int *cm__scene_rows(const cm_system_t *sys);
+/* Relative accuracy delta of the mass blocks of a near-singular inertia
+ * (CM_INERTIA_DELTA_PER_COND x sys->inertia_cond), 0 when at most 1e-12:
+ * every Gershgorin bound is raised by the factor 1 + delta (docs/math.md,
+ * "Structural zeros and dropped dofs"). */
+double cm__inertia_delta(const cm_system_t *sys);
 /* The report's model label (static string). */
 const char *cm__model_label(int tangential, int dashpots);
 /* With dashpots in the scene: the coupled damped central-difference limit

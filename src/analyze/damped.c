@@ -169,6 +169,8 @@ static int cm__weighted_bound(cm_context_t *ctx, const cm_scene_t *scene,
         *uc = gersh[r] > *uc ? gersh[r] : *uc;
     }
   }
+  if (!st)
+    *uc *= 1 + cm__inertia_delta(sys); /* a near-singular inertia */
   free(diag), free(gersh), free(srow);
   cm_operator_destroy(&op);
   cm_system_destroy(&sys);

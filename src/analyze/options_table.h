@@ -83,6 +83,10 @@
     0, "P", "failure probability of the probabilistic upper bound",            \
     "probability that the probabilistic upper bound (and the steps from it) "  \
     "is wrong ([math.md](math.md))")                                           \
+  X(rank_max_rows, "rank-max-rows", INT, 20000, 0, 1e9, CLOSED, 0, "N",        \
+    "largest component ranked exactly (0: all)",                               \
+    "components with more rows are not ranked by SuiteSparseQR: their "        \
+    "zero-mode and free-motion counts are null (0: rank every component)")     \
   X(top_contacts, "top-contacts", INT, 5, 0, 1000, CLOSED, 0, "N",             \
     "contacts listed per mode", "contacts listed per mode")                    \
   X(top_bodies, "top-bodies", INT, 5, 0, 1000, CLOSED, 0, "N",                 \

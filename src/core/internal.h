@@ -82,6 +82,12 @@ int cm__system_assemble_weighted(cm_context_t *ctx, const cm_scene_t *s,
  * in *steps, caller frees). Errors name the file and line. */
 int cm__dump_timesteps(cm_context_t *ctx, const char *path, long **steps,
                        int *n);
+/* Numerical rank of J per component (comp_rank, size ncomp) and in total,
+ * from SuiteSparseQR of J (system/rank.c, docs/math.md); components in
+ * parallel on threads. A component of more than max_rows rows (> 0) is not
+ * factored: its rank is -1, and so is the total. CM_NOMEM on failure. */
+int cm__system_rank(cm_context_t *ctx, const cm_system_t *sys, int threads,
+                    int max_rows, int *comp_rank, long *total);
 int cm__scene_parse_binary(cm_context_t *ctx, const char *buf, size_t len,
                            const char *source, cm_scene_t **out);
 /* A scene from parsed JSON (jansson's json_t): what cm_scene_parse_json

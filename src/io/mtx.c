@@ -321,6 +321,37 @@ static int cm__chol_fail(cm_context_t *ctx, const char *path,
                  path, what, cm__chol_msg[0] ? cm__chol_msg : "unknown error");
 }
 
+/* The nonzeros of a dense (array) matrix as a sparse one, both triangles
+ * (a symmetric file's lower triangle mirrored, whatever CHOLMOD left in the
+ * upper one), columns sorted; NULL when out of memory. */
+static cholmod_sparse *cm__array_to_sparse(const cholmod_dense *X, int sym,
+                                           cholmod_common *c) {
+  size_t m = X->nrow, n = X->ncol, d = X->d, nz = 0;
+  const double *x = X->x;
+#define CM__AT(i, j) (sym && (i) < (j) ? x[(i) * d + (j)] : x[(j) * d + (i)])
+  for (size_t j = 0; j < n; j++)
+    for (size_t i = 0; i < m; i++)
+      nz += CM__AT(i, j) != 0;
+  cholmod_sparse *A = cholmod_allocate_sparse(m, n, nz, 1, 1, 0, CHOLMOD_REAL,
+                                              c);
+  if (!A)
+    return NULL;
+  int *Ap = A->p, *Ai = A->i;
+  double *Ax = A->x;
+  size_t q = 0;
+  for (size_t j = 0; j < n; j++) {
+    Ap[j] = (int)q;
+    for (size_t i = 0; i < m; i++) {
+      double v = CM__AT(i, j);
+      if (v != 0)
+        Ai[q] = (int)i, Ax[q++] = v;
+    }
+  }
+  Ap[n] = (int)q;
+#undef CM__AT
+  return A;
+}
+
 static cholmod_sparse *cm__read_sparse(cm_context_t *ctx, const cm__mm_t *mm,
                                        cholmod_common *c) {
   FILE *f = fopen(mm->path, "r");
@@ -329,8 +360,35 @@ static cholmod_sparse *cm__read_sparse(cm_context_t *ctx, const cm__mm_t *mm,
             strerror(errno));
     return NULL;
   }
-  cholmod_sparse *A = cholmod_read_sparse(f, c);
-  fclose(f);
+  cholmod_sparse *A = NULL;
+  if (mm->array) {
+    /* CHOLMOD's sparse reader refuses the array format ("argument
+     * missing"), which scipy's mmwrite writes for a dense matrix: read it
+     * dense and keep its nonzeros (a symmetric array stores the lower
+     * triangle; cm__array_to_sparse mirrors it) */
+    int mtype = 0;
+    void *p = cholmod_read_matrix(f, 1, &mtype, c);
+    fclose(f);
+    if (p && mtype == CHOLMOD_DENSE) {
+      cholmod_dense *X = p;
+      A = cm__array_to_sparse(X, mm->symmetric, c);
+      cholmod_free_dense(&X, c);
+      if (!A)
+        CM__ERR(ctx, CM_NOMEM, mm->path, "%s: out of memory converting %s",
+                mm->path, mm->name);
+      return A;
+    }
+    if (p && mtype == CHOLMOD_SPARSE)
+      A = p;
+    else if (p && mtype == CHOLMOD_TRIPLET) {
+      cholmod_triplet *T = p;
+      A = cholmod_triplet_to_sparse(T, 0, c);
+      cholmod_free_triplet(&T, c);
+    }
+  } else {
+    A = cholmod_read_sparse(f, c);
+    fclose(f);
+  }
   if (!A)
     cm__chol_fail(ctx, mm->path, mm->name);
   return A;

@@ -850,6 +850,161 @@ int cm__op_abs_product(cm_context_t *ctx, cm_operator_t *op, int comp,
   return CM_OK;
 }
 
+/* Largest nc x n of a general M's B formed densely for its bounds (320 MB). */
+#define CM__DENSE_BOUNDS 4e7
+/* Right-hand sides per blocked solve for diag(S) of a general M. */
+#define CM__DIAG_BLOCK 32
+/* Above this nc x n, diag(S) of a general M is not solved for (the blocked
+ * solves cost O(nc n): 17 s of CPU at 40000 x 40000) but bounded from
+ * below by Cauchy-Schwarz: S_rr >= k_r |j_r|^4 / (j_r^T M j_r). */
+#define CM__DIAG_EXACT 4e8
+
+/* M_ab from the lower CSC (sorted rows) of the system; 0 when absent. */
+static double cm__M_entry(const cm_system_t *s, int a, int b) {
+  int j = a < b ? a : b, i = a < b ? b : a;
+  int lo = s->Mp[j], hi = s->Mp[j + 1];
+  while (lo < hi) {
+    int mid = lo + (hi - lo) / 2;
+    if (s->Mi[mid] < i)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return lo < s->Mp[j + 1] && s->Mi[lo] == i ? s->Mx[lo] : 0.0;
+}
+
+/* diag[r] = k_r |j_r|^4 / (j_r^T M j_r) <= S_rr (Cauchy-Schwarz in the M
+ * inner product: (j^T j)^2 <= (j^T M^-1 j)(j^T M j); equality for a
+ * diagonal M with equal entries on the row). */
+static void cm__diag_lower(const cm_operator_t *op, int m, double *diag) {
+  const cm_system_t *s = op->sys;
+#pragma omp parallel for schedule(static)                                      \
+    num_threads(op->threads) if (m > CM__PAR_MIN)
+  for (int r = 0; r < m; r++) {
+    double jj = 0, jmj = 0;
+    for (int p = s->Jp[r]; p < s->Jp[r + 1]; p++) {
+      jj += s->Jx[p] * s->Jx[p];
+      for (int q = s->Jp[r]; q < s->Jp[r + 1]; q++)
+        jmj += s->Jx[p] * s->Jx[q] * cm__M_entry(s, s->Jj[p], s->Jj[q]);
+    }
+    diag[r] = jmj > 0 ? s->k[r] * jj * jj / jmj : 0;
+  }
+}
+
+/* x <- C^-1 x (trans 0) or C^-T x (trans 1) for the comparison matrix C of
+ * the lower CSC L (|l_jj| on the diagonal, -|l_ij| off it). For x >= 0 the
+ * result is >= |L^-1| x (resp. |L^-T| x) entrywise, since |L^-1| <= C^-1
+ * for a triangular L (Higham, Accuracy and Stability, 8.2); no sum
+ * cancels. */
+static void cm__comparison_solve(const cholmod_sparse *L, int trans,
+                                 double *x) {
+  const int *Lp = L->p, *Li = L->i;
+  const double *Lx = L->x;
+  int n = (int)L->ncol;
+  if (!trans) {
+    for (int j = 0; j < n; j++) { /* forward: column j, diagonal first */
+      double d = 0;
+      for (int q = Lp[j]; q < Lp[j + 1]; q++)
+        if (Li[q] == j)
+          d = fabs(Lx[q]);
+      x[j] /= d;
+      for (int q = Lp[j]; q < Lp[j + 1]; q++)
+        if (Li[q] > j)
+          x[Li[q]] += fabs(Lx[q]) * x[j];
+    }
+    return;
+  }
+  for (int j = n - 1; j >= 0; j--) { /* backward: row j of L^T is column j */
+    double d = 0, s = x[j];
+    for (int q = Lp[j]; q < Lp[j + 1]; q++)
+      if (Li[q] == j)
+        d = fabs(Lx[q]);
+      else if (Li[q] > j)
+        s += fabs(Lx[q]) * x[Li[q]];
+    x[j] = s / d;
+  }
+}
+
+/* Bounds of a general M too large for a dense B (P M P^T = L L^T).
+ * Per-contact: S_rr = k_r |L^-1 P j_r|^2 exactly, by solves on blocks of
+ * CM__DIAG_BLOCK rows, up to CM__DIAG_EXACT; past it the lower bound of
+ * cm__diag_lower. Upper: |B| = |K^1/2 J P^T L^-T| <= K^1/2 |J| P^T C^-T
+ * entrywise (C the comparison matrix of L), so the Gershgorin sums of
+ * |B| |B|^T are at most g = K^1/2 |J| P^T C^-T C^-1 P |J^T| K^1/2 1: two
+ * triangular solves. g >= (|B| |B|^T 1) keeps lambda_max(S) <= max g. */
+static int cm__general_bounds(cm_context_t *ctx, cm_operator_t *op, int m,
+                              int n, double *diag, double *gersh) {
+  const cm_system_t *s = op->sys;
+  cholmod_common *cc = &op->cc;
+  const int *perm = op->L->Perm; /* row i of P M P^T is row perm[i] of M */
+  /* ---- allocate ---- */
+  cholmod_factor *F = cholmod_copy_factor(op->L, cc);
+  cholmod_sparse *Ls = F ? cholmod_factor_to_sparse(F, cc) : NULL;
+  cholmod_dense *X = cholmod_zeros((size_t)n, CM__DIAG_BLOCK, CHOLMOD_REAL, cc);
+  cholmod_dense *Y = NULL, *Z = NULL;
+  double *t = cm__calloc(ctx, (size_t)n + 1, sizeof(double));
+  double *u = cm__malloc(ctx, (size_t)n + 1, sizeof(double));
+  int st = Ls && X && t && u ? CM_OK : CM_NOMEM;
+  /* ---- compute: the upper bound ---- */
+  if (!st) {
+    for (int r = 0; r < m; r++) { /* u = |J|^T k^1/2 */
+      double sk = sqrt(s->k[r]);
+      for (int q = s->Jp[r]; q < s->Jp[r + 1]; q++)
+        t[s->Jj[q]] += fabs(s->Jx[q]) * sk;
+    }
+    for (int i = 0; i < n; i++) /* P */
+      u[i] = t[perm ? perm[i] : i];
+    cm__comparison_solve(Ls, 0, u); /* >= |B|^T 1 */
+    cm__comparison_solve(Ls, 1, u);
+    for (int i = 0; i < n; i++) /* P^T */
+      t[perm ? perm[i] : i] = u[i];
+    for (int r = 0; r < m; r++) { /* g = K^1/2 |J| t */
+      double g = 0;
+      for (int q = s->Jp[r]; q < s->Jp[r + 1]; q++)
+        g += fabs(s->Jx[q]) * t[s->Jj[q]];
+      gersh[r] = sqrt(s->k[r]) * g;
+    }
+  }
+  /* ---- compute: diag(S), CM__DIAG_BLOCK rows at a time ---- */
+  int exact = (double)m * (double)n <= CM__DIAG_EXACT;
+  if (!st && !exact)
+    cm__diag_lower(op, m, diag);
+  for (int r0 = 0; !st && exact && r0 < m; r0 += CM__DIAG_BLOCK) {
+    int nb = m - r0 < CM__DIAG_BLOCK ? m - r0 : CM__DIAG_BLOCK;
+    double *x = X->x;
+    memset(x, 0, sizeof(double) * (size_t)n * CM__DIAG_BLOCK);
+    for (int b = 0; b < nb; b++) /* column b = j_{r0+b}^T */
+      for (int q = s->Jp[r0 + b]; q < s->Jp[r0 + b + 1]; q++)
+        x[(size_t)b * (size_t)n + (size_t)s->Jj[q]] = s->Jx[q];
+    cholmod_free_dense(&Y, cc);
+    cholmod_free_dense(&Z, cc);
+    Y = cholmod_solve(CHOLMOD_P, op->L, X, cc);
+    Z = Y ? cholmod_solve(CHOLMOD_L, op->L, Y, cc) : NULL;
+    if (!Z) {
+      st = CM_NOMEM;
+      break;
+    }
+    const double *z = Z->x;
+    for (int b = 0; b < nb; b++) {
+      double d = 0;
+      for (int i = 0; i < n; i++) {
+        double v = z[(size_t)b * (size_t)n + (size_t)i];
+        d += v * v;
+      }
+      diag[r0 + b] = s->k[r0 + b] * d;
+    }
+  }
+  /* ---- return ---- */
+  cholmod_free_sparse(&Ls, cc);
+  cholmod_free_factor(&F, cc);
+  cholmod_free_dense(&X, cc);
+  cholmod_free_dense(&Y, cc);
+  cholmod_free_dense(&Z, cc);
+  free(t), free(u);
+  return st ? CM__ERR(ctx, CM_NOMEM, NULL, "out of memory for the bounds")
+            : CM_OK;
+}
+
 int cm__op_row_bounds(cm_context_t *ctx, cm_operator_t *op, int comp,
                       double *diag, double *gersh) {
   int r0, m, c0, n;
@@ -878,12 +1033,11 @@ int cm__op_row_bounds(cm_context_t *ctx, cm_operator_t *op, int comp,
     free(w);
     return CM_OK;
   }
-  /* general M: dense B (n solves), then the same sums; refused when B
-   * would not fit in a few hundred MB (the bounds are then unknown) */
-  if ((double)m * (double)n > 4e7)
-    return CM__ERR(ctx, CM_LIMIT, NULL,
-                   "bounds of a general M with %d x %d B are not computed", m,
-                   n);
+  /* general M: dense B (n solves), then the same sums, while B fits in
+   * CM__DENSE_BOUNDS doubles; past that, solves with the factor and with
+   * its comparison matrix (cm__general_bounds) */
+  if ((double)m * (double)n > CM__DENSE_BOUNDS)
+    return cm__general_bounds(ctx, op, m, n, diag, gersh);
   double *Bd = cm__malloc(ctx, (size_t)m * (size_t)n + 1, sizeof(double));
   double *w = cm__calloc(ctx, (size_t)n + 1, sizeof(double));
   if (!Bd || !w || cm__op_dense_B(op, comp, Bd)) {

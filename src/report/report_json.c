@@ -52,6 +52,7 @@ json_t *cm__report_json(const cm_report_t *r, int flags) {
                                                    ? "not_converged"
                                                    : "ok"));
   json_object_set_new(o, "omega_max", cm__num(r->omega_max));
+  json_object_set_new(o, "warning", cm__str(r->warning));
   json_t *md = json_object();
   json_object_set_new(md, "label", cm__str(r->model));
   json_object_set_new(md, "tangential", json_boolean(r->tangential));
@@ -145,6 +146,8 @@ json_t *cm__report_json(const cm_report_t *r, int flags) {
   json_object_set_new(ct, "free_motions_removed", json_integer(r->dropped_dofs));
   json_object_set_new(ct, "free_motions", cm__count(r->free_motions));
   json_object_set_new(ct, "zero_modes", cm__count(r->zero_modes));
+  if (r->counts_note)
+    json_object_set_new(ct, "reason", json_string(r->counts_note));
   json_object_set_new(o, "counts", ct);
   /* components */
   json_t *cp = json_object();

@@ -22,6 +22,8 @@ int cm_report_write_text(const cm_report_t *r, FILE *f) {
                                         : "");
   fprintf(f, "\nomega_max            %.10g rad/s  (%.6g Hz)\n", r->omega_max,
           r->omega_max / (2 * M_PI));
+  if (r->warning)
+    fprintf(f, "WARNING              %s\n", r->warning);
   fprintf(f, "bounds               %.10g <= omega_max <= %.10g rad/s\n",
           r->omega_lower, r->omega_upper);
   if (r->omega_upper_prob > 0)

@@ -17,9 +17,24 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* An entry |v| <= CM__STRUCT_ZERO * |r| of r x n is a structural zero (a
- * sphere's spin): it is stored as 0 and its dof may be dropped. */
-#define CM__STRUCT_ZERO 1e-12
+/* Dropping a dof must change no frequency (docs/math.md, "Structural zeros
+ * and dropped dofs"). A rotational entry v of a row on a body of mass m is
+ * negligible when |v| <= CM__LEVER_TOL sqrt(lambda_lo / m), lambda_lo a
+ * lower bound on the smallest principal moment: a rotational dof whose
+ * entries are all negligible is dropped, which lowers each eigenvalue of S
+ * by at most 6 CM__LEVER_TOL^2 trace(S). Every other entry is kept as
+ * computed, however small. */
+#define CM__LEVER_TOL 1e-12
+/* Untouched rotations of a 3D body may be dropped beside touched ones only
+ * if the world inertia couples them by |I_AU|_F <= CM__COUPLE_TOL
+ * lambda_lo: the eigenvalues then move by a relative 1e-16 at most. */
+#define CM__COUPLE_TOL 1e-8
+/* A 3D body whose world inertia block is not diagonal is formed
+ * (R I_b R^T) and factored in double precision: the block's relative error
+ * in the PSD order is at most CM_INERTIA_DELTA_PER_COND x its condition
+ * number (cm_system_t.inertia_cond, docs/math.md); past 1/2 no bound is
+ * left and the scene is refused. */
+#define CM__DELTA_REFUSE 0.5
 
 void cm_system_destroy(cm_system_t **sp) {
   if (!sp || !*sp)
@@ -111,32 +126,100 @@ static int cm__segment(int dim, const cm_contact_t *c, int kind,
   cm__direction(dim, c->normal, kind, n);
   double r[3] = {c->point[0] - x[0], c->point[1] - x[1],
                  dim == 3 ? c->point[2] - x[2] : 0.0};
-  double rn = sqrt(r[0] * r[0] + r[1] * r[1] + r[2] * r[2]);
-  double tiny = CM__STRUCT_ZERO * rn;
   if (dim == 2) {
     seg[0] = n[0], seg[1] = n[1];
     seg[2] = r[0] * n[1] - r[1] * n[0]; /* (r x n)_z */
-    if (fabs(seg[2]) <= tiny)
-      seg[2] = 0;
     return 3;
   }
   seg[0] = n[0], seg[1] = n[1], seg[2] = n[2];
   seg[3] = r[1] * n[2] - r[2] * n[1]; /* r x n */
   seg[4] = r[2] * n[0] - r[0] * n[2];
   seg[5] = r[0] * n[1] - r[1] * n[0];
-  for (int i = 3; i < 6; i++)
-    if (fabs(seg[i]) <= tiny)
-      seg[i] = 0;
   return 6;
 }
 
-/* Bit d set where seg[d] != 0. */
-static unsigned cm__seg_bits(const double *seg, int nd) {
+/* Bit d set where seg[d] is not negligible: a translation entry != 0, a
+ * rotational one |v| > lev (the body's CM__LEVER_TOL threshold). */
+static unsigned cm__seg_bits(const double *seg, int nd, double lev) {
+  unsigned bits = 0;
+  int nt = nd == 3 ? 2 : 3; /* translations */
+  for (int d = 0; d < nd; d++)
+    if (d < nt ? seg[d] != 0 : fabs(seg[d]) > lev)
+      bits |= 1u << d;
+  return bits;
+}
+
+/* Bit d set where seg[d] != 0: the entries J stores on active dofs. */
+static unsigned cm__seg_nonzero(const double *seg, int nd) {
   unsigned bits = 0;
   for (int d = 0; d < nd; d++)
     if (seg[d] != 0)
       bits |= 1u << d;
   return bits;
+}
+
+/* ---- inertia: principal moments ---------------------------------------- */
+
+/* Eigenvalues of the symmetric part of a 3 x 3 inertia tensor (row-major),
+ * by cyclic Jacobi rotations; ascending. */
+static void cm__inertia_eigs(const double *I, double *ev) {
+  double a[3][3];
+  for (int i = 0; i < 3; i++)
+    for (int j = 0; j < 3; j++)
+      a[i][j] = 0.5 * (I[3 * i + j] + I[3 * j + i]);
+  for (int sweep = 0; sweep < 60; sweep++) {
+    double off = fabs(a[0][1]) + fabs(a[0][2]) + fabs(a[1][2]);
+    if (off == 0)
+      break;
+    for (int p = 0; p < 2; p++)
+      for (int q = p + 1; q < 3; q++) {
+        if (a[p][q] == 0)
+          continue;
+        double th = (a[q][q] - a[p][p]) / (2 * a[p][q]);
+        double t = (th >= 0 ? 1 : -1) / (fabs(th) + sqrt(th * th + 1));
+        double c = 1 / sqrt(t * t + 1), sn = t * c;
+        for (int k = 0; k < 3; k++) { /* columns p, q */
+          double akp = a[k][p], akq = a[k][q];
+          a[k][p] = c * akp - sn * akq, a[k][q] = sn * akp + c * akq;
+        }
+        for (int k = 0; k < 3; k++) { /* rows p, q */
+          double apk = a[p][k], aqk = a[q][k];
+          a[p][k] = c * apk - sn * aqk, a[q][k] = sn * apk + c * aqk;
+        }
+        a[p][q] = a[q][p] = 0;
+      }
+  }
+  ev[0] = a[0][0], ev[1] = a[1][1], ev[2] = a[2][2];
+  for (int i = 0; i < 3; i++) /* sort ascending */
+    for (int j = i + 1; j < 3; j++)
+      if (ev[j] < ev[i]) {
+        double t = ev[i];
+        ev[i] = ev[j], ev[j] = t;
+      }
+}
+
+/* A lower bound on the smallest principal moment of body b (0 when none
+ * is known to be positive) and, through cond, the tensor's condition
+ * number (INFINITY when singular to rounding). Exact for a diagonal
+ * tensor; else the Jacobi value less its rounding error (Weyl). */
+static double cm__inertia_floor(const cm_scene_t *s, const cm_body_t *bd,
+                                double *cond) {
+  *cond = 1;
+  if (s->dim == 2)
+    return bd->inertia[0];
+  const double *I = bd->inertia;
+  if (I[1] == 0 && I[2] == 0 && I[3] == 0 && I[5] == 0 && I[6] == 0 &&
+      I[7] == 0) {
+    double lo = fmin(I[0], fmin(I[4], I[8]));
+    double hi = fmax(I[0], fmax(I[4], I[8]));
+    *cond = lo > 0 ? hi / lo : INFINITY;
+    return lo > 0 ? lo : 0;
+  }
+  double ev[3];
+  cm__inertia_eigs(I, ev);
+  double lo = ev[0] - 32 * 2.220446049250313e-16 * ev[2];
+  *cond = ev[0] > 0 ? ev[2] / ev[0] : INFINITY;
+  return lo > 0 ? lo : 0;
 }
 
 static int cm__popcount(unsigned v) { return __builtin_popcount(v); }
@@ -158,14 +241,21 @@ static void cm__prefetch(const void *p, size_t size) {
 /* Per-body arrays are indexed by rank: the body's place in the column order
  * (component, Morton key, body index); only bodies in a component have one. */
 typedef struct {
-  int threads;         /* OpenMP threads */
-  double wk, wg;       /* row weight = wk k + wg c (springs, dashpots) */
-  unsigned char *mov;  /* size nb: 1 if the body moves */
-  int *rank;           /* size nb: rank of the body, -1 if in no component */
-  int m;               /* ranked bodies */
-  int *order;          /* size m: body of each rank */
-  int *rcomp;          /* size m: component of each rank */
-  double *pos;         /* size 3 m: position of each rank */
+  int threads;        /* OpenMP threads */
+  double wk, wg;      /* row weight = wk k + wg c (springs, dashpots) */
+  unsigned char *mov; /* size nb: 1 if the body moves */
+  int *rank;          /* size nb: rank of the body, -1 if in no component */
+  int m;              /* ranked bodies */
+  int *order;         /* size m: body of each rank */
+  int *rcomp;         /* size m: component of each rank */
+  double *pos;        /* size 3 m: position of each rank */
+  double *lev;        /* size m: negligible rotational entry of each rank,
+                         CM__LEVER_TOL sqrt(lambda_lo / m) */
+  double *ilo;        /* size m: lower bound on the smallest principal
+                         moment of each rank (0: none) */
+  double cond;        /* largest inertia condition number of a ranked
+                         body, and that body */
+  int cond_body;
   unsigned char *mask; /* size m: touched dofs of each rank */
   unsigned char *keep; /* size m: active dofs of each rank (bit mask) */
   int *col0;           /* size m + 1: first column of each rank */
@@ -173,6 +263,7 @@ typedef struct {
 
 static void cm__work_free(cm__work_t *w) {
   free(w->mov), free(w->rank), free(w->order), free(w->rcomp), free(w->pos);
+  free(w->lev), free(w->ilo);
   free(w->mask), free(w->keep), free(w->col0);
 }
 
@@ -415,13 +506,16 @@ static int cm__body_order(cm_context_t *ctx, const cm_scene_t *s,
   w->order = cm__malloc(ctx, (size_t)m + 1, sizeof(int));
   w->rcomp = cm__malloc(ctx, (size_t)m + 1, sizeof(int));
   w->pos = cm__malloc(ctx, 3 * (size_t)m + 1, sizeof(double));
+  w->lev = cm__malloc(ctx, (size_t)m + 1, sizeof(double));
+  w->ilo = cm__malloc(ctx, (size_t)m + 1, sizeof(double));
   uint64_t *key = cm__malloc(ctx, (size_t)m + 1, sizeof(uint64_t));
   uint64_t *tkey = cm__malloc(ctx, (size_t)m + 1, sizeof(uint64_t));
   int *idx = cm__malloc(ctx, (size_t)m + 1, sizeof(int));
   int *cnt = cm__malloc(ctx, (size_t)CM__RADIX + 1, sizeof(int));
   int ncomp = sys->ncomp;
   int *ccnt = cm__calloc(ctx, (size_t)ncomp + 1, sizeof(int));
-  int st = w->order && w->rcomp && w->pos && key && tkey && idx && cnt && ccnt
+  int st = w->order && w->rcomp && w->pos && w->lev && w->ilo && key && tkey &&
+                   idx && cnt && ccnt
                ? CM_OK
                : CM_NOMEM;
   if (!st) {
@@ -469,10 +563,27 @@ static int cm__body_order(cm_context_t *ctx, const cm_scene_t *s,
 #pragma omp parallel for schedule(static)                                      \
     num_threads(w->threads) if (m > CM__PAR_MIN)
     for (int i = 0; i < m; i++) {
-      const double *x = s->bodies[w->order[i]].position;
+      const cm_body_t *bd = &s->bodies[w->order[i]];
+      const double *x = bd->position;
       w->rank[w->order[i]] = i;
       w->pos[3 * i] = x[0], w->pos[3 * i + 1] = x[1], w->pos[3 * i + 2] = x[2];
+      w->ilo[i] = cm__inertia_floor(s, bd, &w->lev[i]); /* lev: cond */
+      if (s->dim == 3) { /* a diagonal world block is factored exactly */
+        double Iw[9];
+        cm__world_inertia(bd, Iw);
+        if (Iw[1] == 0 && Iw[2] == 0 && Iw[5] == 0)
+          w->lev[i] = 1;
+      }
     }
+    w->cond = 1, w->cond_body = -1; /* the worst tensor, for the warning */
+    for (int i = 0; s->dim == 3 && i < m; i++)
+      if (w->lev[i] > w->cond || (w->lev[i] == w->cond && w->cond_body >= 0 &&
+                                  w->order[i] < w->cond_body))
+        w->cond = w->lev[i], w->cond_body = w->order[i];
+#pragma omp parallel for schedule(static)                                      \
+    num_threads(w->threads) if (m > CM__PAR_MIN)
+    for (int i = 0; i < m; i++)
+      w->lev[i] = CM__LEVER_TOL * sqrt(w->ilo[i] / s->bodies[w->order[i]].mass);
   }
   free(key), free(tkey), free(idx), free(cnt), free(ccnt);
   return st;
@@ -553,12 +664,10 @@ static int cm__rows(cm_context_t *ctx, const cm_scene_t *s, cm_system_t *sys,
                : CM_OK;
 }
 
-/* Touched dofs of every contact side and of every body, and the nonzero
- * count of every row (Jp, not yet summed): a touched dof is active, so a
- * row's entries are its touched dofs whatever is decided later. */
-static int cm__touched(cm_context_t *ctx, const cm_scene_t *s, cm_system_t *sys,
-                       cm__work_t *w) {
-  int nc = s->ncontacts, dim = s->dim, m = w->m, nrows = sys->nc;
+/* Touched dofs of every body: those with an entry that is not negligible
+ * (cm__seg_bits) in some row. A touched dof is active. */
+static int cm__touched(cm_context_t *ctx, const cm_scene_t *s, cm__work_t *w) {
+  int nc = s->ncontacts, dim = s->dim, m = w->m;
   int T = nc > CM__PAR_MIN ? w->threads : 1, nomem = 0;
   w->mask = cm__calloc(ctx, (size_t)m + 1, 1);
   unsigned char **part = calloc((size_t)T, sizeof *part); /* per thread */
@@ -583,21 +692,16 @@ static int cm__touched(cm_context_t *ctx, const cm_scene_t *s, cm_system_t *sys,
         cm__prefetch_sides(w, &s->contacts[c + CM__AHEAD]);
       const cm_contact_t *ct = &s->contacts[c];
       int side[2] = {ct->a, ct->b}, nr = cm__contact_rows(dim, w, ct);
-      for (int j = 0; j < nr; j++) {
-        int cnt = 0;
+      for (int j = 0; j < nr; j++)
         for (int k = 0; k < 2; k++) {
           if (!cm__moving(w, side[k]))
             continue;
           int rk = w->rank[side[k]];
           double seg[6];
           int nd = cm__segment(dim, ct, j, w->pos + 3 * (size_t)rk, seg);
-          unsigned bits = cm__seg_bits(seg, nd);
           if (mk)
-            mk[rk] |= (unsigned char)bits;
-          cnt += cm__popcount(bits);
+            mk[rk] |= (unsigned char)cm__seg_bits(seg, nd, w->lev[rk]);
         }
-        sys->Jp[sys->contact_row[c] + j + 1] = cnt;
-      }
     }
 #pragma omp for schedule(static)
     for (int i = 0; i < m; i++)
@@ -609,29 +713,59 @@ static int cm__touched(cm_context_t *ctx, const cm_scene_t *s, cm_system_t *sys,
   free(part);
   if (nomem)
     return CM__ERR(ctx, CM_NOMEM, NULL, "out of memory assembling");
+  return CM_OK;
+}
+
+/* The nonzero count of every row (Jp): its nonzero entries on active dofs,
+ * negligible ones included (only a dropped dof loses its entries). */
+static void cm__row_counts(const cm_scene_t *s, cm_system_t *sys,
+                           const cm__work_t *w) {
+  int nrows = sys->nc;
+#pragma omp parallel for schedule(static)                                      \
+    num_threads(w->threads) if (nrows > CM__PAR_MIN)
+  for (int r = 0; r < nrows; r++) {
+    if (r + CM__AHEAD < nrows)
+      cm__prefetch(&s->contacts[sys->row_contact[r + CM__AHEAD]],
+                   sizeof(cm_contact_t));
+    const cm_contact_t *ct = &s->contacts[sys->row_contact[r]];
+    int side[2] = {ct->a, ct->b}, cnt = 0;
+    for (int k = 0; k < 2; k++) {
+      if (!cm__moving(w, side[k]))
+        continue;
+      int rk = w->rank[side[k]];
+      double seg[6];
+      int nd = cm__segment(s->dim, ct, sys->row_kind[r],
+                           w->pos + 3 * (size_t)rk, seg);
+      cnt += cm__popcount(cm__seg_nonzero(seg, nd) & w->keep[rk]);
+    }
+    sys->Jp[r + 1] = cnt;
+  }
   sys->Jp[0] = 0;
   for (int r = 0; r < nrows; r++)
     sys->Jp[r + 1] += sys->Jp[r];
-  return CM_OK;
 }
 
 /* ---- columns ------------------------------------------------------------ */
 
-/* Active dofs of body b (bit mask) from its touched mask; see the drop rule
- * for rotations in docs/math.md. */
-static unsigned cm__active_dofs(const cm_scene_t *s, int b, unsigned mask) {
+/* Active dofs of body b (bit mask) from its touched mask; ilo bounds its
+ * smallest principal moment from below. See the drop rule for rotations in
+ * docs/math.md. */
+static unsigned cm__active_dofs(const cm_scene_t *s, int b, unsigned mask,
+                                double ilo) {
   unsigned keep = mask;
   if (s->dim == 3 && (mask & 0x38) && (mask & 0x38) != 0x38) {
-    /* Untouched rotational dofs may be dropped only if the world inertia does
-     * not couple them to the touched ones (else (M^-1)_AA != (M_AA)^-1). */
-    double Iw[9];
+    /* Untouched rotational dofs U may be dropped beside the touched ones A
+     * only if the world inertia does not couple them: (M^-1)_AA =
+     * (M_AA - M_AU M_UU^-1 M_UA)^-1, which is (M_AA)^-1 to a relative
+     * |M_AU|_F^2 / lambda_min^2 <= CM__COUPLE_TOL^2. */
+    double Iw[9], cf = 0;
     cm__world_inertia(&s->bodies[b], Iw);
-    double tr = Iw[0] + Iw[4] + Iw[8];
     for (int i = 0; i < 3; i++)
       for (int j = 0; j < 3; j++)
-        if (((mask >> (3 + i)) & 1) && !((mask >> (3 + j)) & 1) &&
-            fabs(Iw[3 * i + j]) > 1e-14 * tr)
-          keep |= 0x38;
+        if (((mask >> (3 + i)) & 1) && !((mask >> (3 + j)) & 1))
+          cf += Iw[3 * i + j] * Iw[3 * i + j];
+    if (!(sqrt(cf) <= CM__COUPLE_TOL * ilo))
+      keep |= 0x38;
   }
   return keep;
 }
@@ -647,7 +781,8 @@ static int cm__columns(cm_context_t *ctx, const cm_scene_t *s, cm_system_t *sys,
 #pragma omp parallel for schedule(static)                                      \
     num_threads(w->threads) if (m > CM__PAR_MIN)
   for (int i = 0; i < m; i++)
-    w->keep[i] = (unsigned char)cm__active_dofs(s, w->order[i], w->mask[i]);
+    w->keep[i] =
+        (unsigned char)cm__active_dofs(s, w->order[i], w->mask[i], w->ilo[i]);
   int col = 0;
   for (int i = 0; i < m; i++) {
     w->col0[i] = col;
@@ -855,9 +990,11 @@ int cm__system_assemble_weighted(cm_context_t *ctx, const cm_scene_t *s,
   if (!st)
     st = cm__rows(ctx, s, sys, &w);
   if (!st)
-    st = cm__touched(ctx, s, sys, &w);
+    st = cm__touched(ctx, s, &w);
   if (!st)
     st = cm__columns(ctx, s, sys, &w);
+  if (!st)
+    cm__row_counts(s, sys, &w);
   if (!st)
     st = cm__fill_J(ctx, s, sys, &w);
   if (!st)
@@ -873,6 +1010,24 @@ int cm__system_assemble_weighted(cm_context_t *ctx, const cm_scene_t *s,
         sys->free_bodies++;
     }
     sys->dropped_dofs = sys->ndofs - sys->n;
+    sys->inertia_cond = w.cond;
+    sys->inertia_cond_body = w.cond_body;
+  }
+  if (!st &&
+      CM_INERTIA_DELTA_PER_COND * sys->inertia_cond >= CM__DELTA_REFUSE) {
+    char path[64];
+    snprintf(path, sizeof path, "bodies[%d].inertia", sys->inertia_cond_body);
+    st = CM__ERR(ctx, CM_NOT_SPD, path,
+                 "%s: the inertia tensor's condition number is %.3g: its "
+                 "world-frame block R I R^T, formed and factored in double "
+                 "precision, is not positive definite to working precision "
+                 "(no correct digit of the smallest principal moment), so "
+                 "no frequency or bound would be reliable; give the tensor in "
+                 "principal axes with an "
+                 "orientation that keeps it diagonal in the world frame, or "
+                 "a condition number below %.3g",
+                 path, sys->inertia_cond,
+                 CM__DELTA_REFUSE / CM_INERTIA_DELTA_PER_COND);
   }
   cm__work_free(&w);
   /* ---- return ---- */

@@ -231,6 +231,7 @@ int cm_system_from_matrices(cm_context_t *ctx, int n, int nc, const int *Mp,
   if (!sys)
     return CM__ERR(ctx, CM_NOMEM, NULL, "out of memory");
   sys->n = sys->ndofs = n;
+  sys->inertia_cond = 1, sys->inertia_cond_body = -1;
   sys->block = 0;
   sys->nc = sys->ncontacts = nc;
   sys->ncomp = nc > 0 ? 1 : 0;

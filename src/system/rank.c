@@ -1,0 +1,106 @@
+/* rank.c: the numerical rank of J, per component, from a rank-revealing
+ * sparse QR (SuiteSparseQR, Heath's method) of the Jacobian as assembled:
+ * zero modes (nc - rank J) and free motions (ndofs - rank J) of the report.
+ * J alone decides them (K and M are positive definite), so they do not
+ * depend on the stiffness or mass ranges, only on the geometry (S's
+ * eigenvalues do: a soft real mode can sit at 1e-14 of the top one).
+ * Not for eigenvalues (spectrum/) or for the dofs dropped at assembly. */
+#include "internal.h"
+
+#include <SuiteSparseQR_C.h>
+#include <math.h>
+#include <stdlib.h>
+
+/* A column of the factored matrix (a row of J) whose norm falls to
+ * CM__RANK_TOL sqrt(|J|_1 |J|_inf) (an upper bound on sigma_max(J)) during
+ * the elimination counts as dependent (docs/math.md, "Zero modes and free
+ * motions"). numpy's matrix_rank counts singular values above max(m, n) eps
+ * sigma_max; Heath's method at that tolerance took rounding for rank on
+ * piles with lever arms 200 times the unit directions (a 1794-dof pile: one
+ * too many), while 1e-12 to 1e-8 all gave the SVD's rank there and on 1000
+ * random scenes (tests/test_counts.c). */
+#define CM__RANK_TOL 1e-10
+
+/* Rank of rows [r0, r0 + m) of J (columns [c0, c0 + n)); -1 on failure
+ * (out of memory). cc is this thread's SPQR context. J is not scaled: its
+ * rows are unit directions and lever arms in the scene's length unit, and
+ * scaling a column by its mass or inertia would turn rounding noise on a
+ * light or small-inertia body (a sphere's spin) into rank. */
+static long cm__rank_block(const cm_system_t *s, int r0, int m, int c0, int n,
+                           cholmod_common *cc) {
+  if (m == 0 || n == 0)
+    return 0;
+  const int *Jp = s->Jp, *Jj = s->Jj;
+  const double *Jx = s->Jx;
+  size_t nnz = (size_t)(Jp[r0 + m] - Jp[r0]);
+  /* A = J^T, n x m in CSC: J's CSR rows are its columns */
+  cholmod_sparse *A = cholmod_l_allocate_sparse((size_t)n, (size_t)m, nnz, 1, 1,
+                                                0, CHOLMOD_REAL, cc);
+  if (!A)
+    return -1;
+  SuiteSparse_long *Ap = A->p, *Ai = A->i;
+  double *Ax = A->x, norm_inf = 0, norm_1 = 0;
+  double *colsum = calloc((size_t)n, sizeof(double));
+  if (!colsum) {
+    cholmod_l_free_sparse(&A, cc);
+    return -1;
+  }
+  for (int i = 0; i <= m; i++)
+    Ap[i] = Jp[r0 + i] - Jp[r0];
+  for (int i = 0; i < m; i++) {
+    double rs = 0;
+    for (int q = Jp[r0 + i]; q < Jp[r0 + i + 1]; q++) {
+      size_t e = (size_t)(q - Jp[r0]);
+      Ai[e] = Jj[q] - c0;
+      Ax[e] = Jx[q];
+      rs += fabs(Jx[q]);
+      colsum[Jj[q] - c0] += fabs(Jx[q]);
+    }
+    norm_inf = rs > norm_inf ? rs : norm_inf;
+  }
+  for (int j = 0; j < n; j++)
+    norm_1 = colsum[j] > norm_1 ? colsum[j] : norm_1;
+  free(colsum);
+  double tol = CM__RANK_TOL * sqrt(norm_1 * norm_inf);
+  long rank = SuiteSparseQR_C(SPQR_ORDERING_DEFAULT, tol, 0, 0, A, NULL, NULL,
+                              NULL, NULL, NULL, NULL, NULL, NULL, NULL, cc);
+  cholmod_l_free_sparse(&A, cc);
+  return rank;
+}
+
+int cm__system_rank(cm_context_t *ctx, const cm_system_t *s, int threads,
+                    int max_rows, int *comp_rank, long *total) {
+  *total = 0;
+  int ncomp = s->ncomp, failed = 0;
+  /* ---- compute: components in parallel, each with its own context ---- */
+#pragma omp parallel num_threads(threads) if (ncomp > 1)
+  {
+    cholmod_common cc;
+    cholmod_l_start(&cc);
+    cc.print = 0;
+#pragma omp for schedule(dynamic, 1)
+    for (int c = 0; c < ncomp; c++) {
+      int r0 = s->comp_row[c], c0 = s->comp_col[c];
+      int m = s->comp_row[c + 1] - r0, n = s->comp_col[c + 1] - c0;
+      if (max_rows > 0 && m > max_rows) { /* too large: unknown */
+        comp_rank[c] = -1;
+        continue;
+      }
+      long rk = cm__rank_block(s, r0, m, c0, n, &cc);
+      comp_rank[c] = (int)rk;
+      if (rk < 0) {
+#pragma omp atomic write
+        failed = 1;
+      }
+    }
+    cholmod_l_finish(&cc);
+  }
+  /* ---- return ---- */
+  if (failed)
+    return CM__ERR(ctx, CM_NOMEM, NULL,
+                   "SuiteSparseQR could not factor J for its rank (out of "
+                   "memory)");
+  for (int c = 0; c < ncomp && *total >= 0; c++)
+    *total = comp_rank[c] < 0 ? -1 : *total + comp_rank[c];
+  return CM_OK;
+}
