@@ -4,6 +4,7 @@
  * dashpots, the damped limit (damped.c). Options and their checks are in
  * options.c. Not for output formats (report/report_json.c, report_text.c). */
 #include "analyze/analyze_internal.h"
+#include "analyze/fields.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -548,6 +549,13 @@ static int cm__start_vector(cm_operator_t *op, const cm_system_t *sys,
 int cm_analyze_system(cm_context_t *ctx, const cm_system_t *sys,
                       const cm_scene_t *scene, const cm_options_t *opts,
                       cm_report_t **out) {
+  return cm__analyze_system_fields(ctx, sys, scene, opts, out, NULL);
+}
+
+int cm__analyze_system_fields(cm_context_t *ctx, const cm_system_t *sys,
+                              const cm_scene_t *scene,
+                              const cm_options_t *opts, cm_report_t **out,
+                              cm__fields_t *f) {
   *out = NULL;
   cm_options_t def;
   if (!opts) {
@@ -594,6 +602,8 @@ int cm_analyze_system(cm_context_t *ctx, const cm_system_t *sys,
     st2 = cm__list_components(op, sys, scene, opts, eig, gersh, r);
   if (!st2)
     st2 = cm__start_vector(op, sys, eig, r);
+  if (!st2 && f) /* fields.c: full arrays for pictures and exports */
+    st2 = cm__fields_fill(f, op, sys, scene, eig, diag, r);
   if (st2) {
     st = ctx->status ? ctx->status : CM__ERR(ctx, CM_NOMEM, NULL,
                                              "out of memory in the report");
@@ -622,6 +632,12 @@ done:
 
 int cm_analyze(cm_context_t *ctx, const cm_scene_t *scene,
                const cm_options_t *opts, cm_report_t **out) {
+  return cm__analyze_fields(ctx, scene, opts, out, NULL);
+}
+
+int cm__analyze_fields(cm_context_t *ctx, const cm_scene_t *scene,
+                       const cm_options_t *opts, cm_report_t **out,
+                       cm__fields_t *f) {
   *out = NULL;
   cm_options_t def;
   if (!opts) {
@@ -639,7 +655,7 @@ int cm_analyze(cm_context_t *ctx, const cm_scene_t *scene,
                    "the step already includes (C = J^T G J); a modal ratio "
                    "on top would count it twice: leave damping_ratio at 0");
   }
-  st = cm_analyze_system(ctx, sys, scene, opts, out);
+  st = cm__analyze_system_fields(ctx, sys, scene, opts, out, f);
   int dashpots = sys->dashpots;
   cm_system_destroy(&sys);
   if (st < 0)

@@ -12,6 +12,7 @@
 #pragma weak cm__cmd_verify
 #pragma weak cm__cmd_serve
 #pragma weak cm__cmd_import
+#pragma weak cm__cmd_report
 
 typedef struct {
   const char *name;                /* subcommand */
@@ -34,6 +35,8 @@ int main(int argc, char **argv) {
       {"generate", cm__cmd_generate, "write a generated scene (pile, crystal, "
                                      "stack, fleet, bar)"},
       {"import", cm__cmd_import, "convert a LAMMPS/LIGGGHTS dump to a scene"},
+      {"report", cm__cmd_report, "an HTML report (campaign page for many "
+                                 "scenes), mode fields for OVITO/ParaView"},
       {"track", cm__cmd_track, "the stable step over every snapshot of dumps"},
       {"convert", cm__cmd_convert, "a scene between JSON and the binary format"},
       {"export", cm__cmd_export, "write M, J, k of a scene as Matrix Market"},
