@@ -31,7 +31,7 @@ static void cm__report_usage(FILE *f) {
     "      --title T           page title (default: the scene, or 'cmodes\n"
     "                          campaign')\n"
     "      --target-step H     step the softening plan aims at, s (default:\n"
-    "                          the deck step when it is unstable, else 1.25\n"
+    "                          the deck step when it is unstable, else 1.1\n"
     "                          times the critical step)\n"
     "      --no-soften         no softening plan (no re-solves)\n"
     "      --dump FILE         top modes as a LAMMPS-style dump, one frame\n"

@@ -76,8 +76,10 @@ int cm__fields_write_dump(cm_context_t *ctx, FILE *out, const cm_scene_t *s,
             m + 1, nmov);
     for (int i = 0; i < 3; i++)
       fprintf(out, "%.17g %.17g\n", nmov ? lo[i] : 0, nmov ? hi[i] : 1);
-    fputs("ITEM: ATOMS id type x y z radius ke_share max_contact_share "
-          "dx dy dz omega\n",
+    /* LAMMPS' prefixes (c_ compute, v_ variable): OVITO and ASE keep such
+     * columns as named per-particle properties */
+    fputs("ITEM: ATOMS id type x y z radius c_ke_share c_max_contact_share "
+          "c_disp[1] c_disp[2] c_disp[3] v_omega\n",
           out);
     double omega = m < r->nmodes ? r->modes[m].omega : 0;
     for (int b = 0; b < nb; b++) {

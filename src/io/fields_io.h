@@ -10,13 +10,15 @@
 #include <stdio.h>
 
 /* One frame per mode (TIMESTEP = mode number, 1 first), one line per moving
- * body: "id type x y z radius ke_share max_contact_share dx dy dz omega".
+ * body: "id type x y z radius c_ke_share c_max_contact_share c_disp[1]
+ * c_disp[2] c_disp[3] v_omega" (LAMMPS' c_/v_ prefixes, which OVITO and
+ * ASE keep as named per-particle properties).
  * id = body index + 1; type 1; radius = the nearest-contact distance (the
  * sphere's radius less its overlap), the median for bodies without
- * contacts; ke_share = kinetic-energy share in the mode; max_contact_share
- * = the largest strain-energy share among the body's contacts; dx dy dz =
+ * contacts; c_ke_share = kinetic-energy share in the mode; c_max_contact_share
+ * = the largest strain-energy share among the body's contacts; c_disp =
  * the translation in the mode, scaled so the largest |.| is 1 (z = 0 in
- * 2D); omega = the mode's angular frequency, rad/s. CM_OK or CM_IO. */
+ * 2D); v_omega = the mode's angular frequency, rad/s. CM_OK or CM_IO. */
 int cm__fields_write_dump(cm_context_t *ctx, FILE *out, const cm_scene_t *s,
                           const cm_report_t *r, const cm__fields_t *f);
 /* VTK legacy ASCII polydata: points = every body's position then every

@@ -489,7 +489,9 @@ static void cm__view(FILE *o, const cm_scene_t *s, const cm__draw_t *d,
   } else {
     /* a grid of cells, each coloured by the largest share of the contacts
      * whose midpoint falls in it, then the top contacts one by one */
-    int G = 90, GY = (int)ceil(G * (H - 2.0 * pad) / (W - 2.0 * pad));
+    int G = (int)sqrt(nc / 4.0);
+    G = G < 24 ? 24 : G > 90 ? 90 : G;
+    int GY = (int)ceil(G * (H - 2.0 * pad) / (W - 2.0 * pad));
     GY = GY < 1 ? 1 : GY > 2 * G ? 2 * G : GY;
     double *cell = malloc(sizeof(double) * (size_t)G * GY);
     if (cell) {
@@ -506,19 +508,45 @@ static void cm__view(FILE *o, const cm_scene_t *s, const cm__draw_t *d,
         double *cv = &cell[iy * G + ix];
         *cv = fmax(*cv, d->e[c]);
       }
+      /* colours quantised to NL levels; one path per level made of
+       * horizontal runs (a stroke as high as a cell): a few bytes a run */
+      enum { NL = 24 };
       double cw = (W - 2.0 * pad) / G, ch = (H - 2.0 * pad) / GY;
       char col[8];
-      for (int iy = 0; iy < GY; iy++)
-        for (int ix = 0; ix < G; ix++) {
-          double e = cell[iy * G + ix];
-          if (e < 0)
-            continue;
-          cm__heat(d->emax > 0 ? sqrt(e / d->emax) : 0, col);
-          fprintf(o, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" "
-                     "height=\"%.1f\" fill=\"%s\"/>",
-                  ox + ix * cw, H - oy - (iy + 1) * ch, cw + 0.05, ch + 0.05,
-                  col);
+      for (int L = 0; L < NL; L++) {
+        int open = 0;
+        for (int iy = 0; iy < GY; iy++) {
+          for (int ix = 0; ix < G;) {
+            double e = cell[iy * G + ix];
+            int lv = e < 0 ? -1
+                           : (int)lround((d->emax > 0 ? sqrt(e / d->emax) : 0) *
+                                         (NL - 1));
+            if (lv != L) {
+              ix++;
+              continue;
+            }
+            int run = 1;
+            while (ix + run < G && cell[iy * G + ix + run] >= 0 &&
+                   (int)lround((d->emax > 0 ? sqrt(cell[iy * G + ix + run] /
+                                                   d->emax)
+                                            : 0) *
+                               (NL - 1)) == L)
+              run++;
+            if (!open) {
+              cm__heat(L / (NL - 1.0), col);
+              fprintf(o, "<path fill=\"none\" stroke=\"%s\" "
+                         "stroke-width=\"%.2f\" d=\"",
+                      col, ch + 0.05);
+              open = 1;
+            }
+            fprintf(o, "M%.1f %.1fh%.1f", ox + ix * cw,
+                    H - oy - (iy + 0.5) * ch, run * cw);
+            ix += run;
+          }
         }
+        if (open)
+          fputs("\"/>", o);
+      }
       free(cell);
     }
     for (int c = 0; c < nc; c++)

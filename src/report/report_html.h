@@ -25,10 +25,11 @@ typedef struct cm__soften {
 
 /* Plans and confirms a softening of scene (analysed as r with fields f, at
  * least one mode) to reach target_h_s (<= 0: the deck step when the deck is
- * unstable, else 1.25 h): in each round, for every listed mode faster than
+ * unstable, else 1.1 h): in each round, for every listed mode faster than
  * the target, the fewest top-share contacts whose first-order change
  * d lambda = -lambda sum e_c f_c (d lambda / d k_c = xi_c^2 = lambda e_c /
- * k_c) reaches it with f_c <= 0.75, then a re-solve; at most 8 rounds.
+ * k_c) reaches it with f_c <= 0.75, then a re-solve (12 modes or more);
+ * at most 8 rounds.
  * out is owned by the caller (cm__soften_free). */
 int cm__soften_plan(cm_context_t *ctx, const cm_scene_t *scene,
                     const cm_options_t *opts, const cm_report_t *r,

@@ -11,6 +11,7 @@
 
 #define CM__SOFTEN_FMAX 0.75 /* largest fractional cut per contact and round */
 #define CM__SOFTEN_ROUNDS 8
+#define CM__SOFTEN_MODES 12  /* modes of each re-solve */
 
 void cm__soften_free(cm__soften_t *s) {
   if (!s)
@@ -67,7 +68,7 @@ int cm__soften_plan(cm_context_t *ctx, const cm_scene_t *scene,
   if (!scene || !(h0 > 0) || f->nmodes < 1)
     return CM_OK;
   if (!(target_h_s > 0))
-    target_h_s = r->deck_fraction > 1 ? r->deck_timestep_s : 1.25 * h0;
+    target_h_s = r->deck_fraction > 1 ? r->deck_timestep_s : 1.1 * h0;
   out->target_h_s = target_h_s;
   out->h0_s = out->h_s = h0;
   out->omega_s = r->omega_max;
@@ -91,6 +92,10 @@ int cm__soften_plan(cm_context_t *ctx, const cm_scene_t *scene,
     factor[c] = 1;
   /* ---- rounds: plan on the current modes, soften, re-solve ---- */
   cm_options_t o = *opts;
+  /* more modes per re-solve: the top of a pile's spectrum is many local
+   * modes of nearly the same frequency, and each round covers the listed
+   * ones */
+  o.modes = o.modes > CM__SOFTEN_MODES ? o.modes : CM__SOFTEN_MODES;
   const cm_report_t *cur = r;
   const cm__fields_t *curf = f;
   cm_report_t *next = NULL;
@@ -108,7 +113,7 @@ int cm__soften_plan(cm_context_t *ctx, const cm_scene_t *scene,
     }
     o.warm_start = cur->nstart == r->nstart ? cur->start_vector : NULL;
     cm_report_t *res = NULL;
-    cm__fields_t rf = {.want = f->nmodes};
+    cm__fields_t rf = {.want = o.modes};
     st = cm__analyze_fields(ctx, s, &o, &res, &rf);
     if (st < 0) {
       cm__fields_free(&rf);
