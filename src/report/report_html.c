@@ -14,7 +14,7 @@
 
 /* Above this many drawn elements (contacts times views) the scene is
  * aggregated on a grid and only the top contacts are drawn one by one. */
-#define CM__HTML_DETAIL_MAX 6000
+#define CM__HTML_DETAIL_MAX 5000
 #define CM__HTML_TOP_DRAWN 300   /* contacts drawn individually when aggregated */
 #define CM__HTML_SENS_ROWS 15    /* rows of the sensitivity table */
 #define CM__HTML_PLAN_ROWS 40    /* rows of the softening plan shown */
@@ -360,10 +360,14 @@ static void cm__spectrum(FILE *o, const cm__html_item_t *it) {
             px, T + 30, px, H - B, i == 0 ? 3 : 1, i + 1, m->omega,
             m->residual, m->component);
   }
-  if (r->nmodes > 0)
-    fprintf(o, "<text x=\"%.1f\" y=\"%d\" text-anchor=\"end\" "
+  if (r->nmodes > 0) { /* right of the top stem: no other stem is there */
+    double px = L + r->modes[0].omega * sx;
+    int right = px < W - R - 130;
+    fprintf(o, "<text x=\"%.1f\" y=\"%d\" text-anchor=\"%s\" "
                "style=\"fill:#c0392b;font-weight:600\">&omega;max %.6g</text>",
-            L + r->modes[0].omega * sx - 4, T + 40, r->modes[0].omega);
+            px + (right ? 5 : -5), T + 44, right ? "start" : "end",
+            r->modes[0].omega);
+  }
   fputs("</svg><div class=\"cap\">Blue bars: how many contacts have each "
         "per-contact frequency sqrt(S<sub>cc</sub>) = sqrt(k<sub>c</sub> "
         "(J M<sup>-1</sup> J<sup>T</sup>)<sub>cc</sub>) (bar height on a "
