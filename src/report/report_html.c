@@ -224,7 +224,15 @@ static void cm__headline(FILE *o, const char *p, const cm__html_item_t *it) {
   cm__card_open(o, "", "limited by");
   if (r->nmodes > 0 && r->modes[0].ncontacts > 0) {
     const cm_mode_t *m = &r->modes[0];
-    fprintf(o, "component %d<br>", m->component);
+    int ties = 0;
+    const cm__fields_t *f = it->fields;
+    for (int c = 0; f && f->comp_omega && c < f->ncomp; c++)
+      ties += c != m->component &&
+              f->comp_omega[c] >= r->omega_max * (1 - 1e-9);
+    fprintf(o, "component %d", m->component);
+    if (ties)
+      fprintf(o, " <span class=\"bad\">+ %d tied</span>", ties);
+    fputs("<br>", o);
     for (int i = 0; i < m->ncontacts && i < 3; i++) {
       cm__contact_label(o, it->scene, m->contacts[i].index);
       fprintf(o, " <b>%.1f%%</b><br>", 100 * m->contacts[i].share);
@@ -708,7 +716,7 @@ static void cm__sensitivity(FILE *o, const char *p, const cm__html_item_t *it) {
   if (f && f->nmodes > 0) {
     top = malloc(sizeof *top * ((size_t)f->nc + 1));
     for (int c = 0; top && c < f->nc; c++)
-      if (f->share[c] > 0)
+      if (f->share[c] > 1e-9) /* not the contacts the mode does not strain */
         top[n++] = (cm__top_t){f->share[c], c};
     if (top)
       qsort(top, (size_t)n, sizeof *top, cm__top_cmp);
@@ -1024,7 +1032,17 @@ int cm__report_write_html(FILE *out, const cm__html_item_t *items, int n,
   } else {
     fputs("<h1 id=\"top\">", out);
     cm__esc(out, title);
-    fprintf(out, "</h1><p class=\"sub\">%d scenes analysed by cmodes.</p>", n);
+    int lo = 0; /* the scene with the smallest step */
+    for (int i = 1; i < n; i++)
+      if (items[i].report->central_difference.h_s <
+          items[lo].report->central_difference.h_s)
+        lo = i;
+    fprintf(out, "</h1><p class=\"sub\">%d scenes analysed by cmodes; the "
+                 "smallest central-difference step is <b>%.6g s</b>, in "
+                 "<a href=\"#s%d\">",
+            n, items[lo].report->central_difference.h_s, lo);
+    cm__esc(out, items[lo].title);
+    fputs("</a>.</p>", out);
     cm__campaign(out, items, n);
     for (int i = 0; i < n; i++)
       cm__section(out, &items[i], i, 1);
