@@ -2,8 +2,8 @@
  * displacements), the per-contact frequencies and every component's
  * omega_max, for the HTML report and the VTK / dump exports. Not for the
  * report's top-k lists (analyze.c). */
-#include "analyze/analyze_internal.h"
 #include "analyze/fields.h"
+#include "analyze/analyze_internal.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -70,10 +70,9 @@ static int cm__fields_mode(cm__fields_t *f, cm_operator_t *op,
   return CM_OK;
 }
 
-int cm__fields_fill(cm__fields_t *f, cm_operator_t *op,
-                    const cm_system_t *sys, const cm_scene_t *scene,
-                    const cm__eig_t *eig, const double *diag,
-                    const cm_report_t *r) {
+int cm__fields_fill(cm__fields_t *f, cm_operator_t *op, const cm_system_t *sys,
+                    const cm_scene_t *scene, const cm__eig_t *eig,
+                    const double *diag, const cm_report_t *r) {
   /* ---- allocate ---- */
   cm__fields_free(f);
   int nm = f->want < r->nmodes ? f->want : r->nmodes;

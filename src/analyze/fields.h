@@ -32,9 +32,8 @@ int cm__analyze_fields(cm_context_t *ctx, const cm_scene_t *scene,
                        const cm_options_t *opts, cm_report_t **out,
                        cm__fields_t *f);
 int cm__analyze_system_fields(cm_context_t *ctx, const cm_system_t *sys,
-                              const cm_scene_t *scene,
-                              const cm_options_t *opts, cm_report_t **out,
-                              cm__fields_t *f);
+                              const cm_scene_t *scene, const cm_options_t *opts,
+                              cm_report_t **out, cm__fields_t *f);
 /* Frees the arrays and zeroes the outputs; keeps want. Accepts NULL. */
 void cm__fields_free(cm__fields_t *f);
 
@@ -42,10 +41,9 @@ void cm__fields_free(cm__fields_t *f);
 /* The pipeline's hook: fills f from the solved components (eig), the row
  * diagonals S_rr (diag, size nc) and the finished modes of r. Returns
  * CM_OK or CM_NOMEM. */
-int cm__fields_fill(cm__fields_t *f, cm_operator_t *op,
-                    const cm_system_t *sys, const cm_scene_t *scene,
-                    const cm__eig_t *eig, const double *diag,
-                    const cm_report_t *r);
+int cm__fields_fill(cm__fields_t *f, cm_operator_t *op, const cm_system_t *sys,
+                    const cm_scene_t *scene, const cm__eig_t *eig,
+                    const double *diag, const cm_report_t *r);
 #endif
 
 #endif

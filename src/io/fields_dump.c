@@ -71,8 +71,9 @@ int cm__fields_write_dump(cm_context_t *ctx, FILE *out, const cm_scene_t *s,
       if (bb >= 0)
         cmax[bb] = fmax(cmax[bb], e[c]);
     }
-    fprintf(out, "ITEM: TIMESTEP\n%d\nITEM: NUMBER OF ATOMS\n%d\n"
-                 "ITEM: BOX BOUNDS ff ff ff\n",
+    fprintf(out,
+            "ITEM: TIMESTEP\n%d\nITEM: NUMBER OF ATOMS\n%d\n"
+            "ITEM: BOX BOUNDS ff ff ff\n",
             m + 1, nmov);
     for (int i = 0; i < 3; i++)
       fprintf(out, "%.17g %.17g\n", nmov ? lo[i] : 0, nmov ? hi[i] : 1);
@@ -86,12 +87,14 @@ int cm__fields_write_dump(cm_context_t *ctx, FILE *out, const cm_scene_t *s,
       if (s->bodies[b].fixed)
         continue;
       const double *x = s->bodies[b].position;
-      const double *d = f->nmodes ? f->disp + ((size_t)m * f->nb + b) * 3 : NULL;
+      const double *d =
+          f->nmodes ? f->disp + ((size_t)m * f->nb + b) * 3 : NULL;
       double ke = f->nmodes && f->nb ? f->kinetic[(size_t)m * f->nb + b] : 0;
-      fprintf(out, "%d 1 %.17g %.17g %.17g %.17g %.17g %.17g %.17g %.17g "
-                   "%.17g %.17g\n",
-              b + 1, x[0], x[1], s->dim == 3 ? x[2] : 0.0, rad[b], ke,
-              cmax[b], d ? d[0] : 0.0, d ? d[1] : 0.0, d ? d[2] : 0.0, omega);
+      fprintf(out,
+              "%d 1 %.17g %.17g %.17g %.17g %.17g %.17g %.17g %.17g "
+              "%.17g %.17g\n",
+              b + 1, x[0], x[1], s->dim == 3 ? x[2] : 0.0, rad[b], ke, cmax[b],
+              d ? d[0] : 0.0, d ? d[1] : 0.0, d ? d[2] : 0.0, omega);
     }
   }
   free(rad), free(cmax);

@@ -24,8 +24,9 @@ int cm__fields_write_vtk(cm_context_t *ctx, FILE *out, const cm_scene_t *s,
                          const cm_report_t *r, const cm__fields_t *f) {
   int nb = s->nbodies, nc = s->ncontacts, np = nb + nc;
   /* ---- points and lines ---- */
-  fprintf(out, "# vtk DataFile Version 3.0\ncmodes contacts: %d, omega_max "
-               "%.17g rad/s\nASCII\nDATASET POLYDATA\nPOINTS %d double\n",
+  fprintf(out,
+          "# vtk DataFile Version 3.0\ncmodes contacts: %d, omega_max "
+          "%.17g rad/s\nASCII\nDATASET POLYDATA\nPOINTS %d double\n",
           nc, r->omega_max, np);
   for (int b = 0; b < nb; b++) {
     const double *x = s->bodies[b].position;

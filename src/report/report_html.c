@@ -4,9 +4,9 @@
  * components, solver. No network, no external files; a few lines of script
  * sort the campaign table. Not for the numbers themselves (analyze/) nor the
  * softening plan (soften.c). Units: rad/s, s, N/m. */
+#include "report/report_html.h"
 #include "internal.h"
 #include "io/fields_io.h"
-#include "report/report_html.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -15,20 +15,31 @@
 /* Above this many drawn elements (contacts times views) the scene is
  * aggregated on a grid and only the top contacts are drawn one by one. */
 #define CM__HTML_DETAIL_MAX 5000
-#define CM__HTML_TOP_DRAWN 300   /* contacts drawn individually when aggregated */
-#define CM__HTML_SENS_ROWS 15    /* rows of the sensitivity table */
-#define CM__HTML_PLAN_ROWS 40    /* rows of the softening plan shown */
+#define CM__HTML_TOP_DRAWN 300 /* contacts drawn individually when aggregated  \
+                                */
+#define CM__HTML_SENS_ROWS 15  /* rows of the sensitivity table */
+#define CM__HTML_PLAN_ROWS 40  /* rows of the softening plan shown */
 
-/* ---- small writers --------------------------------------------------------- */
+/* ---- small writers ---------------------------------------------------------
+ */
 
 static void cm__esc(FILE *o, const char *s) {
   for (; s && *s; s++) {
     switch (*s) {
-    case '<': fputs("&lt;", o); break;
-    case '>': fputs("&gt;", o); break;
-    case '&': fputs("&amp;", o); break;
-    case '"': fputs("&quot;", o); break;
-    default: fputc(*s, o);
+    case '<':
+      fputs("&lt;", o);
+      break;
+    case '>':
+      fputs("&gt;", o);
+      break;
+    case '&':
+      fputs("&amp;", o);
+      break;
+    case '"':
+      fputs("&quot;", o);
+      break;
+    default:
+      fputc(*s, o);
     }
   }
 }
@@ -67,7 +78,8 @@ static void cm__heat(double t, char out[8]) {
 /* Colour of t in [0, 1] for bodies: white to blue. */
 static void cm__blue(double t, char out[8]) {
   t = isfinite(t) ? fmin(fmax(t, 0), 1) : 0;
-  int r = (int)lround(244 - t * (244 - 44)), g = (int)lround(246 - t * (246 - 127)),
+  int r = (int)lround(244 - t * (244 - 44)),
+      g = (int)lround(246 - t * (246 - 127)),
       b = (int)lround(248 - t * (248 - 184));
   snprintf(out, 8, "#%02x%02x%02x", r, g, b);
 }
@@ -105,7 +117,8 @@ static void cm__contact_label(FILE *o, const cm_scene_t *s, int c) {
   fputc(')', o);
 }
 
-/* ---- page frame ------------------------------------------------------------ */
+/* ---- page frame ------------------------------------------------------------
+ */
 
 static const char *cm__css =
     "body{font:14px/1.45 system-ui,-apple-system,'Segoe UI',Roboto,sans-serif;"
@@ -152,22 +165,25 @@ static const char *cm__js =
     "r.forEach(function(x){b.appendChild(x)})})})});";
 
 static void cm__page_open(FILE *o, const char *title) {
-  fputs("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
-        "<meta name=\"viewport\" content=\"width=device-width,initial-scale=1\">"
-        "<title>",
-        o);
+  fputs(
+      "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+      "<meta name=\"viewport\" content=\"width=device-width,initial-scale=1\">"
+      "<title>",
+      o);
   cm__esc(o, title);
   fprintf(o, "</title><style>%s</style></head>\n<body><main>\n", cm__css);
 }
 
 static void cm__page_close(FILE *o) {
-  fprintf(o, "<p class=\"note\">Written by cmodes %s. Self-contained: no "
-             "network, no external files.</p>\n</main><script>%s</script>"
-             "</body></html>\n",
+  fprintf(o,
+          "<p class=\"note\">Written by cmodes %s. Self-contained: no "
+          "network, no external files.</p>\n</main><script>%s</script>"
+          "</body></html>\n",
           CM_VERSION_STRING, cm__js);
 }
 
-/* ---- headline -------------------------------------------------------------- */
+/* ---- headline --------------------------------------------------------------
+ */
 
 static void cm__card_open(FILE *o, const char *cls, const char *key) {
   fprintf(o, "<div class=\"card %s\"><div class=\"k\">%s</div>", cls, key);
@@ -177,9 +193,10 @@ static void cm__headline(FILE *o, const char *p, const cm__html_item_t *it) {
   const cm_report_t *r = it->report;
   const cm_step_t *cd = &r->central_difference;
   fputs("<div class=\"cards\">", o);
-  cm__card_open(o, "main", r->dashpots ? "stable step, central difference "
-                                          "(damped)"
-                                        : "stable step, central difference");
+  cm__card_open(o, "main",
+                r->dashpots ? "stable step, central difference "
+                              "(damped)"
+                            : "stable step, central difference");
   fputs("<div class=\"big\">", o);
   cm__val(o, p, "h-cd", cd->h_s, "s");
   fputs("</div>certified ", o);
@@ -227,8 +244,8 @@ static void cm__headline(FILE *o, const char *p, const cm__html_item_t *it) {
     int ties = 0;
     const cm__fields_t *f = it->fields;
     for (int c = 0; f && f->comp_omega && c < f->ncomp; c++)
-      ties += c != m->component &&
-              f->comp_omega[c] >= r->omega_max * (1 - 1e-9);
+      ties +=
+          c != m->component && f->comp_omega[c] >= r->omega_max * (1 - 1e-9);
     fprintf(o, "component %d", m->component);
     if (ties)
       fprintf(o, " <span class=\"bad\">+ %d tied</span>", ties);
@@ -243,7 +260,8 @@ static void cm__headline(FILE *o, const char *p, const cm__html_item_t *it) {
   fputs("</div></div>\n", o);
 }
 
-/* ---- step table ------------------------------------------------------------ */
+/* ---- step table ------------------------------------------------------------
+ */
 
 static void cm__step_row(FILE *o, const char *name, const cm_step_t *s) {
   fprintf(o, "<tr><td class=\"l\">%s</td><td>", name);
@@ -259,14 +277,14 @@ static void cm__steps(FILE *o, const cm_report_t *r) {
   fputs("<table><tr><th class=\"l\">integrator</th><th>critical step (s)</th>"
         "<th>certified (s)</th><th class=\"l\"></th></tr>",
         o);
-  cm__step_row(o, r->dashpots ? "central difference, leapfrog, velocity "
-                                "Verlet (dashpots)"
-                              : "central difference, leapfrog, velocity "
-                                "Verlet, symplectic Euler",
+  cm__step_row(o,
+               r->dashpots ? "central difference, leapfrog, velocity "
+                             "Verlet (dashpots)"
+                           : "central difference, leapfrog, velocity "
+                             "Verlet, symplectic Euler",
                &r->central_difference);
   if (r->dashpots)
-    cm__step_row(o, "central difference without the dashpots",
-                 &r->cd_undamped);
+    cm__step_row(o, "central difference without the dashpots", &r->cd_undamped);
   cm__step_row(o, "RK3", &r->rk3);
   cm__step_row(o, "RK4", &r->rk4);
   cm__step_row(o, "explicit Euler", &r->explicit_euler);
@@ -281,7 +299,8 @@ static void cm__steps(FILE *o, const cm_report_t *r) {
   fputs("</td><td></td><td></td></tr></table>\n", o);
 }
 
-/* ---- spectrum: histogram of sqrt(S_cc), modes, bounds on one axis -------------- */
+/* ---- spectrum: histogram of sqrt(S_cc), modes, bounds on one axis
+ * -------------- */
 
 static void cm__spectrum(FILE *o, const cm__html_item_t *it) {
   const cm_report_t *r = it->report;
@@ -305,8 +324,9 @@ static void cm__spectrum(FILE *o, const cm__html_item_t *it) {
     for (int b = 0; b < NB; b++)
       cmax = cnt[b] > cmax ? cnt[b] : cmax;
   }
-  fprintf(o, "<div class=\"fig\"><svg viewBox=\"0 0 %d %d\" width=\"100%%\" "
-             "role=\"img\" aria-label=\"spectrum\">",
+  fprintf(o,
+          "<div class=\"fig\"><svg viewBox=\"0 0 %d %d\" width=\"100%%\" "
+          "role=\"img\" aria-label=\"spectrum\">",
           W, H);
   /* histogram (count on a square-root scale so single contacts show) */
   double bw = (W - L - R) / (double)NB, hmax = H - T - B;
@@ -314,45 +334,51 @@ static void cm__spectrum(FILE *o, const cm__html_item_t *it) {
     if (!cnt[b])
       continue;
     double h = sqrt((double)cnt[b] / cmax) * hmax * 0.8;
-    fprintf(o, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" "
-               "fill=\"#9fb6cc\"><title>%d contacts with sqrt(S_cc) in "
-               "[%.4g, %.4g) rad/s</title></rect>",
+    fprintf(o,
+            "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" "
+            "fill=\"#9fb6cc\"><title>%d contacts with sqrt(S_cc) in "
+            "[%.4g, %.4g) rad/s</title></rect>",
             L + b * bw + 0.5, H - B - h, bw - 1, h, cnt[b], b * xmax / NB,
             (b + 1) * xmax / NB);
   }
   /* axis and ticks */
-  fprintf(o, "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"#3a4654\"/>",
+  fprintf(o,
+          "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"#3a4654\"/>",
           L, H - B, W - R, H - B);
   double tk = cm__tick(xmax, 8);
   for (double x = 0; x <= xmax * 1.0001; x += tk) {
     double px = L + x * sx;
-    fprintf(o, "<line x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\" "
-               "stroke=\"#3a4654\"/><text x=\"%.1f\" y=\"%d\" "
-               "text-anchor=\"middle\">%.4g</text>",
+    fprintf(o,
+            "<line x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\" "
+            "stroke=\"#3a4654\"/><text x=\"%.1f\" y=\"%d\" "
+            "text-anchor=\"middle\">%.4g</text>",
             px, H - B, px, H - B + 4, px, H - B + 16, x);
   }
-  fprintf(o, "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\">&omega; "
-             "(rad/s)</text>",
+  fprintf(o,
+          "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\">&omega; "
+          "(rad/s)</text>",
           L + (W - L - R) / 2, H - 4);
   /* bounds */
   struct {
     double w;
     const char *name, *col, *dash;
-  } mk[3] = {{r->omega_lower, "per-contact max = lower bound", "#2c7fb8", "5,3"},
-             {r->omega_upper, "Gershgorin upper bound", "#5a6777", "2,3"},
-             {r->deck_timestep_s > 0 ? 2 / r->deck_timestep_s : NAN,
-              "2 / deck step", "#2e8b57", "8,3"}};
+  } mk[3] = {
+      {r->omega_lower, "per-contact max = lower bound", "#2c7fb8", "5,3"},
+      {r->omega_upper, "Gershgorin upper bound", "#5a6777", "2,3"},
+      {r->deck_timestep_s > 0 ? 2 / r->deck_timestep_s : NAN, "2 / deck step",
+       "#2e8b57", "8,3"}};
   for (int i = 0; i < 3; i++) {
     if (!isfinite(mk[i].w))
       continue;
     double px = L + mk[i].w * sx;
     if (px > W - R)
       continue;
-    fprintf(o, "<line x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\" "
-               "stroke=\"%s\" stroke-width=\"2\" stroke-dasharray=\"%s\">"
-               "<title>%s: %.6g rad/s</title></line>"
-               "<text x=\"%.1f\" y=\"%d\" text-anchor=\"%s\" "
-               "style=\"fill:%s\">%s</text>",
+    fprintf(o,
+            "<line x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\" "
+            "stroke=\"%s\" stroke-width=\"2\" stroke-dasharray=\"%s\">"
+            "<title>%s: %.6g rad/s</title></line>"
+            "<text x=\"%.1f\" y=\"%d\" text-anchor=\"%s\" "
+            "style=\"fill:%s\">%s</text>",
             px, T - 6 + 12 * i, px, H - B, mk[i].col, mk[i].dash, mk[i].name,
             mk[i].w, px + (i == 1 ? -4 : 4), T - 8 + 12 * i + 10,
             i == 1 ? "end" : "start", mk[i].col, mk[i].name);
@@ -361,36 +387,40 @@ static void cm__spectrum(FILE *o, const cm__html_item_t *it) {
   for (int i = r->nmodes - 1; i >= 0; i--) {
     const cm_mode_t *m = &r->modes[i];
     double px = L + m->omega * sx;
-    fprintf(o, "<line x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\" "
-               "stroke=\"#c0392b\" stroke-width=\"%d\"><title>mode %d: "
-               "&omega; = %.9g rad/s, residual %.2g, component %d</title>"
-               "</line>",
-            px, T + 30, px, H - B, i == 0 ? 3 : 1, i + 1, m->omega,
-            m->residual, m->component);
+    fprintf(o,
+            "<line x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\" "
+            "stroke=\"#c0392b\" stroke-width=\"%d\"><title>mode %d: "
+            "&omega; = %.9g rad/s, residual %.2g, component %d</title>"
+            "</line>",
+            px, T + 30, px, H - B, i == 0 ? 3 : 1, i + 1, m->omega, m->residual,
+            m->component);
   }
   if (r->nmodes > 0) { /* right of the top stem: no other stem is there */
     double px = L + r->modes[0].omega * sx;
     int right = px < W - R - 130;
-    fprintf(o, "<text x=\"%.1f\" y=\"%d\" text-anchor=\"%s\" "
-               "style=\"fill:#c0392b;font-weight:600\">&omega;max %.6g</text>",
+    fprintf(o,
+            "<text x=\"%.1f\" y=\"%d\" text-anchor=\"%s\" "
+            "style=\"fill:#c0392b;font-weight:600\">&omega;max %.6g</text>",
             px + (right ? 5 : -5), T + 44, right ? "start" : "end",
             r->modes[0].omega);
   }
-  fputs("</svg><div class=\"cap\">Blue bars: how many contacts have each "
-        "per-contact frequency sqrt(S<sub>cc</sub>) = sqrt(k<sub>c</sub> "
-        "(J M<sup>-1</sup> J<sup>T</sup>)<sub>cc</sub>) (bar height on a "
-        "square-root scale). Red stems: the coupled modes (hover for residuals). "
-        "Dashed: the bounds, and 2/h of the deck's step when there is one; "
-        "a step is stable while every red stem is left of 2/h.</div></div>\n",
-        o);
+  fputs(
+      "</svg><div class=\"cap\">Blue bars: how many contacts have each "
+      "per-contact frequency sqrt(S<sub>cc</sub>) = sqrt(k<sub>c</sub> "
+      "(J M<sup>-1</sup> J<sup>T</sup>)<sub>cc</sub>) (bar height on a "
+      "square-root scale). Red stems: the coupled modes (hover for residuals). "
+      "Dashed: the bounds, and 2/h of the deck's step when there is one; "
+      "a step is stable while every red stem is left of 2/h.</div></div>\n",
+      o);
 }
 
-/* ---- the scene drawn ---------------------------------------------------------- */
+/* ---- the scene drawn
+ * ---------------------------------------------------------- */
 
 typedef struct {
-  int ax, ay;        /* world axes drawn horizontally and vertically */
-  int depth;         /* axis towards the viewer (-1: none) */
-  const char *name;  /* caption */
+  int ax, ay;       /* world axes drawn horizontally and vertically */
+  int depth;        /* axis towards the viewer (-1: none) */
+  const char *name; /* caption */
 } cm__view_t;
 
 typedef struct {
@@ -432,8 +462,9 @@ static void cm__contact_line(FILE *o, const cm_scene_t *s, const cm__draw_t *d,
   double t = d->emax > 0 ? sqrt(d->e[c] / d->emax) : 0;
   char col[8];
   cm__heat(t, col);
-  fprintf(o, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" "
-             "stroke=\"%s\" stroke-width=\"%.1f\"",
+  fprintf(o,
+          "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" "
+          "stroke=\"%s\" stroke-width=\"%.1f\"",
           cm__px(d, v->ax, p[v->ax], sc, ox),
           H - cm__px(d, v->ay, p[v->ay], sc, oy),
           cm__px(d, v->ax, q[v->ax], sc, ox),
@@ -460,9 +491,10 @@ static void cm__view(FILE *o, const cm_scene_t *s, const cm__draw_t *d,
   W = (int)ceil(wx * sc) + 2 * pad;
   int H = (int)ceil(wy * sc) + 2 * pad;
   int ox = pad, oy = pad;
-  fprintf(o, "<div class=\"view\"><svg viewBox=\"0 0 %d %d\" width=\"100%%\" "
-             "style=\"max-width:%dpx\" role=\"img\" aria-label=\"%s\">"
-             "<rect width=\"%d\" height=\"%d\" fill=\"#fbfcfd\"/>",
+  fprintf(o,
+          "<div class=\"view\"><svg viewBox=\"0 0 %d %d\" width=\"100%%\" "
+          "style=\"max-width:%dpx\" role=\"img\" aria-label=\"%s\">"
+          "<rect width=\"%d\" height=\"%d\" fill=\"#fbfcfd\"/>",
           W, H, W, v->name, W, H);
   int nb = s->nbodies, nc = s->ncontacts;
   cm__ord_t *ord = malloc(sizeof *ord * ((size_t)(nb > nc ? nb : nc) + 1));
@@ -475,8 +507,8 @@ static void cm__view(FILE *o, const cm_scene_t *s, const cm__draw_t *d,
     int n = 0;
     for (int b = 0; b < nb; b++)
       if (!s->bodies[b].fixed)
-        ord[n++] = (cm__ord_t){v->depth >= 0 ? -s->bodies[b].position[v->depth]
-                                              : 0, b};
+        ord[n++] = (cm__ord_t){
+            v->depth >= 0 ? -s->bodies[b].position[v->depth] : 0, b};
     qsort(ord, (size_t)n, sizeof *ord, cm__ord_cmp);
     char buf[128], col[8];
     for (int q = 0; q < n; q++) {
@@ -484,8 +516,9 @@ static void cm__view(FILE *o, const cm_scene_t *s, const cm__draw_t *d,
       const double *x = s->bodies[b].position;
       double k = d->kin && d->kmax > 0 ? d->kin[b] / d->kmax : 0;
       cm__blue(sqrt(k), col);
-      fprintf(o, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"%.1f\" fill=\"%s\" "
-                 "stroke=\"#8795a6\" stroke-width=\"0.6\"><title>",
+      fprintf(o,
+              "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"%.1f\" fill=\"%s\" "
+              "stroke=\"#8795a6\" stroke-width=\"0.6\"><title>",
               cm__px(d, v->ax, x[v->ax], sc, ox),
               H - cm__px(d, v->ay, x[v->ay], sc, oy), fmax(d->rad[b] * sc, 0.8),
               col);
@@ -539,15 +572,16 @@ static void cm__view(FILE *o, const cm_scene_t *s, const cm__draw_t *d,
             }
             int run = 1;
             while (ix + run < G && cell[iy * G + ix + run] >= 0 &&
-                   (int)lround((d->emax > 0 ? sqrt(cell[iy * G + ix + run] /
-                                                   d->emax)
-                                            : 0) *
+                   (int)lround((d->emax > 0
+                                    ? sqrt(cell[iy * G + ix + run] / d->emax)
+                                    : 0) *
                                (NL - 1)) == L)
               run++;
             if (!open) {
               cm__heat(L / (NL - 1.0), col);
-              fprintf(o, "<path fill=\"none\" stroke=\"%s\" "
-                         "stroke-width=\"%.2f\" d=\"",
+              fprintf(o,
+                      "<path fill=\"none\" stroke=\"%s\" "
+                      "stroke-width=\"%.2f\" d=\"",
                       col, ch + 0.05);
               open = 1;
             }
@@ -583,12 +617,13 @@ static void cm__legend(FILE *o, double emax, double kmax) {
     fprintf(o, "<rect x=\"%d\" y=\"4\" width=\"6\" height=\"12\" fill=\"%s\"/>",
             470 + 4 * i, col);
   }
-  fprintf(o, "<text x=\"0\" y=\"14\">contact share</text>"
-             "<text x=\"110\" y=\"30\">0</text><text x=\"350\" y=\"30\" "
-             "text-anchor=\"end\">%.3g</text>"
-             "<text x=\"372\" y=\"14\">kinetic share</text>"
-             "<text x=\"470\" y=\"30\">0</text><text x=\"630\" y=\"30\" "
-             "text-anchor=\"end\">%.3g</text></svg>",
+  fprintf(o,
+          "<text x=\"0\" y=\"14\">contact share</text>"
+          "<text x=\"110\" y=\"30\">0</text><text x=\"350\" y=\"30\" "
+          "text-anchor=\"end\">%.3g</text>"
+          "<text x=\"372\" y=\"14\">kinetic share</text>"
+          "<text x=\"470\" y=\"30\">0</text><text x=\"630\" y=\"30\" "
+          "text-anchor=\"end\">%.3g</text></svg>",
           emax, kmax);
 }
 
@@ -623,9 +658,10 @@ static void cm__scene_fig(FILE *o, const cm__html_item_t *it) {
   for (int b = 0; d.kin && b < s->nbodies; b++)
     d.kmax = fmax(d.kmax, d.kin[b]);
   static const cm__view_t v2[1] = {{0, 1, -1, "x&ndash;y"}};
-  static const cm__view_t v3[3] = {{0, 2, 1, "front: x&ndash;z (looking along +y)"},
-                                   {1, 2, 0, "side: y&ndash;z (looking along &minus;x)"},
-                                   {0, 1, 2, "top: x&ndash;y (looking down &minus;z)"}};
+  static const cm__view_t v3[3] = {
+      {0, 2, 1, "front: x&ndash;z (looking along +y)"},
+      {1, 2, 0, "side: y&ndash;z (looking along &minus;x)"},
+      {0, 1, 2, "top: x&ndash;y (looking down &minus;z)"}};
   int nv = s->dim == 2 ? 1 : 3;
   const cm__view_t *v = s->dim == 2 ? v2 : v3;
   long load = (long)(s->ncontacts + s->nbodies) * nv;
@@ -637,20 +673,23 @@ static void cm__scene_fig(FILE *o, const cm__html_item_t *it) {
     cm__view(o, s, &d, &v[i], s->dim == 2 ? 1000 : 540, detail);
   fputs("</div><div class=\"cap\">", o);
   if (detail)
-    fprintf(o, "Every contact is a line between the bodies' centres (or to "
-               "the contact point on a wall or fixed body), coloured and "
-               "thickened by its strain-energy share e<sub>c</sub> in the top "
-               "mode (colour scale on sqrt(e<sub>c</sub>/max)); bodies are "
-               "discs of their nearest-contact radius shaded by kinetic "
-               "share%s. Hover for names and values.",
-            s->dim == 3 ? "; orthographic views, nearer bodies drawn last" : "");
+    fprintf(o,
+            "Every contact is a line between the bodies' centres (or to "
+            "the contact point on a wall or fixed body), coloured and "
+            "thickened by its strain-energy share e<sub>c</sub> in the top "
+            "mode (colour scale on sqrt(e<sub>c</sub>/max)); bodies are "
+            "discs of their nearest-contact radius shaded by kinetic "
+            "share%s. Hover for names and values.",
+            s->dim == 3 ? "; orthographic views, nearer bodies drawn last"
+                        : "");
   else
-    fprintf(o, "Aggregated: %d contacts and %d bodies are too many to draw "
-               "one by one (more than %d elements), so the view is a grid of "
-               "cells, each coloured by the largest top-mode share of the "
-               "contacts whose midpoint falls in it (empty cells blank); the "
-               "%d contacts with the largest shares are drawn individually on "
-               "top, with names on hover.",
+    fprintf(o,
+            "Aggregated: %d contacts and %d bodies are too many to draw "
+            "one by one (more than %d elements), so the view is a grid of "
+            "cells, each coloured by the largest top-mode share of the "
+            "contacts whose midpoint falls in it (empty cells blank); the "
+            "%d contacts with the largest shares are drawn individually on "
+            "top, with names on hover.",
             s->ncontacts, s->nbodies, CM__HTML_DETAIL_MAX,
             s->ncontacts < CM__HTML_TOP_DRAWN ? s->ncontacts
                                               : CM__HTML_TOP_DRAWN);
@@ -658,14 +697,16 @@ static void cm__scene_fig(FILE *o, const cm__html_item_t *it) {
   free(d.rad);
 }
 
-/* ---- modes ------------------------------------------------------------------- */
+/* ---- modes
+ * ------------------------------------------------------------------- */
 
 static void cm__modes(FILE *o, const cm__html_item_t *it) {
   const cm_report_t *r = it->report;
-  fprintf(o, "<table><tr><th>#</th><th>&omega; (rad/s)</th><th>f (Hz)</th>"
-             "<th>residual</th>%s<th>comp.</th><th class=\"l\">top contacts "
-             "(strain-energy share)</th><th class=\"l\">top bodies (kinetic "
-             "share)</th></tr>",
+  fprintf(o,
+          "<table><tr><th>#</th><th>&omega; (rad/s)</th><th>f (Hz)</th>"
+          "<th>residual</th>%s<th>comp.</th><th class=\"l\">top contacts "
+          "(strain-energy share)</th><th class=\"l\">top bodies (kinetic "
+          "share)</th></tr>",
           r->dashpots ? "<th>&zeta;</th>" : "");
   for (int i = 0; i < r->nmodes; i++) {
     const cm_mode_t *m = &r->modes[i];
@@ -677,9 +718,8 @@ static void cm__modes(FILE *o, const cm__html_item_t *it) {
     fprintf(o, "<td>%d</td><td class=\"l\">", m->component);
     for (int j = 0; j < m->ncontacts && j < 3; j++) {
       cm__contact_label(o, it->scene, m->contacts[j].index);
-      fprintf(o, " %.3f%s", m->contacts[j].share, j + 1 < m->ncontacts && j < 2
-                                                        ? "; "
-                                                        : "");
+      fprintf(o, " %.3f%s", m->contacts[j].share,
+              j + 1 < m->ncontacts && j < 2 ? "; " : "");
     }
     fputs("</td><td class=\"l\">", o);
     for (int j = 0; j < m->nbodies && j < 3; j++) {
@@ -692,7 +732,8 @@ static void cm__modes(FILE *o, const cm__html_item_t *it) {
   fputs("</table>\n", o);
 }
 
-/* ---- sensitivities and the softening plan ---------------------------------------- */
+/* ---- sensitivities and the softening plan
+ * ---------------------------------------- */
 
 typedef struct {
   double e; /* share */
@@ -737,10 +778,11 @@ static void cm__sensitivity(FILE *o, const char *p, const cm__html_item_t *it) {
         "lengthens the step by about the last column (an upper estimate: "
         "other modes may take over).</p>",
         o);
-  fprintf(o, "<table id=\"%ssens\"><tr><th class=\"l\">contact</th><th>k "
-             "(N/m)</th><th>share e<sub>c</sub></th><th>cumulative</th>"
-             "<th>d&lambda;/dk<sub>c</sub> ((rad/s)&sup2; per N/m)</th>"
-             "<th>step gain if k<sub>c</sub> halved</th></tr>",
+  fprintf(o,
+          "<table id=\"%ssens\"><tr><th class=\"l\">contact</th><th>k "
+          "(N/m)</th><th>share e<sub>c</sub></th><th>cumulative</th>"
+          "<th>d&lambda;/dk<sub>c</sub> ((rad/s)&sup2; per N/m)</th>"
+          "<th>step gain if k<sub>c</sub> halved</th></tr>",
           p);
   double cum = 0;
   for (int q = 0; q < n && q < CM__HTML_SENS_ROWS; q++) {
@@ -757,8 +799,9 @@ static void cm__sensitivity(FILE *o, const char *p, const cm__html_item_t *it) {
   }
   fputs("</table>", o);
   if (n > CM__HTML_SENS_ROWS)
-    fprintf(o, "<p class=\"note\">%d more contacts share the rest "
-               "(%.4f).</p>",
+    fprintf(o,
+            "<p class=\"note\">%d more contacts share the rest "
+            "(%.4f).</p>",
             n - CM__HTML_SENS_ROWS, fmax(0, 1 - cum));
   free(top);
   /* the plan */
@@ -771,22 +814,25 @@ static void cm__sensitivity(FILE *o, const char *p, const cm__html_item_t *it) {
     fputs("<p>The step already reaches the target: nothing to soften.</p>", o);
     return;
   }
-  fprintf(o, "<p>Soften these <b>%d</b> contact%s (normal and tangential "
-             "springs by the same factor). Planned from the shares of every "
-             "listed mode faster than the target, then confirmed by "
-             "re-solving the softened scene (%d round%s, %.3g s): the new "
-             "critical step is <b>",
+  fprintf(o,
+          "<p>Soften these <b>%d</b> contact%s (normal and tangential "
+          "springs by the same factor). Planned from the shares of every "
+          "listed mode faster than the target, then confirmed by "
+          "re-solving the softened scene (%d round%s, %.3g s): the new "
+          "critical step is <b>",
           sp->n, sp->n == 1 ? "" : "s", sp->rounds, sp->rounds == 1 ? "" : "s",
           sp->seconds);
   cm__val(o, p, "plan-h", sp->h_s, "s");
-  fprintf(o, "</b> (&omega;<sub>max</sub> %.6g rad/s): <span class=\"%s\">%s"
-             "</span>.</p>",
+  fprintf(o,
+          "</b> (&omega;<sub>max</sub> %.6g rad/s): <span class=\"%s\">%s"
+          "</span>.</p>",
           sp->omega_s, sp->reached ? "good" : "bad",
           sp->reached ? "target reached"
                       : "target not reached within 8 rounds: soften more "
                         "contacts or change the masses");
-  fprintf(o, "<table id=\"%splan-table\"><tr><th class=\"l\">contact</th>"
-             "<th>k now (N/m)</th><th>new k (N/m)</th><th>factor</th></tr>",
+  fprintf(o,
+          "<table id=\"%splan-table\"><tr><th class=\"l\">contact</th>"
+          "<th>k now (N/m)</th><th>new k (N/m)</th><th>factor</th></tr>",
           p);
   for (int q = 0; q < sp->n && q < CM__HTML_PLAN_ROWS; q++) {
     int c = sp->contact[q];
@@ -798,13 +844,15 @@ static void cm__sensitivity(FILE *o, const char *p, const cm__html_item_t *it) {
   }
   fputs("</table>", o);
   if (sp->n > CM__HTML_PLAN_ROWS)
-    fprintf(o, "<p class=\"note\">and %d more, with factors from %.3f to "
-               "%.3f.</p>",
+    fprintf(o,
+            "<p class=\"note\">and %d more, with factors from %.3f to "
+            "%.3f.</p>",
             sp->n - CM__HTML_PLAN_ROWS, sp->factor[CM__HTML_PLAN_ROWS],
             sp->factor[sp->n - 1]);
 }
 
-/* ---- components ---------------------------------------------------------------- */
+/* ---- components
+ * ---------------------------------------------------------------- */
 
 static int cm__desc(const void *pa, const void *pb) {
   double a = *(const double *)pa, b = *(const double *)pb;
@@ -814,8 +862,9 @@ static int cm__desc(const void *pa, const void *pb) {
 static void cm__components(FILE *o, const cm__html_item_t *it) {
   const cm_report_t *r = it->report;
   const cm__fields_t *f = it->fields;
-  fprintf(o, "<p>%d independent component%s; component <b>%d</b> sets the "
-             "step.",
+  fprintf(o,
+          "<p>%d independent component%s; component <b>%d</b> sets the "
+          "step.",
           r->ncomp, r->ncomp == 1 ? "" : "s", r->comp_max);
   int ties = 0;
   if (f && f->comp_omega && r->omega_max > 0) {
@@ -841,27 +890,31 @@ static void cm__components(FILE *o, const cm__html_item_t *it) {
       qsort(w, (size_t)f->ncomp, sizeof *w, cm__desc);
       const int W = 1000, H = 170, L = 50, B = 22, T = 8;
       double bw = (W - L - 10) / (double)n, ymax = w[0] * 1.05;
-      fprintf(o, "<div class=\"fig\"><svg viewBox=\"0 0 %d %d\" "
-                 "width=\"100%%\" role=\"img\" aria-label=\"components\">",
+      fprintf(o,
+              "<div class=\"fig\"><svg viewBox=\"0 0 %d %d\" "
+              "width=\"100%%\" role=\"img\" aria-label=\"components\">",
               W, H);
       double tk = cm__tick(ymax, 4);
       for (double y = 0; y <= ymax; y += tk) {
         double py = H - B - y / ymax * (H - B - T);
-        fprintf(o, "<line x1=\"%d\" x2=\"%d\" y1=\"%.1f\" y2=\"%.1f\" "
-                   "stroke=\"#e3e8ee\"/><text x=\"%d\" y=\"%.1f\" "
-                   "text-anchor=\"end\">%.4g</text>",
+        fprintf(o,
+                "<line x1=\"%d\" x2=\"%d\" y1=\"%.1f\" y2=\"%.1f\" "
+                "stroke=\"#e3e8ee\"/><text x=\"%d\" y=\"%.1f\" "
+                "text-anchor=\"end\">%.4g</text>",
                 L, W - 10, py, py, L - 4, py + 4, y);
       }
       for (int i = 0; i < n; i++) {
         double h = w[i] / ymax * (H - B - T);
-        fprintf(o, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" "
-                   "height=\"%.1f\" fill=\"%s\"/>",
+        fprintf(o,
+                "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" "
+                "height=\"%.1f\" fill=\"%s\"/>",
                 L + i * bw + 0.5, H - B - h, fmax(bw - 1, 0.5), h,
                 w[i] >= r->omega_max * (1 - 1e-9) ? "#c0392b" : "#7d9bb8");
       }
-      fprintf(o, "<text x=\"%d\" y=\"%d\">components by &omega;max "
-                 "(rad/s), largest first%s; red: the ones that set the "
-                 "step</text></svg></div>",
+      fprintf(o,
+              "<text x=\"%d\" y=\"%d\">components by &omega;max "
+              "(rad/s), largest first%s; red: the ones that set the "
+              "step</text></svg></div>",
               L, H - 6, f->ncomp > n ? " (first 120)" : "");
       free(w);
     }
@@ -873,9 +926,10 @@ static void cm__components(FILE *o, const cm__html_item_t *it) {
         o);
   for (int i = 0; i < r->ncomp_listed; i++) {
     const cm_component_t *c = &r->components[i];
-    fprintf(o, "<tr%s><td>%d</td><td>%.9g</td><td>%.6g</td><td>%d</td>"
-               "<td>%d</td><td>%d</td><td class=\"l\">%s</td><td>%d</td>"
-               "<td class=\"l\">",
+    fprintf(o,
+            "<tr%s><td>%d</td><td>%.9g</td><td>%.6g</td><td>%d</td>"
+            "<td>%d</td><td>%d</td><td class=\"l\">%s</td><td>%d</td>"
+            "<td class=\"l\">",
             c->index == r->comp_max ? " class=\"hi\"" : "", c->index,
             c->omega_max, c->omega_upper, c->nbodies, c->ncontacts, c->ndofs,
             cm__method_name(c->method), c->matvecs);
@@ -888,15 +942,17 @@ static void cm__components(FILE *o, const cm__html_item_t *it) {
   fputs("</table>\n", o);
 }
 
-/* ---- solver and timings ---------------------------------------------------------- */
+/* ---- solver and timings
+ * ---------------------------------------------------------- */
 
 static void cm__solver(FILE *o, const cm__html_item_t *it) {
   const cm_report_t *r = it->report;
-  fprintf(o, "<table><tr><th class=\"l\">method</th><th>modes</th>"
-             "<th>basis</th><th>restarts</th><th>matvecs</th>"
-             "<th class=\"l\">converged</th><th>tol</th></tr><tr><td "
-             "class=\"l\">%s</td><td>%d</td><td>%d</td><td>%d</td><td>%d</td>"
-             "<td class=\"l\">%s</td><td>%.1e</td></tr></table>",
+  fprintf(o,
+          "<table><tr><th class=\"l\">method</th><th>modes</th>"
+          "<th>basis</th><th>restarts</th><th>matvecs</th>"
+          "<th class=\"l\">converged</th><th>tol</th></tr><tr><td "
+          "class=\"l\">%s</td><td>%d</td><td>%d</td><td>%d</td><td>%d</td>"
+          "<td class=\"l\">%s</td><td>%.1e</td></tr></table>",
           r->method ? r->method : "none", r->nev, r->ncv, r->iterations,
           r->matvecs, r->converged ? "yes" : "<span class=\"bad\">no</span>",
           r->tol);
@@ -904,14 +960,14 @@ static void cm__solver(FILE *o, const cm__html_item_t *it) {
     const char *name;
     double t;
     const char *col;
-  } ph[7] = {{"parse", r->t_parse, "#b8c4d1"},
-             {"assemble", r->t_assemble, "#7d9bb8"},
-             {"factor", r->t_factor, "#4f7ca6"},
-             {"operator", r->t_operator, "#2c5d8a"},
-             {"eigen", r->t_eigen, "#e4572e"},
-             {"report", r->t_report, "#f6c342"},
-             {"softening re-solves", it->soften ? it->soften->seconds : 0,
-              "#9b59b6"}};
+  } ph[7] = {
+      {"parse", r->t_parse, "#b8c4d1"},
+      {"assemble", r->t_assemble, "#7d9bb8"},
+      {"factor", r->t_factor, "#4f7ca6"},
+      {"operator", r->t_operator, "#2c5d8a"},
+      {"eigen", r->t_eigen, "#e4572e"},
+      {"report", r->t_report, "#f6c342"},
+      {"softening re-solves", it->soften ? it->soften->seconds : 0, "#9b59b6"}};
   double tot = 0;
   for (int i = 0; i < 7; i++)
     tot += ph[i].t > 0 ? ph[i].t : 0;
@@ -932,35 +988,42 @@ static void cm__solver(FILE *o, const cm__html_item_t *it) {
       if (!(ph[i].t > 0))
         continue;
       double w = ph[i].t / tot * 1000;
-      fprintf(o, "<rect x=\"%.1f\" y=\"2\" width=\"%.1f\" height=\"14\" "
-                 "fill=\"%s\"><title>%s %.3g s</title></rect>",
+      fprintf(o,
+              "<rect x=\"%.1f\" y=\"2\" width=\"%.1f\" height=\"14\" "
+              "fill=\"%s\"><title>%s %.3g s</title></rect>",
               x, w, ph[i].col, ph[i].name, ph[i].t);
       x += w;
     }
     fputs("</svg>", o);
   }
-  fprintf(o, "<p class=\"note\">Counts: %d bodies (%d moving, %d fixed, %d "
-             "free), %d contacts in %d rows, %d dofs (%d active).</p>\n",
+  fprintf(o,
+          "<p class=\"note\">Counts: %d bodies (%d moving, %d fixed, %d "
+          "free), %d contacts in %d rows, %d dofs (%d active).</p>\n",
           r->nbodies, r->moving_bodies, r->fixed_bodies, r->free_bodies,
           r->ncontacts, r->nrows, r->ndofs, r->active_dofs);
 }
 
-/* ---- one scene's section -------------------------------------------------------- */
+/* ---- one scene's section
+ * -------------------------------------------------------- */
 
-static void cm__section(FILE *o, const cm__html_item_t *it, int i, int campaign) {
+static void cm__section(FILE *o, const cm__html_item_t *it, int i,
+                        int campaign) {
   char p[32];
   snprintf(p, sizeof p, "s%d-", i);
   fprintf(o, "<section id=\"s%d\"%s><h%d>", i,
           campaign ? " class=\"scene\"" : "", campaign ? 2 : 1);
   cm__esc(o, it->title);
-  fprintf(o, "</h%d><p class=\"sub\">%s%d-D scene, %d bodies, %d contacts, "
-             "%d component%s%s</p>",
-          campaign ? 2 : 1, campaign ? "<a href=\"#top\">&uarr; table</a> "
-                                       "&middot; "
-                                     : "",
+  fprintf(o,
+          "</h%d><p class=\"sub\">%s%d-D scene, %d bodies, %d contacts, "
+          "%d component%s%s</p>",
+          campaign ? 2 : 1,
+          campaign ? "<a href=\"#top\">&uarr; table</a> "
+                     "&middot; "
+                   : "",
           it->scene ? it->scene->dim : 0, it->report->nbodies,
           it->report->ncontacts, it->report->ncomp,
-          it->report->ncomp == 1 ? "" : "s", it->report->status == CM_NOT_CONVERGED
+          it->report->ncomp == 1 ? "" : "s",
+          it->report->status == CM_NOT_CONVERGED
               ? " &middot; <span class=\"bad\">not converged: partial "
                 "result</span>"
               : "");
@@ -981,7 +1044,8 @@ static void cm__section(FILE *o, const cm__html_item_t *it, int i, int campaign)
   fputs("</section>\n", o);
 }
 
-/* ---- campaign table -------------------------------------------------------------- */
+/* ---- campaign table
+ * -------------------------------------------------------------- */
 
 static void cm__td_num(FILE *o, double v, const char *fmt) {
   fprintf(o, "<td data-v=\"%.17g\">", isfinite(v) ? v : -1.0);
@@ -1037,9 +1101,10 @@ int cm__report_write_html(FILE *out, const cm__html_item_t *items, int n,
       if (items[i].report->central_difference.h_s <
           items[lo].report->central_difference.h_s)
         lo = i;
-    fprintf(out, "</h1><p class=\"sub\">%d scenes analysed by cmodes; the "
-                 "smallest central-difference step is <b>%.6g s</b>, in "
-                 "<a href=\"#s%d\">",
+    fprintf(out,
+            "</h1><p class=\"sub\">%d scenes analysed by cmodes; the "
+            "smallest central-difference step is <b>%.6g s</b>, in "
+            "<a href=\"#s%d\">",
             n, items[lo].report->central_difference.h_s, lo);
     cm__esc(out, items[lo].title);
     fputs("</a>.</p>", out);

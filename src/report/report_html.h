@@ -11,16 +11,16 @@
 
 /* Which contacts to soften, and by how much, to reach a target step. */
 typedef struct cm__soften {
-  double target_h_s;  /* wanted central-difference step, s */
-  double h0_s;        /* the scene's step before, s */
-  double h_s;         /* step of the softened scene (re-solved), s */
-  double omega_s;     /* omega_max of the softened scene, rad/s */
-  int rounds;         /* re-solves made */
-  int reached;        /* 1: h_s >= target_h_s */
-  int n;              /* contacts softened */
-  int *contact;       /* size n: scene contacts, most softened first */
-  double *factor;     /* size n: new k / old k (normal and tangential) */
-  double seconds;     /* wall time of the re-solves */
+  double target_h_s; /* wanted central-difference step, s */
+  double h0_s;       /* the scene's step before, s */
+  double h_s;        /* step of the softened scene (re-solved), s */
+  double omega_s;    /* omega_max of the softened scene, rad/s */
+  int rounds;        /* re-solves made */
+  int reached;       /* 1: h_s >= target_h_s */
+  int n;             /* contacts softened */
+  int *contact;      /* size n: scene contacts, most softened first */
+  double *factor;    /* size n: new k / old k (normal and tangential) */
+  double seconds;    /* wall time of the re-solves */
 } cm__soften_t;
 
 /* Plans and confirms a softening of scene (analysed as r with fields f, at

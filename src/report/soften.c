@@ -9,9 +9,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define CM__SOFTEN_FMAX 0.75 /* largest fractional cut per contact and round */
+#define CM__SOFTEN_FMAX 0.75 /* largest fractional cut per contact and round   \
+                              */
 #define CM__SOFTEN_ROUNDS 8
-#define CM__SOFTEN_MODES 12  /* modes of each re-solve */
+#define CM__SOFTEN_MODES 12 /* modes of each re-solve */
 
 void cm__soften_free(cm__soften_t *s) {
   if (!s)
