@@ -205,16 +205,19 @@ static void cm__headline(FILE *o, const char *p, const cm__html_item_t *it) {
   cm__val(o, p, "h-omega", r->omega_max, "rad/s");
   fputs("</div>", o);
   /* per-contact estimate */
+  /* the engines' step 2 / max sqrt(S_cc), against the critical step shown
+   * (damped or not) */
   double hpc = r->pc_omega_max > 0 ? 2 / r->pc_omega_max : NAN;
-  cm__card_open(o, r->pc_ratio > 1 + 1e-9 ? "warn" : "",
-                "per-contact estimate");
+  double over = hpc / cd->h_s - 1;
+  cm__card_open(o, over > 1e-9 ? "warn" : "", "per-contact estimate");
   fputs("<div class=\"big\">", o);
   cm__val(o, p, "h-pc", hpc, "s");
   fputs("</div>coupled/per-contact &omega; = ", o);
   cm__val(o, p, "h-ratio", r->pc_ratio, "");
-  if (r->pc_ratio > 1 + 1e-9)
-    fprintf(o, "<br><span class=\"bad\">%.0f%% too large: unstable</span>",
-            100 * (r->pc_ratio - 1));
+  if (over > 1e-9)
+    fprintf(o, "<br><span class=\"bad\">%.0f%% longer than the critical "
+               "step: unstable</span>",
+            100 * over);
   fputs("</div>", o);
   /* model, deck, damping */
   cm__card_open(o, "", "contact model");
