@@ -126,3 +126,45 @@ CM_TEST(html_page_self_contained) {
   CMT_CONTAINS(out, "expected -o FILE.html");
   free(out);
 }
+
+/* The time-series page: the smallest step of the run, one row per line;
+ * a line that is not track output is refused with its number. */
+CM_TEST(html_track_page) {
+  char in[256], out[256], cmd[1024];
+  snprintf(in, sizeof in, "/tmp/cmt_track_%d.jsonl", (int)getpid());
+  snprintf(out, sizeof out, "/tmp/cmt_track_%d.html", (int)getpid());
+  FILE *f = fopen(in, "w");
+  CMT_TRUE(f != NULL);
+  if (!f)
+    return;
+  fputs("{\"step\": 0, \"time\": 0, \"contacts\": 5, \"omega_max\": 10, "
+        "\"central_difference\": 0.2, \"certified\": 0.1, \"per_contact\": "
+        "0.3, \"deck_fraction\": 0.5, \"limiting_ids\": [\"7\"]}\n"
+        "{\"step\": 10, \"time\": 0.5, \"contacts\": 6, \"omega_max\": 20, "
+        "\"central_difference\": 0.1, \"certified\": 0.05, \"per_contact\": "
+        "0.3, \"deck_fraction\": 1.25, \"limiting_ids\": [\"8\", \"9\"]}\n",
+        f);
+  fclose(f);
+  snprintf(cmd, sizeof cmd, "%s report --track %s -o %s && cat %s", CM_BINARY,
+           in, out, out);
+  int code;
+  char *html = cmt_run(cmd, &code);
+  CMT_EQ_INT(code, 0);
+  CMT_CONTAINS(html, "id=\"t-hmin\" data-v=\"0.10000000000000001\"");
+  CMT_CONTAINS(html, "id=\"t-deck\" data-v=\"1.25\"");
+  CMT_CONTAINS(html, ">unstable<");
+  CMT_CONTAINS(html, "<td class=\"l\">8, 9</td>");
+  free(html);
+  f = fopen(in, "a");
+  if (f) {
+    fputs("{\"step\": 20}\n", f);
+    fclose(f);
+  }
+  snprintf(cmd, sizeof cmd, "%s report --track %s -o %s 2>&1", CM_BINARY, in,
+           out);
+  html = cmt_run(cmd, &code);
+  CMT_EQ_INT(code, 3);
+  CMT_CONTAINS(html, "line 3");
+  free(html);
+  remove(in), remove(out);
+}

@@ -20,6 +20,7 @@ static void cm__report_usage(FILE *f) {
   fprintf(f,
     "usage: cmodes report [options] SCENE... -o FILE.html\n"
     "       cmodes report [options] --matrices MANIFEST -o FILE.html\n"
+    "       cmodes report --track SERIES.jsonl -o FILE.html\n"
     "\n"
     "One self-contained HTML page (no network, no external files): the\n"
     "stable steps, the spectrum, the scene drawn with each contact's share\n"
@@ -43,6 +44,8 @@ static void cm__report_usage(FILE *f) {
     "      --method M          auto | lanczos | arpack | dense\n"
     "      --threads N         OpenMP threads (default: all)\n"
     "      --matrices          the input is a Matrix Market manifest\n"
+    "      --track             the input is the output of 'cmodes track\n"
+    "                          --format jsonl': the steps over the run\n"
     "  -h, --help              this help\n"
     "\nProgress goes to standard error when it is a terminal.\n"
     "exit codes: 0 ok, 2 usage, 3 invalid input, 4 numerical failure,\n"
@@ -124,9 +127,53 @@ static int cm__write_exports(cm_context_t *ctx, const cm__rep_item_t *it,
   return CM_OK;
 }
 
+/* --track: the page of a `cmodes track --format jsonl` file. */
+static int cm__report_track(cm_context_t *ctx, const char *path,
+                            const char *out, const char *title) {
+  if (!out) {
+    fprintf(stderr, "cmodes report: --track needs -o FILE.html\n");
+    return cm_status_exit(CM_USAGE);
+  }
+  FILE *in = strcmp(path, "-") ? fopen(path, "rb") : stdin;
+  char *text = NULL;
+  size_t len = 0, cap = 0, got;
+  char buf[65536];
+  while (in && (got = fread(buf, 1, sizeof buf, in)) > 0) {
+    if (len + got + 1 > cap) {
+      cap = 2 * (len + got + 1);
+      char *t = realloc(text, cap);
+      if (!t) {
+        free(text);
+        fprintf(stderr, "cmodes report: out of memory\n");
+        return cm_status_exit(CM_NOMEM);
+      }
+      text = t;
+    }
+    memcpy(text + len, buf, got);
+    len += got;
+  }
+  if (!in) {
+    fprintf(stderr, "cmodes report: cannot read %s\n", path);
+    return cm_status_exit(CM_IO);
+  }
+  if (in != stdin)
+    fclose(in);
+  FILE *f = fopen(out, "w");
+  int st = f ? cm__report_track_html(ctx, f, text ? text : "", len,
+                                     title ? title : path)
+             : CM_IO;
+  if (f && fclose(f) && !st)
+    st = CM_IO;
+  free(text);
+  if (st)
+    fprintf(stderr, "cmodes report: %s: %s%s%s\n", path, cm_status_message(st),
+            ctx->message[0] ? ": " : "", ctx->message);
+  return cm_status_exit(st);
+}
+
 int cm__cmd_report(int argc, char **argv) {
   enum { O_TITLE = 256, O_TARGET, O_NOSOFT, O_DUMP, O_VTK, O_TOL, O_METHOD,
-         O_THREADS, O_MATRICES };
+         O_THREADS, O_MATRICES, O_TRACK };
   static const struct option longopts[] = {
       {"out", required_argument, 0, 'o'},
       {"title", required_argument, 0, O_TITLE},
@@ -139,6 +186,7 @@ int cm__cmd_report(int argc, char **argv) {
       {"method", required_argument, 0, O_METHOD},
       {"threads", required_argument, 0, O_THREADS},
       {"matrices", no_argument, 0, O_MATRICES},
+      {"track", no_argument, 0, O_TRACK},
       {"help", no_argument, 0, 'h'},
       {0, 0, 0, 0}};
   cm_options_t opts;
@@ -147,7 +195,7 @@ int cm__cmd_report(int argc, char **argv) {
   cm_context_init(&ctx);
   const char *out = NULL, *title = NULL, *dump = NULL, *vtk = NULL;
   double target = 0;
-  int soften = 1, matrices = 0, ok = 1, c;
+  int soften = 1, matrices = 0, track = 0, ok = 1, c;
   optind = 1;
   while (ok && (c = getopt_long(argc, argv, "o:k:h", longopts, NULL)) != -1) {
     switch (c) {
@@ -168,6 +216,7 @@ int cm__cmd_report(int argc, char **argv) {
       break;
     case O_THREADS: ok = cm__arg_int("report", "--threads", optarg, &ctx.threads); break;
     case O_MATRICES: matrices = 1; break;
+    case O_TRACK: track = 1; break;
     case 'h': cm__report_usage(stdout); return 0;
     default: ok = 0;
     }
@@ -189,6 +238,8 @@ int cm__cmd_report(int argc, char **argv) {
     fprintf(stderr, "try 'cmodes report --help'\n");
     return cm_status_exit(CM_USAGE);
   }
+  if (track)
+    return cm__report_track(&ctx, argv[optind], out, title);
   /* ---- analyse every scene ---- */
   cm__rep_item_t *items = calloc((size_t)n, sizeof *items);
   cm__html_item_t *html = calloc((size_t)n, sizeof *html);

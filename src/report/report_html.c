@@ -1158,3 +1158,9 @@ int cm__report_html_scene(cm_context_t *ctx, const cm_scene_t *scene,
   }
   return st;
 }
+
+int cm__report_track_html(cm_context_t *ctx, FILE *out, const char *text,
+                          size_t len, const char *title) {
+  return cm__report_write_track_html(ctx, out, text, len, title, cm__css,
+                                     cm__js);
+}

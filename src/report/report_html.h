@@ -55,4 +55,14 @@ int cm__report_html_scene(cm_context_t *ctx, const cm_scene_t *scene,
                           const cm_options_t *opts, const char *title,
                           char **html, size_t *len);
 
+/* The page of a time series written by `cmodes track --format jsonl`
+ * (text of length len): the steps against time and a row per snapshot.
+ * CM_OK, CM_PARSE naming the line, or CM_IO. */
+int cm__report_track_html(cm_context_t *ctx, FILE *out, const char *text,
+                          size_t len, const char *title);
+/* The same with the page's style sheet and script (report_html_track.c). */
+int cm__report_write_track_html(cm_context_t *ctx, FILE *out, const char *text,
+                                size_t len, const char *title, const char *css,
+                                const char *js);
+
 #endif
