@@ -130,7 +130,7 @@ static const char *cm__css =
     ".sub{color:#5a6777;margin:0 0 12px}"
     ".cards{display:flex;flex-wrap:wrap;gap:10px}"
     ".card{background:#fff;border:1px solid #d5dbe3;border-radius:8px;"
-    "padding:10px 14px;min-width:190px;flex:1}"
+    "padding:10px 14px;min-width:180px;flex:1 1 0}"
     ".card .k{color:#5a6777;font-size:12px;text-transform:uppercase;"
     "letter-spacing:.04em}.card .big{font-size:22px;font-weight:600}"
     ".card.main{border-color:#2c7fb8;border-width:2px}"
@@ -260,7 +260,21 @@ static void cm__headline(FILE *o, const char *p, const cm__html_item_t *it) {
   } else {
     fputs("no contact mode", o);
   }
-  fputs("</div></div>\n", o);
+  fputs("</div>", o);
+  /* the softening plan in one line, linked to its table */
+  const cm__soften_t *sp = it->soften;
+  if (sp && sp->target_h_s > 0 && sp->n > 0) {
+    cm__card_open(o, sp->reached ? "ok" : "warn", "to reach the target step");
+    fprintf(o,
+            "<div class=\"big\">%.6g&nbsp;s</div>soften <a "
+            "href=\"#%splan\"><b>%d contact%s</b></a> (k &times; %.2f "
+            "to %.2f): re-solved %.6g s, %s",
+            sp->target_h_s, p, sp->n, sp->n == 1 ? "" : "s", sp->factor[0],
+            sp->factor[sp->n - 1], sp->h_s,
+            sp->reached ? "reached" : "not reached");
+    fputs("</div>", o);
+  }
+  fputs("</div>\n", o);
 }
 
 /* ---- step table ------------------------------------------------------------
