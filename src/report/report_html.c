@@ -616,6 +616,8 @@ static void cm__view(FILE *o, const cm_scene_t *s, const cm__draw_t *d,
       ord[c] = (cm__ord_t){-d->e[c], c};
     int top = nc < CM__HTML_TOP_DRAWN ? nc : CM__HTML_TOP_DRAWN;
     qsort(ord, (size_t)nc, sizeof *ord, cm__ord_cmp);
+    while (top > 0 && d->e[ord[top - 1].i] < 1e-3 * d->emax)
+      top--; /* only the contacts the picture can show */
     for (int q = top - 1; q >= 0; q--)
       cm__contact_line(o, s, d, v, sc, ox, oy, H, ord[q].i, 1);
   }
@@ -705,8 +707,9 @@ static void cm__scene_fig(FILE *o, const cm__html_item_t *it) {
             "one by one (more than %d elements), so the view is a grid of "
             "cells, each coloured by the largest top-mode share of the "
             "contacts whose midpoint falls in it (empty cells blank); the "
-            "%d contacts with the largest shares are drawn individually on "
-            "top, with names on hover.",
+            "contacts with the largest shares (at most %d, down to 1e-3 of "
+            "the largest) are drawn individually on top, with names on "
+            "hover.",
             s->ncontacts, s->nbodies, CM__HTML_DETAIL_MAX,
             s->ncontacts < CM__HTML_TOP_DRAWN ? s->ncontacts
                                               : CM__HTML_TOP_DRAWN);
