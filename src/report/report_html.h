@@ -49,8 +49,9 @@ typedef struct cm__html_item {
  * sortable table, then each scene's section). CM_OK or CM_IO. */
 int cm__report_write_html(FILE *out, const cm__html_item_t *items, int n,
                           const char *title);
-/* Analyses scene (fields, softening plan) and returns its page (malloc'd,
- * caller frees) in *html, *len: for the server. */
+/* Analyses scene (fields, and the softening plan up to 1e5 contacts) and
+ * returns its page (malloc'd, caller frees) in *html, *len: for the
+ * server. */
 int cm__report_html_scene(cm_context_t *ctx, const cm_scene_t *scene,
                           const cm_options_t *opts, const char *title,
                           char **html, size_t *len);
