@@ -15,10 +15,11 @@
 /* Above this many drawn elements (contacts times views) the scene is
  * aggregated on a grid and only the top contacts are drawn one by one. */
 #define CM__HTML_DETAIL_MAX 5000
-#define CM__HTML_TOP_DRAWN 300 /* contacts drawn individually when aggregated  \
-                                */
-#define CM__HTML_SENS_ROWS 15  /* rows of the sensitivity table */
-#define CM__HTML_PLAN_ROWS 40  /* rows of the softening plan shown */
+#define CM__HTML_TOP_DRAWN                                                     \
+  300                         /* contacts drawn individually when aggregated   \
+                               */
+#define CM__HTML_SENS_ROWS 15 /* rows of the sensitivity table */
+#define CM__HTML_PLAN_ROWS 40 /* rows of the softening plan shown */
 
 /* ---- small writers ---------------------------------------------------------
  */
@@ -215,8 +216,9 @@ static void cm__headline(FILE *o, const char *p, const cm__html_item_t *it) {
   fputs("</div>coupled/per-contact &omega; = ", o);
   cm__val(o, p, "h-ratio", r->pc_ratio, "");
   if (over > 1e-9)
-    fprintf(o, "<br><span class=\"bad\">%.0f%% longer than the critical "
-               "step: unstable</span>",
+    fprintf(o,
+            "<br><span class=\"bad\">%.0f%% longer than the critical "
+            "step: unstable</span>",
             100 * over);
   fputs("</div>", o);
   /* model, deck, damping */
