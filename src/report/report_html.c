@@ -443,11 +443,12 @@ typedef struct {
 } cm__view_t;
 
 typedef struct {
-  double lo[3], hi[3]; /* world box of what is drawn */
-  double *rad;         /* size nbodies: drawn radius (contact distance) */
-  double emax, kmax;   /* largest contact and body shares */
-  const double *e;     /* size nc: share of each contact in the top mode */
-  const double *kin;   /* size nb or NULL */
+  double lo[3], hi[3];    /* world box of what is drawn */
+  double *rad;            /* size nbodies: drawn radius (contact distance) */
+  double emax, kmax;      /* largest contact and body shares */
+  const double *e;        /* size nc: share of each contact in the top mode */
+  const double *kin;      /* size nb or NULL */
+  const cm__soften_t *sp; /* the softening plan, or NULL */
 } cm__draw_t;
 
 static double cm__px(const cm__draw_t *d, int a, double v, double s, int off) {
@@ -624,11 +625,30 @@ static void cm__view(FILE *o, const cm_scene_t *s, const cm__draw_t *d,
       cm__contact_line(o, s, d, v, sc, ox, oy, H, ord[q].i, 1);
   }
   free(ord);
+  /* the plan's contacts: a ring at each midpoint, visible on any colour */
+  for (int q = 0; d->sp && q < d->sp->n && q < CM__HTML_PLAN_ROWS; q++) {
+    int c = d->sp->contact[q];
+    const double *p = cm__end(s, c, 0), *e = cm__end(s, c, 1);
+    fprintf(o,
+            "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"5\" fill=\"none\" "
+            "stroke=\"#0b8a8a\" stroke-width=\"2\"><title>",
+            cm__px(d, v->ax, 0.5 * (p[v->ax] + e[v->ax]), sc, ox),
+            H - cm__px(d, v->ay, 0.5 * (p[v->ay] + e[v->ay]), sc, oy));
+    cm__contact_label(o, s, c);
+    fprintf(o, ": soften to k &times; %.3f</title></circle>", d->sp->factor[q]);
+  }
   fprintf(o, "</svg><div class=\"cap\">%s</div></div>", v->name);
 }
 
-static void cm__legend(FILE *o, double emax, double kmax) {
-  fputs("<svg viewBox=\"0 0 640 34\" width=\"640\" height=\"34\">", o);
+static void cm__legend(FILE *o, double emax, double kmax, int plan) {
+  fputs("<svg viewBox=\"0 0 860 34\" width=\"860\" height=\"34\" "
+        "style=\"max-width:100%\">",
+        o);
+  if (plan)
+    fputs("<circle cx=\"672\" cy=\"10\" r=\"5\" fill=\"none\" "
+          "stroke=\"#0b8a8a\" stroke-width=\"2\"/><text x=\"684\" "
+          "y=\"14\">contacts to soften (plan)</text>",
+          o);
   char col[8];
   for (int i = 0; i < 40; i++) {
     cm__heat(i / 39.0, col);
@@ -657,7 +677,8 @@ static void cm__scene_fig(FILE *o, const cm__html_item_t *it) {
           o);
     return;
   }
-  cm__draw_t d = {.e = f->share, .kin = f->nb ? f->kinetic : NULL};
+  cm__draw_t d = {
+      .e = f->share, .kin = f->nb ? f->kinetic : NULL, .sp = it->soften};
   d.rad = malloc(sizeof(double) * ((size_t)s->nbodies + 1));
   if (!d.rad)
     return;
@@ -688,7 +709,7 @@ static void cm__scene_fig(FILE *o, const cm__html_item_t *it) {
   long load = (long)(s->ncontacts + s->nbodies) * nv;
   int detail = load <= CM__HTML_DETAIL_MAX;
   fputs("<div class=\"fig\">", o);
-  cm__legend(o, d.emax, d.kmax);
+  cm__legend(o, d.emax, d.kmax, d.sp && d.sp->n > 0);
   fputs("<div class=\"views\">", o);
   for (int i = 0; i < nv; i++)
     cm__view(o, s, &d, &v[i], s->dim == 2 ? 1000 : 540, detail);
@@ -700,7 +721,8 @@ static void cm__scene_fig(FILE *o, const cm__html_item_t *it) {
             "thickened by its strain-energy share e<sub>c</sub> in the top "
             "mode (colour scale on sqrt(e<sub>c</sub>/max)); bodies are "
             "discs of their nearest-contact radius shaded by kinetic "
-            "share%s. Hover for names and values.",
+            "share%s. Teal rings: the contacts the plan below softens. "
+            "Hover for names and values.",
             s->dim == 3 ? "; orthographic views, nearer bodies drawn last"
                         : "");
   else
@@ -711,7 +733,7 @@ static void cm__scene_fig(FILE *o, const cm__html_item_t *it) {
             "contacts whose midpoint falls in it (empty cells blank); the "
             "contacts with the largest shares (at most %d, down to 1e-3 of "
             "the largest) are drawn individually on top, with names on "
-            "hover.",
+            "hover; teal rings: the contacts the plan below softens.",
             s->ncontacts, s->nbodies, CM__HTML_DETAIL_MAX,
             s->ncontacts < CM__HTML_TOP_DRAWN ? s->ncontacts
                                               : CM__HTML_TOP_DRAWN);
