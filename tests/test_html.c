@@ -168,3 +168,44 @@ CM_TEST(html_track_page) {
   free(html);
   remove(in), remove(out);
 }
+
+/* With dashpots and a deck step the headline carries the damped step, the
+ * undamped one, the modal limit and the deck's fraction, each equal to the
+ * report's double. */
+CM_TEST(html_headline_dashpots_deck) {
+  cm_scene_t *s = cmt_load("bar2d.json");
+  for (int c = 0; c < s->ncontacts; c++)
+    s->contacts[c].damping_n = 20, s->contacts[c].stiffness_t = 3e4;
+  s->timestep_s = 1e-3;
+  cm_context_t ctx;
+  cm_context_init(&ctx);
+  cm_report_t *r = NULL;
+  cm__fields_t f = {.want = 6};
+  CMT_EQ_INT(cm__analyze_fields(&ctx, s, NULL, &r, &f), CM_OK);
+  CMT_TRUE(r->dashpots && r->tangential);
+  char *buf = NULL;
+  size_t len = 0;
+  FILE *m = open_memstream(&buf, &len);
+  cm__html_item_t it = {"bar", s, r, &f, NULL};
+  CMT_EQ_INT(cm__report_write_html(m, &it, 1, "bar"), CM_OK);
+  fclose(m);
+  char want[128];
+  struct {
+    const char *id;
+    double v;
+  } w[] = {{"s0-h-cd", r->central_difference.h_s},
+           {"s0-h-undamped", r->cd_undamped.h_s},
+           {"s0-h-modal", r->damped_modal_h_s},
+           {"s0-h-deck", r->deck_timestep_s},
+           {"s0-h-deck-frac", r->deck_fraction}};
+  for (int i = 0; i < 5; i++) {
+    snprintf(want, sizeof want, "id=\"%s\" data-v=\"%.17g\"", w[i].id, w[i].v);
+    CMT_CONTAINS(buf, want);
+  }
+  CMT_CONTAINS(buf, "normal + tangential springs + dashpots");
+  CMT_CONTAINS(buf, "<th>&zeta;</th>");
+  free(buf);
+  cm__fields_free(&f);
+  cm_report_destroy(&r);
+  cm_scene_destroy(&s);
+}
