@@ -462,7 +462,8 @@ typedef struct cm_report {
 CM_EXTERN int cm_analyze(cm_context_t *ctx, const cm_scene_t *scene,
                          const cm_options_t *opts, cm_report_t **out);
 /* The same from an assembled system (general M allowed). The scene, if not
- * NULL, supplies names for the report. */
+ * NULL, supplies names for the report, its deck step, and, when it has
+ * dashpots, the damped step (then sys must be assembled from it). */
 CM_EXTERN int cm_analyze_system(cm_context_t *ctx, const cm_system_t *sys,
                                 const cm_scene_t *scene,
                                 const cm_options_t *opts, cm_report_t **out);

@@ -10,7 +10,7 @@ what=${1:-run}
 
 pkgs=(build-essential cmake pkg-config libsuitesparse-dev libarpack2-dev
       libparpack2-dev libopenblas-dev liblapacke-dev libjansson-dev
-      libmicrohttpd-dev curl python3
+      libmicrohttpd-dev curl python3 lammps
       chromium python3-pil python3-vtk9 python3-ase)
 deps() {
   local missing=()

@@ -214,7 +214,8 @@ CM_TEST(model_damped_limit_dense_truth) {
       /* the criterion lambda_max(h^2 K~ + 2h C~) = 4 is the exact limit */
       CMT_REL(h, truth, 1e-6);
       CMT_LE(r->central_difference.certified_s, truth);
-      CMT_TRUE(r->central_difference.certified_s > 0);
+      /* certified by factorization at h* (1 - 1e-4 2^j) */
+      CMT_TRUE(r->central_difference.certified_s >= 0.999 * truth);
       /* damping lowers the limit below the undamped one */
       CMT_LE(h, r->cd_undamped.h_s);
       /* each listed mode's own limit is >= the coupled one */

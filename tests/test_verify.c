@@ -3,11 +3,14 @@
  * central-difference dispersion (2/h) asin(h omega/2) and its h^2 error,
  * the analytic critical steps 2/omega and 2 sqrt(2)/omega, the pendulum law
  * of the bar's finite rocking, a pure sampled sinusoid for the estimator,
- * and generated piles and fleets against the core's predicted steps. */
+ * generated piles and fleets against the core's predicted steps, and, with
+ * tangential springs and dashpots, the spectral radius of the damped
+ * velocity-Verlet amplification matrix formed densely here. */
 #include "cmodes.h"
 #include "cmtest.h"
 #include "verify/verify_internal.h"
 
+#include <lapacke.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -634,4 +637,322 @@ CM_TEST(verify_cli) {
   CMT_CONTAINS(svg, "1.01 h_limit");
   free(svg);
   remove("/tmp/cmodes_verify_test.svg");
+}
+
+/* ---- tangential springs and dashpots ----------------------------------------
+ */
+
+/* The damped bar: the reference bar with its COM 2 cm above the contacts
+ * (so the tangents couple with rocking), sticking tangential springs and
+ * normal and tangential dashpots in different ratios to the springs (the
+ * damping is not proportional). */
+static const double vd_m = 2, vd_I = 0.005, vd_L = 0.1, vd_c = 0.02;
+static const double vd_k = 1e5, vd_kt = 5e4, vd_cn = 20, vd_ct = 20;
+
+static cm_scene_t *vd_bar(void) {
+  cm_context_t ctx;
+  cm_context_init(&ctx);
+  cm_scene_t *s = cm_scene_create(2);
+  cm_body_t b;
+  cm_body_init(&b);
+  b.mass = vd_m, b.inertia[0] = vd_I, b.position[1] = vd_c;
+  cm_scene_add_body(&ctx, s, &b, "bar");
+  cm_body_init(&b);
+  b.fixed = 1;
+  cm_scene_add_body(&ctx, s, &b, "ground");
+  for (int i = 0; i < 2; i++) {
+    cm_contact_t c;
+    cm_contact_init(&c);
+    c.a = 0, c.b = 1, c.point[0] = i ? vd_L : -vd_L, c.normal[1] = 1;
+    c.stiffness = vd_k, c.stiffness_t = vd_kt;
+    c.damping_n = vd_cn, c.damping_t = vd_ct;
+    CMT_TRUE(cm_scene_add_contact(&ctx, s, &c, NULL) >= 0);
+  }
+  return s;
+}
+
+/* Spectral radius of the velocity-Verlet step with the dashpot on the
+ * half-step velocity, state (x_n, v_{n-1/2}), n dofs:
+ *   v' = v + h M^-1 (-K x - C v),  x' = x + h v'
+ *   A = [I - h^2 Mi K, h (I - h Mi C); -h Mi K, I - h Mi C]  (2n x 2n). */
+static double vd_radius(int n, const double *MiK, const double *MiC, double h) {
+  int N = 2 * n;
+  double *A = calloc((size_t)N * N, sizeof *A), wr[16], wi[16], rho = 0;
+  for (int i = 0; i < n; i++)
+    for (int j = 0; j < n; j++) { /* column-major A[i + N j] */
+      double id = i == j ? 1.0 : 0.0;
+      double dv = id - h * MiC[i + n * j]; /* I - h Mi C */
+      A[i + N * j] = id - h * h * MiK[i + n * j];
+      A[i + N * (j + n)] = h * dv;
+      A[(i + n) + N * j] = -h * MiK[i + n * j];
+      A[(i + n) + N * (j + n)] = dv;
+    }
+  int info = LAPACKE_dgeev(LAPACK_COL_MAJOR, 'N', 'N', N, A, N, wr, wi, NULL, 1,
+                           NULL, 1);
+  CMT_EQ_INT(info, 0);
+  for (int i = 0; i < N; i++)
+    rho = fmax(rho, hypot(wr[i], wi[i]));
+  free(A);
+  return rho;
+}
+
+/* M^-1 K and M^-1 C of the damped bar (3 x 3, column-major), formed here
+ * from its geometry: rows [d, r x d], r = point - COM, normal (0, 1),
+ * tangent (-1, 0). */
+static void vd_matrices(double *MiK, double *MiC) {
+  double J[4][3], kr[4] = {vd_k, vd_kt, vd_k, vd_kt},
+                  cr[4] = {vd_cn, vd_ct, vd_cn, vd_ct};
+  double Mi[3] = {1 / vd_m, 1 / vd_m, 1 / vd_I};
+  memset(MiK, 0, 9 * sizeof *MiK), memset(MiC, 0, 9 * sizeof *MiC);
+  for (int i = 0; i < 2; i++) {
+    double rx = i ? vd_L : -vd_L, ry = -vd_c;
+    double *jn = J[2 * i], *jt = J[2 * i + 1];
+    jn[0] = 0, jn[1] = 1, jn[2] = rx * 1 - ry * 0;     /* d = (0, 1) */
+    jt[0] = -1, jt[1] = 0, jt[2] = rx * 0 - ry * (-1); /* d = (-1, 0) */
+  }
+  for (int a = 0; a < 3; a++)
+    for (int b = 0; b < 3; b++)
+      for (int r = 0; r < 4; r++) { /* Mi J^T diag(k) J, Mi J^T diag(c) J */
+        MiK[a + 3 * b] += Mi[a] * J[r][a] * kr[r] * J[r][b];
+        MiC[a + 3 * b] += Mi[a] * J[r][a] * cr[r] * J[r][b];
+      }
+}
+
+CM_TEST(verify_damped_bar_stability) {
+  /* the independent truth: the amplification matrix' spectral radius,
+   * bisected on h */
+  double MiK[9], MiC[9];
+  vd_matrices(MiK, MiC);
+  double lo = 1e-4, hi = 1e-2;
+  CMT_TRUE(vd_radius(3, MiK, MiC, lo) <= 1 + 1e-12);
+  CMT_TRUE(vd_radius(3, MiK, MiC, hi) > 1 + 1e-12);
+  while (hi / lo - 1 > 1e-10) {
+    double mid = 0.5 * (lo + hi);
+    if (vd_radius(3, MiK, MiC, mid) > 1 + 1e-12)
+      hi = mid;
+    else
+      lo = mid;
+  }
+  double h_true = 0.5 * (lo + hi);
+  /* the report and the harness on the same scene */
+  cm_scene_t *s = vd_bar();
+  cm_context_t ctx;
+  cm_context_init(&ctx);
+  cm_report_t *rep = NULL;
+  cm_options_t ao;
+  cm_options_init(&ao);
+  CMT_EQ_INT(cm_analyze(&ctx, s, &ao, &rep), 0);
+  cm_verify_options_t o;
+  cm_verify_options_init(&o);
+  o.progress = 0, o.runs = 0;
+  cm_verify_result_t *r = NULL;
+  CMT_EQ_INT(cm_verify(&ctx, s, &o, &r), 0);
+  if (rep && r && r->nstab == 2) {
+    const cm_verify_stability_t *cd = &r->stab[0];
+    double h_rep = rep->central_difference.h_s;
+    fprintf(stderr,
+            "damped bar: truth %.9e report %.9e (undamped %.9e) harness "
+            "%.9e [%.9e, %.9e], rk4 %.6e (undamped pred %.6e)\n",
+            h_true, h_rep, rep->cd_undamped.h_s, cd->h_bisect_s, cd->h_stable_s,
+            cd->h_unstable_s, r->stab[1].h_bisect_s, r->stab[1].h_pred_s);
+    CMT_EQ_INT(r->nrows, 4);
+    CMT_TRUE(r->tangential && r->dashpots);
+    CMT_REL(cd->h_pred_s, h_rep, 1e-15);
+    CMT_REL(cd->h_undamped_s, rep->cd_undamped.h_s, 1e-15);
+    /* the dashpots matter here: several percent below the undamped step */
+    CMT_TRUE(h_true < 0.97 * rep->cd_undamped.h_s);
+    CMT_REL(cd->h_bisect_s, h_rep, 0.01);  /* acceptance */
+    CMT_REL(cd->h_bisect_s, h_true, 0.01); /* acceptance */
+    CMT_REL(cd->h_bisect_s, h_true, 2e-4); /* what it really does */
+    CMT_LE(cd->h_stable_s, h_true * (1 + 1e-9));
+    CMT_LE(h_true * (1 - 1e-9), cd->h_unstable_s);
+    CMT_REL(h_rep, h_true, 1e-6);
+    CMT_EQ_INT(cd->pc_unstable, 1);
+  }
+  /* an energy trace: decays below the limit, grows above it */
+  double *E = malloc(2001 * sizeof *E), emax = 0;
+  CMT_EQ_INT(
+      cm_verify_energy_trace(&ctx, s, &o, CM_VERIFY_CD, 0.99 * h_true, 2000, E),
+      0);
+  for (int i = 0; i <= 2000; i++)
+    emax = fmax(emax, E[i]);
+  CMT_LE(emax, 2.0);
+  CMT_TRUE(E[2000] < 1e-6);
+  CMT_EQ_INT(
+      cm_verify_energy_trace(&ctx, s, &o, CM_VERIFY_CD, 1.01 * h_true, 400, E),
+      0);
+  CMT_TRUE(E[400] > 1e6 || !isfinite(E[400]));
+  free(E);
+  cm_verify_result_destroy(&r);
+  cm_report_destroy(&rep);
+  cm_scene_destroy(&s);
+}
+
+CM_TEST(verify_damped_bar_frequencies) {
+  /* frequency runs with the dashpots: the discrete eigenvalue inverted
+   * gives back omega and the effective damping ratio; the remaining
+   * departure from the undamped omega is the modes' coupling through C
+   * (not proportional), the same for both integrators and every step: the
+   * continuous eigenvalues lambda of [0 I; -M^-1 K -M^-1 C] (dgeev, formed
+   * here), |lambda| and -Re lambda / |lambda|, are what is measured */
+  double MiK[9], MiC[9], A[36] = {0}, wr[6], wi[6];
+  vd_matrices(MiK, MiC);
+  for (int i = 0; i < 3; i++) {
+    A[i + 6 * (i + 3)] = 1;
+    for (int j = 0; j < 3; j++)
+      A[(i + 3) + 6 * j] = -MiK[i + 3 * j],
+                      A[(i + 3) + 6 * (j + 3)] = -MiC[i + 3 * j];
+  }
+  CMT_EQ_INT(LAPACKE_dgeev(LAPACK_COL_MAJOR, 'N', 'N', 6, A, 6, wr, wi, NULL, 1,
+                           NULL, 1),
+             0);
+  cm_scene_t *s = vd_bar();
+  cm_context_t ctx;
+  cm_context_init(&ctx);
+  cm_verify_options_t o;
+  cm_verify_options_init(&o);
+  vt_gravity(&o, 2);
+  o.namplitudes = 1, o.amplitudes[0] = 0.01;
+  o.nsteps = 2, o.steps[0] = 0.05, o.steps[1] = 0.2;
+  o.models = CM_VERIFY_LINEAR | CM_VERIFY_NONLINEAR, o.stability = 0;
+  cm_verify_result_t *r = NULL;
+  int st = cm_verify(&ctx, s, &o, &r);
+  CMT_EQ_INT(st, 0);
+  if (st)
+    fprintf(stderr, "%s\n", ctx.message);
+  for (int i = 0; r && i < r->nruns; i++) {
+    const cm_verify_run_t *u = &r->runs[i];
+    CMT_TRUE(u->zeta_pred > 0.02);
+    CMT_REL(u->zeta_meas, u->zeta_pred, 2e-3);
+    fprintf(stderr,
+            "damped bar: mode %d %s %s step %g: omega %.9g vs %.9g (%+.2e), "
+            "zeta %.6g vs %.6g\n",
+            u->mode, u->model == CM_VERIFY_LINEAR ? "linear" : "nonlinear",
+            u->integrator == CM_VERIFY_CD ? "cd" : "rk4", u->step_fraction,
+            u->omega_corr, u->omega_pred, u->err, u->zeta_meas, u->zeta_pred);
+    if (u->model != CM_VERIFY_LINEAR) { /* + the preload's geometric
+                                           stiffness (COM above contacts) */
+      CMT_REL(u->omega_corr, u->omega_pred, 5e-4);
+      continue;
+    }
+    CMT_REL(u->omega_corr, u->omega_pred, 1e-4);
+    CMT_TRUE(!strcmp(u->verdict, "agrees"));
+    int best = 0; /* the continuous eigenvalue of this mode */
+    for (int j = 1; j < 6; j++)
+      if (fabs(hypot(wr[j], wi[j]) - u->omega_pred) <
+          fabs(hypot(wr[best], wi[best]) - u->omega_pred))
+        best = j;
+    double lam = hypot(wr[best], wi[best]);
+    CMT_REL(u->omega_corr, lam, 1e-5); /* the other modes leak ~1e-6 */
+    CMT_REL(u->zeta_meas, -wr[best] / lam, 2e-4);
+    const cm_verify_run_t *l =
+        vt_find(r, u->mode, 0.01, 0.05, CM_VERIFY_LINEAR, CM_VERIFY_CD);
+    if (l) /* no integrator error left in it */
+      CMT_REL(u->omega_corr, l->omega_corr, 1e-6);
+  }
+  cm_verify_result_destroy(&r);
+  cm_scene_destroy(&s);
+}
+
+/* Four spheres of different masses (three on the ground touching each
+ * other, one on top), every contact with a sticking tangential spring and
+ * no dashpot: rolling and spin enter the modes through the tangents. */
+static cm_scene_t *vd_spheres(void) {
+  cm_context_t ctx;
+  cm_context_init(&ctx);
+  cm_scene_t *s = cm_scene_create(3);
+  const double R = 0.01, k = 1e4, kt = 5e3;
+  double mass[4] = {0.010, 0.013, 0.008, 0.011}, x[4][3];
+  for (int i = 0; i < 3; i++) {
+    double a = 2 * M_PI * i / 3, rc = 2 * R / sqrt(3.0);
+    x[i][0] = rc * cos(a), x[i][1] = rc * sin(a), x[i][2] = R;
+  }
+  x[3][0] = x[3][1] = 0, x[3][2] = R + 2 * R * sqrt(2.0 / 3.0);
+  for (int i = 0; i < 4; i++) {
+    cm_body_t b;
+    cm_body_init(&b);
+    b.mass = mass[i];
+    memset(b.inertia, 0, sizeof b.inertia);
+    b.inertia[0] = b.inertia[4] = b.inertia[8] = 0.4 * mass[i] * R * R;
+    memcpy(b.position, x[i], sizeof x[i]);
+    cm_scene_add_body(&ctx, s, &b, NULL);
+  }
+  int pairs[9][2] = {{0, -1}, {1, -1}, {2, -1}, {1, 0}, {2, 1},
+                     {2, 0},  {3, 0},  {3, 1},  {3, 2}};
+  for (int p = 0; p < 9; p++) {
+    cm_contact_t c;
+    cm_contact_init(&c);
+    int a = pairs[p][0], b = pairs[p][1];
+    c.a = a, c.b = b < 0 ? CM_WORLD : b;
+    c.stiffness = k, c.stiffness_t = kt;
+    for (int t = 0; t < 3; t++) {
+      double d = b < 0 ? (t == 2 ? 1.0 : 0.0) : (x[a][t] - x[b][t]) / (2 * R);
+      c.normal[t] = d;
+      c.point[t] = x[a][t] - R * d;
+    }
+    CMT_TRUE(cm_scene_add_contact(&ctx, s, &c, NULL) >= 0);
+  }
+  return s;
+}
+
+CM_TEST(verify_spheres_tangential) {
+  cm_scene_t *s = vd_spheres();
+  cm_context_t ctx;
+  cm_context_init(&ctx);
+  cm_verify_options_t o;
+  cm_verify_options_init(&o);
+  o.progress = 0, o.preload_uniform = 0.1;
+  o.nmodes = 2, o.namplitudes = 1, o.amplitudes[0] = 0.01;
+  o.nsteps = 2, o.steps[0] = 0.05, o.steps[1] = 0.2;
+  o.models = CM_VERIFY_LINEAR | CM_VERIFY_NONLINEAR;
+  o.bisect_tol = 1e-3, o.bisect_steps = 3000;
+  cm_verify_result_t *r = NULL;
+  int st = cm_verify(&ctx, s, &o, &r);
+  CMT_EQ_INT(st, 0);
+  if (st) {
+    fprintf(stderr, "%s\n", ctx.message);
+    cm_scene_destroy(&s);
+    return;
+  }
+  CMT_EQ_INT(r->nrows, 27);
+  CMT_TRUE(r->tangential && !r->dashpots);
+  for (int i = 0; i < r->nruns; i++) {
+    const cm_verify_run_t *u = &r->runs[i];
+    if (u->mode == 1)
+      CMT_REL(u->omega_corr, r->omega_max, 1e-3); /* acceptance */
+    if (u->model == CM_VERIFY_LINEAR)
+      CMT_REL(u->omega_corr, u->omega_pred, 1e-7);
+    else /* the preload's geometric stiffness */
+      CMT_REL(u->omega_corr, u->omega_pred, 1e-3);
+    fprintf(stderr, "spheres: mode %d %s %s step %g: %.9g vs %.9g (%+.2e)\n",
+            u->mode, u->model == CM_VERIFY_LINEAR ? "linear" : "nonlinear",
+            u->integrator == CM_VERIFY_CD ? "cd" : "rk4", u->step_fraction,
+            u->omega_corr, u->omega_pred, u->err);
+  }
+  CMT_EQ_INT(r->nstab, 2);
+  if (r->nstab == 2) {
+    CMT_REL(r->stab[0].h_bisect_s, 2 / r->omega_max, 2e-3);
+    CMT_REL(r->stab[1].h_bisect_s, 2 * sqrt(2.0) / r->omega_max, 3e-3);
+  }
+  cm_verify_result_destroy(&r);
+  /* the same cluster with normal and tangential dashpots (3D tangent
+   * pairs): the bisected central-difference limit is the report's damped
+   * one, well below the undamped step */
+  for (int c = 0; c < s->ncontacts; c++)
+    s->contacts[c].damping_n = 1.0, s->contacts[c].damping_t = 0.5;
+  o.runs = 0, o.integrators = CM_VERIFY_CD;
+  st = cm_verify(&ctx, s, &o, &r);
+  CMT_EQ_INT(st, 0);
+  if (!st && r->nstab == 1) {
+    const cm_verify_stability_t *cd = &r->stab[0];
+    fprintf(stderr,
+            "damped spheres: h_pred %.6e (undamped %.6e) h_bisect "
+            "%.6e (%+.2e)\n",
+            cd->h_pred_s, cd->h_undamped_s, cd->h_bisect_s, cd->rel_err);
+    CMT_TRUE(r->dashpots);
+    CMT_TRUE(cd->h_pred_s < 0.9 * cd->h_undamped_s);
+    CMT_REL(cd->h_bisect_s, cd->h_pred_s, 2e-3);
+  }
+  cm_verify_result_destroy(&r);
+  cm_scene_destroy(&s);
 }

@@ -267,6 +267,13 @@ typedef struct cm_lammps_deck {
  * (CM_PARSE, CM_IO) name the file and line and say what is supported. */
 CM_EXTERN int cm_lammps_deck_read(cm_context_t *ctx, const char *path,
                                   cm_lammps_deck_t **out);
+/* The same with index variables set before the first line, as LAMMPS'
+ * command line "-var NAME VALUE" does (the deck's own index definitions of
+ * them are then ignored). vars: "NAME=VALUE" strings, NULL-terminated (or
+ * vars NULL). CM_USAGE for an entry without '='. */
+CM_EXTERN int cm_lammps_deck_read_vars(cm_context_t *ctx, const char *path,
+                                       const char *const *vars,
+                                       cm_lammps_deck_t **out);
 CM_EXTERN void cm_lammps_deck_destroy(cm_lammps_deck_t **deck);
 
 /* Puts the deck into dump options: its walls (replacing opts' walls), its

@@ -5,9 +5,11 @@
  * equilibrium along predicted modes, integrates with central difference and
  * RK4 in three models (linear: frozen J, bilateral springs; unilateral:
  * frozen J, no tension; nonlinear: finite rotations, body-fixed contact
- * geometry), measures the frequencies from the simulated gaps, compares them
- * with the predictions (after the integrators' known shifts), and bisects
- * the step at which the linear model's energy grows without bound.
+ * geometry), each with the scene's tangential sticking springs and normal
+ * and tangential dashpots, measures the frequencies from the simulated gaps,
+ * compares them with the predictions (after the integrators' known shifts),
+ * and bisects the step at which the linear model's energy grows without
+ * bound.
  * docs/verification.md describes the method. Units: SI (m, kg, s, rad/s). */
 #ifndef CMODES_VERIFY_H
 #define CMODES_VERIFY_H
@@ -76,7 +78,11 @@ typedef struct cm_verify_run {
   double omega_pred;    /* predicted (core), rad/s */
   double omega_shifted; /* prediction seen through the integrator, rad/s */
   double omega_meas;    /* measured from the gaps, rad/s (NAN if none) */
-  double omega_corr;    /* measured, integrator shift removed, rad/s */
+  double omega_corr;    /* measured, integrator shift removed, rad/s (with
+                           dashpots: the undamped omega of the measured
+                           discrete eigenvalue e^{-sigma + i theta}) */
+  double zeta_pred;     /* the mode's effective damping ratio (core) */
+  double zeta_meas;     /* measured from the decay (dashpots; else 0) */
   double err_raw;       /* (omega_meas - omega_pred) / omega_pred */
   double err;           /* (omega_corr - omega_pred) / omega_pred */
   double err_vs_linear; /* (omega_meas - linear run's) / omega_pred */
@@ -86,12 +92,18 @@ typedef struct cm_verify_run {
   long openings;        /* closed -> open transitions */
   int max_open;         /* most contacts open at one time */
   const char *verdict;  /* "agrees", "contact opening", "linearization",
-                           "numerical", "unmeasured" (static string) */
+                           "damping" (dashpots couple the modes: a linear
+                           run departs), "numerical", "unmeasured" (static
+                           string) */
 } cm_verify_run_t;
 
 typedef struct cm_verify_stability {
   int integrator;      /* CM_VERIFY_CD or CM_VERIFY_RK4 */
-  double h_pred_s;     /* predicted critical step (core), s */
+  double h_pred_s;     /* predicted critical step (core), s; central
+                          difference with dashpots: the damped limit
+                          (report central_difference.h_s); RK4: the
+                          undamped 2 sqrt 2 / omega_max even with dashpots */
+  double h_undamped_s; /* the same integrator's undamped step (core), s */
   double h_stable_s;   /* largest step found stable, s */
   double h_unstable_s; /* smallest step found unstable, s */
   double h_bisect_s;   /* their midpoint, s */
@@ -107,6 +119,9 @@ typedef struct cm_verify_stability {
 typedef struct cm_verify_result {
   int dim;                 /* 2 or 3 */
   int nbodies, ncontacts;  /* scene sizes */
+  int nrows;               /* rows simulated: normals and tangents */
+  int tangential;          /* 1: some contact has tangent rows */
+  int dashpots;            /* 1: some row has a dashpot */
   int moving_bodies;       /* bodies simulated */
   const char *preload;     /* "gravity", "given" or "uniform" */
   double gravity[3];       /* as used */

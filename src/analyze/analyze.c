@@ -566,6 +566,11 @@ int cm__analyze_system_fields(cm_context_t *ctx, const cm_system_t *sys,
   int st = cm__options_check(ctx, opts);
   if (st)
     return st;
+  if (sys->dashpots && opts->damping_ratio > 0)
+    return CM__ERR(ctx, CM_USAGE, "damping_ratio",
+                   "damping_ratio: the scene has dashpots, whose damping "
+                   "the step already includes (C = J^T G J); a modal ratio "
+                   "on top would count it twice: leave damping_ratio at 0");
   int blas_threads = cm__blas_get_threads(); /* restored on return */
   cm__blas_single_thread();
   /* ---- allocate ---- */
@@ -615,6 +620,22 @@ int cm__analyze_system_fields(cm_context_t *ctx, const cm_system_t *sys,
   cm__counts(sys, eig, opts, r);
   cm__steps(opts, r);
   r->t_report = cm__now() - t1;
+  /* ---- the scene's dashpots and deck step ---- */
+  if (scene && sys->dashpots) {
+    double t2 = cm__now();
+    st2 = cm__damped_step(ctx, scene, opts, r);
+    r->t_eigen += cm__now() - t2;
+    if (st2) {
+      st = st2;
+      goto done;
+    }
+  }
+  if (scene) {
+    r->deck_timestep_s = scene->timestep_s;
+    r->deck_fraction = scene->timestep_s > 0 && r->central_difference.h_s > 0
+                           ? scene->timestep_s / r->central_difference.h_s
+                           : NAN;
+  }
 done:
   for (int c = 0; eig && c < sys->ncomp; c++)
     cm__eig_free(&eig[c]);
@@ -639,40 +660,11 @@ int cm__analyze_fields(cm_context_t *ctx, const cm_scene_t *scene,
                        const cm_options_t *opts, cm_report_t **out,
                        cm__fields_t *f) {
   *out = NULL;
-  cm_options_t def;
-  if (!opts) {
-    cm_options_init(&def);
-    opts = &def;
-  }
   cm_system_t *sys = NULL;
   int st = cm_system_assemble(ctx, scene, &sys);
   if (st)
     return st;
-  if (sys->dashpots && opts->damping_ratio > 0) {
-    cm_system_destroy(&sys);
-    return CM__ERR(ctx, CM_USAGE, "damping_ratio",
-                   "damping_ratio: the scene has dashpots, whose damping "
-                   "the step already includes (C = J^T G J); a modal ratio "
-                   "on top would count it twice: leave damping_ratio at 0");
-  }
   st = cm__analyze_system_fields(ctx, sys, scene, opts, out, f);
-  int dashpots = sys->dashpots;
   cm_system_destroy(&sys);
-  if (st < 0)
-    return st;
-  cm_report_t *r = *out;
-  if (dashpots) {
-    double t0 = cm__now();
-    int st2 = cm__damped_step(ctx, scene, opts, r);
-    r->t_eigen += cm__now() - t0;
-    if (st2) {
-      cm_report_destroy(out);
-      return st2;
-    }
-  }
-  r->deck_timestep_s = scene->timestep_s;
-  r->deck_fraction = scene->timestep_s > 0 && r->central_difference.h_s > 0
-                         ? scene->timestep_s / r->central_difference.h_s
-                         : NAN;
   return st;
 }

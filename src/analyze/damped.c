@@ -105,50 +105,119 @@ static int cm__top_at(cm_context_t *ctx, const cm_scene_t *scene,
   return st;
 }
 
-/* Gershgorin bound U >= lambda_max of the operator with row weights
- * wk k + wg c: (0, 1) bounds C~, (h^2, 2h) the damped operator at h. */
+/* Collatz-Wielandt: for N = |B| |B|^T >= |S| (elementwise) and any v > 0,
+ * lambda_max(S) <= rho(N) <= max_r (N v)_r / v_r. Power steps on N from
+ * v decrease that bound towards rho(N); the smallest seen is kept. v
+ * (size m, > 0) is overwritten. */
+static int cm__cw_bound(cm_context_t *ctx, cm_operator_t *op, int m,
+                        double *v, int steps, double *u) {
+  double *nv = malloc(sizeof(double) * ((size_t)m + 1));
+  if (!nv)
+    return CM__ERR(ctx, CM_NOMEM, NULL, "out of memory");
+  int st = CM_OK;
+  *u = INFINITY;
+  for (int it = 0; it <= steps && !st; it++) {
+    st = cm__op_abs_product(ctx, op, -1, v, nv);
+    double b = 0, top = 0;
+    for (int r = 0; !st && r < m; r++) {
+      b = fmax(b, nv[r] / v[r]);
+      top = fmax(top, nv[r]);
+    }
+    if (st || !(top > 0))
+      break;
+    *u = fmin(*u, b);
+    for (int r = 0; r < m; r++) /* the next v stays > 0: N v >= diag v */
+      v[r] = nv[r] / top;
+  }
+  free(nv);
+  return st;
+}
+
+/* An upper bound U >= lambda_max of the operator with row weights
+ * wk k + wg c ((0, 1): C~; (h^2, 2h): the damped operator at h).
+ * vs == NULL: Gershgorin. Else vs (over scene rows, size nvs) seeds
+ * Collatz-Wielandt power steps: v = |vs| + max|vs| / 10. */
 static int cm__weighted_bound(cm_context_t *ctx, const cm_scene_t *scene,
-                              double wk, double wg, double *uc) {
+                              double wk, double wg, const double *vs,
+                              int nvs, double *uc) {
   cm_system_t *sys = NULL;
   cm_operator_t *op = NULL;
   double *diag = NULL, *gersh = NULL;
+  int *srow = NULL;
   int st = cm__system_assemble_weighted(ctx, scene, wk, wg, &sys);
   if (!st)
     st = cm_operator_create(ctx, sys, &op);
   if (!st) {
     diag = calloc((size_t)sys->nc + 1, sizeof(double));
     gersh = calloc((size_t)sys->nc + 1, sizeof(double));
-    if (!diag || !gersh)
+    srow = vs ? cm__scene_rows(sys) : NULL;
+    if (!diag || !gersh || (vs && !srow))
       st = CM__ERR(ctx, CM_NOMEM, NULL, "out of memory");
   }
-  if (!st && sys->nc && sys->n)
-    st = cm__op_row_bounds(ctx, op, -1, diag, gersh);
   *uc = 0;
-  for (int r = 0; !st && r < sys->nc; r++)
-    *uc = gersh[r] > *uc ? gersh[r] : *uc;
-  free(diag), free(gersh);
+  if (!st && sys->nc && sys->n) {
+    if (vs && nvs == sys->nc) {
+      double vmax = 0;
+      for (int r = 0; r < sys->nc; r++)
+        vmax = fmax(vmax, fabs(vs[r]));
+      for (int r = 0; r < sys->nc; r++)
+        diag[r] = fabs(vs[srow[r]]) + 0.1 * vmax + 1e-300;
+      st = cm__cw_bound(ctx, op, sys->nc, diag, 30, uc);
+    } else {
+      st = cm__op_row_bounds(ctx, op, -1, diag, gersh);
+      for (int r = 0; !st && r < sys->nc; r++)
+        *uc = gersh[r] > *uc ? gersh[r] : *uc;
+    }
+  }
+  free(diag), free(gersh), free(srow);
   cm_operator_destroy(&op);
   cm_system_destroy(&sys);
   return st;
 }
 
-/* Tightens the certified step: the largest h in [*hc, h_hi] (found by
- * bisection to 1e-4 relative) whose Gershgorin bound of the damped
- * operator itself stays <= 4; every h tried below it is certified too. */
+/* Systems up to this many active dofs certify by factorization; larger
+ * ones by the Collatz-Wielandt bound (a sparse Cholesky of a 3D contact
+ * network fills in like n^(4/3)). */
+#define CM__DEFINITE_MAX_DOFS 300000
+
+/* 1 when h is certified: 4 M - h^2 K - 2 h C is positive definite (by a
+ * factorization, with a 1e-9 margin for its rounding), or, for large
+ * systems, a Collatz-Wielandt bound from the top vector vs is <= 4. */
+static int cm__certify(cm_context_t *ctx, const cm_scene_t *scene, double h,
+                       const double *vs, int nvs, int *ok) {
+  cm_system_t *sys = NULL;
+  int st = cm__system_assemble_weighted(ctx, scene, h * h, 2.0 * h, &sys);
+  if (!st && sys->n <= CM__DEFINITE_MAX_DOFS) {
+    st = cm__op_definite(ctx, sys, 4.0 * (1.0 - 1e-9), ok);
+    cm_system_destroy(&sys);
+    return st;
+  }
+  cm_system_destroy(&sys);
+  double u = INFINITY;
+  if (!st)
+    st = cm__weighted_bound(ctx, scene, h * h, 2.0 * h, vs, nvs, &u);
+  *ok = u <= 4.0;
+  return st;
+}
+
+/* Tightens the certified step: the first of h* (1 - 1e-4 2^j), j = 0, 1,
+ * ..., above *hc that cm__certify accepts (the criterion is exact, so
+ * usually the first). */
 static int cm__certified_search(cm_context_t *ctx, const cm_scene_t *scene,
-                                double h_hi, double *hc) {
-  double lo = *hc, hi = h_hi;
-  for (int it = 0; it < 40 && hi - lo > 1e-4 * lo; it++) {
-    double h = 0.5 * (lo + hi), u = 0;
-    int st = cm__weighted_bound(ctx, scene, h * h, 2.0 * h, &u);
+                                double h_star, const double *vs, int nvs,
+                                double *hc) {
+  for (double f = 1e-4; f < 1.0; f *= 2) {
+    double h = h_star * (1.0 - f);
+    if (h <= *hc)
+      break;
+    int ok = 0, st = cm__certify(ctx, scene, h, vs, nvs, &ok);
     if (st)
       return st;
-    if (u <= 4.0)
-      lo = h;
-    else
-      hi = h;
+    if (ok) {
+      *hc = h;
+      break;
+    }
   }
-  *hc = lo;
   return CM_OK;
 }
 
@@ -166,7 +235,7 @@ int cm__damped_step(cm_context_t *ctx, const cm_scene_t *scene,
     return CM_OK; /* no mode: the notes already say why */
   /* ---- certified, first: h^2 U_K + 2 h U_C = 4 ---- */
   double uc = 0;
-  int st = cm__weighted_bound(ctx, scene, 0.0, 1.0, &uc);
+  int st = cm__weighted_bound(ctx, scene, 0.0, 1.0, NULL, 0, &uc);
   if (st)
     return st;
   double hc = cm__damped_root(r->omega_upper * r->omega_upper, uc);
@@ -198,9 +267,9 @@ int cm__damped_step(cm_context_t *ctx, const cm_scene_t *scene,
     }
     h = hn;
   }
-  free(top.z);
   if (!st && hc < hn)
-    st = cm__certified_search(ctx, scene, hn, &hc);
+    st = cm__certified_search(ctx, scene, hn, top.z, top.nz, &hc);
+  free(top.z);
   if (st)
     return st;
   r->damped_iterations = it;

@@ -62,6 +62,8 @@ static void cm__import_usage(FILE *f) {
 "deck (import lammps / liggghts):\n"
 "  --deck IN             the LAMMPS or LIGGGHTS input deck\n"
 "  --dump FILE           the dump to import\n"
+"  --var NAME=VALUE      an index variable set before the deck, as\n"
+"                        lmp -var NAME VALUE (repeatable)\n"
 "output:\n"
 "  -o, --output FILE     write the scene there (default: stdout); binary\n"
 "                        when FILE ends in .cmsb\n"
@@ -170,12 +172,13 @@ static int cm__finish(cm_context_t *ctx, const cm_dump_t *d,
 
 /* `import lammps|liggghts --deck IN --dump FILE`. */
 static int cm__import_deck(cm_context_t *ctx, cm_dump_options_t *o,
-                           const char *deck_path, const char *dump_path,
-                           const char *output, int quiet) {
+                           const char *deck_path, const char *const *vars,
+                           const char *dump_path, const char *output,
+                           int quiet) {
   cm_lammps_deck_t *deck = NULL;
   cm_dump_t *d = NULL;
   cm_scene_t *s = NULL;
-  int st = cm_lammps_deck_read(ctx, deck_path, &deck);
+  int st = cm_lammps_deck_read_vars(ctx, deck_path, vars, &deck);
   if (!st)
     st = cm_lammps_deck_apply(ctx, deck, o);
   if (!st)
@@ -207,7 +210,7 @@ int cm__cmd_import(int argc, char **argv) {
   enum {
     O_DIM = 256, O_TIMESTEP, O_DENSITY, O_THICK, O_RADIUS, O_K, O_YOUNG,
     O_POISSON, O_TOL, O_PLANE, O_CYL, O_WALLB, O_PERIODIC, O_THREADS,
-    O_DECK, O_DUMP
+    O_DECK, O_DUMP, O_VAR
   };
   static const struct option longopts[] = {
       {"dim", required_argument, 0, O_DIM},
@@ -226,6 +229,7 @@ int cm__cmd_import(int argc, char **argv) {
       {"threads", required_argument, 0, O_THREADS},
       {"deck", required_argument, 0, O_DECK},
       {"dump", required_argument, 0, O_DUMP},
+      {"var", required_argument, 0, O_VAR},
       {"output", required_argument, 0, 'o'},
       {"quiet", no_argument, 0, 'q'},
       {"help", no_argument, 0, 'h'},
@@ -236,6 +240,8 @@ int cm__cmd_import(int argc, char **argv) {
   cm_dump_options_init(&o);
   o.periodic = CM_DUMP_PERIODIC_IMAGE; /* the CLI finds them by default */
   const char *output = NULL, *deck = NULL, *dump = NULL;
+  const char *vars[33] = {NULL};
+  int nvars = 0;
   int quiet = 0, c, have_poisson = 0;
   double v;
   optind = 1;
@@ -317,6 +323,13 @@ int cm__cmd_import(int argc, char **argv) {
     case O_DUMP:
       dump = optarg;
       break;
+    case O_VAR:
+      if (nvars == 32) {
+        fprintf(stderr, "cmodes import: at most 32 --var\n");
+        return cm_status_exit(CM_USAGE);
+      }
+      vars[nvars++] = optarg;
+      break;
     case O_THREADS:
       o.threads = atoi(optarg);
       ctx.threads = o.threads;
@@ -346,7 +359,7 @@ int cm__cmd_import(int argc, char **argv) {
                       "(and no other operands)\n", argv[optind]);
       return cm_status_exit(CM_USAGE);
     }
-    return cm__import_deck(&ctx, &o, deck, dump, output, quiet);
+    return cm__import_deck(&ctx, &o, deck, vars, dump, output, quiet);
   }
   /* ---- operands: dump FILE ---- */
   if (optind >= argc || strcmp(argv[optind], "dump")) {

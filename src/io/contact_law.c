@@ -14,7 +14,8 @@
 
 #define CM__SQRT_5_6 0.91287092917527685576 /* sqrt(5/6), LIGGGHTS' value */
 
-/* ---- LAMMPS gran/hooke, gran/hooke/history, gran/hertz/history ------------ */
+/* ---- LAMMPS gran/hooke, gran/hooke/history, gran/hertz/history ------------
+ */
 
 /* pair_gran_hooke*.cpp: F_n = kn delta - meff gamma_n v_n, F_t = -(kt s +
  * meff gamma_t v_t) (history) or -meff gamma_t v_t (gran/hooke: no spring).
@@ -31,7 +32,8 @@ static void cm__gran(const cm_contact_law_t *L, double reff, double meff,
   out[3] = meff * L->gamma_t * p; /* c_t = meff gamma_t (polyhertz) */
 }
 
-/* ---- LAMMPS pair granular (and fix wall/gran granular) -------------------- */
+/* ---- LAMMPS pair granular (and fix wall/gran granular) --------------------
+ */
 
 /* pair_granular.cpp compute(): a = sqrt(delta R*); knfac = E (hooke) or
  * E a; F_ne = knfac delta; damp_normal = 1, meff, a meff or sqrt(meff
@@ -66,7 +68,8 @@ static void cm__granular(const cm_contact_law_t *L, double reff, double meff,
   out[3] = L->gamma_t * out[2];
 }
 
-/* ---- LIGGGHTS ---------------------------------------------------------------- */
+/* ---- LIGGGHTS
+ * ---------------------------------------------------------------- */
 
 /* normal_model_hertz.h: s = sqrt(R* delta), Sn = 2 Y* s, St = 8 G* s,
  * F_n = 4/3 Y* s delta (tangent Sn), gamma_n = -2 sqrt(5/6) beta
@@ -78,8 +81,7 @@ static void cm__liggghts_hertz(const cm_contact_law_t *L, double reff,
   out[0] = sn;
   out[1] = L->tangential == CM_GRAN_LINEAR_HISTORY ? st : 0.0;
   out[2] = -2.0 * CM__SQRT_5_6 * L->gamma_n * sqrt(sn * meff);
-  out[3] = L->tdamp ? -2.0 * CM__SQRT_5_6 * L->gamma_n * sqrt(st * meff)
-                    : 0.0;
+  out[3] = L->tdamp ? -2.0 * CM__SQRT_5_6 * L->gamma_n * sqrt(st * meff) : 0.0;
 }
 
 /* normal_model_hooke.h: kn = 16/15 sqrt(R*) Y* (15 meff V^2 /
@@ -99,8 +101,8 @@ static void cm__liggghts_hooke(const cm_contact_law_t *L, double reff,
   out[3] = L->tdamp ? gn : 0.0;
 }
 
-void cm_contact_law_eval(const cm_contact_law_t *law, double reff,
-                         double meff, double delta, double out[4]) {
+void cm_contact_law_eval(const cm_contact_law_t *law, double reff, double meff,
+                         double delta, double out[4]) {
   out[0] = out[1] = out[2] = out[3] = 0;
   if (!law)
     return;
@@ -129,14 +131,13 @@ void cm_contact_law_eval(const cm_contact_law_t *law, double reff,
     out[1] = out[3] = 0;
 }
 
-/* ---- one contact of a snapshot ------------------------------------------------ */
+/* ---- one contact of a snapshot
+ * ------------------------------------------------ */
 
 /* The law of contact c and its effective radius and mass. */
-static const cm_contact_law_t *cm__law_of(const cm_dump_options_t *o,
-                                          const cm_dump_t *d,
-                                          const double *mass,
-                                          const cm_dump_contact_t *c,
-                                          double *reff, double *meff) {
+static const cm_contact_law_t *
+cm__law_of(const cm_dump_options_t *o, const cm_dump_t *d, const double *mass,
+           const cm_dump_contact_t *c, double *reff, double *meff) {
   const cm_contact_model_t *m = o->model;
   int ti = d->type[c->i];
   double ri = d->radius[c->i], mi = mass[c->i];
@@ -185,8 +186,8 @@ int cm_dump_contact_law(cm_context_t *ctx, const cm_dump_options_t *o,
                      "but the deck sets no contact law for that type pair "
                      "(pair_coeff %d %d, %d types): add it to the deck",
                      src, d->line[c->i], d->id[c->i], d->type[c->i],
-                     d->id[c->j], d->type[c->j], d->type[c->i],
-                     d->type[c->j], o->model->ntypes);
+                     d->id[c->j], d->type[c->j], d->type[c->i], d->type[c->j],
+                     o->model->ntypes);
     return CM__ERR(ctx, CM_USAGE, "types",
                    "%s:%ld: atom %ld (type %d) touches wall %d, which has "
                    "no contact law for that type in the deck",

@@ -19,8 +19,8 @@
 
 #define CM__T CM_LAW_MAX_TYPES
 #define CM__MAX_REGIONS 64
-#define CM__PAIR_STYLES                                                       \
-  "gran/hooke, gran/hooke/history, gran/hertz/history, granular (LAMMPS), "   \
+#define CM__PAIR_STYLES                                                        \
+  "gran/hooke, gran/hooke/history, gran/hertz/history, granular (LAMMPS), "    \
   "gran model hertz|hooke (LIGGGHTS)"
 
 /* One wall while reading (its final index is known only at the end). */
@@ -36,18 +36,18 @@ typedef struct {
 
 /* Everything read so far that is resolved only at the end. */
 typedef struct {
-  int units_si;             /* units si seen */
-  int units_line_seen;      /* any units command */
-  int pair;                 /* CM_LAW_* of the pair style, 0 none */
-  long pair_line;           /* its line */
-  cm_contact_law_t gran;    /* gran/ styles: the law of pair_style */
-  int coeff_seen;           /* pair_coeff seen */
+  int units_si;                  /* units si seen */
+  int units_line_seen;           /* any units command */
+  int pair;                      /* CM_LAW_* of the pair style, 0 none */
+  long pair_line;                /* its line */
+  cm_contact_law_t gran;         /* gran/ styles: the law of pair_style */
+  int coeff_seen;                /* pair_coeff seen */
   int set[CM__T + 1][CM__T + 1]; /* granular: pair_coeff set i j */
   double emod[CM__T + 1], pois[CM__T + 1]; /* granular: E, nu of i i */
-  int ntypes;               /* from create_box, else CM__T */
+  int ntypes;                              /* from create_box, else CM__T */
   int have_dt;
   /* LIGGGHTS */
-  cm_contact_law_t lig;     /* model, tangential, switches */
+  cm_contact_law_t lig; /* model, tangential, switches */
   double young[CM__T + 1], nu[CM__T + 1];
   double rest[CM__T + 1][CM__T + 1], fric[CM__T + 1][CM__T + 1];
   int have_young, have_nu, have_rest, have_fric, have_charvel;
@@ -61,7 +61,8 @@ typedef struct {
 
 #define ST(r) ((cm__dst_t *)(r)->priv)
 
-/* ---- small parsers --------------------------------------------------------- */
+/* ---- small parsers ---------------------------------------------------------
+ */
 
 static int cm__num(cm__drd_t *r, const char *cmd, const char *what,
                    const char *s, double *v) {
@@ -116,12 +117,13 @@ static void cm__unsuffix(char *s) {
   }
 }
 
-/* ---- the gran/ styles: Kn Kt gamma_n gamma_t xmu dampflag -------------------- */
+/* ---- the gran/ styles: Kn Kt gamma_n gamma_t xmu dampflag
+ * -------------------- */
 
 /* Parses the six parameters at argv[0..5] of style (CM_LAW_GRAN_*), as
  * pair_gran_hooke_history.cpp settings() and fix_wall_gran.cpp do. */
-static int cm__gran_params(cm__drd_t *r, const char *cmd, int style,
-                           int argc, char **argv, cm_contact_law_t *L) {
+static int cm__gran_params(cm__drd_t *r, const char *cmd, int style, int argc,
+                           char **argv, cm_contact_law_t *L) {
   int st;
   double kt = 0, gt = 0, damp = 0;
   if (argc < 6)
@@ -151,9 +153,13 @@ static int cm__gran_params(cm__drd_t *r, const char *cmd, int style,
                        "%s: negative %s (%g): LAMMPS refuses it too "
                        "(Illegal pair_style command); Kt, gamma_n and "
                        "gamma_t must be >= 0",
-                       cmd, kt < 0 ? "Kt" : L->gamma_n < 0 ? "gamma_n"
-                                                           : "gamma_t",
-                       kt < 0 ? kt : L->gamma_n < 0 ? L->gamma_n : gt);
+                       cmd,
+                       kt < 0           ? "Kt"
+                       : L->gamma_n < 0 ? "gamma_n"
+                                        : "gamma_t",
+                       kt < 0           ? kt
+                       : L->gamma_n < 0 ? L->gamma_n
+                                        : gt);
   if (L->mu < 0 || L->mu > 10000 || (damp != 0 && damp != 1))
     return CM__DECKERR(r, CM_PARSE,
                        "%s: xmu %g and dampflag %g: need 0 <= xmu <= 10000 "
@@ -174,7 +180,8 @@ static int cm__gran_params(cm__drd_t *r, const char *cmd, int style,
   return CM_OK;
 }
 
-/* ---- pair granular models ------------------------------------------------------ */
+/* ---- pair granular models
+ * ------------------------------------------------------ */
 
 /* The Tsuji damping coefficient alpha(e) of pair_granular.cpp coeff(). */
 static double cm__tsuji(double e) {
@@ -184,16 +191,14 @@ static double cm__tsuji(double e) {
 
 /* 1 if s starts a wall style of fix wall/gran (ends a granular model). */
 static int cm__wallstyle(const char *s) {
-  return !strcmp(s, "xplane") || !strcmp(s, "yplane") ||
-         !strcmp(s, "zplane") || !strcmp(s, "zcylinder") ||
-         !strcmp(s, "region");
+  return !strcmp(s, "xplane") || !strcmp(s, "yplane") || !strcmp(s, "zplane") ||
+         !strcmp(s, "zcylinder") || !strcmp(s, "region");
 }
 
 /* The normal model at argv[*i]: hooke kn damp | hertz kn damp |
  * hertz/material E damp nu | dmt E damp nu coh. */
-static int cm__gr_normal(cm__drd_t *r, const char *cmd, int argc,
-                         char **argv, int *i, cm_contact_law_t *L,
-                         double *E, double *nu) {
+static int cm__gr_normal(cm__drd_t *r, const char *cmd, int argc, char **argv,
+                         int *i, cm_contact_law_t *L, double *E, double *nu) {
   const char *m = argv[*i];
   int mat = !strcmp(m, "hertz/material") || !strcmp(m, "dmt");
   int need = !strcmp(m, "dmt") ? 4 : mat ? 3 : 2, st;
@@ -205,9 +210,10 @@ static int cm__gr_normal(cm__drd_t *r, const char *cmd, int argc,
                        cmd);
   if (*i + need >= argc)
     return CM__DECKERR(r, CM_PARSE, "%s: %s needs %d values", cmd, m, need);
-  L->normal = !strcmp(m, "hooke") ? CM_GRAN_HOOKE
+  L->normal = !strcmp(m, "hooke")   ? CM_GRAN_HOOKE
               : !strcmp(m, "hertz") ? CM_GRAN_HERTZ
-              : !strcmp(m, "dmt") ? CM_GRAN_DMT : CM_GRAN_HERTZ_MATERIAL;
+              : !strcmp(m, "dmt")   ? CM_GRAN_DMT
+                                    : CM_GRAN_HERTZ_MATERIAL;
   double k;
   if ((st = cm__num(r, cmd, mat ? "E" : "kn", argv[*i + 1], &k)) ||
       (st = cm__num(r, cmd, "damping", argv[*i + 2], &L->gamma_n)))
@@ -247,11 +253,12 @@ static int cm__gr_tangential(cm__drd_t *r, const char *cmd, int argc,
                        cmd, m);
   int need = nohist ? 2 : 3;
   if (*i + 1 + need >= argc)
-    return CM__DECKERR(r, CM_PARSE, "%s: tangential %s needs %d values", cmd,
-                       m, need);
+    return CM__DECKERR(r, CM_PARSE, "%s: tangential %s needs %d values", cmd, m,
+                       need);
   char **v = argv + *i + 2;
-  L->tangential = nohist ? CM_GRAN_LINEAR_NOHISTORY
-                  : mindlin ? CM_GRAN_MINDLIN : CM_GRAN_LINEAR_HISTORY;
+  L->tangential = nohist    ? CM_GRAN_LINEAR_NOHISTORY
+                  : mindlin ? CM_GRAN_MINDLIN
+                            : CM_GRAN_LINEAR_HISTORY;
   *kt_null = !nohist && !strcmp(v[0], "NULL");
   if (!nohist && !*kt_null && (st = cm__num(r, cmd, "kt", v[0], &L->kt)))
     return st;
@@ -274,10 +281,11 @@ static int cm__gr_other(cm__drd_t *r, const char *cmd, int argc, char **argv,
                         int *i, cm_contact_law_t *L) {
   const char *k = argv[*i], *v = *i + 1 < argc ? argv[*i + 1] : "";
   if (!strcmp(k, "damping")) {
-    L->damping = !strcmp(v, "velocity") ? CM_GRAN_VELOCITY
+    L->damping = !strcmp(v, "velocity")        ? CM_GRAN_VELOCITY
                  : !strcmp(v, "mass_velocity") ? CM_GRAN_MASS_VELOCITY
-                 : !strcmp(v, "viscoelastic") ? CM_GRAN_VISCOELASTIC
-                 : !strcmp(v, "tsuji") ? CM_GRAN_TSUJI : -1;
+                 : !strcmp(v, "viscoelastic")  ? CM_GRAN_VISCOELASTIC
+                 : !strcmp(v, "tsuji")         ? CM_GRAN_TSUJI
+                                               : -1;
     if (L->damping < 0)
       return CM__DECKERR(r, CM_PARSE,
                          "%s: damping '%s': not supported; supported: "
@@ -321,8 +329,7 @@ static int cm__granular_model(cm__drd_t *r, const char *cmd, int argc,
   while (!st && *i < argc && !cm__wallstyle(argv[*i])) {
     const char *k = argv[*i];
     if (!strcmp(k, "hooke") || !strcmp(k, "hertz") ||
-        !strcmp(k, "hertz/material") || !strcmp(k, "dmt") ||
-        !strcmp(k, "jkr"))
+        !strcmp(k, "hertz/material") || !strcmp(k, "dmt") || !strcmp(k, "jkr"))
       st = cm__gr_normal(r, cmd, argc, argv, i, L, E, nu);
     else if (!strcmp(k, "tangential"))
       st = cm__gr_tangential(r, cmd, argc, argv, i, L, kt_null);
@@ -352,12 +359,12 @@ static int cm__granular_model(cm__drd_t *r, const char *cmd, int argc,
     L->gamma_n = cm__tsuji(L->gamma_n);
   }
   if (!st && L->mu == 0 && L->tangential != CM_GRAN_LINEAR_NOHISTORY)
-    cm__deck_warn(r, "%s: friction 0: no tangential stiffness or damping",
-                  cmd);
+    cm__deck_warn(r, "%s: friction 0: no tangential stiffness or damping", cmd);
   return st;
 }
 
-/* ---- commands: pair_style, pair_coeff --------------------------------------- */
+/* ---- commands: pair_style, pair_coeff ---------------------------------------
+ */
 
 static int cm__liggghts_style(cm__drd_t *r, int argc, char **argv);
 static int cm__liggghts_wall(cm__drd_t *r, int argc, char **argv,
@@ -372,7 +379,7 @@ static int cm__pair_style(cm__drd_t *r, int argc, char **argv) {
   s->pair_line = r->line;
   s->coeff_seen = 0;
   memset(s->set, 0, sizeof s->set);
-  int g = !strcmp(style, "gran/hooke") ? CM_LAW_GRAN_HOOKE
+  int g = !strcmp(style, "gran/hooke")           ? CM_LAW_GRAN_HOOKE
           : !strcmp(style, "gran/hooke/history") ? CM_LAW_GRAN_HOOKE_HISTORY
           : !strcmp(style, "gran/hertz/history") ? CM_LAW_GRAN_HERTZ_HISTORY
                                                  : 0;
@@ -381,8 +388,8 @@ static int cm__pair_style(cm__drd_t *r, int argc, char **argv) {
     s->pair = g == CM_LAW_GRAN_HOOKE_HISTORY || g == CM_LAW_GRAN_HOOKE
                   ? CM_LAW_LIGGGHTS_HOOKE
                   : CM_LAW_LIGGGHTS_HERTZ;
-    s->lig.tangential =
-        g == CM_LAW_GRAN_HOOKE ? CM_GRAN_LINEAR_NOHISTORY : CM_GRAN_LINEAR_HISTORY;
+    s->lig.tangential = g == CM_LAW_GRAN_HOOKE ? CM_GRAN_LINEAR_NOHISTORY
+                                               : CM_GRAN_LINEAR_HISTORY;
     s->lig.tdamp = 1;
     return CM_OK;
   }
@@ -411,14 +418,14 @@ static int cm__liggghts_model(cm__drd_t *r, const char *cmd, int argc,
   memset(L, 0, sizeof *L);
   L->tangential = CM_GRAN_LINEAR_HISTORY;
   L->tdamp = 1;
-  for (; *i < argc && strcmp(argv[*i], "primitive") &&
-         strcmp(argv[*i], "mesh");
+  for (; *i < argc && strcmp(argv[*i], "primitive") && strcmp(argv[*i], "mesh");
        *i += 2) {
     const char *k = argv[*i], *v = *i + 1 < argc ? argv[*i + 1] : "";
     int off = !strcmp(v, "off") || !strcmp(v, "none");
     if (!strcmp(k, "model")) {
-      L->style = !strcmp(v, "hertz") ? CM_LAW_LIGGGHTS_HERTZ
-                 : !strcmp(v, "hooke") ? CM_LAW_LIGGGHTS_HOOKE : 0;
+      L->style = !strcmp(v, "hertz")   ? CM_LAW_LIGGGHTS_HERTZ
+                 : !strcmp(v, "hooke") ? CM_LAW_LIGGGHTS_HOOKE
+                                       : 0;
       if (!L->style)
         return CM__DECKERR(r, CM_PARSE,
                            "%s: model %s: not supported; supported: model "
@@ -438,7 +445,8 @@ static int cm__liggghts_model(cm__drd_t *r, const char *cmd, int argc,
                     "torque, no spring, so no stiffness",
                     cmd);
     } else if ((!strcmp(k, "rolling_friction") || !strcmp(k, "cohesion") ||
-                !strcmp(k, "surface")) && !off && strcmp(v, "default")) {
+                !strcmp(k, "surface")) &&
+               !off && strcmp(v, "default")) {
       return CM__DECKERR(r, CM_PARSE,
                          "%s: %s %s: not supported (it adds stiffness a "
                          "scene cannot hold); supported: rolling_friction "
@@ -488,8 +496,10 @@ static int cm__pair_coeff(cm__drd_t *r, int argc, char **argv) {
   s->coeff_seen = 1;
   if (s->pair != CM_LAW_GRANULAR) { /* gran/ and LIGGGHTS: no arguments */
     if (argc > 3)
-      cm__deck_warn(r, "pair_coeff: %s takes no coefficients; '%s ...' is "
-                       "ignored", r->deck->pair_style, argv[3]);
+      cm__deck_warn(r,
+                    "pair_coeff: %s takes no coefficients; '%s ...' is "
+                    "ignored",
+                    r->deck->pair_style, argv[3]);
     return CM_OK;
   }
   cm_contact_law_t L;
@@ -499,8 +509,10 @@ static int cm__pair_coeff(cm__drd_t *r, int argc, char **argv) {
                                &kt_null)))
     return st;
   if (i < argc)
-    return CM__DECKERR(r, CM_PARSE, "pair_coeff: '%s' is not a granular "
-                                    "model keyword", argv[i]);
+    return CM__DECKERR(r, CM_PARSE,
+                       "pair_coeff: '%s' is not a granular "
+                       "model keyword",
+                       argv[i]);
   for (int a = ilo; a <= ihi; a++)
     for (int b = a > jlo ? a : jlo; b <= jhi; b++) {
       r->deck->model->pair[a][b] = r->deck->model->pair[b][a] = L;
@@ -511,7 +523,8 @@ static int cm__pair_coeff(cm__drd_t *r, int argc, char **argv) {
   return CM_OK;
 }
 
-/* ---- walls ----------------------------------------------------------------------- */
+/* ---- walls
+ * ----------------------------------------------------------------------- */
 
 /* Removes the walls of fix id (unfix, or a fix defined again). */
 static void cm__drop_walls(cm__dst_t *s, const char *id) {
@@ -552,8 +565,7 @@ static int cm__lammps_wallstyle(cm__drd_t *r, int argc, char **argv, int i,
                                 cm__wall_t *w) {
   const char *ws = i < argc ? argv[i] : "(none)";
   int st = CM_OK;
-  if (!strcmp(ws, "xplane") || !strcmp(ws, "yplane") ||
-      !strcmp(ws, "zplane")) {
+  if (!strcmp(ws, "xplane") || !strcmp(ws, "yplane") || !strcmp(ws, "zplane")) {
     if (i + 2 >= argc)
       return CM__DECKERR(r, CM_PARSE, "fix wall/gran %s: expected lo hi", ws);
     int a = ws[0] - 'x';
@@ -603,8 +615,9 @@ static int cm__liggghts_primitive(cm__drd_t *r, int argc, char **argv, int i,
                        "yplane, zplane, zcylinder",
                        i < argc ? argv[i] : "(no wall)");
   if (i + 3 >= argc || strcmp(argv[i + 1], "type"))
-    return CM__DECKERR(r, CM_PARSE, "fix wall/gran primitive: expected "
-                                    "'primitive type T WALLSTYLE ARGS'");
+    return CM__DECKERR(r, CM_PARSE,
+                       "fix wall/gran primitive: expected "
+                       "'primitive type T WALLSTYLE ARGS'");
   if ((st = cm__num(r, "fix wall/gran", "type", argv[i + 2], &t)))
     return st;
   w->type = (int)t;
@@ -660,6 +673,21 @@ static int cm__liggghts_wall(cm__drd_t *r, int argc, char **argv,
   return cm__liggghts_primitive(r, argc, argv, i, w);
 }
 
+/* fix wall/gran granular's material conventions in LAMMPS 29 Sep 2021
+ * differ from pair granular's: normal_coeffs[0] = 4/3 E / (2 (1 - nu))
+ * (not 1 - nu^2) and mindlin NULL kt = E (2 - nu)(1 + nu) / 4 (not 8 G*).
+ * Measured with Debian's lmp (forces of one sphere on a plane at two
+ * overlaps and after ten steps of tangential slip; see docs/importers.md);
+ * newer LAMMPS (granular_model.cpp, 2023) uses the pair formulas for walls
+ * too. The installed version's numbers are the ones reproduced here. */
+static void cm__wall_material(cm_contact_law_t *L, double E, double nu,
+                              int kt_null) {
+  if (L->normal == CM_GRAN_HERTZ_MATERIAL || L->normal == CM_GRAN_DMT)
+    L->kn = 4.0 / 3.0 * E / (2 * (1 - nu));
+  if (kt_null)
+    L->kt = E * (2 - nu) * (1 + nu) / 4;
+}
+
 /* fix ID group wall/gran (LAMMPS or LIGGGHTS syntax). */
 static int cm__fix_wall_gran(cm__drd_t *r, int argc, char **argv) {
   cm__wall_t w;
@@ -672,10 +700,11 @@ static int cm__fix_wall_gran(cm__drd_t *r, int argc, char **argv) {
   const char *f = argv[4];
   if (!strcmp(f, "model"))
     return cm__liggghts_wall(r, argc, argv, &w);
-  int g = !strcmp(f, "hooke") ? CM_LAW_GRAN_HOOKE
+  int g = !strcmp(f, "hooke")           ? CM_LAW_GRAN_HOOKE
           : !strcmp(f, "hooke/history") ? CM_LAW_GRAN_HOOKE_HISTORY
           : !strcmp(f, "hertz/history") ? CM_LAW_GRAN_HERTZ_HISTORY
-          : !strcmp(f, "granular") ? CM_LAW_GRANULAR : 0;
+          : !strcmp(f, "granular")      ? CM_LAW_GRANULAR
+                                        : 0;
   int st, i;
   if (!g)
     return CM__DECKERR(r, CM_PARSE,
@@ -690,14 +719,7 @@ static int cm__fix_wall_gran(cm__drd_t *r, int argc, char **argv) {
     if ((st = cm__granular_model(r, "fix wall/gran granular", argc, argv, &i,
                                  &w.law, &E, &nu, &kt_null)))
       return st;
-    if (kt_null || w.law.normal == CM_GRAN_HERTZ_MATERIAL ||
-        w.law.normal == CM_GRAN_DMT)
-      return CM__DECKERR(r, CM_PARSE,
-                         "fix wall/gran granular with hertz/material, dmt or "
-                         "mindlin NULL: not supported: LAMMPS versions "
-                         "differ in the wall's material stiffness; "
-                         "supported: hooke or hertz with kn, and an "
-                         "explicit tangential kt");
+    cm__wall_material(&w.law, E, nu, kt_null);
   } else {
     if ((st = cm__gran_params(r, "fix wall/gran", g, argc - 5, argv + 5,
                               &w.law)))
@@ -707,7 +729,8 @@ static int cm__fix_wall_gran(cm__drd_t *r, int argc, char **argv) {
   return cm__lammps_wallstyle(r, argc, argv, i, &w);
 }
 
-/* ---- LIGGGHTS material properties ------------------------------------------- */
+/* ---- LIGGGHTS material properties -------------------------------------------
+ */
 
 /* fix ID group property/global NAME peratomtype v1..vn |
  * peratomtypepair n v11 .. vnn | scalar v. */
@@ -732,9 +755,11 @@ static int cm__property_global(cm__drd_t *r, int argc, char **argv) {
     double *dst = name[0] == 'y' ? s->young : s->nu;
     int n = argc - 6;
     if (strcmp(kind, "peratomtype") || n < 1 || n > CM__T)
-      return CM__DECKERR(r, CM_PARSE, "property/global %s: expected "
-                                      "peratomtype and one value per type "
-                                      "(at most %d)", name, CM__T);
+      return CM__DECKERR(r, CM_PARSE,
+                         "property/global %s: expected "
+                         "peratomtype and one value per type "
+                         "(at most %d)",
+                         name, CM__T);
     for (int t = 1; t <= n && !st; t++)
       st = cm__num(r, name, "value", argv[5 + t], &dst[t]);
     *(name[0] == 'y' ? &s->have_young : &s->have_nu) = n;
@@ -743,9 +768,11 @@ static int cm__property_global(cm__drd_t *r, int argc, char **argv) {
   double nd;
   if (strcmp(kind, "peratomtypepair") ||
       (st = cm__num(r, name, "type count", argc > 6 ? argv[6] : NULL, &nd)))
-    return st ? st : CM__DECKERR(r, CM_PARSE, "property/global %s: expected "
-                                              "peratomtypepair N values",
-                                 name);
+    return st ? st
+              : CM__DECKERR(r, CM_PARSE,
+                            "property/global %s: expected "
+                            "peratomtypepair N values",
+                            name);
   int n = (int)nd;
   if (n < 1 || n > CM__T || argc - 7 != n * n)
     return CM__DECKERR(r, CM_PARSE,
@@ -782,16 +809,17 @@ static void cm__density(cm__drd_t *r, int argc, char **argv) {
     d->density[type] = lo;
 }
 
-/* ---- the other commands ------------------------------------------------------ */
+/* ---- the other commands
+ * ------------------------------------------------------ */
 
 /* Fixes that would change the contact model in ways a scene cannot hold. */
 static int cm__fix_refused(const char *style) {
   static const char *const no[] = {
-      "freeze",      "rigid",        "rigid/small", "rigid/nve",
-      "rigid/nvt",   "rigid/nph",    "rigid/npt",   "wall/gran/region",
-      "wall/region", "wall/lj93",    "wall/lj126",  "wall/lj1043",
-      "wall/colloid", "wall/harmonic", "wall/morse", "wall/table",
-      "bond/create", "mesh/surface", "mesh/surface/stress"};
+      "freeze",       "rigid",         "rigid/small",        "rigid/nve",
+      "rigid/nvt",    "rigid/nph",     "rigid/npt",          "wall/gran/region",
+      "wall/region",  "wall/lj93",     "wall/lj126",         "wall/lj1043",
+      "wall/colloid", "wall/harmonic", "wall/morse",         "wall/table",
+      "bond/create",  "mesh/surface",  "mesh/surface/stress"};
   for (size_t k = 0; k < sizeof no / sizeof no[0]; k++)
     if (!strcmp(style, no[k]))
       return 1;
@@ -801,16 +829,45 @@ static int cm__fix_refused(const char *style) {
 /* Fixes that only drive the run (integrators, forces on single particles,
  * insertion, output): skipped without a word. */
 static int cm__fix_harmless(const char *style) {
-  static const char *const ok[] = {
-      "nve/sphere", "nve", "nve/limit", "nve/asphere", "nvt/sphere",
-      "gravity", "deposit", "insert/pack", "insert/stream",
-      "insert/rate/region", "particledistribution/discrete", "halt",
-      "print", "ave/time", "ave/atom", "ave/chunk", "ave/histo",
-      "store/state", "momentum", "enforce2d", "viscous", "langevin",
-      "addforce", "setforce", "check/timestep/gran", "dt/reset",
-      "recenter", "heat/gran", "heat/gran/conduction", "wall/reflect",
-      "multisphere", "move", "spring/self", "efield", "aveforce",
-      "nve/sphere/omp", "temp/rescale", "lineforce", "planeforce"};
+  static const char *const ok[] = {"nve/sphere",
+                                   "nve",
+                                   "nve/limit",
+                                   "nve/asphere",
+                                   "nvt/sphere",
+                                   "gravity",
+                                   "deposit",
+                                   "insert/pack",
+                                   "insert/stream",
+                                   "insert/rate/region",
+                                   "particledistribution/discrete",
+                                   "halt",
+                                   "print",
+                                   "ave/time",
+                                   "ave/atom",
+                                   "ave/chunk",
+                                   "ave/histo",
+                                   "store/state",
+                                   "momentum",
+                                   "enforce2d",
+                                   "viscous",
+                                   "langevin",
+                                   "addforce",
+                                   "setforce",
+                                   "check/timestep/gran",
+                                   "dt/reset",
+                                   "recenter",
+                                   "heat/gran",
+                                   "heat/gran/conduction",
+                                   "wall/reflect",
+                                   "multisphere",
+                                   "move",
+                                   "spring/self",
+                                   "efield",
+                                   "aveforce",
+                                   "nve/sphere/omp",
+                                   "temp/rescale",
+                                   "lineforce",
+                                   "planeforce"};
   for (size_t k = 0; k < sizeof ok / sizeof ok[0]; k++)
     if (!strcmp(style, ok[k]))
       return 1;
@@ -847,8 +904,10 @@ static int cm__fix(cm__drd_t *r, int argc, char **argv) {
                        "yplane, zplane, zcylinder",
                        style);
   if (!cm__fix_harmless(style))
-    cm__deck_warn(r, "fix %s is not read: cmodes assumes it does not change "
-                     "the contact forces", style);
+    cm__deck_warn(r,
+                  "fix %s is not read: cmodes assumes it does not change "
+                  "the contact forces",
+                  style);
   if (!strcmp(style, "wall/reflect"))
     cm__deck_warn(r, "fix wall/reflect has no stiffness: particles at it "
                      "get no wall contact");
@@ -868,8 +927,7 @@ static int cm__region(cm__drd_t *r, int argc, char **argv) {
     if (st)
       return st;
   }
-  snprintf(s->region_id[s->nregions++], sizeof s->region_id[0], "%s",
-           argv[1]);
+  snprintf(s->region_id[s->nregions++], sizeof s->region_id[0], "%s", argv[1]);
   return CM_OK;
 }
 
@@ -877,8 +935,8 @@ static int cm__region(cm__drd_t *r, int argc, char **argv) {
 static int cm__create_box(cm__drd_t *r, int argc, char **argv) {
   cm__dst_t *s = ST(r);
   double n;
-  int st = cm__num(r, "create_box", "type count", argc > 1 ? argv[1] : NULL,
-                   &n);
+  int st =
+      cm__num(r, "create_box", "type count", argc > 1 ? argv[1] : NULL, &n);
   if (st)
     return st;
   if (n < 1 || n > CM__T)
@@ -921,7 +979,8 @@ static int cm__boundary(cm__drd_t *r, int argc, char **argv) {
     if (n < 1 || n > 2 || strspn(f, "pfsm") != n)
       return CM__DECKERR(r, CM_PARSE,
                          "boundary %s: expected p, f, s or m (or two of "
-                         "them)", f);
+                         "them)",
+                         f);
     r->deck->boundary[a][0] = f[0];
     r->deck->boundary[a][1] = f[n - 1];
     r->deck->boundary[a][2] = 0;
@@ -989,22 +1048,70 @@ static int cm__include(cm__drd_t *r, int argc, char **argv) {
   return st;
 }
 
-/* ---- the reading loop ---------------------------------------------------------- */
+/* ---- the reading loop
+ * ---------------------------------------------------------- */
 
 /* Commands skipped without a word: they run, output or set up atoms. */
 static int cm__skipped(const char *c) {
-  static const char *const skip[] = {
-      "newton", "comm_modify", "communicate", "neighbor", "neigh_modify",
-      "atom_modify", "thermo", "thermo_style", "thermo_modify", "dump",
-      "dump_modify", "undump", "run", "compute", "uncompute", "label",
-      "jump", "if", "print", "write_dump", "write_restart", "write_data",
-      "restart", "log", "echo", "shell", "next", "processors", "velocity",
-      "set", "group", "create_atoms", "lattice", "mass", "reset_timestep",
-      "run_style", "special_bonds", "minimize", "min_style", "min_modify",
-      "balance", "partition", "suffix", "package", "delete_atoms",
-      "displace_atoms", "change_box", "quit", "info", "fix_modify", "timer",
-      "reset_atom_ids", "molecule", "read_data", "read_restart",
-      "soft_particles", "hard_particles", "modify_timing", "clear"};
+  static const char *const skip[] = {"newton",
+                                     "comm_modify",
+                                     "communicate",
+                                     "neighbor",
+                                     "neigh_modify",
+                                     "atom_modify",
+                                     "thermo",
+                                     "thermo_style",
+                                     "thermo_modify",
+                                     "dump",
+                                     "dump_modify",
+                                     "undump",
+                                     "run",
+                                     "compute",
+                                     "uncompute",
+                                     "label",
+                                     "jump",
+                                     "if",
+                                     "print",
+                                     "write_dump",
+                                     "write_restart",
+                                     "write_data",
+                                     "restart",
+                                     "log",
+                                     "echo",
+                                     "shell",
+                                     "next",
+                                     "processors",
+                                     "velocity",
+                                     "set",
+                                     "group",
+                                     "create_atoms",
+                                     "lattice",
+                                     "mass",
+                                     "reset_timestep",
+                                     "run_style",
+                                     "special_bonds",
+                                     "minimize",
+                                     "min_style",
+                                     "min_modify",
+                                     "balance",
+                                     "partition",
+                                     "suffix",
+                                     "package",
+                                     "delete_atoms",
+                                     "displace_atoms",
+                                     "change_box",
+                                     "quit",
+                                     "info",
+                                     "fix_modify",
+                                     "timer",
+                                     "reset_atom_ids",
+                                     "molecule",
+                                     "read_data",
+                                     "read_restart",
+                                     "soft_particles",
+                                     "hard_particles",
+                                     "modify_timing",
+                                     "clear"};
   for (size_t k = 0; k < sizeof skip / sizeof skip[0]; k++)
     if (!strcmp(c, skip[k]))
       return 1;
@@ -1069,12 +1176,28 @@ static int cm__wanted(cm__drd_t *r, char *raw) {
   return want;
 }
 
+/* 1 if the raw line is a `variable` command. */
+static int cm__is_variable(const char *raw) {
+  while (*raw == ' ' || *raw == '\t')
+    raw++;
+  return !strncmp(raw, "variable", 8) && (raw[8] == ' ' || raw[8] == '\t');
+}
+
 /* One command line: substitute, split, dispatch. */
 static int cm__command(cm__drd_t *r, char *raw) {
   if (!cm__wanted(r, raw))
     return CM_OK;
   char *line = NULL, *argv[CM__DECK_MAX_ARGS];
   int st = cm__deck_substitute(r, raw, &line);
+  if (st && cm__is_variable(raw)) {
+    /* a variable defined from run-time values (count(all), thermo
+     * keywords): not needed unless a command the importer reads uses it,
+     * which then fails naming it as undefined */
+    cm__deck_warn(r, "variable not evaluable before a run, ignored: %s",
+                  r->ctx->message);
+    cm_context_clear(r->ctx);
+    return CM_OK;
+  }
   if (st)
     return st;
   int argc = cm__deck_split(line, argv, CM__DECK_MAX_ARGS);
@@ -1090,8 +1213,8 @@ static int cm__read_file(cm__drd_t *r, const char *path) {
   FILE *f = fopen(path, "r");
   if (!f)
     return CM__ERR(r->ctx, CM_IO, path, "%s%s%s: cannot open: %s",
-                   r->depth ? r->file : "", r->depth ? ": include " : "",
-                   path, strerror(errno));
+                   r->depth ? r->file : "", r->depth ? ": include " : "", path,
+                   strerror(errno));
   r->file = path;
   r->line = 0;
   char *buf = NULL;
@@ -1107,7 +1230,8 @@ static int cm__read_file(cm__drd_t *r, const char *path) {
   return st;
 }
 
-/* ---- resolving the laws at the end --------------------------------------------- */
+/* ---- resolving the laws at the end
+ * --------------------------------------------- */
 
 /* pair granular: a type pair i != j not set by pair_coeff gets LAMMPS'
  * mixed coefficients (PairGranular::init_one of 2021-2022: geometric means;
@@ -1163,7 +1287,7 @@ static int cm__liggghts_law(cm__drd_t *r, int a, int b, cm_contact_law_t *L) {
                  (1 - s->nu[b] * s->nu[b]) / s->young[b]); /* Y* */
   L->kt = 1.0 / (2 * (2 - s->nu[a]) * (1 + s->nu[a]) / s->young[a] +
                  2 * (2 - s->nu[b]) * (1 + s->nu[b]) / s->young[b]); /* G* */
-  L->gamma_n = log(e) / sqrt(log(e) * log(e) + M_PI * M_PI); /* beta */
+  L->gamma_n = log(e) / sqrt(log(e) * log(e) + M_PI * M_PI);         /* beta */
   L->mu = s->fric[a][b];
   return CM_OK;
 }
@@ -1171,12 +1295,13 @@ static int cm__liggghts_law(cm__drd_t *r, int a, int b, cm_contact_law_t *L) {
 static int cm__liggghts_laws(cm__drd_t *r) {
   cm__dst_t *s = ST(r);
   int n = s->ntypes, st = CM_OK;
-  const char *miss = s->have_young < n ? "youngsModulus"
-                     : s->have_nu < n ? "poissonsRatio"
+  const char *miss = s->have_young < n  ? "youngsModulus"
+                     : s->have_nu < n   ? "poissonsRatio"
                      : s->have_rest < n ? "coefficientRestitution"
                      : s->have_fric < n ? "coefficientFriction"
                      : s->pair == CM_LAW_LIGGGHTS_HOOKE && !s->have_charvel
-                         ? "characteristicVelocity" : NULL;
+                         ? "characteristicVelocity"
+                         : NULL;
   if (miss)
     return CM__ERR(r->ctx, CM_PARSE, r->deck->path,
                    "%s: LIGGGHTS model %s needs fix property/global %s for "
@@ -1186,8 +1311,8 @@ static int cm__liggghts_laws(cm__drd_t *r) {
                    n);
   if (s->pair == CM_LAW_LIGGGHTS_HOOKE && !(s->lig.charvel > 0))
     return CM__ERR(r->ctx, CM_PARSE, r->deck->path,
-                   "%s: characteristicVelocity %g: expected > 0",
-                   r->deck->path, s->lig.charvel);
+                   "%s: characteristicVelocity %g: expected > 0", r->deck->path,
+                   s->lig.charvel);
   for (int a = 1; a <= n && !st; a++)
     for (int b = 1; b <= n && !st; b++)
       st = cm__liggghts_law(r, a, b, &r->deck->model->pair[a][b]);
@@ -1204,9 +1329,11 @@ static int cm__pair_laws(cm__drd_t *r) {
   if (s->pair == CM_LAW_LIGGGHTS_HERTZ || s->pair == CM_LAW_LIGGGHTS_HOOKE)
     return cm__liggghts_laws(r);
   if (!s->coeff_seen)
-    cm__deck_warn(r, "no pair_coeff after pair_style %s: LAMMPS would stop "
-                     "(all pair coeffs are not set); its values are taken "
-                     "for every type pair", r->deck->pair_style);
+    cm__deck_warn(r,
+                  "no pair_coeff after pair_style %s: LAMMPS would stop "
+                  "(all pair coeffs are not set); its values are taken "
+                  "for every type pair",
+                  r->deck->pair_style);
   for (int a = 1; a <= s->ntypes; a++)
     for (int b = 1; b <= s->ntypes; b++)
       m->pair[a][b] = s->gran;
@@ -1246,13 +1373,14 @@ static int cm__final_walls(cm__drd_t *r) {
   return CM_OK;
 }
 
-/* ---- the summary line ------------------------------------------------------------ */
+/* ---- the summary line
+ * ------------------------------------------------------------ */
 
 static void cm__law_text(const cm_lammps_deck_t *d, const cm_contact_law_t *L,
                          char *buf, size_t size) {
   static const char *const nm[] = {"hooke", "hertz", "hertz/material", "dmt"};
-  static const char *const dm[] = {"velocity", "mass_velocity",
-                                   "viscoelastic", "tsuji"};
+  static const char *const dm[] = {"velocity", "mass_velocity", "viscoelastic",
+                                   "tsuji"};
   static const char *const tm[] = {"linear_nohistory", "linear_history",
                                    "mindlin"};
   switch (L->style) {
@@ -1277,8 +1405,8 @@ static void cm__law_text(const cm_lammps_deck_t *d, const cm_contact_law_t *L,
              "%.6g, friction %.6g",
              nm[L->normal], L->kn,
              L->normal <= CM_GRAN_HERTZ ? "(kn)" : "Pa (4/3 E*)",
-             dm[L->damping], L->gamma_n, tm[L->tangential], L->kt,
-             L->gamma_t, L->mu);
+             dm[L->damping], L->gamma_n, tm[L->tangential], L->kt, L->gamma_t,
+             L->mu);
     break;
   case CM_LAW_LIGGGHTS_HERTZ:
   case CM_LAW_LIGGGHTS_HOOKE:
@@ -1286,8 +1414,7 @@ static void cm__law_text(const cm_lammps_deck_t *d, const cm_contact_law_t *L,
              "model %s tangential %s: Y* %.6g Pa, G* %.6g Pa, beta %.6g, "
              "friction %.6g%s",
              L->style == CM_LAW_LIGGGHTS_HERTZ ? "hertz" : "hooke",
-             L->tangential == CM_GRAN_LINEAR_HISTORY ? "history"
-                                                     : "no_history",
+             L->tangential == CM_GRAN_LINEAR_HISTORY ? "history" : "no_history",
              L->kn, L->kt, L->gamma_n, L->mu,
              L->tdamp ? "" : ", tangential_damping off");
     break;
@@ -1303,7 +1430,8 @@ static void cm__summary(cm_lammps_deck_t *d) {
   cm__law_text(d, &m->pair[1][1], law, sizeof law);
   int same = 1; /* do all walls follow the pair law? */
   for (int w = 0; w < d->nplanes + d->cylinder; w++)
-    same &= d->liggghts || !memcmp(&m->wall[w], &m->pair[1][1], sizeof m->wall[w]);
+    same &=
+        d->liggghts || !memcmp(&m->wall[w], &m->pair[1][1], sizeof m->wall[w]);
   snprintf(m->summary, sizeof m->summary,
            "%s%s: %s%s; walls: %d plane%s%s from fix wall/gran%s; timestep "
            "%g s",
@@ -1316,7 +1444,8 @@ static void cm__summary(cm_lammps_deck_t *d) {
            m->timestep_s);
 }
 
-/* ---- public ---------------------------------------------------------------------- */
+/* ---- public
+ * ---------------------------------------------------------------------- */
 
 void cm_lammps_deck_destroy(cm_lammps_deck_t **dp) {
   if (!dp || !*dp)
@@ -1370,8 +1499,24 @@ static cm_lammps_deck_t *cm__deck_new(const char *path) {
   return d;
 }
 
-int cm_lammps_deck_read(cm_context_t *ctx, const char *path,
-                        cm_lammps_deck_t **out) {
+/* Defines the command line's index variables ("NAME=VALUE"). */
+static int cm__predefine(cm__drd_t *r, const char *const *vars) {
+  int st = CM_OK;
+  for (int k = 0; vars && vars[k] && !st; k++) {
+    const char *eq = strchr(vars[k], '=');
+    if (!eq || eq == vars[k])
+      return CM__ERR(r->ctx, CM_USAGE, "--var",
+                     "--var '%s': expected NAME=VALUE", vars[k]);
+    char name[128];
+    snprintf(name, sizeof name, "%.*s", (int)(eq - vars[k]), vars[k]);
+    char *argv[4] = {"variable", name, "index", (char *)(eq + 1)};
+    st = cm__deck_variable(r, 4, argv);
+  }
+  return st;
+}
+
+int cm_lammps_deck_read_vars(cm_context_t *ctx, const char *path,
+                             const char *const *vars, cm_lammps_deck_t **out) {
   if (!path || !out)
     return CM__ERR(ctx, CM_USAGE, NULL, "cm_lammps_deck_read: NULL argument");
   *out = NULL;
@@ -1385,8 +1530,10 @@ int cm_lammps_deck_read(cm_context_t *ctx, const char *path,
   s->ntypes = CM__T;
   cm__drd_t r;
   memset(&r, 0, sizeof r);
-  r.ctx = ctx, r.deck = d, r.priv = s, r.file = d->path;
-  int st = cm__read_file(&r, d->path);
+  r.ctx = ctx, r.deck = d, r.priv = s, r.file = "--var";
+  int st = cm__predefine(&r, vars);
+  if (!st)
+    st = cm__read_file(&r, d->path);
   r.file = d->path;
   if (!st)
     st = cm__finish(&r);
@@ -1398,11 +1545,17 @@ int cm_lammps_deck_read(cm_context_t *ctx, const char *path,
   return st;
 }
 
+int cm_lammps_deck_read(cm_context_t *ctx, const char *path,
+                        cm_lammps_deck_t **out) {
+  return cm_lammps_deck_read_vars(ctx, path, NULL, out);
+}
+
 int cm_lammps_deck_apply(cm_context_t *ctx, const cm_lammps_deck_t *d,
                          cm_dump_options_t *o) {
   if (!d || !o)
-    return CM__ERR(ctx, CM_USAGE, NULL, "cm_lammps_deck_apply: NULL "
-                                        "argument");
+    return CM__ERR(ctx, CM_USAGE, NULL,
+                   "cm_lammps_deck_apply: NULL "
+                   "argument");
   if (o->nplanes || o->cylinder || o->k > 0 || o->young > 0)
     return CM__ERR(ctx, CM_USAGE, "walls",
                    "%s: the walls and the contact laws come from the deck: "

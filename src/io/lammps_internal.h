@@ -23,16 +23,16 @@ typedef struct {
 typedef struct {
   cm_context_t *ctx;
   cm_lammps_deck_t *deck;
-  const char *file;    /* current file, for messages */
-  long line;           /* line of the current command (its first line) */
-  cm__dvar_t *vars;    /* variables, size nvars (owned) */
+  const char *file; /* current file, for messages */
+  long line;        /* line of the current command (its first line) */
+  cm__dvar_t *vars; /* variables, size nvars (owned) */
   int nvars, capvars;
-  int depth;           /* include depth */
-  void *priv;          /* lammps_deck.c's state */
+  int depth;  /* include depth */
+  void *priv; /* lammps_deck.c's state */
 } cm__drd_t;
 
 /* Error "file:line: message" with status st. */
-#define CM__DECKERR(r, st, ...)                                               \
+#define CM__DECKERR(r, st, ...)                                                \
   cm__deck_error((r), (st), __FILE__, __LINE__, __VA_ARGS__)
 int cm__deck_error(cm__drd_t *r, int st, const char *srcfile, int srcline,
                    const char *fmt, ...) __attribute__((format(printf, 5, 6)));
@@ -44,8 +44,7 @@ void cm__deck_warn(cm__drd_t *r, const char *fmt, ...)
  * continuation lines ('&' at the end) joined, the '#' comment outside
  * quotes removed. Sets r->line to its first line; *lines counts the file's
  * lines read so far. 0 at the end of the file. */
-int cm__deck_next(FILE *f, char **buf, size_t *cap, long *lines,
-                  cm__drd_t *r);
+int cm__deck_next(FILE *f, char **buf, size_t *cap, long *lines, cm__drd_t *r);
 
 /* Replaces ${name}, $x and $(expression) in line (outside quotes); the
  * result is malloc'd in *out. Errors name the variable. */

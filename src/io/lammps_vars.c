@@ -15,7 +15,8 @@
 
 #define CM__PI 3.14159265358979323846
 
-/* ---- messages ------------------------------------------------------------- */
+/* ---- messages -------------------------------------------------------------
+ */
 
 int cm__deck_error(cm__drd_t *r, int st, const char *srcfile, int srcline,
                    const char *fmt, ...) {
@@ -51,7 +52,8 @@ int cm__deck_number(const char *s, double *v) {
   return end != s && !*end && !errno && isfinite(*v);
 }
 
-/* ---- lines -------------------------------------------------------------------- */
+/* ---- lines
+ * -------------------------------------------------------------------- */
 
 /* Cuts a '#' comment that is outside quotes; returns 1 if the line ends in
  * a continuation '&' (which is removed). */
@@ -77,8 +79,7 @@ static int cm__strip(char *s) {
   return 0;
 }
 
-int cm__deck_next(FILE *f, char **buf, size_t *cap, long *lines,
-                  cm__drd_t *r) {
+int cm__deck_next(FILE *f, char **buf, size_t *cap, long *lines, cm__drd_t *r) {
   char *part = NULL;
   size_t pcap = 0, len = 0;
   int more = 1, got = 0;
@@ -134,7 +135,8 @@ int cm__deck_split(char *s, char **argv, int max) {
   return n;
 }
 
-/* ---- variables ------------------------------------------------------------- */
+/* ---- variables -------------------------------------------------------------
+ */
 
 static cm__dvar_t *cm__find_var(cm__drd_t *r, const char *name, size_t len) {
   for (int i = 0; i < r->nvars; i++)
@@ -198,8 +200,7 @@ int cm__deck_variable(cm__drd_t *r, int argc, char **argv) {
     if (strcmp(style, "string") && cm__find_var(r, name, strlen(name)))
       return CM_OK;
     if (argc < 4)
-      return CM__DECKERR(r, CM_PARSE, "variable %s %s: no value", name,
-                         style);
+      return CM__DECKERR(r, CM_PARSE, "variable %s %s: no value", name, style);
     const char *val = argv[3];
     if (!strcmp(style, "loop") || !strcmp(style, "uloop"))
       val = "1"; /* the first pass of a loop */
@@ -207,8 +208,7 @@ int cm__deck_variable(cm__drd_t *r, int argc, char **argv) {
   }
   if (!strcmp(style, "equal")) {
     if (argc < 4)
-      return CM__DECKERR(r, CM_PARSE, "variable %s equal: no expression",
-                         name);
+      return CM__DECKERR(r, CM_PARSE, "variable %s equal: no expression", name);
     /* an expression may have been split at spaces: join it back */
     size_t n = 1;
     for (int i = 3; i < argc; i++)
@@ -230,14 +230,15 @@ int cm__deck_variable(cm__drd_t *r, int argc, char **argv) {
   return cm__set_var(r, name, 0, "");
 }
 
-/* ---- expressions ----------------------------------------------------------- */
+/* ---- expressions -----------------------------------------------------------
+ */
 
 typedef struct {
   cm__drd_t *r;
   const char *s; /* cursor */
   const char *expr;
-  int depth;     /* v_name recursion */
-  int err;       /* status of the first error */
+  int depth; /* v_name recursion */
+  int err;   /* status of the first error */
 } cm__ex_t;
 
 static double cm__ex_or(cm__ex_t *e);
@@ -249,20 +250,18 @@ static void cm__ex_space(cm__ex_t *e) {
 
 static double cm__ex_fail(cm__ex_t *e, const char *what, size_t len) {
   if (!e->err)
-    e->err = CM__DECKERR(e->r, CM_PARSE,
-                         "expression '%s': '%.*s' %s", e->expr, (int)len,
-                         e->s, what);
+    e->err = CM__DECKERR(e->r, CM_PARSE, "expression '%s': '%.*s' %s", e->expr,
+                         (int)len, e->s, what);
   return NAN;
 }
 
-static double cm__ex_call(cm__ex_t *e, const char *name, size_t len,
-                          double x) {
+static double cm__ex_call(cm__ex_t *e, const char *name, size_t len, double x) {
   static const struct {
     const char *n;
     double (*f)(double);
-  } fn[] = {{"sqrt", sqrt}, {"exp", exp},   {"ln", log},     {"log", log10},
-            {"abs", fabs},  {"sin", sin},   {"cos", cos},    {"tan", tan},
-            {"asin", asin}, {"acos", acos}, {"atan", atan},  {"floor", floor},
+  } fn[] = {{"sqrt", sqrt}, {"exp", exp},    {"ln", log},    {"log", log10},
+            {"abs", fabs},  {"sin", sin},    {"cos", cos},   {"tan", tan},
+            {"asin", asin}, {"acos", acos},  {"atan", atan}, {"floor", floor},
             {"ceil", ceil}, {"round", round}};
   for (size_t k = 0; k < sizeof fn / sizeof fn[0]; k++)
     if (strlen(fn[k].n) == len && !strncmp(fn[k].n, name, len))
@@ -404,15 +403,23 @@ static double cm__ex_cmp(cm__ex_t *e) {
   for (;;) {
     cm__ex_space(e);
     const char *p = e->s;
-    int op = !strncmp(p, "<=", 2) ? 1 : !strncmp(p, ">=", 2) ? 2
-             : !strncmp(p, "==", 2) ? 3 : !strncmp(p, "!=", 2) ? 4
-             : *p == '<' ? 5 : *p == '>' ? 6 : 0;
+    int op = !strncmp(p, "<=", 2)   ? 1
+             : !strncmp(p, ">=", 2) ? 2
+             : !strncmp(p, "==", 2) ? 3
+             : !strncmp(p, "!=", 2) ? 4
+             : *p == '<'            ? 5
+             : *p == '>'            ? 6
+                                    : 0;
     if (!op)
       return x;
     e->s += op <= 4 ? 2 : 1;
     double y = cm__ex_add(e);
-    x = op == 1 ? x <= y : op == 2 ? x >= y : op == 3 ? x == y
-        : op == 4 ? x != y : op == 5 ? x < y : x > y;
+    x = op == 1   ? x <= y
+        : op == 2 ? x >= y
+        : op == 3 ? x == y
+        : op == 4 ? x != y
+        : op == 5 ? x < y
+                  : x > y;
   }
 }
 
@@ -443,7 +450,8 @@ int cm__deck_eval(cm__drd_t *r, const char *expr, double *out) {
   return CM_OK;
 }
 
-/* ---- substitution ---------------------------------------------------------- */
+/* ---- substitution ----------------------------------------------------------
+ */
 
 /* Appends n bytes of s to the growing *out. */
 static int cm__cat(char **out, size_t *len, size_t *cap, const char *s,
@@ -535,8 +543,7 @@ int cm__deck_substitute(cm__drd_t *r, const char *line, char **out) {
         st = CM__DECKERR(r, CM_PARSE, "'%s': '${' without '}'", p);
         break;
       }
-      st = cm__var_text(r, p + 2, (size_t)(c - p - 2), buf, sizeof buf,
-                        &text);
+      st = cm__var_text(r, p + 2, (size_t)(c - p - 2), buf, sizeof buf, &text);
       end = c + 1;
     } else if (p[1] == '(') {
       st = cm__immediate(r, p + 2, &end, buf, sizeof buf);

@@ -10,6 +10,7 @@
  * solves (CHOLMOD_Lt, CHOLMOD_Pt / CHOLMOD_P, CHOLMOD_L).
  * Not for eigen-solves (spectrum/). */
 #include "operator_internal.h"
+#include "operator_cholmod.h"
 
 #include <cblas.h>
 #include <cholmod.h>
@@ -138,13 +139,7 @@ static int cm__factor(cm_context_t *ctx, cm_operator_t *op) {
     cc->postorder = 0;
     cc->supernodal = CHOLMOD_SIMPLICIAL;
   }
-  cholmod_sparse M;
-  memset(&M, 0, sizeof M);
-  M.nrow = M.ncol = (size_t)s->n;
-  M.nzmax = (size_t)s->Mp[s->n];
-  M.p = s->Mp, M.i = s->Mi, M.x = s->Mx;
-  M.stype = -1, M.itype = CHOLMOD_INT, M.xtype = CHOLMOD_REAL;
-  M.dtype = CHOLMOD_DOUBLE, M.sorted = s->block, M.packed = 1;
+  cholmod_sparse M = cm__op_M_view(s);
   op->L = cholmod_analyze(&M, cc);
   if (!op->L)
     return CM__ERR(ctx,
@@ -807,6 +802,54 @@ int cm__op_dense_B(cm_operator_t *op, int comp, double *Bd) {
   return CM_OK;
 }
 
+/* w = |B_c|^T v over the component's n columns from c0 (v over its rows
+ * from r0; v NULL: all ones), by groups. */
+static void cm__abs_BT(const cm_operator_t *op, int r0, int c0, int n,
+                       const double *v, double *w) {
+  int b0 = cm__group_of(op, c0), b1 = cm__group_of(op, c0 + n);
+#pragma omp parallel for schedule(static)                                      \
+    num_threads(op->threads) if (n > CM__PAR_MIN)
+  for (int b = b0; b < b1; b++) {
+    double s[CM__GMAX] = {0};
+    int g = op->g0[b + 1] - op->g0[b];
+    for (int e = op->Gp[b]; e < op->Gp[b + 1]; e++) {
+      double ve = v ? v[op->Gj[e] - r0] : 1.0;
+      for (int t = 0; t < g; t++)
+        s[t] += fabs(op->Gx[(size_t)e * (size_t)op->gmax + (size_t)t]) * ve;
+    }
+    for (int t = 0; t < g; t++)
+      w[op->g0[b] + t - c0] = s[t];
+  }
+}
+
+int cm__op_abs_product(cm_context_t *ctx, cm_operator_t *op, int comp,
+                       const double *v, double *out) {
+  int r0, m, c0, n;
+  cm__op_comp(op, comp, &r0, &m, &c0, &n);
+  if (!op->block)
+    return CM__ERR(ctx, CM_USAGE, NULL,
+                   "|B| |B|^T v needs the block path (explicit B)");
+  double *w = cm__malloc(ctx, (size_t)n + 1, sizeof(double));
+  if (!w)
+    return CM_NOMEM;
+  cm__abs_BT(op, r0, c0, n, v, w);
+#pragma omp parallel for schedule(static)                                      \
+    num_threads(op->threads) if (m > CM__PAR_MIN)
+  for (int i = 0; i < m; i++) { /* out = |B| w, by slots */
+    double g = 0;
+    for (int q = op->Sp[r0 + i]; q < op->Sp[r0 + i + 1]; q++) {
+      unsigned u = op->Sc[q];
+      const double *a = op->Sx + (size_t)q * (size_t)op->gmax;
+      const double *wq = w + ((int)(u >> 3) - c0);
+      for (int t = 0; t <= (int)(u & 7); t++)
+        g += fabs(a[t]) * wq[t];
+    }
+    out[i] = g;
+  }
+  free(w);
+  return CM_OK;
+}
+
 int cm__op_row_bounds(cm_context_t *ctx, cm_operator_t *op, int comp,
                       double *diag, double *gersh) {
   int r0, m, c0, n;
@@ -815,18 +858,7 @@ int cm__op_row_bounds(cm_context_t *ctx, cm_operator_t *op, int comp,
     double *w = cm__malloc(ctx, (size_t)n + 1, sizeof(double));
     if (!w)
       return CM_NOMEM;
-    int b0 = cm__group_of(op, c0), b1 = cm__group_of(op, c0 + n);
-#pragma omp parallel for schedule(static)                                      \
-    num_threads(op->threads) if (n > CM__PAR_MIN)
-    for (int b = b0; b < b1; b++) {
-      double s[CM__GMAX] = {0}; /* w = |B|^T 1, by groups */
-      int g = op->g0[b + 1] - op->g0[b];
-      for (int e = op->Gp[b]; e < op->Gp[b + 1]; e++)
-        for (int t = 0; t < g; t++)
-          s[t] += fabs(op->Gx[(size_t)e * (size_t)op->gmax + (size_t)t]);
-      for (int t = 0; t < g; t++)
-        w[op->g0[b] + t - c0] = s[t];
-    }
+    cm__abs_BT(op, r0, c0, n, NULL, w); /* w = |B|^T 1 */
 #pragma omp parallel for schedule(static)                                      \
     num_threads(op->threads) if (m > CM__PAR_MIN)
     for (int i = 0; i < m; i++) { /* g = |B| w, d = |B_i|^2, by slots: */

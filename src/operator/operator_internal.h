@@ -44,6 +44,17 @@ int cm__op_dense_B(cm_operator_t *op, int comp, double *Bd);
  * path these are computed from a dense B (one solve per column). */
 int cm__op_row_bounds(cm_context_t *ctx, cm_operator_t *op, int comp,
                       double *diag, double *gersh);
+/* out = |B| |B|^T v over the rows of component comp (v, out local to
+ * it): with v > 0, max_r out_r / v_r bounds the spectral radius of
+ * |B| |B|^T, hence lambda_max(S) (Collatz-Wielandt; v = 1 is Gershgorin).
+ * Block path only (CM_USAGE otherwise). */
+int cm__op_abs_product(cm_context_t *ctx, cm_operator_t *op, int comp,
+                       const double *v, double *out);
+/* *definite = 1 when sigma M - J^T diag(sys->k) J is positive definite,
+ * i.e. every eigenvalue of M^-1 J^T K J (= of S) is below sigma; one sparse
+ * Cholesky factorization (CHOLMOD, definite.c). */
+int cm__op_definite(cm_context_t *ctx, const cm_system_t *sys, double sigma,
+                    int *definite);
 /* OpenMP threads of the operator's kernels. */
 int cm__op_threads(const cm_operator_t *op);
 /* 1 for the block-diagonal fast path (explicit B). */

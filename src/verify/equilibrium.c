@@ -1,5 +1,7 @@
 /* equilibrium.c: the preloaded state the verification runs start from.
- * Gravity: J^T K J dq = f_gravity with J frozen, solved with CHOLMOD on
+ * Gravity: J^T K J dq = f_gravity with J frozen (normal and tangent rows:
+ * the tangents' sticking forces are part of the equilibrium), solved with
+ * CHOLMOD on
  * C C^T + beta I (C = J^T K^1/2, beta a tiny regulariser for the dofs no
  * contact holds), refined with the exact operator; a residual that does not
  * vanish means gravity pulls along a free motion (no equilibrium). Each
@@ -21,7 +23,7 @@ typedef struct {
   cholmod_common cc; /* CHOLMOD workspace */
   cholmod_sparse C;  /* J^T K^1/2, n x nc, CSC = J's CSR (values scaled) */
   cholmod_factor *L; /* factor of C C^T + beta I */
-  double *Cx;        /* scaled values, size Jp[nc] */
+  double *Cx;        /* scaled values, size Jp[nr] */
   double beta;       /* regulariser */
 } cm__vsolver_t;
 
@@ -37,7 +39,7 @@ static int cm__vsolver_init(cm_context_t *ctx, const cm__vmodel_t *m,
   memset(s, 0, sizeof *s);
   cholmod_start(&s->cc);
   s->cc.print = 0;
-  int nz = m->Jp[m->nc];
+  int nz = m->Jp[m->nr];
   s->Cx = malloc(((size_t)nz + 1) * sizeof(double));
   double *diag = calloc((size_t)m->n + 1, sizeof(double));
   if (!s->Cx || !diag) {
@@ -45,16 +47,16 @@ static int cm__vsolver_init(cm_context_t *ctx, const cm__vmodel_t *m,
     return CM__ERR(ctx, CM_NOMEM, NULL, "out of memory (equilibrium)");
   }
   double dmax = 0;
-  for (int c = 0; c < m->nc; c++)
-    for (int p = m->Jp[c]; p < m->Jp[c + 1]; p++) {
-      s->Cx[p] = sqrt(m->k[c]) * m->Jx[p];
+  for (int r = 0; r < m->nr; r++) /* normal and tangent rows */
+    for (int p = m->Jp[r]; p < m->Jp[r + 1]; p++) {
+      s->Cx[p] = sqrt(m->rk[r]) * m->Jx[p];
       diag[m->Jj[p]] += s->Cx[p] * s->Cx[p];
     }
   for (int j = 0; j < m->n; j++)
     dmax = fmax(dmax, diag[j]);
   free(diag);
   s->beta = 1e-13 * (dmax > 0 ? dmax : 1.0);
-  s->C.nrow = (size_t)m->n, s->C.ncol = (size_t)m->nc;
+  s->C.nrow = (size_t)m->n, s->C.ncol = (size_t)m->nr;
   s->C.nzmax = (size_t)nz;
   s->C.p = m->Jp, s->C.i = m->Jj, s->C.x = s->Cx;
   s->C.stype = 0, s->C.itype = CHOLMOD_INT, s->C.xtype = CHOLMOD_REAL;
@@ -84,12 +86,12 @@ static int cm__vsolver_solve(cm__vsolver_t *s, int n, const double *r,
   return CM_OK;
 }
 
-/* y = J^T K J x; work has nc entries. */
+/* y = J^T K J x; work has nr entries. */
 static void cm__vstiff(const cm__vmodel_t *m, const double *x, double *y,
                        double *work) {
   cm__vmodel_J(m, x, work);
-  for (int c = 0; c < m->nc; c++)
-    work[c] *= m->k[c];
+  for (int r = 0; r < m->nr; r++)
+    work[r] *= m->rk[r];
   cm__vmodel_JT(m, work, y);
 }
 
@@ -164,7 +166,7 @@ int cm__vequil_gravity(cm_context_t *ctx, cm__vmodel_t *m, const double *g,
   double *r = calloc((size_t)m->n + 1, sizeof(double));
   double *dx = calloc((size_t)m->n + 1, sizeof(double));
   double *y = calloc((size_t)m->n + 1, sizeof(double));
-  double *w = calloc((size_t)m->nc + 1, sizeof(double));
+  double *w = calloc((size_t)m->nr + 1, sizeof(double));
   if (!st && (!r || !dx || !y || !w))
     st = CM__ERR(ctx, CM_NOMEM, NULL, "out of memory (equilibrium)");
   /* ---- compute: f, then refined solve ---- */
@@ -209,9 +211,11 @@ int cm__vequil_gravity(cm_context_t *ctx, cm__vmodel_t *m, const double *g,
     }
   }
   if (!st) {
-    cm__vmodel_J(m, m->qeq, m->delta);
+    cm__vmodel_J(m, m->qeq, w);
     for (int c = 0; c < m->nc; c++)
-      m->delta[c] = -m->delta[c], m->delta0[c] = 0;
+      m->delta[c] = -w[m->crow[c]], m->delta0[c] = 0;
+    for (int q = 0; q < m->nr; q++) /* sticking forces of the tangents */
+      m->f0[q] = m->rkind[q] ? -m->rk[q] * w[q] : 0;
     st = cm__vcheck_compressed(ctx, m, scene, "gravity");
   }
   /* ---- return ---- */
@@ -244,13 +248,14 @@ int cm__vequil_preload(cm_context_t *ctx, cm__vmodel_t *m, const double *f,
     }
   (void)scene;
   m->gravity = 0;
-  double *y = malloc(((size_t)m->nc + 1) * sizeof(double));
+  double *y = calloc((size_t)m->nr + 1, sizeof(double));
   if (!y)
     return CM__ERR(ctx, CM_NOMEM, NULL, "out of memory (preload)");
-  for (int c = 0; c < m->nc; c++) {
-    m->delta[c] = m->delta0[c] = f[c] / m->k[c], y[c] = -f[c];
+  for (int c = 0; c < m->nc; c++) { /* normal preloads; tangents carry 0 */
+    m->delta[c] = m->delta0[c] = f[c] / m->k[c], y[m->crow[c]] = -f[c];
     m->bil[c] = f[c] == 0;
   }
+  memset(m->f0, 0, ((size_t)m->nr + 1) * sizeof(double));
   cm__vmodel_JT(m, y, m->fext); /* fext = -J^T f balances the contacts */
   memset(m->qeq, 0, (size_t)m->n * sizeof(double));
   free(y);

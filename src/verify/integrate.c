@@ -1,5 +1,7 @@
 /* integrate.c: time stepping of the verification runs. Central difference
- * (velocity Verlet form: kick, drift, kick) and classical RK4, for the
+ * (velocity Verlet form: kick, drift, kick; the dashpots see the half-step
+ * velocity, as in LAMMPS) and classical RK4 (dashpots on each stage's
+ * velocity), for the
  * frozen-J models (linear: bilateral springs; unilateral: no tension) in the
  * generalized coordinates, and for the nonlinear rigid-body model (finite
  * rotations, angular momentum in the world frame; central difference as the
@@ -18,29 +20,49 @@
 typedef struct {
   const cm__vmodel_t *m;
   int unilateral; /* 1: contacts carry no tension */
-  double *xi;     /* gaps, nc */
-  double *y;      /* contact force changes, nc */
+  double *xi;     /* row coordinates (gaps, slips), nr */
+  double *xd;     /* their rates J v, nr (dashpots only) */
+  double *y;      /* row force changes, nr */
   double *f;      /* generalized force, n */
   char *open;     /* contact open now, nc */
 } cm__vlin_t;
 
-/* a = M^-1 J^T (f_c - k delta), f_c = k (delta - xi) or k max(0, ...). */
-static void cm__vlin_acc(cm__vlin_t *w, const double *q, double *a) {
+/* a = M^-1 J^T y, the row force changes from the equilibrium: normal rows
+ * y = f_c - k delta with f_c = k (delta - xi) (or k max(0, ...)), tangent
+ * rows y = -k_t xi; every row adds its dashpot -c (J v)_r. An open contact
+ * carries nothing: its rows give back their equilibrium forces. v is the
+ * velocity the dashpots see (central difference: the half-step one). */
+static void cm__vlin_acc(cm__vlin_t *w, const double *q, const double *v,
+                         double *a) {
   const cm__vmodel_t *m = w->m;
   cm__vmodel_J(m, q, w->xi);
+  if (m->dashpots)
+    cm__vmodel_J(m, v, w->xd); /* row rates J v */
   for (int c = 0; c < m->nc; c++) {
-    double ov = m->delta[c] - w->xi[c];
-    if (w->unilateral && ov < 0 && !m->bil[c])
-      ov = 0;
-    w->y[c] = m->k[c] * (ov - m->delta[c]);
+    int r0 = m->crow[c], r1 = m->crow[c + 1];
+    double ov = m->delta[c] - w->xi[r0];
+    if (w->unilateral && ov < 0 && !m->bil[c]) {
+      w->y[r0] = -m->k[c] * m->delta[c];
+      for (int r = r0 + 1; r < r1; r++)
+        w->y[r] = -m->f0[r];
+      continue;
+    }
+    w->y[r0] = m->k[c] * (ov - m->delta[c]); /* = -k xi */
+    for (int r = r0 + 1; r < r1; r++)
+      w->y[r] = -m->rk[r] * w->xi[r];
+    if (m->dashpots)
+      for (int r = r0; r < r1; r++)
+        w->y[r] -= m->rg[r] * w->xd[r]; /* dashpot: -c (J v)_r */
   }
   cm__vmodel_JT(m, w->y, w->f);
   cm__vmodel_minv(m, w->f, a);
 }
 
 /* Energy about the equilibrium: kinetic + sum of contact potentials minus the
- * work of the balancing loads; 1/2 k xi^2 per contact when bilateral. Uses
- * the gaps w->xi of the last cm__vlin_acc (same q) and overwrites w->f. */
+ * work of the balancing loads; 1/2 k xi^2 per row when bilateral (tangent
+ * rows always: this is only an energy for the linear model, which is all
+ * that uses it). Dashpots dissipate it. Uses the row coordinates w->xi of
+ * the last cm__vlin_acc (same q) and overwrites w->f. */
 static double cm__vlin_energy(cm__vlin_t *w, const double *v) {
   const cm__vmodel_t *m = w->m;
   cm__vmodel_mul_M(m, v, w->f);
@@ -48,11 +70,13 @@ static double cm__vlin_energy(cm__vlin_t *w, const double *v) {
   for (int i = 0; i < m->n; i++)
     e += 0.5 * v[i] * w->f[i];
   for (int c = 0; c < m->nc; c++) {
-    double x = w->xi[c], d = m->delta[c], ov = d - x;
+    double x = w->xi[m->crow[c]], d = m->delta[c], ov = d - x;
     if (!w->unilateral || m->bil[c])
       e += 0.5 * m->k[c] * x * x;
     else
       e += 0.5 * m->k[c] * ((ov > 0 ? ov * ov : 0) - d * d) + m->k[c] * d * x;
+    for (int r = m->crow[c] + 1; r < m->crow[c + 1]; r++)
+      e += 0.5 * m->rk[r] * w->xi[r] * w->xi[r];
   }
   return e;
 }
@@ -63,8 +87,8 @@ static int cm__vrecord(cm__vrun_t *run, const cm__vmodel_t *m, long n,
                        const char *open_now, char *ever) {
   if (run->w && run->signal) {
     double s = 0;
-    for (int c = 0; c < m->nc; c++)
-      s += run->w[c] * xi[c];
+    for (int r = 0; r < m->nr; r++)
+      s += run->w[r] * xi[r];
     run->signal[n] = s;
   }
   if (run->energy)
@@ -87,7 +111,21 @@ static int cm__vrecord(cm__vrun_t *run, const cm__vmodel_t *m, long n,
   }
   if (e0 > 0 && e / e0 > run->growth)
     run->growth = e / e0;
-  if (run->stop_growth > 0 && e0 > 0 && e > run->stop_growth * e0) {
+  /* With dashpots a stable run decays, so growth counts from the lowest
+   * energy so far: the decayed modes no longer hide a slowly growing one.
+   * Once E < 1e-150 E0 nothing that could grow is left (a growing mode
+   * never falls below its start): stable, and it stops. */
+  double ref = e0;
+  if (m->dashpots && run->stop_growth > 0) {
+    if (n == 0 || e < run->emin)
+      run->emin = e;
+    ref = run->emin;
+    if (e0 > 0 && e < 1e-150 * e0) {
+      run->decayed = 1;
+      return 1;
+    }
+  }
+  if (run->stop_growth > 0 && ref > 0 && e > run->stop_growth * ref) {
     run->blowup = 1;
     return 1;
   }
@@ -97,31 +135,31 @@ static int cm__vrecord(cm__vrun_t *run, const cm__vmodel_t *m, long n,
 static void cm__vopen_flags(const cm__vmodel_t *m, const double *xi,
                             char *open) {
   for (int c = 0; c < m->nc; c++)
-    open[c] = (char)(m->delta[c] - xi[c] < 0 && !m->bil[c]);
+    open[c] = (char)(m->delta[c] - xi[m->crow[c]] < 0 && !m->bil[c]);
 }
 
 static int cm__vint_frozen(cm_context_t *ctx, const cm__vmodel_t *m,
                            cm__vrun_t *run) {
   /* ---- allocate ---- */
-  size_t n = (size_t)m->n + 1, nc = (size_t)m->nc + 1;
-  cm__vlin_t w = {m, run->model == CM__VUNI, NULL, NULL, NULL, NULL};
-  double *buf = calloc(12 * n + 2 * nc, sizeof(double));
+  size_t n = (size_t)m->n + 1, nc = (size_t)m->nc + 1, nr = (size_t)m->nr + 1;
+  cm__vlin_t w = {m, run->model == CM__VUNI, NULL, NULL, NULL, NULL, NULL};
+  double *buf = calloc(13 * n + 3 * nr, sizeof(double));
   char *flags = calloc(3 * nc, 1);
   if (!buf || !flags) {
     free(buf), free(flags);
     return CM__ERR(ctx, CM_NOMEM, NULL, "out of memory (integration)");
   }
-  double *q = buf, *v = q + n, *a = v + n, *qt = a + n, *k[8];
-  for (int i = 0; i < 8; i++)
+  double *q = buf, *v = q + n, *a = v + n, *qt = a + n, *k[9];
+  for (int i = 0; i < 9; i++)
     k[i] = qt + (size_t)(i + 1) * n;
-  w.xi = buf + 12 * n, w.y = w.xi + nc, w.f = k[7];
+  w.xi = buf + 13 * n, w.xd = w.xi + nr, w.y = w.xd + nr, w.f = k[8];
   char *was = flags, *ever = flags + nc, *open = flags + 2 * nc;
   int uni = w.unilateral;
   double h = run->h;
   /* ---- initial state ---- */
   memcpy(q, run->q0, (size_t)m->n * sizeof *q);
   int need_e = run->energy || run->stop_growth > 0;
-  cm__vlin_acc(&w, q, a);
+  cm__vlin_acc(&w, q, v, a);
   double e0 = need_e ? cm__vlin_energy(&w, v) : 0;
   if (uni)
     cm__vopen_flags(m, w.xi, open);
@@ -130,11 +168,14 @@ static int cm__vint_frozen(cm_context_t *ctx, const cm__vmodel_t *m,
   /* ---- steps ---- */
   for (long s = 1; s <= run->nsteps && !stop; s++) {
     if (run->integ == CM__VCD) {
+      /* velocity Verlet as LAMMPS runs it: the force at x_{n+1} takes the
+       * dashpots from v_{n+1/2}, so v_{n+3/2} = v_{n+1/2} + h M^-1 (-K
+       * x_{n+1} - C v_{n+1/2}) */
       for (int i = 0; i < m->n; i++) {
-        v[i] += 0.5 * h * a[i]; /* kick */
+        v[i] += 0.5 * h * a[i]; /* kick: v_{n+1/2} */
         q[i] += h * v[i];       /* drift */
       }
-      cm__vlin_acc(&w, q, a);
+      cm__vlin_acc(&w, q, v, a);
       for (int i = 0; i < m->n; i++)
         v[i] += 0.5 * h * a[i]; /* kick */
     } else {
@@ -144,19 +185,19 @@ static int cm__vint_frozen(cm_context_t *ctx, const cm__vmodel_t *m,
       memcpy(k1v, a, (size_t)m->n * sizeof *a);
       for (int i = 0; i < m->n; i++)
         qt[i] = q[i] + 0.5 * h * k1q[i], k2q[i] = v[i] + 0.5 * h * k1v[i];
-      cm__vlin_acc(&w, qt, k2v);
+      cm__vlin_acc(&w, qt, k2q, k2v);
       for (int i = 0; i < m->n; i++)
         qt[i] = q[i] + 0.5 * h * k2q[i], k3q[i] = v[i] + 0.5 * h * k2v[i];
-      cm__vlin_acc(&w, qt, k3v);
+      cm__vlin_acc(&w, qt, k3q, k3v);
+      double *k4q = k[7];
       for (int i = 0; i < m->n; i++)
-        qt[i] = q[i] + h * k3q[i];
-      cm__vlin_acc(&w, qt, k4v);
+        qt[i] = q[i] + h * k3q[i], k4q[i] = v[i] + h * k3v[i];
+      cm__vlin_acc(&w, qt, k4q, k4v);
       for (int i = 0; i < m->n; i++) {
-        double k4q = v[i] + h * k3v[i];
-        q[i] += h / 6 * (k1q[i] + 2 * k2q[i] + 2 * k3q[i] + k4q);
+        q[i] += h / 6 * (k1q[i] + 2 * k2q[i] + 2 * k3q[i] + k4q[i]);
         v[i] += h / 6 * (k1v[i] + 2 * k2v[i] + 2 * k3v[i] + k4v[i]);
       }
-      cm__vlin_acc(&w, q, a);
+      cm__vlin_acc(&w, q, v, a);
     }
     double e = need_e ? cm__vlin_energy(&w, v) : 0; /* gaps of acc(q) */
     if (uni)
@@ -271,7 +312,7 @@ static void cm__vnl_kick(const cm__vmodel_t *m, cm__vstate_t *y,
 static int cm__vint_nonlinear(cm_context_t *ctx, const cm__vmodel_t *m,
                               const cm__vstate_t *base, cm__vrun_t *run) {
   /* ---- allocate ---- */
-  size_t nc = (size_t)m->nc + 1;
+  size_t nc = (size_t)m->nc + 1, nr = (size_t)m->nr + 1;
   cm__vstate_t y = {0}, t = {0}, k[4] = {{0}};
   int st = cm__vstate_alloc(ctx, m, &y);
   if (!st)
@@ -280,21 +321,21 @@ static int cm__vint_nonlinear(cm_context_t *ctx, const cm__vmodel_t *m,
     st = cm__vstate_alloc(ctx, m, &k[i]);
   cm__vnl_t w = {m, run->model == CM__VFULL, NULL, NULL, NULL};
   w.F = calloc((size_t)m->n + 1, sizeof(double));
-  double *g0 = calloc(3 * nc, sizeof(double));
+  double *g0 = calloc(3 * nr, sizeof(double));
   char *flags = calloc(3 * nc, 1);
   if (!st && (!w.F || !g0 || !flags))
     st = CM__ERR(ctx, CM_NOMEM, NULL, "out of memory (integration)");
   if (!st) {
-    double *xi = g0 + nc;
-    w.gap = g0 + 2 * nc;
+    double *xi = g0 + nr;
+    w.gap = g0 + 2 * nr;
     char *was = flags, *ever = flags + nc, *open = flags + 2 * nc;
     double h = run->h;
     /* ---- initial state: base displaced by q0 ---- */
     cm__vstate_gaps(m, base, g0);
     cm__vstate_set(m, &y, base, run->q0, NULL);
     cm__vstate_force(m, &y, w.unilateral, w.F, w.gap, open);
-    for (int c = 0; c < m->nc; c++)
-      xi[c] = w.gap[c] - g0[c];
+    for (int r = 0; r < m->nr; r++)
+      xi[r] = w.gap[r] - g0[r];
     run->growth = 1;
     int stop =
         cm__vrecord(run, m, 0, xi, 0, 0, was, w.unilateral ? open : NULL, ever);
@@ -315,8 +356,8 @@ static int cm__vint_nonlinear(cm_context_t *ctx, const cm__vmodel_t *m,
         cm__vnl_rk4(&w, &y, &t, k, h);
         cm__vstate_force(m, &y, w.unilateral, w.F, w.gap, open);
       }
-      for (int c = 0; c < m->nc; c++)
-        xi[c] = w.gap[c] - g0[c];
+      for (int r = 0; r < m->nr; r++)
+        xi[r] = w.gap[r] - g0[r];
       stop = cm__vrecord(run, m, s, xi, 0, 0, was, w.unilateral ? open : NULL,
                          ever);
     }
@@ -333,6 +374,7 @@ int cm__vintegrate(cm_context_t *ctx, const cm__vmodel_t *m,
                    const cm__vstate_t *base, cm__vrun_t *run) {
   run->steps_done = 0, run->opened = 0, run->openings = 0;
   run->growth = 1, run->blowup = 0, run->max_open = 0;
+  run->decayed = 0, run->emin = 0;
   if (run->model == CM__VLIN || run->model == CM__VUNI)
     return cm__vint_frozen(ctx, m, run);
   if (!base)

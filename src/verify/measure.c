@@ -9,6 +9,7 @@
  * it). Not for deciding what a departure means (verify.c). */
 #include "verify/verify_internal.h"
 
+#include <complex.h>
 #include <math.h>
 #include <stdlib.h>
 
@@ -76,7 +77,13 @@ static double cm__vgolden(const double *s, long i0, long i1, double th,
  */
 
 int cm__vmeasure(const double *s, long n, double *theta, double *periods) {
-  *theta = NAN;
+  double sigma;
+  return cm__vmeasure_decay(s, n, theta, &sigma, periods);
+}
+
+int cm__vmeasure_decay(const double *s, long n, double *theta,
+                       double *sigma_out, double *periods) {
+  *theta = NAN, *sigma_out = NAN;
   if (periods)
     *periods = 0;
   if (n < 8)
@@ -126,7 +133,7 @@ int cm__vmeasure(const double *s, long n, double *theta, double *periods) {
   }
   th = cm__vgolden(s, i0, i1, th, sigma, fmax(th - dth, 1e-12),
                    fmin(th + dth, M_PI), 0);
-  *theta = th;
+  *theta = th, *sigma_out = sigma;
   if (periods)
     *periods = (double)(K - 1);
   return CM_OK;
@@ -175,4 +182,46 @@ double cm__vunshift(int integ, double theta, double h) {
       hi = mid;
   }
   return 0.5 * (lo + hi) / h;
+}
+
+/* RK4's amplification g(z) = 1 + z + z^2/2 + z^3/6 + z^4/24 and g'. */
+static double complex cm__vrk4_g(double complex z, double complex *dg) {
+  *dg = 1 + z * (1 + z * (0.5 + z / 6.0));
+  return 1 + z * (1 + z * (0.5 + z * (1 / 6.0 + z / 24.0)));
+}
+
+int cm__vunshift_damped(int integ, double theta, double sigma, double h,
+                        double *omega, double *zeta) {
+  *omega = *zeta = NAN;
+  if (!(theta > 0) || theta >= M_PI || !(h > 0) || !isfinite(sigma))
+    return -1;
+  double complex mu = exp(-sigma) * cexp(I * theta), z;
+  if (integ == CM__VCD) {
+    /* mu^2 - (2 - 2 zeta W - W^2) mu + (1 - 2 zeta W) = 0, W = omega h:
+     * |1 - mu|^2 = W^2 and |mu|^2 = 1 - 2 zeta W */
+    double W = cabs(1 - mu);
+    *omega = W / h;
+    *zeta = W > 0 ? (1 - exp(-2 * sigma)) / (2 * W) : NAN;
+    return W > 0 ? 0 : -1;
+  }
+  /* RK4: Newton on g(z) = mu from the undamped branch's i W */
+  double W0 = cm__vunshift(integ, theta, h) * h;
+  if (!isfinite(W0))
+    return -1;
+  z = I * W0 - sigma;
+  for (int it = 0; it < 50; it++) {
+    double complex dg, r = cm__vrk4_g(z, &dg) - mu;
+    if (cabs(dg) == 0)
+      return -1;
+    double complex dz = r / dg;
+    z -= dz;
+    if (cabs(dz) <= 1e-15 * cabs(z))
+      break;
+  }
+  double W = cabs(z); /* h lambda = h omega (-zeta + i sqrt(1 - zeta^2)) */
+  if (!(W > 0) || !isfinite(W))
+    return -1;
+  *omega = W / h;
+  *zeta = -creal(z) / W;
+  return 0;
 }

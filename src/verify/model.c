@@ -1,9 +1,12 @@
 /* model.c: the simulation model of the verification harness, built from the
- * scene independently of the core's system: frozen J and mass blocks for the
- * linear and unilateral models, and body-fixed contact geometry (a point on
- * body a against a plane fixed on body b) with finite rotations for the
- * nonlinear one. Not for predictions (those come from the core) and not for
- * time stepping (integrate.c). */
+ * scene independently of the core's system: frozen J (each contact's normal
+ * row, and its tangent rows when it has a tangential spring or dashpot, in
+ * its own tangent basis of the documented convention), row springs and
+ * dashpots, and mass blocks for the linear and unilateral models; body-fixed
+ * contact geometry (a point on body a against a plane fixed on body b,
+ * sticking tangential springs on the slip of the material points) with
+ * finite rotations for the nonlinear one. Not for predictions (those come
+ * from the core) and not for time stepping (integrate.c). */
 #include "verify/verify_internal.h"
 
 #include <math.h>
@@ -78,6 +81,8 @@ void cm__vmodel_destroy(cm__vmodel_t **mp) {
       free(m->Jp), free(m->Jj);
   free(m->Jx), free(m->delta), free(m->bil), free(m->delta0), free(m->fext),
       free(m->qeq);
+  free(m->crow), free(m->rc), free(m->rkind), free(m->dir), free(m->rk),
+      free(m->rg), free(m->f0);
   free(m);
   *mp = NULL;
 }
@@ -128,10 +133,45 @@ static int cm__vmodel_bodies(cm_context_t *ctx, const cm_scene_t *s,
   return CM_OK;
 }
 
-/* Contact geometry and the frozen J (row: [n, r_a x n] on a, -[n, r_b x n]
- * on b; 2D rotation entry r_x n_y - r_y n_x). */
+/* Direction of row kind (0 normal, 1 and 2 tangents) of a contact with
+ * unit normal n: the convention of docs/math.md, re-derived here (the
+ * spectrum does not depend on it; the predicted mode vectors do, so the
+ * harness uses the same one to read them). */
+static void cm__vdirection(int dim, const double *n, int kind, double *t) {
+  if (kind == 0) {
+    t[0] = n[0], t[1] = n[1], t[2] = dim == 3 ? n[2] : 0.0;
+    return;
+  }
+  if (dim == 2) {
+    t[0] = -n[1], t[1] = n[0], t[2] = 0.0; /* n rotated by +90 degrees */
+    return;
+  }
+  int e = 0; /* the world axis least aligned with n, first on ties */
+  for (int i = 1; i < 3; i++)
+    if (fabs(n[i]) < fabs(n[e]))
+      e = i;
+  double u[3] = {-n[e] * n[0], -n[e] * n[1], -n[e] * n[2]};
+  u[e] += 1.0; /* u = e - (e.n) n */
+  double un = sqrt(u[0] * u[0] + u[1] * u[1] + u[2] * u[2]);
+  for (int i = 0; i < 3; i++)
+    u[i] /= un;
+  if (kind == 1) {
+    memcpy(t, u, 3 * sizeof *t);
+    return;
+  }
+  cm__cross(n, u, t); /* t2 = n x t1 */
+}
+
+/* Rows of contact ct: the normal, plus dim - 1 tangents when it has a
+ * tangential spring or dashpot. */
+static int cm__vcontact_rows(int dim, const cm_contact_t *ct) {
+  return (ct->stiffness_t > 0 || ct->damping_t > 0) ? dim : 1;
+}
+
+/* Contact geometry and the frozen J (row for direction d: [d, r_a x d] on
+ * a, -[d, r_b x d] on b; 2D rotation entry r_x d_y - r_y d_x). */
 static void cm__vmodel_contacts(const cm_scene_t *s, cm__vmodel_t *m) {
-  int nz = 0;
+  int nz = 0, r = 0;
   m->Jp[0] = 0;
   for (int c = 0; c < s->ncontacts; c++) {
     const cm_contact_t *ct = &s->contacts[c];
@@ -148,27 +188,39 @@ static void cm__vmodel_contacts(const cm_scene_t *s, cm__vmodel_t *m) {
     if (bodies[0] >= 0 && bodies[1] >= 0 && m->body_dof[bodies[1]] >= 0 &&
         m->body_dof[bodies[0]] > m->body_dof[bodies[1]])
       bodies[0] = ct->b, bodies[1] = ct->a; /* ascending columns */
-    for (int e = 0; e < 2; e++) {
-      int b = bodies[e];
-      if (b < 0 || m->body_dof[b] < 0)
-        continue;
-      double sg = (b == ct->a) ? 1.0 : -1.0;
-      const double *r = (b == ct->a) ? m->ra + 3 * c : m->rb + 3 * c;
-      double rn[3];
-      cm__cross(r, nv, rn);
-      int d0 = m->body_dof[b];
-      if (m->dim == 2) {
-        double v[3] = {nv[0], nv[1], rn[2]};
-        for (int t = 0; t < 3; t++)
-          m->Jj[nz] = d0 + t, m->Jx[nz++] = sg * v[t];
-      } else {
-        for (int t = 0; t < 3; t++)
-          m->Jj[nz] = d0 + t, m->Jx[nz++] = sg * nv[t];
-        for (int t = 0; t < 3; t++)
-          m->Jj[nz] = d0 + 3 + t, m->Jx[nz++] = sg * rn[t];
+    m->crow[c] = r;
+    int nrows = cm__vcontact_rows(s->dim, ct);
+    for (int kind = 0; kind < nrows; kind++, r++) {
+      double *dv = m->dir + 3 * r;
+      cm__vdirection(s->dim, nv, kind, dv);
+      m->rc[r] = c, m->rkind[r] = (unsigned char)kind;
+      m->rk[r] = kind ? ct->stiffness_t : ct->stiffness;
+      m->rg[r] = kind ? ct->damping_t : ct->damping_n;
+      m->f0[r] = 0;
+      m->tangential |= kind > 0;
+      m->dashpots |= m->rg[r] > 0;
+      for (int e = 0; e < 2; e++) {
+        int b = bodies[e];
+        if (b < 0 || m->body_dof[b] < 0)
+          continue;
+        double sg = (b == ct->a) ? 1.0 : -1.0;
+        const double *rr = (b == ct->a) ? m->ra + 3 * c : m->rb + 3 * c;
+        double rd[3];
+        cm__cross(rr, dv, rd);
+        int d0 = m->body_dof[b];
+        if (m->dim == 2) {
+          double v[3] = {dv[0], dv[1], rd[2]};
+          for (int t = 0; t < 3; t++)
+            m->Jj[nz] = d0 + t, m->Jx[nz++] = sg * v[t];
+        } else {
+          for (int t = 0; t < 3; t++)
+            m->Jj[nz] = d0 + t, m->Jx[nz++] = sg * dv[t];
+          for (int t = 0; t < 3; t++)
+            m->Jj[nz] = d0 + 3 + t, m->Jx[nz++] = sg * rd[t];
+        }
       }
+      m->Jp[r + 1] = nz;
     }
-    m->Jp[c + 1] = nz;
     /* sphere sides: lever arm along the normal, positive radius */
     double ca[3], cb[3];
     cm__cross(m->ra + 3 * c, nv, ca);
@@ -191,6 +243,7 @@ static void cm__vmodel_contacts(const cm_scene_t *s, cm__vmodel_t *m) {
         sqrt(cb[0] * cb[0] + cb[1] * cb[1] + cb[2] * cb[2]) <= 1e-9 * lb)
       m->sph[c] |= 2, m->Rb[c] = Rb;
   }
+  m->crow[s->ncontacts] = r;
 }
 
 int cm__vmodel_build(cm_context_t *ctx, const cm_scene_t *s,
@@ -209,8 +262,10 @@ int cm__vmodel_build(cm_context_t *ctx, const cm_scene_t *s,
   for (int i = 0; i < s->nbodies; i++)
     m->nmov += !s->bodies[i].fixed;
   m->n = m->d * m->nmov;
+  for (int c = 0; c < s->ncontacts; c++)
+    m->nr += cm__vcontact_rows(s->dim, &s->contacts[c]);
   size_t nb = (size_t)s->nbodies + 1, nv = (size_t)m->nmov + 1,
-         nc = (size_t)m->nc + 1, n = (size_t)m->n + 1;
+         nc = (size_t)m->nc + 1, n = (size_t)m->n + 1, nr = (size_t)m->nr + 1;
   m->body_dof = malloc(nb * sizeof(int));
   m->dof_body = malloc(nv * sizeof(int));
   m->mass = malloc(nv * sizeof(double));
@@ -226,9 +281,16 @@ int cm__vmodel_build(cm_context_t *ctx, const cm_scene_t *s,
   m->Ra = malloc(nc * sizeof(double));
   m->Rb = malloc(nc * sizeof(double));
   m->sph = malloc(nc);
-  m->Jp = malloc(nc * sizeof(int));
-  m->Jj = malloc(2 * (size_t)m->d * nc * sizeof(int));
-  m->Jx = malloc(2 * (size_t)m->d * nc * sizeof(double));
+  m->Jp = malloc(nr * sizeof(int));
+  m->Jj = malloc(2 * (size_t)m->d * nr * sizeof(int));
+  m->Jx = malloc(2 * (size_t)m->d * nr * sizeof(double));
+  m->crow = malloc(nc * sizeof(int));
+  m->rc = malloc(nr * sizeof(int));
+  m->rkind = malloc(nr);
+  m->dir = malloc(3 * nr * sizeof(double));
+  m->rk = malloc(nr * sizeof(double));
+  m->rg = malloc(nr * sizeof(double));
+  m->f0 = calloc(nr, sizeof(double));
   m->delta = calloc(nc, sizeof(double));
   m->bil = calloc(nc, 1);
   m->delta0 = calloc(nc, sizeof(double));
@@ -237,7 +299,8 @@ int cm__vmodel_build(cm_context_t *ctx, const cm_scene_t *s,
   if (!m->body_dof || !m->dof_body || !m->mass || !m->Iw || !m->Iwinv ||
       !m->x0 || !m->ca || !m->cb || !m->ra || !m->rb || !m->nrm || !m->k ||
       !m->Ra || !m->Rb || !m->sph || !m->Jp || !m->Jj || !m->Jx || !m->delta ||
-      !m->bil || !m->delta0 || !m->fext || !m->qeq) {
+      !m->bil || !m->delta0 || !m->fext || !m->qeq || !m->crow || !m->rc ||
+      !m->rkind || !m->dir || !m->rk || !m->rg || !m->f0) {
     cm__vmodel_destroy(&m);
     return CM__ERR(ctx, CM_NOMEM, NULL, "out of memory building the model");
   }
@@ -256,7 +319,7 @@ int cm__vmodel_build(cm_context_t *ctx, const cm_scene_t *s,
  */
 
 void cm__vmodel_J(const cm__vmodel_t *m, const double *q, double *xi) {
-  for (int c = 0; c < m->nc; c++) {
+  for (int c = 0; c < m->nr; c++) {
     double s = 0;
     for (int p = m->Jp[c]; p < m->Jp[c + 1]; p++)
       s += m->Jx[p] * q[m->Jj[p]]; /* xi = J q */
@@ -266,7 +329,7 @@ void cm__vmodel_J(const cm__vmodel_t *m, const double *q, double *xi) {
 
 void cm__vmodel_JT(const cm__vmodel_t *m, const double *y, double *f) {
   memset(f, 0, (size_t)m->n * sizeof *f);
-  for (int c = 0; c < m->nc; c++)
+  for (int c = 0; c < m->nr; c++)
     for (int p = m->Jp[c]; p < m->Jp[c + 1]; p++)
       f[m->Jj[p]] += m->Jx[p] * y[c]; /* f = J^T y */
 }
@@ -430,11 +493,74 @@ static double cm__vgap(const cm__vmodel_t *m, const cm__vstate_t *s, int c,
   return g - m->delta0[c];
 }
 
+/* Direction of row r now: the reference direction rotated with body b
+ * (world-fixed when b is fixed or the world). */
+static void cm__vrow_dir(const cm__vmodel_t *m, const cm__vstate_t *s, int r,
+                         double *d) {
+  int b = m->cb[m->rc[r]];
+  int j = (b >= 0 && m->body_dof[b] >= 0) ? m->body_dof[b] / m->d : -1;
+  if (j < 0) {
+    memcpy(d, m->dir + 3 * r, 3 * sizeof *d);
+    return;
+  }
+  double R[9];
+  cm__qR(s->Q + 4 * j, R);
+  cm__mv(R, m->dir + 3 * r, d);
+}
+
+/* Velocity of the material point of body b at p (x: its current COM). */
+static void cm__vpoint_vel(const cm__vmodel_t *m, const cm__vstate_t *s, int b,
+                           const double *p, const double *x, double *v) {
+  int j = (b >= 0 && m->body_dof[b] >= 0) ? m->body_dof[b] / m->d : -1;
+  v[0] = v[1] = v[2] = 0;
+  if (j < 0)
+    return;
+  double om[3], r[3], w[3];
+  cm__vstate_omega(m, s->Q + 4 * j, j, s->L + 3 * j, om);
+  for (int t = 0; t < 3; t++)
+    r[t] = p[t] - x[t];
+  cm__cross(om, r, w);
+  for (int t = 0; t < 3; t++)
+    v[t] = s->V[3 * j + t] + w[t]; /* v = V + omega x r */
+}
+
+/* Relative velocity at p of a's material point against b's. */
+static void cm__vrel_vel(const cm__vmodel_t *m, const cm__vstate_t *s, int c,
+                         const double *p, const double *xa, const double *xb,
+                         double *v) {
+  double va[3], vb[3];
+  cm__vpoint_vel(m, s, m->ca[c], p, xa, va);
+  cm__vpoint_vel(m, s, m->cb[c], p, xb, vb);
+  for (int t = 0; t < 3; t++)
+    v[t] = va[t] - vb[t];
+}
+
+static double cm__vdot(const double *a, const double *b) {
+  return a[0] * b[0] + a[1] * b[1] + a[2] * b[2];
+}
+
+/* Tangential slip of row r (contact c): s = t . (pm_a - pm_b), t rotating
+ * with b, pm the body-fixed material points (spheres too: a sticking
+ * tangential spring couples spin). pma gets a's point. */
+static double cm__vslip(const cm__vmodel_t *m, const cm__vstate_t *s, int c,
+                        int r, double *t, double *pma, double *xa, double *xb) {
+  double pmb[3], d[3];
+  cm__vpoint(m, s, m->ca[c], m->ra + 3 * c, pma, xa);
+  cm__vpoint(m, s, m->cb[c], m->rb + 3 * c, pmb, xb);
+  cm__vrow_dir(m, s, r, t);
+  for (int i = 0; i < 3; i++)
+    d[i] = pma[i] - pmb[i];
+  return cm__vdot(t, d);
+}
+
 void cm__vstate_gaps(const cm__vmodel_t *m, const cm__vstate_t *s,
                      double *gap) {
   double pa[3], xa[3], xb[3], nb[3];
-  for (int c = 0; c < m->nc; c++)
-    gap[c] = cm__vgap(m, s, c, pa, xa, xb, nb);
+  for (int c = 0; c < m->nc; c++) {
+    gap[m->crow[c]] = cm__vgap(m, s, c, pa, xa, xb, nb);
+    for (int r = m->crow[c] + 1; r < m->crow[c + 1]; r++)
+      gap[r] = cm__vslip(m, s, c, r, nb, pa, xa, xb);
+  }
 }
 
 /* Adds force f along nb at point p to body b (force and torque about x). */
@@ -455,24 +581,48 @@ static void cm__vadd(const cm__vmodel_t *m, int b, double f, const double *nb,
   }
 }
 
+/* Forces act at a's point on both bodies (opposite), which makes the
+ * springs conservative: that point's lever arm on b carries the rotation of
+ * b's normal or tangent (the derivative of n_b . (p_a - p_b)). */
 int cm__vstate_force(const cm__vmodel_t *m, const cm__vstate_t *s,
                      int unilateral, double *F, double *gap, char *open) {
   int nopen = 0;
   memcpy(F, m->fext, (size_t)m->n * sizeof *F);
   for (int c = 0; c < m->nc; c++) {
-    double pa[3], xa[3], xb[3], nb[3];
+    double pa[3], xa[3], xb[3], nb[3], v[3];
+    int r0 = m->crow[c];
     double g = cm__vgap(m, s, c, pa, xa, xb, nb);
     double f = -m->k[c] * g; /* penalty force, compressive > 0 */
+    int off = 0;
     if (gap)
-      gap[c] = g;
+      gap[r0] = g;
     if (unilateral && f < 0 && !m->bil[c]) {
-      f = 0;
+      f = 0, off = 1;
       nopen++;
     }
     if (open)
       open[c] = (char)(f <= 0 && unilateral && !m->bil[c]);
+    if (!off && m->rg[r0] > 0) { /* normal dashpot */
+      cm__vrel_vel(m, s, c, pa, xa, xb, v);
+      f -= m->rg[r0] * cm__vdot(nb, v);
+    }
     cm__vadd(m, m->ca[c], f, nb, pa, xa, F);
     cm__vadd(m, m->cb[c], -f, nb, pa, xb, F);
+    for (int r = r0 + 1; r < m->crow[c + 1]; r++) { /* sticking tangents */
+      double t[3];
+      double sl = cm__vslip(m, s, c, r, t, pa, xa, xb);
+      if (gap)
+        gap[r] = sl;
+      if (off)
+        continue;
+      double ft = -m->rk[r] * sl; /* slip 0 at the reference */
+      if (m->rg[r] > 0) {
+        cm__vrel_vel(m, s, c, pa, xa, xb, v);
+        ft -= m->rg[r] * cm__vdot(t, v);
+      }
+      cm__vadd(m, m->ca[c], ft, t, pa, xa, F);
+      cm__vadd(m, m->cb[c], -ft, t, pa, xb, F);
+    }
   }
   return nopen;
 }

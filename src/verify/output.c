@@ -45,6 +45,8 @@ static json_t *cm__vrun_json(const cm_verify_run_t *r) {
   json_object_set_new(o, "omega_shifted", cm__vnum(r->omega_shifted));
   json_object_set_new(o, "omega_meas", cm__vnum(r->omega_meas));
   json_object_set_new(o, "omega_corr", cm__vnum(r->omega_corr));
+  json_object_set_new(o, "zeta_pred", cm__vnum(r->zeta_pred));
+  json_object_set_new(o, "zeta_meas", cm__vnum(r->zeta_meas));
   json_object_set_new(o, "rel_err_raw", cm__vnum(r->err_raw));
   json_object_set_new(o, "rel_err", cm__vnum(r->err));
   json_object_set_new(o, "rel_err_vs_linear", cm__vnum(r->err_vs_linear));
@@ -62,6 +64,7 @@ static json_t *cm__vstab_json(const cm_verify_stability_t *s) {
   json_object_set_new(o, "integrator",
                       json_string(cm__vinteg_name(s->integrator)));
   json_object_set_new(o, "h_pred_s", cm__vnum(s->h_pred_s));
+  json_object_set_new(o, "h_undamped_s", cm__vnum(s->h_undamped_s));
   json_object_set_new(o, "h_bisect_s", cm__vnum(s->h_bisect_s));
   json_object_set_new(o, "h_stable_s", cm__vnum(s->h_stable_s));
   json_object_set_new(o, "h_unstable_s", cm__vnum(s->h_unstable_s));
@@ -85,6 +88,9 @@ char *cm_verify_to_json(const cm_verify_result_t *r, int flags) {
   json_object_set_new(root, "bodies", json_integer(r->nbodies));
   json_object_set_new(root, "moving_bodies", json_integer(r->moving_bodies));
   json_object_set_new(root, "contacts", json_integer(r->ncontacts));
+  json_object_set_new(root, "rows", json_integer(r->nrows));
+  json_object_set_new(root, "tangential", json_boolean(r->tangential));
+  json_object_set_new(root, "dashpots", json_boolean(r->dashpots));
   json_object_set_new(eq, "preload", json_string(r->preload));
   if (!strcmp(r->preload, "gravity")) {
     json_t *g = json_array();
@@ -127,8 +133,13 @@ char *cm_verify_to_json(const cm_verify_result_t *r, int flags) {
 int cm_verify_write_text(const cm_verify_result_t *r, FILE *f) {
   if (!r || !f)
     return CM_USAGE;
-  fprintf(f, "scene: %dD, %d moving bodies, %d contacts\n", r->dim,
+  fprintf(f, "scene: %dD, %d moving bodies, %d contacts", r->dim,
           r->moving_bodies, r->ncontacts);
+  if (r->tangential || r->dashpots)
+    fprintf(f, " (%d rows: normal%s springs%s)", r->nrows,
+            r->tangential ? " + tangential" : "",
+            r->dashpots ? " + dashpots" : "");
+  fprintf(f, "\n");
   if (!strcmp(r->preload, "gravity")) {
     fprintf(f, "preload: gravity (");
     for (int t = 0; t < r->dim; t++)
@@ -150,27 +161,40 @@ int cm_verify_write_text(const cm_verify_result_t *r, FILE *f) {
           "rad/s\n",
           r->omega_max, r->pc_omega_max);
   if (r->nruns) {
+    /* with dashpots two more columns: the effective damping ratio
+     * predicted (core) and measured from the decay */
     fprintf(f,
             "\n%-4s %-11s %-6s %-5s %-10s %-4s %-11s %-13s %-13s %-10s "
-            "%-10s %-6s %s\n",
+            "%-10s ",
             "mode", "omega_pred", "amp", "step", "model", "int", "h_s",
-            "omega_meas", "omega_corr", "err_raw", "err", "opened", "verdict");
+            "omega_meas", "omega_corr", "err_raw", "err");
+    if (r->dashpots)
+      fprintf(f, "%-9s %-9s ", "zeta_pred", "zeta_meas");
+    fprintf(f, "%-6s %s\n", "opened", "verdict");
     for (int i = 0; i < r->nruns; i++) {
       const cm_verify_run_t *u = &r->runs[i];
       char op[32];
       snprintf(op, sizeof op, "%d/%d", u->opened, u->max_open);
       fprintf(f,
               "%-4d %-11.6g %-6g %-5g %-10s %-4s %-11.4e %-13.8g "
-              "%-13.8g %-+10.2e %-+10.2e %-6s %s\n",
+              "%-13.8g %-+10.2e %-+10.2e ",
               u->mode, u->omega_pred, u->amplitude, u->step_fraction,
               cm__vmodel_name(u->model),
               u->integrator == CM_VERIFY_RK4 ? "rk4" : "cd", u->h_s,
-              u->omega_meas, u->omega_corr, u->err_raw, u->err, op, u->verdict);
+              u->omega_meas, u->omega_corr, u->err_raw, u->err);
+      if (r->dashpots)
+        fprintf(f, "%-9.5f %-9.5f ", u->zeta_pred, u->zeta_meas);
+      fprintf(f, "%-6s %s\n", op, u->verdict);
     }
   }
   if (r->nstab) {
-    fprintf(f, "\nstability of the linear model (energy growth > 1e6 from a "
-               "seeded random start):\n");
+    fprintf(f,
+            "\nstability of the linear model (energy growth > 1e6 from a "
+            "seeded random start%s):\n",
+            r->dashpots ? ", counted from its running minimum; with "
+                          "dashpots cd's h_pred is the damped limit, rk4's "
+                          "the undamped one"
+                        : "");
     fprintf(f, "%-4s %-12s %-12s %-10s %-6s %-12s %s\n", "int", "h_pred_s",
             "h_bisect_s", "rel_err", "trials", "h_percontact", "outcome");
     for (int i = 0; i < r->nstab; i++) {

@@ -67,13 +67,16 @@ static void cm__vprogress(const cm_verify_options_t *o, int done, int total,
  */
 
 static void cm__vpred_free(cm__vpred_t *p) {
-  free(p->index), free(p->omega), free(p->z);
+  free(p->index), free(p->omega), free(p->zeta), free(p->z);
 }
 
-/* Eigenvector of report mode i, scattered to scene contacts (z: nc). */
-static int cm__vmode_vector(cm_context_t *ctx, cm_operator_t *op,
-                            const cm_system_t *sys, const cm_report_t *rep,
-                            const cm_options_t *aopt, int i, double *z) {
+/* Eigenvector of report mode i, scattered to the harness' rows (z: nr):
+ * core row r is row row_kind[r] of contact row_contact[r]; both sides use
+ * the tangent convention of docs/math.md, so the entries carry over. */
+static int cm__vmode_vector(cm_context_t *ctx, const cm__vmodel_t *m,
+                            cm_operator_t *op, const cm_system_t *sys,
+                            const cm_report_t *rep, const cm_options_t *aopt,
+                            int i, double *z) {
   int c = rep->modes[i].component, j = 0;
   for (int t = 0; t < i; t++)
     j += rep->modes[t].component == c;
@@ -91,16 +94,20 @@ static int cm__vmode_vector(cm_context_t *ctx, cm_operator_t *op,
   }
   int r0 = comp < 0 ? 0 : sys->comp_row[c];
   int nr = comp < 0 ? sys->nc : sys->comp_row[c + 1] - r0;
-  memset(z, 0, (size_t)sys->nc * sizeof *z);
-  for (int r = 0; r < nr; r++)
-    z[sys->row_contact[r0 + r]] = sp->z[(size_t)nr * j + r];
+  memset(z, 0, (size_t)m->nr * sizeof *z);
+  for (int r = 0; r < nr; r++) {
+    int c = sys->row_contact[r0 + r];
+    int kind = sys->row_kind ? sys->row_kind[r0 + r] : 0;
+    if (m->crow[c] + kind < m->crow[c + 1])
+      z[m->crow[c] + kind] = sp->z[(size_t)nr * j + r];
+  }
   cm_spectrum_destroy(&sp);
   return CM_OK;
 }
 
 static int cm__vpredict(cm_context_t *ctx, const cm_scene_t *scene,
-                        const cm_verify_options_t *o, int want_vectors,
-                        cm__vpred_t *p) {
+                        const cm_verify_options_t *o, const cm__vmodel_t *m,
+                        int want_vectors, cm__vpred_t *p) {
   memset(p, 0, sizeof *p);
   cm_options_t aopt = o->analysis;
   int want = o->mode > 0 ? o->mode : o->nmodes;
@@ -115,6 +122,7 @@ static int cm__vpredict(cm_context_t *ctx, const cm_scene_t *scene,
   st = CM_OK;
   p->omega_max = rep->omega_max, p->pc_omega_max = rep->pc_omega_max;
   p->h_cd = rep->central_difference.h_s, p->h_rk4 = rep->rk4.h_s;
+  p->h_cd_undamped = rep->cd_undamped.h_s;
   if (!(p->omega_max > 0))
     st = CM__ERR(ctx, CM_INVALID_SCENE, NULL,
                  "the scene has no oscillating contact mode (omega_max = %g): "
@@ -134,9 +142,9 @@ static int cm__vpredict(cm_context_t *ctx, const cm_scene_t *scene,
     p->nmodes = count;
     p->index = malloc((size_t)count * sizeof(int));
     p->omega = malloc((size_t)count * sizeof(double));
-    p->z =
-        malloc((size_t)count * ((size_t)scene->ncontacts + 1) * sizeof(double));
-    if (!p->index || !p->omega || !p->z)
+    p->zeta = malloc((size_t)count * sizeof(double));
+    p->z = malloc((size_t)count * ((size_t)m->nr + 1) * sizeof(double));
+    if (!p->index || !p->omega || !p->zeta || !p->z)
       st = CM__ERR(ctx, CM_NOMEM, NULL, "out of memory (predictions)");
     if (!st)
       st = cm_system_assemble(ctx, scene, &sys);
@@ -145,14 +153,15 @@ static int cm__vpredict(cm_context_t *ctx, const cm_scene_t *scene,
     for (int t = 0; t < count && !st; t++) {
       int i = first + t;
       p->index[t] = i + 1, p->omega[t] = rep->modes[i].omega;
+      p->zeta[t] = rep->modes[i].zeta;
       if (!(p->omega[t] > 0))
         st = CM__ERR(ctx, CM_USAGE, "--mode",
                      "mode %d has omega %g: a redundant gap, not an "
                      "oscillation; ask for a mode with omega > 0",
                      i + 1, p->omega[t]);
       else
-        st = cm__vmode_vector(ctx, op, sys, rep, &aopt, i,
-                              p->z + (size_t)t * scene->ncontacts);
+        st = cm__vmode_vector(ctx, m, op, sys, rep, &aopt, i,
+                              p->z + (size_t)t * m->nr);
     }
   }
   cm_operator_destroy(&op);
@@ -197,23 +206,28 @@ static int cm__vpreload(cm_context_t *ctx, const cm_scene_t *scene,
 /* ---- perturbation along a mode ----------------------------------------------
  */
 
-/* q = M^-1 J^T K^1/2 z, scaled so max_c |(J q)_c| = gap; w = K^1/2 z. */
+/* q = M^-1 J^T K^1/2 z (z over rows), scaled so the largest normal gap
+ * change max_c |(J q)_c| = gap; w = K^1/2 z. */
 static int cm__vmode_shape(cm_context_t *ctx, const cm__vmodel_t *m,
                            const double *z, double gap, double *q, double *w) {
-  double *y = malloc(((size_t)m->nc + 1) * sizeof *y);
+  double *y = malloc(((size_t)m->nr + 1) * sizeof *y);
   double *f = malloc(((size_t)m->n + 1) * sizeof *f);
   if (!y || !f) {
     free(y), free(f);
     return CM__ERR(ctx, CM_NOMEM, NULL, "out of memory (mode shape)");
   }
-  for (int c = 0; c < m->nc; c++)
-    y[c] = w[c] = sqrt(m->k[c]) * z[c];
+  for (int r = 0; r < m->nr; r++)
+    y[r] = w[r] = sqrt(m->rk[r]) * z[r];
   cm__vmodel_JT(m, y, f);
   cm__vmodel_minv(m, f, q); /* q = M^-1 J^T K^1/2 z */
   cm__vmodel_J(m, q, y);
   double mx = 0;
   for (int c = 0; c < m->nc; c++)
-    mx = fmax(mx, fabs(y[c]));
+    mx = fmax(mx, fabs(y[m->crow[c]]));
+  if (!(mx > 0)) /* a purely tangential mode: scale its slips instead */
+    for (int r = 0; r < m->nr; r++)
+      if (m->rk[r] > 0)
+        mx = fmax(mx, fabs(y[r]));
   for (int i = 0; i < m->n; i++)
     q[i] = mx > 0 ? q[i] * gap / mx : 0;
   free(y), free(f);
@@ -227,15 +241,15 @@ static int cm__vmode_shape(cm_context_t *ctx, const cm__vmodel_t *m,
  * |z_i . K^1/2 J q| over the modes with vectors. */
 static int cm__vbest_mode(const cm__vmodel_t *m, const cm__vpred_t *p,
                           const double *dir) {
-  double *xi = malloc(((size_t)m->nc + 1) * sizeof *xi), best = -1;
+  double *xi = malloc(((size_t)m->nr + 1) * sizeof *xi), best = -1;
   int ib = 0;
   if (!xi)
     return 0;
   cm__vmodel_J(m, dir, xi);
   for (int i = 0; i < p->nmodes; i++) {
     double s = 0;
-    for (int c = 0; c < m->nc; c++)
-      s += p->z[(size_t)i * m->nc + c] * sqrt(m->k[c]) * xi[c];
+    for (int r = 0; r < m->nr; r++)
+      s += p->z[(size_t)i * m->nr + r] * sqrt(m->rk[r]) * xi[r];
     if (fabs(s) > best)
       best = fabs(s), ib = i;
   }
@@ -251,9 +265,12 @@ static const int cm__vmodel_flag[4] = {CM_VERIFY_LINEAR, CM_VERIFY_UNILATERAL,
 
 static int cm__vfreq_run(cm_context_t *ctx, const cm__vmodel_t *m,
                          const cm__vstate_t *base, const double *q0,
-                         const double *w, double omega, int integ, double h,
-                         double periods, int model, cm_verify_run_t *out) {
+                         const double *w, double omega, double zeta, int integ,
+                         double h, double periods, int model,
+                         cm_verify_run_t *out) {
   double th_pred = cm__vshift(integ, omega, h);
+  if (m->dashpots && zeta > 0) /* stop before the amplitude falls 1e6x */
+    periods = fmin(periods, fmax(3.0, log(1e6) / (2 * M_PI * zeta)));
   long nsteps = (long)ceil(periods * 2 * M_PI / th_pred) + 2;
   double *sig = malloc(((size_t)nsteps + 1) * sizeof *sig);
   if (!sig)
@@ -266,15 +283,23 @@ static int cm__vfreq_run(cm_context_t *ctx, const cm__vmodel_t *m,
     free(sig);
     return st;
   }
-  double th = NAN, per = 0;
-  int ok =
-      !run.blowup && cm__vmeasure(sig, run.steps_done + 1, &th, &per) == CM_OK;
+  double th = NAN, sg = NAN, per = 0;
+  int ok = !run.blowup &&
+           cm__vmeasure_decay(sig, run.steps_done + 1, &th, &sg, &per) == CM_OK;
   free(sig);
   out->nsteps = run.steps_done;
   out->omega_pred = omega;
+  out->zeta_pred = zeta;
   out->omega_shifted = th_pred / h;
   out->omega_meas = ok ? th / h : NAN;
   out->omega_corr = ok ? cm__vunshift(integ, th, h) : NAN;
+  out->zeta_meas = 0;
+  if (m->dashpots) { /* invert the damped discrete eigenvalue */
+    double w_c = NAN, z_c = NAN;
+    if (ok)
+      cm__vunshift_damped(integ, th, sg, h, &w_c, &z_c);
+    out->omega_corr = w_c, out->zeta_meas = z_c;
+  }
   out->err_raw = (out->omega_meas - omega) / omega;
   out->err = (out->omega_corr - omega) / omega;
   out->meas_err = cm__vmeasure_self_error(th_pred, run.steps_done + 1);
@@ -287,7 +312,8 @@ static int cm__vfreq_run(cm_context_t *ctx, const cm__vmodel_t *m,
   return CM_OK;
 }
 
-static const char *cm__vverdict(const cm_verify_run_t *r, double tol) {
+static const char *cm__vverdict(const cm_verify_run_t *r, double tol,
+                                int dashpots) {
   if (!isfinite(r->omega_corr))
     return r->opened ? "contact opening" : "unmeasured";
   if (fabs(r->err) <= tol)
@@ -296,7 +322,7 @@ static const char *cm__vverdict(const cm_verify_run_t *r, double tol) {
     return "contact opening";
   if (r->model & (CM_VERIFY_NONLINEAR | CM_VERIFY_FULL))
     return "linearization";
-  return "numerical";
+  return dashpots ? "damping" : "numerical";
 }
 
 /* ---- stability trials -------------------------------------------------------
@@ -336,6 +362,7 @@ int cm__vstability(cm_context_t *ctx, const cm__vmodel_t *m,
   memset(s, 0, sizeof *s);
   s->integrator = integ == CM__VCD ? CM_VERIFY_CD : CM_VERIFY_RK4;
   s->h_pred_s = integ == CM__VCD ? p->h_cd : p->h_rk4;
+  s->h_undamped_s = integ == CM__VCD ? p->h_cd_undamped : p->h_rk4;
   s->trial_steps = N;
   /* asymmetric bracket near the prediction (no trial lands on it); it is
    * checked and widened below, so a wrong prediction is still found */
@@ -425,7 +452,7 @@ static int cm__vruns(cm_context_t *ctx, const cm__vmodel_t *m,
               nmod * ninteg;
   r->runs = calloc((size_t)total + 1, sizeof *r->runs);
   double *q = malloc(((size_t)m->n + 1) * sizeof *q);
-  double *w = malloc(((size_t)m->nc + 1) * sizeof *w);
+  double *w = malloc(((size_t)m->nr + 1) * sizeof *w);
   int st = (!r->runs || !q || !w)
                ? CM__ERR(ctx, CM_NOMEM, NULL, "out of memory (runs)")
                : CM_OK;
@@ -433,16 +460,19 @@ static int cm__vruns(cm_context_t *ctx, const cm__vmodel_t *m,
   for (int i = 0; i < p->nmodes && !st; i++)
     for (int a = 0; a < o->namplitudes && !st && (only < 0 || i == only); a++) {
       double gap = o->amplitudes[a] * r->min_overlap;
-      st = cm__vmode_shape(ctx, m, p->z + (size_t)i * m->nc, gap, q, w);
+      st = cm__vmode_shape(ctx, m, p->z + (size_t)i * m->nr, gap, q, w);
       if (!st && o->direction) {
-        double *y = malloc(((size_t)m->nc + 1) * sizeof *y), mx = 0;
+        double *y = malloc(((size_t)m->nr + 1) * sizeof *y), mx = 0;
         if (!y) {
           st = CM__ERR(ctx, CM_NOMEM, NULL, "out of memory");
           break;
         }
         cm__vmodel_J(m, o->direction, y);
         for (int c = 0; c < m->nc; c++)
-          mx = fmax(mx, fabs(y[c]));
+          mx = fmax(mx, fabs(y[m->crow[c]]));
+        for (int r = 0; r < m->nr && !(mx > 0); r++) /* sprung slips */
+          if (m->rk[r] > 0)
+            mx = fmax(mx, fabs(y[r]));
         for (int t = 0; t < m->n; t++)
           q[t] = mx > 0 ? o->direction[t] * gap / mx : 0;
         free(y);
@@ -457,8 +487,8 @@ static int cm__vruns(cm_context_t *ctx, const cm__vmodel_t *m,
           double h = o->steps[s] * hc, lin_meas = NAN;
           for (int t = 0; t < nmod && !st; t++) {
             cm_verify_run_t *ru = &r->runs[r->nruns];
-            st = cm__vfreq_run(ctx, m, base, q, w, p->omega[i], integs[g], h,
-                               o->periods, models[t], ru);
+            st = cm__vfreq_run(ctx, m, base, q, w, p->omega[i], p->zeta[i],
+                               integs[g], h, o->periods, models[t], ru);
             if (st)
               break;
             ru->mode = o->direction ? 0 : p->index[i];
@@ -466,7 +496,7 @@ static int cm__vruns(cm_context_t *ctx, const cm__vmodel_t *m,
             if (models[t] == CM__VLIN)
               lin_meas = ru->omega_meas;
             ru->err_vs_linear = (ru->omega_meas - lin_meas) / p->omega[i];
-            ru->verdict = cm__vverdict(ru, o->tol);
+            ru->verdict = cm__vverdict(ru, o->tol, m->dashpots);
             r->nruns++;
             cm__vprogress(o, r->nruns, total, "run %d/%d", r->nruns, total);
           }
@@ -506,11 +536,13 @@ int cm_verify(cm_context_t *ctx, const cm_scene_t *scene,
   else if (!st)
     how = "none";
   if (!st)
-    st = cm__vpredict(ctx, scene, &o, o.runs, &p);
+    st = cm__vpredict(ctx, scene, &o, m, o.runs, &p);
   /* ---- summary ---- */
   if (!st) {
     r->dim = scene->dim, r->nbodies = scene->nbodies;
     r->ncontacts = scene->ncontacts, r->moving_bodies = m->nmov;
+    r->nrows = m->nr, r->tangential = m->tangential;
+    r->dashpots = m->dashpots;
     r->preload = how;
     memcpy(r->gravity, m->g, sizeof r->gravity);
     r->min_overlap = INFINITY, r->max_overlap = 0;

@@ -16,32 +16,49 @@
  */
 
 typedef struct cm__vmodel {
-  int dim;       /* 2 or 3 */
-  int d;         /* dofs per moving body: 3 (2D) or 6 (3D) */
-  int nbodies;   /* bodies of the scene */
-  int nmov;      /* moving bodies */
-  int n;         /* dofs: d * nmov */
-  int nc;        /* contacts */
-  int *body_dof; /* size nbodies: first dof of the body, -1 fixed */
-  int *dof_body; /* size nmov: scene body of each moving body */
-  double *mass;  /* size nmov, kg */
-  double *Iw;    /* size 9 nmov: world inertia at the reference, row-major;
-                    2D: diag(I, I, I) so the 3D code path stays planar */
-  double *Iwinv; /* size 9 nmov: its inverse */
-  double *x0;    /* size 3 nbodies: COM of every body at the reference
-                    (fixed bodies too; 2D: z = 0) */
+  int dim;        /* 2 or 3 */
+  int d;          /* dofs per moving body: 3 (2D) or 6 (3D) */
+  int nbodies;    /* bodies of the scene */
+  int nmov;       /* moving bodies */
+  int n;          /* dofs: d * nmov */
+  int nc;         /* contacts */
+  int nr;         /* rows of J: each contact's normal row, then its tangent
+                     rows (2 in 3D, 1 in 2D) when it has k_t > 0 or c_t > 0 */
+  int tangential; /* 1: some contact has tangent rows */
+  int dashpots;   /* 1: some row has a dashpot */
+  int *body_dof;  /* size nbodies: first dof of the body, -1 fixed */
+  int *dof_body;  /* size nmov: scene body of each moving body */
+  double *mass;   /* size nmov, kg */
+  double *Iw;     /* size 9 nmov: world inertia at the reference, row-major;
+                     2D: diag(I, I, I) so the 3D code path stays planar */
+  double *Iwinv;  /* size 9 nmov: its inverse */
+  double *x0;     /* size 3 nbodies: COM of every body at the reference
+                     (fixed bodies too; 2D: z = 0) */
   /* contacts: point on body a against a plane fixed on body b */
-  int *ca, *cb;    /* size nc: bodies (CM_WORLD allowed for b or a) */
-  double *ra;      /* size 3 nc: point - COM of a (world frame, reference) */
-  double *rb;      /* size 3 nc: point - COM of b (world origin if world) */
-  double *nrm;     /* size 3 nc: unit normal from b to a, reference */
-  double *k;       /* size nc: stiffness, N/m */
-  char *sph;       /* size nc: bit 0 side a is a sphere (normal through its
-                      COM), bit 1 side b; the nonlinear model then keeps the
-                      contact on the line of centres */
-  double *Ra, *Rb; /* size nc: those spheres' radii at the contact, m */
-  /* frozen J in CSR, nc x n: d gap / d q at the reference */
-  int *Jp;    /* size nc+1 */
+  int *ca, *cb; /* size nc: bodies (CM_WORLD allowed for b or a) */
+  double *ra;   /* size 3 nc: point - COM of a (world frame, reference) */
+  double *rb;   /* size 3 nc: point - COM of b (world origin if world) */
+  double *nrm;  /* size 3 nc: unit normal from b to a, reference */
+  double *k;    /* size nc: normal stiffness k_n, N/m */
+  /* rows (the harness' own tangent basis, the convention of docs/math.md:
+   * 2D t = (-n_y, n_x); 3D e = world axis of the smallest |n_i|, t1 =
+   * normalize(e - (e.n) n), t2 = n x t1) */
+  int *crow;            /* size nc+1: first row of each contact */
+  int *rc;              /* size nr: contact of each row */
+  unsigned char *rkind; /* size nr: 0 normal, 1 and 2 tangents */
+  double *dir;          /* size 3 nr: row direction at the reference */
+  double *rk;           /* size nr: row spring k_n or k_t, N/m (may be 0) */
+  double *rg;           /* size nr: row dashpot c_n or c_t, N s/m */
+  double *f0;           /* size nr: tangent rows: the sticking force at the
+                           equilibrium along +dir on a, N (0 for normal rows,
+                           whose preload is k delta) */
+  char *sph;            /* size nc: bit 0 side a is a sphere (normal through its
+                           COM), bit 1 side b; the nonlinear model then keeps the
+                           contact on the line of centres */
+  double *Ra, *Rb;      /* size nc: those spheres' radii at the contact, m */
+  /* frozen J in CSR, nr x n: d (gap, tangential slip) / d q at the
+   * reference; row [d, r_a x d] on a, -[d, r_b x d] on b */
+  int *Jp;    /* size nr+1 */
   int *Jj;    /* size Jp[nc] */
   double *Jx; /* size Jp[nc] */
   /* preload (filled by the equilibrium) */
@@ -62,7 +79,7 @@ int cm__vmodel_build(cm_context_t *ctx, const cm_scene_t *scene,
                      cm__vmodel_t **out);
 void cm__vmodel_destroy(cm__vmodel_t **m);
 
-/* xi = J q (nc), f = J^T y (n), a = M^-1 f (n). Cannot fail. */
+/* xi = J q (nr), f = J^T y (n), a = M^-1 f (n). Cannot fail. */
 void cm__vmodel_J(const cm__vmodel_t *m, const double *q, double *xi);
 void cm__vmodel_JT(const cm__vmodel_t *m, const double *y, double *f);
 void cm__vmodel_minv(const cm__vmodel_t *m, const double *f, double *a);
@@ -99,11 +116,15 @@ void cm__vstate_free(cm__vstate_t *s);
 void cm__vstate_set(const cm__vmodel_t *m, cm__vstate_t *s,
                     const cm__vstate_t *base, const double *q,
                     const double *qd);
-/* Nonlinear gaps g_c = n_b . (p_a - p_b) - delta0_c (nc). */
+/* Nonlinear row coordinates (nr): normal rows the gap g_c = n_b . (p_a -
+ * p_b) - delta0_c, tangent rows the slip s = t_b . (pm_a - pm_b) of the
+ * body-fixed material points (t rotating with b). */
 void cm__vstate_gaps(const cm__vmodel_t *m, const cm__vstate_t *s, double *gap);
 /* Generalized force (F, torque about the current COM, world) of the contacts
- * (bilateral: f = -k g; unilateral: f = k max(0, -g)) plus fext; returns the
- * number of open contacts when unilateral. */
+ * plus fext: springs (normal f = -k g, bilateral, or k max(0, -g) when
+ * unilateral; tangential -k_t s) and dashpots (-c (d . v_rel) with the
+ * state's velocities), all off on an open contact; gap (nr) and open (nc)
+ * may be NULL. Returns the number of open contacts when unilateral. */
 int cm__vstate_force(const cm__vmodel_t *m, const cm__vstate_t *s,
                      int unilateral, double *F, double *gap, char *open);
 /* omega = R Iw^-1 R^T L of moving body j; Q <- exp(h omega) Q. */
@@ -127,7 +148,7 @@ typedef struct cm__vrun {
   double h;           /* step, s */
   long nsteps;        /* steps */
   const double *q0;   /* initial displacement from equilibrium (n) */
-  const double *w;    /* signal weights over contacts (nc) or NULL */
+  const double *w;    /* signal weights over rows (nr) or NULL */
   double *signal;     /* out: w . xi at steps 0..nsteps, or NULL */
   double *energy;     /* out: energy at steps 0..nsteps (linear), or NULL */
   double stop_growth; /* > 0: stop when E / E0 exceeds it (linear) */
@@ -138,6 +159,10 @@ typedef struct cm__vrun {
   int max_open;    /* most contacts open at one time */
   double growth;   /* max E / E0 (linear models) */
   int blowup;      /* 1 if stopped by stop_growth or non-finite */
+  int decayed;     /* 1 if stopped because E fell below 1e-150 E0 (damped
+                      trials: nothing is left that could grow) */
+  double emin;     /* running minimum of E (damped trials measure growth
+                      from it) */
 } cm__vrun_t;
 
 /* Integrates one run; base is the nonlinear equilibrium (NULL for the
@@ -150,11 +175,14 @@ int cm__vintegrate(cm_context_t *ctx, const cm__vmodel_t *m,
 
 typedef struct cm__vpred {
   double omega_max, pc_omega_max; /* rad/s */
-  double h_cd, h_rk4;             /* predicted critical steps, s */
+  double h_cd, h_rk4;             /* predicted critical steps, s (CD:
+                                     the damped limit with dashpots) */
+  double h_cd_undamped;           /* the CD step without the dashpots, s */
   int nmodes;                     /* modes with vectors */
   int *index;                     /* 1-based mode numbers, size nmodes */
   double *omega;                  /* size nmodes */
-  double *z;                      /* nmodes x nc, scene contact order */
+  double *zeta;                   /* effective damping ratios, size nmodes */
+  double *z;                      /* nmodes x nr, the harness' row order */
 } cm__vpred_t;
 
 /* Bisects the linear model's stable step for integ from a bracket around
@@ -171,6 +199,9 @@ int cm__vstability(cm_context_t *ctx, const cm__vmodel_t *m,
  * (decaying) sinusoid over whole periods. Returns 0, or CM_NUMERIC when
  * fewer than 3 upward crossings exist. periods gets the periods used. */
 int cm__vmeasure(const double *s, long n, double *theta, double *periods);
+/* The same, also giving the decay sigma per sample (>= 0 decays). */
+int cm__vmeasure_decay(const double *s, long n, double *theta, double *sigma,
+                       double *periods);
 /* The estimator's own error on a pure sampled cosine of angle theta per
  * sample, n samples: |estimate - theta| / theta. */
 double cm__vmeasure_self_error(double theta, long n);
@@ -179,5 +210,12 @@ double cm__vmeasure_self_error(double theta, long n);
  * (the shift correction). NAN when outside the stable range. */
 double cm__vshift(int integ, double omega, double h);
 double cm__vunshift(int integ, double theta, double h);
+/* Damped inversion: the mode (omega, zeta) whose discrete eigenvalue
+ * mu = e^{-sigma + i theta} per step the integrator produces at step h
+ * (central difference with the dashpot on the half-step velocity:
+ * omega = |1 - mu| / h, 2 zeta omega h = 1 - |mu|^2; RK4: the root of
+ * g(h lambda) = mu near i theta). Returns 0, or -1 (then NAN). */
+int cm__vunshift_damped(int integ, double theta, double sigma, double h,
+                        double *omega, double *zeta);
 
 #endif
