@@ -5,6 +5,7 @@
  * options.c. Not for output formats (report/report_json.c, report_text.c). */
 #include "analyze/analyze_internal.h"
 #include "analyze/vectors_internal.h"
+#include "analyze/fields.h"
 
 #include <float.h>
 #include <math.h>
@@ -657,15 +658,36 @@ static int cm__start_vector(cm_operator_t *op, const cm_system_t *sys,
   return CM_OK;
 }
 
+static int cm__analyze_core(cm_context_t *ctx, const cm_system_t *sys,
+                            const cm_scene_t *scene, const cm_options_t *opts,
+                            cm_report_t **out, cm_vectors_t **vectors,
+                            cm__fields_t *f);
+
 int cm_analyze_system(cm_context_t *ctx, const cm_system_t *sys,
                       const cm_scene_t *scene, const cm_options_t *opts,
                       cm_report_t **out) {
-  return cm__analyze_system(ctx, sys, scene, opts, out, NULL);
+  return cm__analyze_core(ctx, sys, scene, opts, out, NULL, NULL);
 }
 
 int cm__analyze_system(cm_context_t *ctx, const cm_system_t *sys,
                        const cm_scene_t *scene, const cm_options_t *opts,
                        cm_report_t **out, cm_vectors_t **vectors) {
+  return cm__analyze_core(ctx, sys, scene, opts, out, vectors, NULL);
+}
+
+int cm__analyze_system_fields(cm_context_t *ctx, const cm_system_t *sys,
+                              const cm_scene_t *scene,
+                              const cm_options_t *opts, cm_report_t **out,
+                              cm__fields_t *f) {
+  return cm__analyze_core(ctx, sys, scene, opts, out, NULL, f);
+}
+
+/* The pipeline on a system; mode shapes into *vectors and full arrays into
+ * f when asked (either may be NULL). */
+static int cm__analyze_core(cm_context_t *ctx, const cm_system_t *sys,
+                            const cm_scene_t *scene, const cm_options_t *opts,
+                            cm_report_t **out, cm_vectors_t **vectors,
+                            cm__fields_t *f) {
   *out = NULL;
   cm_options_t def;
   if (!opts) {
@@ -731,6 +753,8 @@ int cm__analyze_system(cm_context_t *ctx, const cm_system_t *sys,
     st2 = cm__start_vector(op, sys, eig, r);
   if (!st2 && vectors) /* mode shapes on request (vectors.c) */
     st2 = cm__mode_vectors(ctx, op, sys, eig, r, vectors);
+  if (!st2 && f) /* fields.c: full arrays for pictures and exports */
+    st2 = cm__fields_fill(f, op, sys, scene, eig, diag, r);
   if (st2) {
     st = ctx->status ? ctx->status : CM__ERR(ctx, CM_NOMEM, NULL,
                                              "out of memory in the report");
@@ -780,12 +804,18 @@ done:
 
 int cm_analyze(cm_context_t *ctx, const cm_scene_t *scene,
                const cm_options_t *opts, cm_report_t **out) {
+  return cm__analyze_fields(ctx, scene, opts, out, NULL);
+}
+
+int cm__analyze_fields(cm_context_t *ctx, const cm_scene_t *scene,
+                       const cm_options_t *opts, cm_report_t **out,
+                       cm__fields_t *f) {
   *out = NULL;
   cm_system_t *sys = NULL;
   int st = cm_system_assemble(ctx, scene, &sys);
   if (st)
     return st;
-  st = cm_analyze_system(ctx, sys, scene, opts, out);
+  st = cm__analyze_system_fields(ctx, sys, scene, opts, out, f);
   cm_system_destroy(&sys);
   return st;
 }

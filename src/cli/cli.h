@@ -5,6 +5,7 @@
 
 int cm__cmd_analyze(int argc, char **argv);
 int cm__cmd_track(int argc, char **argv);
+int cm__cmd_report(int argc, char **argv);
 int cm__cmd_generate(int argc, char **argv);
 int cm__cmd_export(int argc, char **argv);
 int cm__cmd_import(int argc, char **argv);

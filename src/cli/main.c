@@ -27,6 +27,9 @@ int main(int argc, char **argv) {
        "write a generated scene (pile, crystal, "
        "stack, fleet, bar)"},
       {"import", cm__cmd_import, "convert a LAMMPS/LIGGGHTS dump to a scene"},
+      {"report", cm__cmd_report,
+       "an HTML report (campaign page for many "
+       "scenes), mode fields for OVITO/ParaView"},
       {"track", cm__cmd_track, "the stable step over every snapshot of dumps"},
       {"convert", cm__cmd_convert,
        "a scene between JSON and the binary format"},

@@ -4,6 +4,7 @@
  * library calls as `cmodes analyze --json` (the scene reader, assembly,
  * cm_analyze_system, cm_report_to_json), so the numbers are the same bits.
  * Not for sockets, headers on the wire or logging (http.c, stdio.c). */
+#include "report/report_html.h"
 #include "server.h"
 
 #include <ctype.h>
@@ -625,6 +626,23 @@ static void cm__scene_patch(cm__server_t *srv, const cm__request_t *req,
   json_decref(root);
 }
 
+/* GET /v1/scenes/{id}/report.html: the page of `cmodes report` for the
+ * session's scene (default options; solved on the request's thread, not
+ * through the queue). */
+static void cm__scene_report_html(cm__session_t *s, cm__response_t *r) {
+  cm_context_t ctx;
+  cm_context_init(&ctx);
+  char *html = NULL;
+  size_t len = 0;
+  int st = cm__report_html_scene(&ctx, s->scene, NULL, s->id, &html, &len);
+  if (st < 0) {
+    cm__reply_error(r, st, &ctx);
+    return;
+  }
+  snprintf(r->content_type, sizeof r->content_type, "text/html; charset=utf-8");
+  r->status = 200, r->body = html, r->body_len = len;
+}
+
 /* /v1/scenes/{id}[/report|/scene] */
 static void cm__scene_route(cm__server_t *srv, const cm__request_t *req,
                             const char *rest, cm__response_t *r) {
@@ -634,10 +652,11 @@ static void cm__scene_route(cm__server_t *srv, const cm__request_t *req,
   int hex = n == 32;
   for (size_t i = 0; hex && i < n; i++)
     hex = isxdigit((unsigned char)rest[i]) && !isupper((unsigned char)rest[i]);
-  r->route = !*sub                     ? "/v1/scenes/{id}"
-             : !strcmp(sub, "/report") ? "/v1/scenes/{id}/report"
-             : !strcmp(sub, "/scene")  ? "/v1/scenes/{id}/scene"
-                                       : "other";
+  r->route = !*sub                          ? "/v1/scenes/{id}"
+             : !strcmp(sub, "/report")      ? "/v1/scenes/{id}/report"
+             : !strcmp(sub, "/scene")       ? "/v1/scenes/{id}/scene"
+             : !strcmp(sub, "/report.html") ? "/v1/scenes/{id}/report.html"
+                                            : "other";
   if (!strcmp(r->route, "other")) {
     cm__fail(r, CM_NOT_FOUND, req->path, "no route %s", req->path);
     return;
@@ -683,6 +702,8 @@ static void cm__scene_route(cm__server_t *srv, const cm__request_t *req,
     cm__reply_json(r, 200, cm__summary(srv, s));
   } else if (!strcmp(sub, "/report")) {
     cm__scene_report(srv, req, s, r);
+  } else if (!strcmp(sub, "/report.html")) {
+    cm__scene_report_html(s, r);
   } else {
     cm_context_t ctx;
     cm_context_init(&ctx);
