@@ -984,6 +984,19 @@ CM_TEST(lammps_deck_vs_lmp) {
        {0, 0, 0},
        0,
        2},
+      {"gran/hooke pair (no history)",
+       "pair_style gran/hooke 2e3 NULL 500 NULL 0.5 1\npair_coeff * *",
+       1,
+       {0, 0, 0},
+       0,
+       2},
+      {"granular hooke viscoelastic linear_history pair",
+       "pair_style granular\npair_coeff * * hooke 2e3 0.3 tangential "
+       "linear_history 600 0.4 0.5",
+       1,
+       {0, 0, 0},
+       0,
+       2},
       {"wall/gran granular plane", plane, 0, {0, 0, 0}, 0, 2},
       {"wall/gran hertz/history zcylinder", cyl, 0, {Rc - r1 + d, 0, 0}, 1, 0}};
   for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
