@@ -1176,54 +1176,27 @@ static int cm__wanted(cm__drd_t *r, char *raw) {
   return want;
 }
 
-/* One command line: substitute, split, dispatch. */
-/* A variable whose definition refers to a value only a run has
- * ("variable n0 equal ${n}" with n = count(all)): LAMMPS would substitute
- * it when the line runs; here it becomes an equal-style variable with
- * ${x} and $x read as v_x, so it is an error only where it is used. */
-static int cm__lazy_variable(cm__drd_t *r, const char *raw) {
-  size_t n = strlen(raw);
-  char *e = malloc(2 * n + 8), *argv[CM__DECK_MAX_ARGS];
-  if (!e)
-    return CM__DECKERR(r, CM_NOMEM, "out of memory");
-  size_t k = 0;
-  for (const char *p = raw; *p;) {
-    if (p[0] == '$' && p[1] == '{' && strchr(p, '}')) {
-      const char *c = strchr(p, '}');
-      k += (size_t)sprintf(e + k, "v_%.*s", (int)(c - p - 2), p + 2);
-      p = c + 1;
-    } else if (p[0] == '$' && isalpha((unsigned char)p[1])) {
-      k += (size_t)sprintf(e + k, "v_%c", p[1]);
-      p += 2;
-    } else {
-      e[k++] = *p++;
-    }
-  }
-  e[k] = 0;
-  int argc = cm__deck_split(e, argv, CM__DECK_MAX_ARGS), st = CM_OK;
-  if (argc >= 4) {
-    argv[2] = "equal";
-    st = cm__deck_variable(r, argc, argv);
-  }
-  free(e);
-  return st;
-}
-
-/* 1 if raw is a variable command (its name is not substituted). */
+/* 1 if the raw line is a `variable` command. */
 static int cm__is_variable(const char *raw) {
-  while (isspace((unsigned char)*raw))
+  while (*raw == ' ' || *raw == '\t')
     raw++;
-  return !strncmp(raw, "variable", 8) && isspace((unsigned char)raw[8]);
+  return !strncmp(raw, "variable", 8) && (raw[8] == ' ' || raw[8] == '\t');
 }
 
+/* One command line: substitute, split, dispatch. */
 static int cm__command(cm__drd_t *r, char *raw) {
   if (!cm__wanted(r, raw))
     return CM_OK;
   char *line = NULL, *argv[CM__DECK_MAX_ARGS];
   int st = cm__deck_substitute(r, raw, &line);
-  if (st && st != CM_NOMEM && cm__is_variable(raw)) {
+  if (st && cm__is_variable(raw)) {
+    /* a variable defined from run-time values (count(all), thermo
+     * keywords): not needed unless a command the importer reads uses it,
+     * which then fails naming it as undefined */
+    cm__deck_warn(r, "variable not evaluable before a run, ignored: %s",
+                  r->ctx->message);
     cm_context_clear(r->ctx);
-    return cm__lazy_variable(r, raw);
+    return CM_OK;
   }
   if (st)
     return st;
