@@ -707,6 +707,18 @@ CM_TEST(lammps_deck_variables) {
   CMT_EQ_INT(cm_lammps_deck_read_vars(&ctx, in_dir(dir, "in.vars"), bad, &d),
              CM_USAGE);
   CMT_CONTAINS(ctx.message, "--var 'kn': expected NAME=VALUE");
+  /* a variable defined from one that needs a run is ignored with a
+   * warning (main's rule, d55673a) until a read line uses it */
+  write_text(in_dir(dir, "in.lazy"),
+             "variable n equal count(all)\nvariable n0 equal ${n}\n"
+             "variable half equal $n/2\nunits si\n"
+             "pair_style gran/hooke 10 NULL 1 NULL 0.5 1\npair_coeff * *\n"
+             "timestep 1e-3\n");
+  CMT_EQ_INT(cm_lammps_deck_read(&ctx, in_dir(dir, "in.lazy"), &d), CM_OK);
+  if (d)
+    CMT_CONTAINS(d->warnings, "in.lazy:2: variable not evaluable before a "
+                              "run, ignored");
+  cm_lammps_deck_destroy(&d);
   /* a variable that needs a run, used where it matters */
   write_text(in_dir(dir, "in.run"),
              "variable n equal count(all)\nunits si\n"
@@ -980,6 +992,19 @@ CM_TEST(lammps_deck_vs_lmp) {
       {"granular hertz/material tsuji mindlin NULL pair",
        "pair_style granular\npair_coeff * * hertz/material 1e8 0.6 0.3 "
        "damping tsuji tangential mindlin NULL 0.5 0.4",
+       1,
+       {0, 0, 0},
+       0,
+       2},
+      {"gran/hooke pair (no history)",
+       "pair_style gran/hooke 2e3 NULL 500 NULL 0.5 1\npair_coeff * *",
+       1,
+       {0, 0, 0},
+       0,
+       2},
+      {"granular hooke viscoelastic linear_history pair",
+       "pair_style granular\npair_coeff * * hooke 2e3 0.3 tangential "
+       "linear_history 600 0.4 0.5",
        1,
        {0, 0, 0},
        0,

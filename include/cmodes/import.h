@@ -284,6 +284,14 @@ CM_EXTERN int cm_lammps_deck_apply(cm_context_t *ctx,
                                    const cm_lammps_deck_t *deck,
                                    cm_dump_options_t *opts);
 
+/* Fills what the snapshot lacks from the deck: the boundary flags of a dump
+ * without them (the deck's periodic axes), and opts->density when the dump
+ * has no mass column, opts has no density and the deck gives one density
+ * for every type (fix pour dens, particletemplate/sphere). Cannot fail. */
+CM_EXTERN void cm_lammps_deck_complete(const cm_lammps_deck_t *deck,
+                                       cm_dump_t *dump,
+                                       cm_dump_options_t *opts);
+
 /* Reads the deck and the dump and builds the scene with each contact's
  * k_n, k_t, c_n, c_t and the scene's timestep_s. opts may be NULL
  * (defaults: minimum-image periodic contacts). */

@@ -182,14 +182,8 @@ static int cm__import_deck(cm_context_t *ctx, cm_dump_options_t *o,
     st = cm_lammps_deck_apply(ctx, deck, o);
   if (!st)
     st = cm_dump_read(ctx, dump_path, o, &d);
-  if (!st && !d->mass && !(o->density > 0)) {
-    double rho = 0; /* one density for every type given in the deck */
-    for (int t = 1; t <= CM_LAW_MAX_TYPES; t++)
-      if (deck->density[t] > 0)
-        rho = rho == 0 || rho == deck->density[t] ? deck->density[t] : -1;
-    if (rho > 0)
-      o->density = rho;
-  }
+  if (!st)
+    cm_lammps_deck_complete(deck, d, o);
   if (!st)
     st = cm_dump_to_scene(ctx, d, o, &s);
   if (!st && !quiet)

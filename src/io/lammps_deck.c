@@ -1572,11 +1572,12 @@ int cm_lammps_deck_apply(cm_context_t *ctx, const cm_lammps_deck_t *d,
   return CM_OK;
 }
 
-/* The deck's boundary for axes the dump does not call periodic (a dump's
- * header has the flags; this only matters for hand-written dumps), and its
- * single density when the dump has no mass column and opts none. */
-static void cm__merge(const cm_lammps_deck_t *deck, cm_dump_t *d,
-                      cm_dump_options_t *o) {
+/* A dump's header always has the boundary flags: the deck's only fill in
+ * hand-written dumps without them. Several densities: the user says. */
+void cm_lammps_deck_complete(const cm_lammps_deck_t *deck, cm_dump_t *d,
+                             cm_dump_options_t *o) {
+  if (!deck || !d || !o)
+    return;
   for (int a = 0; a < 3; a++)
     if (strchr(deck->boundary[a], 'p') && !d->boundary[a][0])
       snprintf(d->boundary[a], sizeof d->boundary[a], "pp");
@@ -1611,7 +1612,7 @@ int cm_import_lammps(cm_context_t *ctx, const char *deck_path,
   if (!st)
     st = cm_dump_read(ctx, dump_path, &o, &d);
   if (!st) {
-    cm__merge(deck, d, &o);
+    cm_lammps_deck_complete(deck, d, &o);
     st = cm_dump_to_scene(ctx, d, &o, out);
   }
   cm_dump_destroy(&d);
