@@ -90,7 +90,7 @@ int main(int argc, char **argv) {
          "%.3g, smallest omega_upper / truth %.6f\n",
          st.scenes, first, first + scenes - 1, now_s() - t0, st.failed,
          st.refused, st.ambiguous, st.multiplicity,
-         FZ_CHECK_MULTIPLICITY ? "on" : "off until the repeated-modes fix",
+         FZ_CHECK_MULTIPLICITY ? "on" : "off (-DFZ_CHECK_MULTIPLICITY=0)",
          st.worst_rel, st.worst_upper);
   return st.failed ? 1 : 0;
 }

@@ -358,11 +358,11 @@ static inline cm_scene_t *fz_scene(uint64_t seed, fz_info_t *info) {
 /* ---- the property checks ----------------------------------------------------
  */
 
-/* Top-k multiplicities are checked strictly only with this on: a repeated
- * eigenvalue that Lanczos lists once is the repeated-modes item of issue
- * #13 (another change, in src/spectrum/); turn it on after that merge. */
+/* Top-k multiplicities are checked strictly (on since the repeated-modes
+ * search of src/spectrum/lanczos.c); -DFZ_CHECK_MULTIPLICITY=0 only
+ * counts missing copies. */
 #ifndef FZ_CHECK_MULTIPLICITY
-#define FZ_CHECK_MULTIPLICITY 0
+#define FZ_CHECK_MULTIPLICITY 1
 #endif
 
 typedef struct {
