@@ -627,14 +627,24 @@ static void cm__scene_patch(cm__server_t *srv, const cm__request_t *req,
 }
 
 /* GET /v1/scenes/{id}/report.html: the page of `cmodes report` for the
- * session's scene (default options; solved on the request's thread, not
- * through the queue). */
-static void cm__scene_report_html(cm__session_t *s, cm__response_t *r) {
+ * session's scene (default options), solved through the solve queue like
+ * every analysis: a full queue answers 503 with Retry-After. */
+static void cm__scene_report_html(cm__server_t *srv, cm__session_t *s,
+                                  cm__response_t *r) {
   cm_context_t ctx;
   cm_context_init(&ctx);
   char *html = NULL;
   size_t len = 0;
+  if (cm__queue_enter(&srv->queue, &r->retry_after_s)) {
+    cm__fail(r, CM_BUSY, NULL,
+             "the solve queue is full (%d admitted, --queue); retry after "
+             "%d s",
+             srv->queue.depth, r->retry_after_s);
+    return;
+  }
+  double t0 = cm__now();
   int st = cm__report_html_scene(&ctx, s->scene, NULL, s->id, &html, &len);
+  cm__queue_leave(&srv->queue, cm__now() - t0);
   if (st < 0) {
     cm__reply_error(r, st, &ctx);
     return;
@@ -703,7 +713,7 @@ static void cm__scene_route(cm__server_t *srv, const cm__request_t *req,
   } else if (!strcmp(sub, "/report")) {
     cm__scene_report(srv, req, s, r);
   } else if (!strcmp(sub, "/report.html")) {
-    cm__scene_report_html(s, r);
+    cm__scene_report_html(srv, s, r);
   } else {
     cm_context_t ctx;
     cm_context_init(&ctx);
