@@ -12,56 +12,56 @@ typedef void (*cmt_fn)(void);
 void cmt_register(const char *name, cmt_fn fn);
 extern int cmt_failures;
 
-#define CM_TEST(name)                                                         \
-  static void cmt_##name(void);                                               \
-  __attribute__((constructor)) static void cmt_reg_##name(void) {             \
-    cmt_register(#name, cmt_##name);                                          \
-  }                                                                           \
+#define CM_TEST(name)                                                          \
+  static void cmt_##name(void);                                                \
+  __attribute__((constructor)) static void cmt_reg_##name(void) {              \
+    cmt_register(#name, cmt_##name);                                           \
+  }                                                                            \
   static void cmt_##name(void)
 
-#define CMT_FAIL(...)                                                         \
-  do {                                                                        \
-    fprintf(stderr, "%s:%d: ", __FILE__, __LINE__);                           \
-    fprintf(stderr, __VA_ARGS__);                                             \
-    fprintf(stderr, "\n");                                                    \
-    cmt_failures++;                                                           \
+#define CMT_FAIL(...)                                                          \
+  do {                                                                         \
+    fprintf(stderr, "%s:%d: ", __FILE__, __LINE__);                            \
+    fprintf(stderr, __VA_ARGS__);                                              \
+    fprintf(stderr, "\n");                                                     \
+    cmt_failures++;                                                            \
   } while (0)
 
-#define CMT_TRUE(c)                                                           \
-  do {                                                                        \
-    if (!(c))                                                                 \
-      CMT_FAIL("expected true: %s", #c);                                      \
+#define CMT_TRUE(c)                                                            \
+  do {                                                                         \
+    if (!(c))                                                                  \
+      CMT_FAIL("expected true: %s", #c);                                       \
   } while (0)
 
-#define CMT_EQ_INT(a, b)                                                      \
-  do {                                                                        \
-    long long va_ = (long long)(a), vb_ = (long long)(b);                     \
-    if (va_ != vb_)                                                           \
-      CMT_FAIL("%s == %s: %lld != %lld", #a, #b, va_, vb_);                   \
+#define CMT_EQ_INT(a, b)                                                       \
+  do {                                                                         \
+    long long va_ = (long long)(a), vb_ = (long long)(b);                      \
+    if (va_ != vb_)                                                            \
+      CMT_FAIL("%s == %s: %lld != %lld", #a, #b, va_, vb_);                    \
   } while (0)
 
 /* |a - b| <= rel * max(|a|, |b|) */
-#define CMT_REL(a, b, rel)                                                    \
-  do {                                                                        \
-    double va_ = (a), vb_ = (b), r_ = (rel);                                  \
-    double d_ = fabs(va_ - vb_), s_ = fmax(fabs(va_), fabs(vb_));             \
-    if (!(d_ <= r_ * s_))                                                     \
-      CMT_FAIL("%s ~ %s: %.17g vs %.17g (rel err %.3g > %.3g)", #a, #b, va_,  \
-               vb_, s_ > 0 ? d_ / s_ : d_, r_);                               \
+#define CMT_REL(a, b, rel)                                                     \
+  do {                                                                         \
+    double va_ = (a), vb_ = (b), r_ = (rel);                                   \
+    double d_ = fabs(va_ - vb_), s_ = fmax(fabs(va_), fabs(vb_));              \
+    if (!(d_ <= r_ * s_))                                                      \
+      CMT_FAIL("%s ~ %s: %.17g vs %.17g (rel err %.3g > %.3g)", #a, #b, va_,   \
+               vb_, s_ > 0 ? d_ / s_ : d_, r_);                                \
   } while (0)
 
-#define CMT_LE(a, b)                                                          \
-  do {                                                                        \
-    double va_ = (a), vb_ = (b);                                              \
-    if (!(va_ <= vb_))                                                        \
-      CMT_FAIL("%s <= %s: %.17g > %.17g", #a, #b, va_, vb_);                  \
+#define CMT_LE(a, b)                                                           \
+  do {                                                                         \
+    double va_ = (a), vb_ = (b);                                               \
+    if (!(va_ <= vb_))                                                         \
+      CMT_FAIL("%s <= %s: %.17g > %.17g", #a, #b, va_, vb_);                   \
   } while (0)
 
-#define CMT_CONTAINS(hay, needle)                                             \
-  do {                                                                        \
-    const char *h_ = (hay), *n_ = (needle);                                   \
-    if (!h_ || !strstr(h_, n_))                                               \
-      CMT_FAIL("expected \"%s\" in \"%s\"", n_, h_ ? h_ : "(null)");          \
+#define CMT_CONTAINS(hay, needle)                                              \
+  do {                                                                         \
+    const char *h_ = (hay), *n_ = (needle);                                    \
+    if (!h_ || !strstr(h_, n_))                                                \
+      CMT_FAIL("expected \"%s\" in \"%s\"", n_, h_ ? h_ : "(null)");           \
   } while (0)
 
 /* Runs a shell command, captures stdout (and stderr if merge) into a
@@ -69,5 +69,9 @@ extern int cmt_failures;
 char *cmt_run(const char *cmd, int *code);
 /* Reads a whole file, NULL on failure. */
 char *cmt_read_file(const char *path);
+/* A fresh temporary folder in buf (mkdtemp), NULL on failure. */
+const char *cmt_tmpdir(char *buf, size_t size);
+/* Writes text to path (a test failure if it cannot). */
+void cmt_write_text(const char *path, const char *text);
 
 #endif

@@ -1,6 +1,7 @@
 /* runner.c: runs the registered tests named on the command line, or all. */
 #include "cmtest.h"
 
+#include <stdlib.h>
 #include <sys/wait.h>
 
 #define CMT_MAX 1024
@@ -64,6 +65,21 @@ char *cmt_read_file(const char *path) {
     buf[n] = 0;
   fclose(f);
   return buf;
+}
+
+const char *cmt_tmpdir(char *buf, size_t size) {
+  snprintf(buf, size, "/tmp/cmodes-test-XXXXXX");
+  return mkdtemp(buf);
+}
+
+void cmt_write_text(const char *path, const char *text) {
+  FILE *f = fopen(path, "w");
+  if (!f) {
+    CMT_FAIL("cannot write %s", path);
+    return;
+  }
+  fputs(text, f);
+  fclose(f);
 }
 
 int main(int argc, char **argv) {

@@ -10,27 +10,13 @@
 
 #include <unistd.h>
 
-#define LIGGGHTS CM_SHARED_DIR "/data/liggghts-contactModels/dump20000.newModels"
+#define LIGGGHTS                                                               \
+  CM_SHARED_DIR "/data/liggghts-contactModels/dump20000.newModels"
 #define PILE CM_SOURCE_DIR "/data/lammps/pile.dump"
 #define PI 3.14159265358979323846
 
-/* ---- helpers --------------------------------------------------------------- */
-
-/* A fresh temporary folder (static buffer per call site). */
-static const char *tmpdir(char *buf, size_t size) {
-  snprintf(buf, size, "/tmp/cmodes-import-XXXXXX");
-  return mkdtemp(buf);
-}
-
-static void write_text(const char *path, const char *text) {
-  FILE *f = fopen(path, "w");
-  if (!f) {
-    CMT_FAIL("cannot write %s", path);
-    return;
-  }
-  fputs(text, f);
-  fclose(f);
-}
+/* ---- helpers ---------------------------------------------------------------
+ */
 
 /* Atoms parsed independently of the library: id, x[3], r. */
 typedef struct {
@@ -45,8 +31,8 @@ static int cmp_atom(const void *a, const void *b) {
 
 /* Reads the single snapshot of a dump with 9 header lines, ncols columns of
  * which id, x, y, z and radius sit at the given indices. Sorted by id. */
-static atom_t *read_atoms(const char *path, int ncols, int cid, int cx,
-                          int cr, int *n) {
+static atom_t *read_atoms(const char *path, int ncols, int cid, int cx, int cr,
+                          int *n) {
   FILE *f = fopen(path, "r");
   char line[4096];
   *n = 0;
@@ -110,8 +96,8 @@ static bf_t *brute_force(const atom_t *a, int n, int nplanes,
           dist += (a[i].x[k] - planes[w][k]) * planes[w][3 + k];
         delta = a[i].r - dist;
       } else {
-        delta = sqrt(a[i].x[0] * a[i].x[0] + a[i].x[1] * a[i].x[1]) +
-                a[i].r - cyl_r;
+        delta = sqrt(a[i].x[0] * a[i].x[0] + a[i].x[1] * a[i].x[1]) + a[i].r -
+                cyl_r;
       }
       if (delta > 0) {
         if (m == cap)
@@ -132,7 +118,8 @@ static void same_contacts(const cm_dump_contact_t *c, int nc, const bf_t *b,
   for (int q = 0; q < nc && q < nb && bad < 5; q++) {
     if (c[q].i != b[q].i || c[q].j != b[q].j || c[q].wall != b[q].wall) {
       CMT_FAIL("contact %d: (%d, %d, wall %d) vs brute force (%d, %d, wall "
-               "%d)", q, c[q].i, c[q].j, c[q].wall, b[q].i, b[q].j, b[q].wall);
+               "%d)",
+               q, c[q].i, c[q].j, c[q].wall, b[q].i, b[q].j, b[q].wall);
       bad++;
     } else if (fabs(c[q].overlap - b[q].overlap) > 1e-15) {
       CMT_FAIL("contact %d: overlap %.17g vs brute force %.17g", q,
@@ -164,7 +151,8 @@ static void liggghts_options(cm_dump_options_t *o) {
   CMT_EQ_INT(cm_dump_options_set_cylinder(NULL, o, "0.05"), CM_OK);
 }
 
-/* ---- LIGGGHTS ------------------------------------------------------------------ */
+/* ---- LIGGGHTS
+ * ------------------------------------------------------------------ */
 
 CM_TEST(import_liggghts_bruteforce) {
   if (!have_liggghts("import_liggghts_bruteforce"))
@@ -216,9 +204,8 @@ CM_TEST(import_liggghts_bruteforce) {
     CMT_TRUE(!strcmp(cm_scene_body_name(s, 0), "atom-1"));
     double estar = 5e6 / (2 * (1 - 0.45 * 0.45));
     for (int q = 0; q < nb && q < s->ncontacts; q++) {
-      double ri = a[b[q].i].r, rs = b[q].j >= 0
-                                        ? ri * a[b[q].j].r / (ri + a[b[q].j].r)
-                                        : ri;
+      double ri = a[b[q].i].r,
+             rs = b[q].j >= 0 ? ri * a[b[q].j].r / (ri + a[b[q].j].r) : ri;
       /* k = dF/d delta of F = 4/3 E* sqrt(R*) delta^1.5 */
       double k = 2 * estar * sqrt(rs) * sqrt(b[q].overlap);
       CMT_REL(s->contacts[q].stiffness, k, 1e-9);
@@ -277,7 +264,8 @@ CM_TEST(import_touch_tolerance) {
   cm_dump_destroy(&d);
 }
 
-/* ---- LAMMPS pile ----------------------------------------------------------------- */
+/* ---- LAMMPS pile
+ * ----------------------------------------------------------------- */
 
 static void pile_options(cm_dump_options_t *o) {
   cm_dump_options_init(o);
@@ -305,8 +293,10 @@ CM_TEST(import_lammps_pile) {
   atom_t *a = read_atoms(PILE, 13, 0, 4, 2, &n);
   CMT_EQ_INT(d->natoms, n);
   CMT_TRUE(n >= 1000 && n <= 3000);
-  const double planes[5][6] = {{0, 0, 0, 0, 0, 1},     {-0.05, 0, 0, 1, 0, 0},
-                               {0.05, 0, 0, -1, 0, 0}, {0, -0.05, 0, 0, 1, 0},
+  const double planes[5][6] = {{0, 0, 0, 0, 0, 1},
+                               {-0.05, 0, 0, 1, 0, 0},
+                               {0.05, 0, 0, -1, 0, 0},
+                               {0, -0.05, 0, 0, 1, 0},
                                {0, 0.05, 0, 0, -1, 0}};
   int nb = 0;
   bf_t *b = brute_force(a, n, 5, planes, 0, &nb);
@@ -346,27 +336,28 @@ CM_TEST(import_lammps_pile) {
   cm_dump_destroy(&d);
 }
 
-/* ---- formats: scaled columns, shuffled order, snapshots, 2D ---------------- */
+/* ---- formats: scaled columns, shuffled order, snapshots, 2D ----------------
+ */
 
 CM_TEST(import_dump_formats) {
   char dir[64], path[128];
-  if (!tmpdir(dir, sizeof dir)) {
+  if (!cmt_tmpdir(dir, sizeof dir)) {
     CMT_FAIL("mkdtemp");
     return;
   }
   snprintf(path, sizeof path, "%s/two.dump", dir);
   /* two snapshots; the second has scaled columns in a shuffled order and a
    * diameter column; box 0..2 x 0..4 x 0..1 */
-  write_text(path,
-             "ITEM: TIMESTEP\n100\nITEM: NUMBER OF ATOMS\n1\n"
-             "ITEM: BOX BOUNDS pp ff ff\n0 2\n0 4\n0 1\n"
-             "ITEM: ATOMS id type x y z radius\n"
-             "1 1 1.0 1.0 0.5 0.5\n"
-             "ITEM: TIMESTEP\n200\nITEM: TIME\n0.02\nITEM: NUMBER OF ATOMS\n2\n"
-             "ITEM: BOX BOUNDS ff ff ff\n0 2\n0 4\n0 1\n"
-             "ITEM: ATOMS zs diameter id ys type xs mass\n"
-             "0.5 1.0 7 0.25 1 0.5 3.0\n"
-             "0.5 1.0 3 0.4 1 0.5 2.0\n");
+  cmt_write_text(
+      path, "ITEM: TIMESTEP\n100\nITEM: NUMBER OF ATOMS\n1\n"
+            "ITEM: BOX BOUNDS pp ff ff\n0 2\n0 4\n0 1\n"
+            "ITEM: ATOMS id type x y z radius\n"
+            "1 1 1.0 1.0 0.5 0.5\n"
+            "ITEM: TIMESTEP\n200\nITEM: TIME\n0.02\nITEM: NUMBER OF ATOMS\n2\n"
+            "ITEM: BOX BOUNDS ff ff ff\n0 2\n0 4\n0 1\n"
+            "ITEM: ATOMS zs diameter id ys type xs mass\n"
+            "0.5 1.0 7 0.25 1 0.5 3.0\n"
+            "0.5 1.0 3 0.4 1 0.5 2.0\n");
   cm_context_t ctx;
   cm_context_init(&ctx);
   cm_dump_options_t o;
@@ -420,10 +411,10 @@ CM_TEST(import_dump_formats) {
   CMT_CONTAINS(ctx.message, "100, 200");
   /* triclinic box: x = xlo + xs lx + ys xy + zs xz with xlo, xhi taken
    * back from the bounding box (xlo_bound = 0, xhi_bound = 2.5, xy = 0.5) */
-  write_text(path, "ITEM: TIMESTEP\n0\nITEM: NUMBER OF ATOMS\n1\n"
-                   "ITEM: BOX BOUNDS xy xz yz ff ff ff\n0 2.5 0.5\n0 4 0\n"
-                   "0 1 0\nITEM: ATOMS id xs ys zs radius\n"
-                   "1 0.5 0.5 0.5 0.1\n");
+  cmt_write_text(path, "ITEM: TIMESTEP\n0\nITEM: NUMBER OF ATOMS\n1\n"
+                       "ITEM: BOX BOUNDS xy xz yz ff ff ff\n0 2.5 0.5\n0 4 0\n"
+                       "0 1 0\nITEM: ATOMS id xs ys zs radius\n"
+                       "1 0.5 0.5 0.5 0.1\n");
   o.timestep = -1;
   CMT_EQ_INT(cm_dump_read(&ctx, path, &o, &d), CM_OK);
   if (d) {
@@ -457,18 +448,17 @@ CM_TEST(import_dump_formats) {
  * floor -k- m -k- m: omega^2 = (k/m) (3 -+ sqrt 5) / 2. */
 CM_TEST(import_disks_2d_chain) {
   char dir[64], path[128];
-  if (!tmpdir(dir, sizeof dir)) {
+  if (!cmt_tmpdir(dir, sizeof dir)) {
     CMT_FAIL("mkdtemp");
     return;
   }
   snprintf(path, sizeof path, "%s/disks.dump", dir);
   /* r = 0.01, floor y = 0: overlaps 1e-4 each; z column ignored in 2D */
-  write_text(path,
-             "ITEM: TIMESTEP\n5\nITEM: NUMBER OF ATOMS\n2\n"
-             "ITEM: BOX BOUNDS ff ff pp\n-1 1\n0 1\n-0.5 0.5\n"
-             "ITEM: ATOMS id x y z radius\n"
-             "1 0.0 0.0099 123.0 0.01\n"
-             "2 0.0 0.0297 -5.0 0.01\n");
+  cmt_write_text(path, "ITEM: TIMESTEP\n5\nITEM: NUMBER OF ATOMS\n2\n"
+                       "ITEM: BOX BOUNDS ff ff pp\n-1 1\n0 1\n-0.5 0.5\n"
+                       "ITEM: ATOMS id x y z radius\n"
+                       "1 0.0 0.0099 123.0 0.01\n"
+                       "2 0.0 0.0297 -5.0 0.01\n");
   cm_context_t ctx;
   cm_context_init(&ctx);
   cm_dump_options_t o;
@@ -519,20 +509,21 @@ CM_TEST(import_disks_2d_chain) {
   rmdir(dir);
 }
 
-/* ---- bad dumps ------------------------------------------------------------------ */
+/* ---- bad dumps
+ * ------------------------------------------------------------------ */
 
 typedef struct {
-  const char *text;   /* file content */
-  const char *where;  /* ":LINE:" expected in the message */
-  const char *what;   /* phrase expected in the message */
+  const char *text;  /* file content */
+  const char *where; /* ":LINE:" expected in the message */
+  const char *what;  /* phrase expected in the message */
 } bad_case_t;
 
 CM_TEST(import_bad_dumps) {
   static const char head[] = "ITEM: TIMESTEP\n0\nITEM: NUMBER OF ATOMS\n3\n"
                              "ITEM: BOX BOUNDS ff ff ff\n0 1\n0 1\n0 1\n";
   static const bad_case_t cases[] = {
-      {"ITEM: ATOMS id type radius\n1 1 0.1\n2 1 0.1\n3 1 0.1\n", ":9:",
-       "no position columns"},
+      {"ITEM: ATOMS id type radius\n1 1 0.1\n2 1 0.1\n3 1 0.1\n",
+       ":9:", "no position columns"},
       {"ITEM: ATOMS id x y z\n1 0.1 0.1 0.1\n2 0.5 0.5 0.5\n3 .9 .9 .9\n",
        ":9:", "no radius or diameter"},
       {"ITEM: ATOMS id x y z radius\n1 0.1 0.1 0.1 0.1\n2 0.5 0.5 0.5 0.1\n",
@@ -552,11 +543,11 @@ CM_TEST(import_bad_dumps) {
       {"ITEM: ATOMS id x y z radius\n1 .1 .1 .1 .1\n2 .5 .5 .5 -1\n"
        "3 .9 .9 .9 .1\n",
        ":11:", "radius"},
-      {"ITEM: ATOMS id x y z radius\n1 .1 .1 .1 .1\nITEM: TIMESTEP\n", ":11:",
-       "declares 3 atoms"},
+      {"ITEM: ATOMS id x y z radius\n1 .1 .1 .1 .1\nITEM: TIMESTEP\n",
+       ":11:", "declares 3 atoms"},
   };
   char dir[64], path[128];
-  if (!tmpdir(dir, sizeof dir)) {
+  if (!cmt_tmpdir(dir, sizeof dir)) {
     CMT_FAIL("mkdtemp");
     return;
   }
@@ -568,7 +559,7 @@ CM_TEST(import_bad_dumps) {
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     char text[1024], where[256];
     snprintf(text, sizeof text, "%s%s", head, cases[i].text);
-    write_text(path, text);
+    cmt_write_text(path, text);
     cm_dump_t *d = NULL;
     int st = cm_dump_read(&ctx, path, &o, &d);
     CMT_EQ_INT(st, CM_PARSE);
@@ -579,18 +570,19 @@ CM_TEST(import_bad_dumps) {
     cm_dump_destroy(&d);
   }
   /* not a dump at all; empty file */
-  write_text(path, "hello\n");
+  cmt_write_text(path, "hello\n");
   CMT_EQ_INT(cm_dump_read(&ctx, path, &o, &(cm_dump_t *){NULL}), CM_PARSE);
   CMT_CONTAINS(ctx.message, ":1: expected 'ITEM: TIMESTEP'");
-  write_text(path, "");
+  cmt_write_text(path, "");
   CMT_EQ_INT(cm_dump_read(&ctx, path, &o, &(cm_dump_t *){NULL}), CM_PARSE);
   CMT_CONTAINS(ctx.message, "no snapshot");
   /* scene-level: no mass, no stiffness, an atom outside a wall */
   char text[1024];
-  snprintf(text, sizeof text, "%sITEM: ATOMS id x y z radius\n"
-                              "1 .1 .1 .1 .1\n2 .5 .5 .5 .1\n3 .9 .9 .9 .1\n",
+  snprintf(text, sizeof text,
+           "%sITEM: ATOMS id x y z radius\n"
+           "1 .1 .1 .1 .1\n2 .5 .5 .5 .1\n3 .9 .9 .9 .1\n",
            head);
-  write_text(path, text);
+  cmt_write_text(path, text);
   cm_dump_t *d = NULL;
   CMT_EQ_INT(cm_dump_read(&ctx, path, &o, &d), CM_OK);
   cm_scene_t *s = NULL;
@@ -616,20 +608,21 @@ CM_TEST(import_bad_dumps) {
   rmdir(dir);
 }
 
-/* ---- Matrix Market ---------------------------------------------------------------- */
+/* ---- Matrix Market
+ * ---------------------------------------------------------------- */
 
 /* Exports sys to a fresh folder; returns the folder (caller removes). */
 static int export_to(cm_context_t *ctx, const cm_system_t *sys, char *dir,
                      size_t size, int flags) {
-  if (!tmpdir(dir, size))
+  if (!cmt_tmpdir(dir, size))
     return -1;
   return cm_system_write_matrices(ctx, sys, dir, flags, "test");
 }
 
 static void remove_export(const char *dir) {
-  const char *names[] = {"M.mtx", "J.mtx", "k.mtx", "B.mtx", "S.mtx",
-                         "rows.txt", "cols.txt", "manifest.json", "bad.mtx", "bed.json",
-                         "bad.json"};
+  const char *names[] = {"M.mtx",   "J.mtx",    "k.mtx",    "B.mtx",
+                         "S.mtx",   "rows.txt", "cols.txt", "manifest.json",
+                         "bad.mtx", "bed.json", "bad.json"};
   char p[256];
   for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
     snprintf(p, sizeof p, "%s/%s", dir, names[i]);
@@ -675,8 +668,8 @@ CM_TEST(import_mtx_bar_reference) {
              CM_OK);
   CMT_EQ_INT(s ? cm_system_assemble(&ctx, s, &sys) : -1, CM_OK);
   char dir[64], p[128];
-  if (!sys || export_to(&ctx, sys, dir, sizeof dir,
-                        CM_MTX_WRITE_B | CM_MTX_WRITE_S)) {
+  if (!sys ||
+      export_to(&ctx, sys, dir, sizeof dir, CM_MTX_WRITE_B | CM_MTX_WRITE_S)) {
     CMT_FAIL("export: %s", ctx.message);
     cm_system_destroy(&sys);
     cm_scene_destroy(&s);
@@ -690,7 +683,8 @@ CM_TEST(import_mtx_bar_reference) {
   CMT_TRUE(S && B && nr == 2 && nc == 2 && br == 2 && bc == 2);
   if (S && B && nr == 2 && br == 2 && bc == 2) {
     double tr = S[0] + S[3], det = S[0] * S[3] - S[1] * S[2];
-    double l1 = tr / 2 + sqrt(tr * tr / 4 - det), l2 = tr / 2 - sqrt(tr * tr / 4 - det);
+    double l1 = tr / 2 + sqrt(tr * tr / 4 - det),
+           l2 = tr / 2 - sqrt(tr * tr / 4 - det);
     CMT_REL(l1, 2 * 1e5 * 0.1 * 0.1 / 0.005, 1e-12); /* rocking */
     CMT_REL(l2, 2 * 1e5 / 2.0, 1e-12);               /* translation */
     for (int i = 0; i < 2; i++)
@@ -768,8 +762,8 @@ CM_TEST(import_mtx_b_matches_solves) {
   cm_system_t *sys = NULL;
   CMT_EQ_INT(cm_system_assemble(&ctx, s, &sys), CM_OK);
   char dir[64], p[128];
-  if (!sys || export_to(&ctx, sys, dir, sizeof dir,
-                        CM_MTX_WRITE_B | CM_MTX_WRITE_S)) {
+  if (!sys ||
+      export_to(&ctx, sys, dir, sizeof dir, CM_MTX_WRITE_B | CM_MTX_WRITE_S)) {
     CMT_FAIL("export: %s", ctx.message);
     cm_system_destroy(&sys);
     cm_scene_destroy(&s);
@@ -896,7 +890,8 @@ CM_TEST(import_mtx_roundtrip) {
   cm_scene_destroy(&s);
 }
 
-/* ---- bad matrices ---------------------------------------------------------------- */
+/* ---- bad matrices
+ * ---------------------------------------------------------------- */
 
 static const char M_ok[] = "%%MatrixMarket matrix coordinate real symmetric\n"
                            "2 2 2\n1 1 2\n2 2 3\n";
@@ -912,9 +907,9 @@ static int read_set(cm_context_t *ctx, const char *dir, const char *M,
   snprintf(pm, sizeof pm, "%s/M.mtx", dir);
   snprintf(pj, sizeof pj, "%s/J.mtx", dir);
   snprintf(pk, sizeof pk, "%s/k.mtx", dir);
-  write_text(pm, M);
-  write_text(pj, J);
-  write_text(pk, k);
+  cmt_write_text(pm, M);
+  cmt_write_text(pj, J);
+  cmt_write_text(pk, k);
   cm_system_t *sys = NULL;
   int st = cm_system_read_matrices(ctx, pm, pj, pk, &sys);
   if (!st != !!sys)
@@ -935,7 +930,7 @@ static void expect(cm_context_t *ctx, int got, int st, const char *dir,
 
 CM_TEST(import_bad_matrices) {
   char dir[64];
-  if (!tmpdir(dir, sizeof dir)) {
+  if (!cmt_tmpdir(dir, sizeof dir)) {
     CMT_FAIL("mkdtemp");
     return;
   }
@@ -943,94 +938,122 @@ CM_TEST(import_bad_matrices) {
   cm_context_init(&ctx);
   CMT_EQ_INT(read_set(&ctx, dir, M_ok, J_ok, k_ok), CM_OK);
   /* M */
-  expect(&ctx, read_set(&ctx, dir,
-                        "%%MatrixMarket matrix coordinate real general\n"
-                        "% a comment\n2 3 2\n1 1 2\n2 2 3\n", J_ok, k_ok),
+  expect(&ctx,
+         read_set(&ctx, dir,
+                  "%%MatrixMarket matrix coordinate real general\n"
+                  "% a comment\n2 3 2\n1 1 2\n2 2 3\n",
+                  J_ok, k_ok),
          CM_INVALID_SCENE, dir, "M.mtx:3:", "square");
-  expect(&ctx, read_set(&ctx, dir,
-                        "%%MatrixMarket matrix coordinate real symmetric\n"
-                        "2 2 3\n1 1 2\n2 2 3\n", J_ok, k_ok),
+  expect(&ctx,
+         read_set(&ctx, dir,
+                  "%%MatrixMarket matrix coordinate real symmetric\n"
+                  "2 2 3\n1 1 2\n2 2 3\n",
+                  J_ok, k_ok),
          CM_PARSE, dir, "M.mtx:4:", "truncated");
-  expect(&ctx, read_set(&ctx, dir,
-                        "%%MatrixMarket matrix coordinate real symmetric\n"
-                        "2 2 2\n1 1 2\n2 2 -3\n", J_ok, k_ok),
+  expect(&ctx,
+         read_set(&ctx, dir,
+                  "%%MatrixMarket matrix coordinate real symmetric\n"
+                  "2 2 2\n1 1 2\n2 2 -3\n",
+                  J_ok, k_ok),
          CM_NOT_SPD, dir, "M.mtx:4:", "not positive");
-  expect(&ctx, read_set(&ctx, dir,
-                        "%%MatrixMarket matrix coordinate real symmetric\n"
-                        "2 2 2\n1 1 2\n2 2 NaN\n", J_ok, k_ok),
+  expect(&ctx,
+         read_set(&ctx, dir,
+                  "%%MatrixMarket matrix coordinate real symmetric\n"
+                  "2 2 2\n1 1 2\n2 2 NaN\n",
+                  J_ok, k_ok),
          CM_PARSE, dir, "M.mtx:4:", "not finite");
-  expect(&ctx, read_set(&ctx, dir,
-                        "%%MatrixMarket matrix coordinate real general\n"
-                        "2 2 3\n1 1 2\n2 2 3\n1 2 1\n", J_ok, k_ok),
+  expect(&ctx,
+         read_set(&ctx, dir,
+                  "%%MatrixMarket matrix coordinate real general\n"
+                  "2 2 3\n1 1 2\n2 2 3\n1 2 1\n",
+                  J_ok, k_ok),
          CM_INVALID_SCENE, dir, "M.mtx:5:", "not symmetric");
-  expect(&ctx, read_set(&ctx, dir,
-                        "%%MatrixMarket matrix coordinate real symmetric\n"
-                        "2 2 1\n1 1 2\n", J_ok, k_ok),
+  expect(&ctx,
+         read_set(&ctx, dir,
+                  "%%MatrixMarket matrix coordinate real symmetric\n"
+                  "2 2 1\n1 1 2\n",
+                  J_ok, k_ok),
          CM_NOT_SPD, dir, "M.mtx:2:", "M(2,2) is missing");
   /* indefinite with a positive diagonal: M = [4 3; 3 1] fails at the
    * second pivot whatever the order; the line is that column's diagonal */
   int st = read_set(&ctx, dir,
                     "%%MatrixMarket matrix coordinate real symmetric\n"
-                    "2 2 3\n1 1 4\n2 1 3\n2 2 1\n", J_ok, k_ok);
+                    "2 2 3\n1 1 4\n2 1 3\n2 2 1\n",
+                    J_ok, k_ok);
   CMT_EQ_INT(st, CM_NOT_SPD);
   CMT_CONTAINS(ctx.message, "not positive definite");
   char l3[160], l5[160];
-  snprintf(l3, sizeof l3, "%s/M.mtx:3: M is not positive definite: the "
-                          "Cholesky factorisation fails at column 1", dir);
-  snprintf(l5, sizeof l5, "%s/M.mtx:5: M is not positive definite: the "
-                          "Cholesky factorisation fails at column 2", dir);
+  snprintf(l3, sizeof l3,
+           "%s/M.mtx:3: M is not positive definite: the "
+           "Cholesky factorisation fails at column 1",
+           dir);
+  snprintf(l5, sizeof l5,
+           "%s/M.mtx:5: M is not positive definite: the "
+           "Cholesky factorisation fails at column 2",
+           dir);
   CMT_TRUE(strstr(ctx.message, l3) || strstr(ctx.message, l5));
   /* J */
-  expect(&ctx, read_set(&ctx, dir, M_ok,
-                        "%%MatrixMarket matrix coordinate real general\n"
-                        "3 4 1\n1 1 1\n", k_ok),
+  expect(&ctx,
+         read_set(&ctx, dir, M_ok,
+                  "%%MatrixMarket matrix coordinate real general\n"
+                  "3 4 1\n1 1 1\n",
+                  k_ok),
          CM_INVALID_SCENE, dir, "J.mtx:2:", "but M (");
-  expect(&ctx, read_set(&ctx, dir, M_ok,
-                        "%%MatrixMarket matrix coordinate real general\n"
-                        "3 2 3\n1 1 1\n2 3 1\n3 1 -1\n", k_ok),
+  expect(&ctx,
+         read_set(&ctx, dir, M_ok,
+                  "%%MatrixMarket matrix coordinate real general\n"
+                  "3 2 3\n1 1 1\n2 3 1\n3 1 -1\n",
+                  k_ok),
          CM_PARSE, dir, "J.mtx:4:", "outside the 3 x 2 matrix");
-  expect(&ctx, read_set(&ctx, dir, M_ok,
-                        "%%MatrixMarket matrix coordinate real general\n"
-                        "3 2 3\n1 1 1\n2 2 inf\n3 1 -1\n", k_ok),
+  expect(&ctx,
+         read_set(&ctx, dir, M_ok,
+                  "%%MatrixMarket matrix coordinate real general\n"
+                  "3 2 3\n1 1 1\n2 2 inf\n3 1 -1\n",
+                  k_ok),
          CM_PARSE, dir, "J.mtx:4:", "not finite");
-  expect(&ctx, read_set(&ctx, dir, M_ok,
-                        "%%MatrixMarket matrix coordinate real general\n"
-                        "3 2 2\n1 1 1\n2 2 1\n3 1 -1\n", k_ok),
+  expect(&ctx,
+         read_set(&ctx, dir, M_ok,
+                  "%%MatrixMarket matrix coordinate real general\n"
+                  "3 2 2\n1 1 1\n2 2 1\n3 1 -1\n",
+                  k_ok),
          CM_PARSE, dir, "J.mtx:5:", "more entries than the 2 declared");
   expect(&ctx, read_set(&ctx, dir, M_ok, "hello\n", k_ok), CM_PARSE, dir,
          "J.mtx:1:", "not a Matrix Market file");
   /* k */
-  expect(&ctx, read_set(&ctx, dir, M_ok, J_ok,
-                        "%%MatrixMarket matrix array real general\n"
-                        "2 1\n10\n20\n"),
+  expect(&ctx,
+         read_set(&ctx, dir, M_ok, J_ok,
+                  "%%MatrixMarket matrix array real general\n"
+                  "2 1\n10\n20\n"),
          CM_INVALID_SCENE, dir, "k.mtx:2:", "J (");
-  expect(&ctx, read_set(&ctx, dir, M_ok, J_ok,
-                        "%%MatrixMarket matrix array real general\n"
-                        "3 1\n10\n-20\n30\n"),
+  expect(&ctx,
+         read_set(&ctx, dir, M_ok, J_ok,
+                  "%%MatrixMarket matrix array real general\n"
+                  "3 1\n10\n-20\n30\n"),
          CM_PARSE, dir, "k.mtx:4:", "k[2] = -20");
-  expect(&ctx, read_set(&ctx, dir, M_ok, J_ok,
-                        "%%MatrixMarket matrix coordinate real general\n"
-                        "3 1 2\n1 1 10\n3 1 30\n"),
+  expect(&ctx,
+         read_set(&ctx, dir, M_ok, J_ok,
+                  "%%MatrixMarket matrix coordinate real general\n"
+                  "3 1 2\n1 1 10\n3 1 30\n"),
          CM_INVALID_SCENE, dir, "k.mtx:2:", "k[2] is missing");
   /* manifest */
   char pm[128];
   snprintf(pm, sizeof pm, "%s/bad.json", dir);
-  write_text(pm, "{\"M\": \"M.mtx\", \"J\": \"J.mtx\", \"k\": \"k.mtx\", "
-                 "\"K\": 1}");
+  cmt_write_text(pm, "{\"M\": \"M.mtx\", \"J\": \"J.mtx\", \"k\": \"k.mtx\", "
+                     "\"K\": 1}");
   CMT_EQ_INT(cm_system_read_manifest(&ctx, pm, &(cm_system_t *){NULL}),
              CM_PARSE);
   CMT_CONTAINS(ctx.message, "unknown key \"K\"");
-  write_text(pm, "{\"M\": \"M.mtx\", \"k\": \"k.mtx\"}");
+  cmt_write_text(pm, "{\"M\": \"M.mtx\", \"k\": \"k.mtx\"}");
   CMT_EQ_INT(cm_system_read_manifest(&ctx, pm, &(cm_system_t *){NULL}),
              CM_PARSE);
   CMT_CONTAINS(ctx.message, "\"J\" is missing");
-  write_text(pm, "{\"M\": \"M.mtx\",\n \"J\": }");
+  cmt_write_text(pm, "{\"M\": \"M.mtx\",\n \"J\": }");
   CMT_EQ_INT(cm_system_read_manifest(&ctx, pm, &(cm_system_t *){NULL}),
              CM_PARSE);
   CMT_CONTAINS(ctx.message, "bad.json:2:");
   /* a good manifest with relative paths (written by read_set above) */
   read_set(&ctx, dir, M_ok, J_ok, k_ok);
-  write_text(pm, "{\"M\": \"M.mtx\", \"J\": \"J.mtx\", \"k\": \"k.mtx\"}");
+  cmt_write_text(pm, "{\"M\": \"M.mtx\", \"J\": \"J.mtx\", \"k\": \"k.mtx\"}");
   cm_system_t *sys = NULL;
   CMT_EQ_INT(cm_system_read_manifest(&ctx, pm, &sys), CM_OK);
   if (sys) {
@@ -1042,13 +1065,14 @@ CM_TEST(import_bad_matrices) {
   remove_export(dir);
 }
 
-/* ---- command line ------------------------------------------------------------------ */
+/* ---- command line
+ * ------------------------------------------------------------------ */
 
 CM_TEST(import_cli) {
   if (!have_liggghts("import_cli"))
     return;
   char dir[64], cmd[1024], p[128];
-  if (!tmpdir(dir, sizeof dir)) {
+  if (!cmt_tmpdir(dir, sizeof dir)) {
     CMT_FAIL("mkdtemp");
     return;
   }
@@ -1108,8 +1132,8 @@ CM_TEST(import_cli) {
   free(out);
   /* a bad dump: exit code 3, message with file and line */
   snprintf(p, sizeof p, "%s/bad.mtx", dir);
-  write_text(p, "ITEM: TIMESTEP\n1\nITEM: NUMBER OF ATOMS\n1\n"
-                "ITEM: ATOMS id x y z\n1 0 0 0\n");
+  cmt_write_text(p, "ITEM: TIMESTEP\n1\nITEM: NUMBER OF ATOMS\n1\n"
+                    "ITEM: ATOMS id x y z\n1 0 0 0\n");
   snprintf(cmd, sizeof cmd, "%s import dump %s --k 1 --density 1 2>&1",
            CM_BINARY, p);
   out = cmt_run(cmd, &code);

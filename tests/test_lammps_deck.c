@@ -19,21 +19,6 @@
 /* ---- helpers ---------------------------------------------------------------
  */
 
-static const char *tmpdir(char *buf, size_t size) {
-  snprintf(buf, size, "/tmp/cmodes-deck-XXXXXX");
-  return mkdtemp(buf);
-}
-
-static void write_text(const char *path, const char *text) {
-  FILE *f = fopen(path, "w");
-  if (!f) {
-    CMT_FAIL("cannot write %s", path);
-    return;
-  }
-  fputs(text, f);
-  fclose(f);
-}
-
 /* dir/name, in a static ring of buffers. */
 static const char *in_dir(const char *dir, const char *name) {
   static char buf[8][256];
@@ -62,7 +47,7 @@ static void write_two_spheres(const char *path, double r1, double r2, double m1,
            "ITEM: ATOMS id type x y z radius mass\n"
            "1 1 0 0 %.17g %.17g %.17g\n2 1 0 0 %.17g %.17g %.17g\n",
            z1, r1, m1, z2, r2, m2);
-  write_text(path, text);
+  cmt_write_text(path, text);
 }
 
 /* Imports deck + dump through the library; NULL on failure (reported). */
@@ -156,7 +141,7 @@ CM_TEST(lammps_deck_pile_equivalence) {
 /* The CLI spelling of the acceptance: the same scene, and the summary. */
 CM_TEST(lammps_deck_cli) {
   char dir[64];
-  if (!tmpdir(dir, sizeof dir)) {
+  if (!cmt_tmpdir(dir, sizeof dir)) {
     CMT_FAIL("mkdtemp");
     return;
   }
@@ -198,7 +183,7 @@ CM_TEST(lammps_deck_cli) {
   cm_scene_destroy(&s);
   cm_scene_destroy(&lib);
   /* a deck with a bad line: exit 3, file:line */
-  write_text(in_dir(dir, "in.bad"), "units si\npair_style lj/cut 2.5\n");
+  cmt_write_text(in_dir(dir, "in.bad"), "units si\npair_style lj/cut 2.5\n");
   snprintf(cmd, sizeof cmd, "%s import lammps --deck %s --dump %s 2>&1",
            CM_BINARY, in_dir(dir, "in.bad"), PILE_DUMP);
   log = cmt_run(cmd, &code);
@@ -215,7 +200,7 @@ CM_TEST(lammps_deck_cli) {
  * sqrt(delta R*)), on a pair and on a floor. */
 CM_TEST(lammps_deck_hertz_history) {
   char dir[64];
-  if (!tmpdir(dir, sizeof dir)) {
+  if (!cmt_tmpdir(dir, sizeof dir)) {
     CMT_FAIL("mkdtemp");
     return;
   }
@@ -223,13 +208,14 @@ CM_TEST(lammps_deck_hertz_history) {
   const double delta = 2e-5, wdelta = 1e-5;
   const double kn = 2e5, gn = 500; /* Kn in N/m^2 for Hertz */
   write_two_spheres(in_dir(dir, "two.dump"), r1, r2, m1, m2, delta, wdelta);
-  write_text(in_dir(dir, "in.hertz"),
-             "units si\natom_style sphere\nboundary f f f\n"
-             "region box block -1 1 -1 1 0 2\ncreate_box 1 box\n"
-             "pair_style gran/hertz/history 2e5 NULL 500 NULL 0.5 1\n"
-             "pair_coeff * *\ntimestep 2e-6\n"
-             "fix floor all wall/gran hertz/history 2e5 NULL 500 NULL 0.5 1 "
-             "zplane 0 NULL\n");
+  cmt_write_text(
+      in_dir(dir, "in.hertz"),
+      "units si\natom_style sphere\nboundary f f f\n"
+      "region box block -1 1 -1 1 0 2\ncreate_box 1 box\n"
+      "pair_style gran/hertz/history 2e5 NULL 500 NULL 0.5 1\n"
+      "pair_coeff * *\ntimestep 2e-6\n"
+      "fix floor all wall/gran hertz/history 2e5 NULL 500 NULL 0.5 1 "
+      "zplane 0 NULL\n");
   cm_scene_t *s = import(in_dir(dir, "in.hertz"), in_dir(dir, "two.dump"));
   if (s) {
     int p = find_contact(s, 0, 1), w = find_contact(s, 0, CM_WORLD);
@@ -262,23 +248,24 @@ CM_TEST(lammps_deck_hertz_history) {
  * x_gamma_t eta_n), and gran/hooke (no tangential spring). */
 CM_TEST(lammps_deck_granular_hand) {
   char dir[64];
-  if (!tmpdir(dir, sizeof dir)) {
+  if (!cmt_tmpdir(dir, sizeof dir)) {
     CMT_FAIL("mkdtemp");
     return;
   }
   const double r1 = 0.005, r2 = 0.003, m1 = 0.004, m2 = 0.001;
   const double delta = 3e-6, E = 1e8, nu = 0.3, e = 0.6, xgt = 0.5;
   write_two_spheres(in_dir(dir, "two.dump"), r1, r2, m1, m2, delta, 2e-6);
-  write_text(in_dir(dir, "in.granular"),
-             "variable E equal 1e8\nvariable nu index 0.3\n"
-             "units si\natom_style sphere\nboundary f f f\n"
-             "region box block -1 1 -1 1 0 2\ncreate_box 1 box\n"
-             "pair_style granular\n"
-             "pair_coeff * * hertz/material ${E} 0.6 ${nu} damping tsuji &\n"
-             "    tangential mindlin NULL 0.5 0.4 rolling none\n"
-             "timestep 1e-7\n"
-             "fix floor all wall/gran hooke 1000 NULL 50 NULL 0.5 0 zplane 0 "
-             "NULL\n");
+  cmt_write_text(
+      in_dir(dir, "in.granular"),
+      "variable E equal 1e8\nvariable nu index 0.3\n"
+      "units si\natom_style sphere\nboundary f f f\n"
+      "region box block -1 1 -1 1 0 2\ncreate_box 1 box\n"
+      "pair_style granular\n"
+      "pair_coeff * * hertz/material ${E} 0.6 ${nu} damping tsuji &\n"
+      "    tangential mindlin NULL 0.5 0.4 rolling none\n"
+      "timestep 1e-7\n"
+      "fix floor all wall/gran hooke 1000 NULL 50 NULL 0.5 0 zplane 0 "
+      "NULL\n");
   cm_scene_t *s = import(in_dir(dir, "in.granular"), in_dir(dir, "two.dump"));
   if (s) {
     int p = find_contact(s, 0, 1), w = find_contact(s, 0, CM_WORLD);
@@ -355,11 +342,11 @@ static void liggghts_expect(const cm_scene_t *s, int q, double ri, double rj,
 
 CM_TEST(lammps_deck_liggghts) {
   char dir[64];
-  if (!tmpdir(dir, sizeof dir)) {
+  if (!cmt_tmpdir(dir, sizeof dir)) {
     CMT_FAIL("mkdtemp");
     return;
   }
-  write_text(in_dir(dir, "in.lig"), liggghts_deck);
+  cmt_write_text(in_dir(dir, "in.lig"), liggghts_deck);
   /* two spheres: independent of ../shared */
   const double r1 = 0.0025, r2 = 0.002, m1 = 1e-4, m2 = 6e-5;
   write_two_spheres(in_dir(dir, "two.dump"), r1, r2, m1, m2, 1e-5, 4e-6);
@@ -386,7 +373,7 @@ CM_TEST(lammps_deck_liggghts) {
            (int)(hz - liggghts_deck), liggghts_deck, strchr(hz, '\n') + 1);
   for (char *w = text; (w = strstr(w, "model hertz"));) /* the walls too */
     memcpy(w, "model hooke", 11);
-  write_text(in_dir(dir, "in.hooke"), text);
+  cmt_write_text(in_dir(dir, "in.hooke"), text);
   s = import(in_dir(dir, "in.hooke"), in_dir(dir, "two.dump"));
   if (s) {
     int p = find_contact(s, 0, 1);
@@ -508,7 +495,7 @@ static void brute_periodic(const sph_t *p, int n, double L, int *all,
 
 CM_TEST(lammps_deck_periodic_bed) {
   char dir[64];
-  if (!tmpdir(dir, sizeof dir)) {
+  if (!cmt_tmpdir(dir, sizeof dir)) {
     CMT_FAIL("mkdtemp");
     return;
   }
@@ -638,12 +625,13 @@ CM_TEST(lammps_deck_warnings) {
   cm_dump_destroy(&d);
   /* 2D import of a dump whose z varies */
   char dir[64];
-  if (!tmpdir(dir, sizeof dir))
+  if (!cmt_tmpdir(dir, sizeof dir))
     return;
-  write_text(in_dir(dir, "z.dump"),
-             "ITEM: TIMESTEP\n0\nITEM: NUMBER OF ATOMS\n2\n"
-             "ITEM: BOX BOUNDS ff ff ff\n-1 1\n-1 1\n-1 1\n"
-             "ITEM: ATOMS id x y z radius\n1 0 0 0 0.1\n2 0.5 0 0.25 0.1\n");
+  cmt_write_text(
+      in_dir(dir, "z.dump"),
+      "ITEM: TIMESTEP\n0\nITEM: NUMBER OF ATOMS\n2\n"
+      "ITEM: BOX BOUNDS ff ff ff\n-1 1\n-1 1\n-1 1\n"
+      "ITEM: ATOMS id x y z radius\n1 0 0 0 0.1\n2 0.5 0 0.25 0.1\n");
   cm_dump_options_init(&o);
   o.dim = 2;
   o.k = 1;
@@ -660,22 +648,23 @@ CM_TEST(lammps_deck_warnings) {
 
 CM_TEST(lammps_deck_variables) {
   char dir[64];
-  if (!tmpdir(dir, sizeof dir)) {
+  if (!cmt_tmpdir(dir, sizeof dir)) {
     CMT_FAIL("mkdtemp");
     return;
   }
-  write_text(in_dir(dir, "walls.inc"),
-             "fix w all wall/gran hooke/history ${kn} $k ${gn} NULL 0.5 1 &\n"
-             "    zplane $(v_lo*2) NULL  # the floor\n");
-  write_text(in_dir(dir, "in.vars"),
-             "variable kn index 1000\nvariable kn index 5  # ignored\n"
-             "variable k equal 2*v_kn/7+1\nvariable lo equal -0.5*0\n"
-             "variable gn string 40\nvariable n equal count(all)\n"
-             "units si\nboundary f f f\n"
-             "region b block -1 1 -1 1 0 2\ncreate_box 1 b\n"
-             "pair_style gran/hooke/history ${kn} NULL ${gn} NULL 0.5 1\n"
-             "pair_coeff * *\ntimestep $((1+1)*1e-5)\n"
-             "include walls.inc\nprint \"${n} particles\"\n");
+  cmt_write_text(
+      in_dir(dir, "walls.inc"),
+      "fix w all wall/gran hooke/history ${kn} $k ${gn} NULL 0.5 1 &\n"
+      "    zplane $(v_lo*2) NULL  # the floor\n");
+  cmt_write_text(in_dir(dir, "in.vars"),
+                 "variable kn index 1000\nvariable kn index 5  # ignored\n"
+                 "variable k equal 2*v_kn/7+1\nvariable lo equal -0.5*0\n"
+                 "variable gn string 40\nvariable n equal count(all)\n"
+                 "units si\nboundary f f f\n"
+                 "region b block -1 1 -1 1 0 2\ncreate_box 1 b\n"
+                 "pair_style gran/hooke/history ${kn} NULL ${gn} NULL 0.5 1\n"
+                 "pair_coeff * *\ntimestep $((1+1)*1e-5)\n"
+                 "include walls.inc\nprint \"${n} particles\"\n");
   cm_context_t ctx;
   cm_context_init(&ctx);
   cm_lammps_deck_t *d = NULL;
@@ -709,20 +698,20 @@ CM_TEST(lammps_deck_variables) {
   CMT_CONTAINS(ctx.message, "--var 'kn': expected NAME=VALUE");
   /* a variable defined from one that needs a run is ignored with a
    * warning (main's rule, d55673a) until a read line uses it */
-  write_text(in_dir(dir, "in.lazy"),
-             "variable n equal count(all)\nvariable n0 equal ${n}\n"
-             "variable half equal $n/2\nunits si\n"
-             "pair_style gran/hooke 10 NULL 1 NULL 0.5 1\npair_coeff * *\n"
-             "timestep 1e-3\n");
+  cmt_write_text(in_dir(dir, "in.lazy"),
+                 "variable n equal count(all)\nvariable n0 equal ${n}\n"
+                 "variable half equal $n/2\nunits si\n"
+                 "pair_style gran/hooke 10 NULL 1 NULL 0.5 1\npair_coeff * *\n"
+                 "timestep 1e-3\n");
   CMT_EQ_INT(cm_lammps_deck_read(&ctx, in_dir(dir, "in.lazy"), &d), CM_OK);
   if (d)
     CMT_CONTAINS(d->warnings, "in.lazy:2: variable not evaluable before a "
                               "run, ignored");
   cm_lammps_deck_destroy(&d);
   /* a variable that needs a run, used where it matters */
-  write_text(in_dir(dir, "in.run"),
-             "variable n equal count(all)\nunits si\n"
-             "pair_style gran/hooke ${n} NULL 1 NULL 0.5 1\n");
+  cmt_write_text(in_dir(dir, "in.run"),
+                 "variable n equal count(all)\nunits si\n"
+                 "pair_style gran/hooke ${n} NULL 1 NULL 0.5 1\n");
   CMT_EQ_INT(cm_lammps_deck_read(&ctx, in_dir(dir, "in.run"), &d), CM_PARSE);
   CMT_CONTAINS(ctx.message, "in.run:3: expression 'count(all)'");
   rm_dir(dir);
@@ -734,7 +723,7 @@ CM_TEST(lammps_deck_variables) {
 /* Reads deck text; expects an error containing each of the needles. */
 static void expect_bad(const char *dir, const char *text, const char *n1,
                        const char *n2) {
-  write_text(in_dir(dir, "in.bad"), text);
+  cmt_write_text(in_dir(dir, "in.bad"), text);
   cm_context_t ctx;
   cm_context_init(&ctx);
   cm_lammps_deck_t *d = NULL;
@@ -748,7 +737,7 @@ static void expect_bad(const char *dir, const char *text, const char *n1,
 
 CM_TEST(lammps_deck_bad_decks) {
   char dir[64];
-  if (!tmpdir(dir, sizeof dir)) {
+  if (!cmt_tmpdir(dir, sizeof dir)) {
     CMT_FAIL("mkdtemp");
     return;
   }
@@ -810,7 +799,7 @@ CM_TEST(lammps_deck_bad_decks) {
            "%spair_style gran/hooke 2000 500 10 NULL 0.5 1\npair_coeff * *\n"
            "timestep 1e-4\n",
            head);
-  write_text(in_dir(dir, "in.kt"), text);
+  cmt_write_text(in_dir(dir, "in.kt"), text);
   cm_context_t ctx;
   cm_context_init(&ctx);
   cm_lammps_deck_t *d = NULL;
@@ -828,7 +817,7 @@ CM_TEST(lammps_deck_bad_decks) {
            "%spair_style gran/hooke/history 2000 NULL 10 NULL 0 1\n"
            "pair_coeff * *\ntimestep 1e-4\n",
            head);
-  write_text(in_dir(dir, "in.mu0"), text);
+  cmt_write_text(in_dir(dir, "in.mu0"), text);
   CMT_EQ_INT(cm_lammps_deck_read(&ctx, in_dir(dir, "in.mu0"), &d), CM_OK);
   if (d) {
     CMT_CONTAINS(d->warnings, "friction xmu 0");
@@ -898,7 +887,7 @@ static double lmp_force(const char *dir, const lmp_case_t *c, double z2,
       snprintf(p, sizeof deck - (size_t)(p - deck), "%s", rest);
     }
   }
-  write_text(in_dir(dir, "in.run"), deck);
+  cmt_write_text(in_dir(dir, "in.run"), deck);
   char cmd[600];
   snprintf(cmd, sizeof cmd,
            "cd %s && lmp -in in.run -log none -screen none "
@@ -942,12 +931,12 @@ static int cm_case_contact(const char *dir, const lmp_case_t *c, double delta,
              "ITEM: ATOMS id type x y z radius mass\n"
              "1 1 %.17g %.17g %.17g %.17g %.17g\n",
              c->x0[0], c->x0[1], c->x0[2], r1, m1);
-  write_text(in_dir(dir, "c.dump"), text);
+  cmt_write_text(in_dir(dir, "c.dump"), text);
   snprintf(text, sizeof text,
            "units si\nregion box block -1 1 -1 1 -1 1\ncreate_box 1 box\n"
            "%s\ntimestep 1e-8\n",
            c->law);
-  write_text(in_dir(dir, "in.c"), text);
+  cmt_write_text(in_dir(dir, "in.c"), text);
   cm_scene_t *s = import(in_dir(dir, "in.c"), in_dir(dir, "c.dump"));
   int ok = s && s->ncontacts == 1;
   if (ok)
@@ -965,7 +954,7 @@ CM_TEST(lammps_deck_vs_lmp) {
     return;
   }
   char dir[64];
-  if (!tmpdir(dir, sizeof dir)) {
+  if (!cmt_tmpdir(dir, sizeof dir)) {
     CMT_FAIL("mkdtemp");
     return;
   }
@@ -1048,18 +1037,18 @@ CM_TEST(lammps_deck_vs_lmp) {
  * LAMMPS mixes it geometrically (2000); a pair_coeff 1 2 overrides. */
 CM_TEST(lammps_deck_types) {
   char dir[64];
-  if (!tmpdir(dir, sizeof dir)) {
+  if (!cmt_tmpdir(dir, sizeof dir)) {
     CMT_FAIL("mkdtemp");
     return;
   }
   /* atoms 1 (type 1), 2 and 3 (type 2) in a row along x, each pair
    * overlapping by 1e-4 */
-  write_text(in_dir(dir, "t.dump"),
-             "ITEM: TIMESTEP\n0\nITEM: NUMBER OF ATOMS\n3\n"
-             "ITEM: BOX BOUNDS ff ff ff\n-1 1\n-1 1\n-1 1\n"
-             "ITEM: ATOMS id type x y z radius mass\n"
-             "1 1 0 0 0 0.01 0.002\n2 2 0.0199 0 0 0.01 0.003\n"
-             "3 2 0.0398 0 0 0.01 0.003\n");
+  cmt_write_text(in_dir(dir, "t.dump"),
+                 "ITEM: TIMESTEP\n0\nITEM: NUMBER OF ATOMS\n3\n"
+                 "ITEM: BOX BOUNDS ff ff ff\n-1 1\n-1 1\n-1 1\n"
+                 "ITEM: ATOMS id type x y z radius mass\n"
+                 "1 1 0 0 0 0.01 0.002\n2 2 0.0199 0 0 0.01 0.003\n"
+                 "3 2 0.0398 0 0 0.01 0.003\n");
   const char *head =
       "units si\nregion b block -1 1 -1 1 -1 1\ncreate_box 2 b\n"
       "pair_style granular\n"
@@ -1067,7 +1056,7 @@ CM_TEST(lammps_deck_types) {
       "damping mass_velocity\n"
       "pair_coeff 2 2 hooke 4000 0.8 tangential linear_history 1200 0.5 "
       "0.5 damping mass_velocity\ntimestep 1e-5\n";
-  write_text(in_dir(dir, "in.mix"), head);
+  cmt_write_text(in_dir(dir, "in.mix"), head);
   cm_scene_t *s = import(in_dir(dir, "in.mix"), in_dir(dir, "t.dump"));
   if (s) {
     int p12 = find_contact(s, 0, 1), p23 = find_contact(s, 1, 2);
@@ -1089,7 +1078,7 @@ CM_TEST(lammps_deck_types) {
            "%spair_coeff 1 2 hooke 1500 0.1 tangential linear_nohistory 0.5 "
            "0.5 damping velocity\n",
            head);
-  write_text(in_dir(dir, "in.mix"), text);
+  cmt_write_text(in_dir(dir, "in.mix"), text);
   s = import(in_dir(dir, "in.mix"), in_dir(dir, "t.dump"));
   if (s) {
     int p12 = find_contact(s, 0, 1);
@@ -1102,10 +1091,11 @@ CM_TEST(lammps_deck_types) {
   }
   cm_scene_destroy(&s);
   /* a type the deck does not cover */
-  write_text(in_dir(dir, "in.one"),
-             "units si\nregion b block -1 1 -1 1 -1 1\ncreate_box 2 b\n"
-             "pair_style granular\npair_coeff 1 1 hooke 1000 0.2 tangential "
-             "linear_history 300 0.5 0.5\ntimestep 1e-5\n");
+  cmt_write_text(
+      in_dir(dir, "in.one"),
+      "units si\nregion b block -1 1 -1 1 -1 1\ncreate_box 2 b\n"
+      "pair_style granular\npair_coeff 1 1 hooke 1000 0.2 tangential "
+      "linear_history 300 0.5 0.5\ntimestep 1e-5\n");
   cm_context_t ctx;
   cm_context_init(&ctx);
   CMT_EQ_INT(cm_import_lammps(&ctx, in_dir(dir, "in.one"),
