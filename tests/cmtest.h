@@ -71,6 +71,9 @@ char *cmt_run(const char *cmd, int *code);
 char *cmt_read_file(const char *path);
 /* A fresh temporary folder in buf (mkdtemp), NULL on failure. */
 const char *cmt_tmpdir(char *buf, size_t size);
+/* The bundled scene data/NAME (a test failure, NULL, if it cannot be
+ * read); the caller frees it with cm_scene_destroy. */
+struct cm_scene *cmt_data_scene(const char *name);
 /* Writes text to path (a test failure if it cannot). */
 void cmt_write_text(const char *path, const char *text);
 

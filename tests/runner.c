@@ -1,4 +1,5 @@
 /* runner.c: runs the registered tests named on the command line, or all. */
+#include "cmodes.h"
 #include "cmtest.h"
 
 #include <stdlib.h>
@@ -80,6 +81,17 @@ void cmt_write_text(const char *path, const char *text) {
   }
   fputs(text, f);
   fclose(f);
+}
+
+cm_scene_t *cmt_data_scene(const char *name) {
+  char path[1024];
+  snprintf(path, sizeof path, "%s/data/%s", CM_SOURCE_DIR, name);
+  cm_context_t ctx;
+  cm_context_init(&ctx);
+  cm_scene_t *s = NULL;
+  if (cm_scene_read_file(&ctx, path, &s))
+    CMT_FAIL("read %s: %s", path, ctx.message);
+  return s;
 }
 
 int main(int argc, char **argv) {

@@ -7,14 +7,16 @@
 
 #include <lapacke.h>
 
-/* ---- helpers --------------------------------------------------------------- */
+/* ---- helpers ---------------------------------------------------------------
+ */
 
 static uint64_t rng_state;
 static double urand(void) { /* xorshift64*, in [0, 1) */
   rng_state ^= rng_state >> 12;
   rng_state ^= rng_state << 25;
   rng_state ^= rng_state >> 27;
-  return (double)((rng_state * 2685821657736338717ULL) >> 11) / 9007199254740992.0;
+  return (double)((rng_state * 2685821657736338717ULL) >> 11) /
+         9007199254740992.0;
 }
 static double urange(double a, double b) { return a + (b - a) * urand(); }
 
@@ -37,7 +39,8 @@ static void dense_eigs(int nd, int nc, double *M, const double *J,
   for (int i = 0; i < nd; i++) /* X = J^T, then M^-1 J^T */
     for (int c = 0; c < nc; c++)
       X[(size_t)i * nc + c] = J[(size_t)c * nd + i];
-  int info = nd ? LAPACKE_dposv(LAPACK_ROW_MAJOR, 'L', nd, nc, M, nd, X, nc) : 0;
+  int info =
+      nd ? LAPACKE_dposv(LAPACK_ROW_MAJOR, 'L', nd, nc, M, nd, X, nc) : 0;
   CMT_EQ_INT(info, 0);
   double *S = calloc((size_t)nc * nc + 1, sizeof(double));
   for (int i = 0; i < nc; i++)
@@ -198,21 +201,10 @@ static cm_report_t *analyze(cm_scene_t *s, int method, int modes) {
   return r;
 }
 
-static cm_scene_t *load(const char *rel) {
-  char path[1024];
-  snprintf(path, sizeof path, "%s/%s", CM_SOURCE_DIR, rel);
-  cm_context_t ctx;
-  cm_context_init(&ctx);
-  cm_scene_t *s = NULL;
-  if (cm_scene_read_file(&ctx, path, &s))
-    CMT_FAIL("read %s: %s", path, ctx.message);
-  return s;
-}
-
 /* ---- the reference bar -------------------------------------------------- */
 
 CM_TEST(core_bar2d_reference) {
-  cm_scene_t *s = load("data/bar2d.json");
+  cm_scene_t *s = cmt_data_scene("bar2d.json");
   cm_report_t *r = analyze(s, CM_METHOD_AUTO, 6);
   CMT_EQ_INT(r->nmodes, 2);
   CMT_REL(r->modes[0].omega, sqrt(2 * 1e5 * 0.01 / 0.005), 1e-6); /* 632.5 */
@@ -546,8 +538,8 @@ CM_TEST(core_general_mass_matrix) {
   cm_context_t ctx;
   cm_context_init(&ctx);
   cm_system_t *sys = NULL;
-  CMT_EQ_INT(cm_system_from_matrices(&ctx, n, nc, Mp, Mi, Mx, Jp, Jj, Jx, k,
-                                     &sys), 0);
+  CMT_EQ_INT(
+      cm_system_from_matrices(&ctx, n, nc, Mp, Mi, Mx, Jp, Jj, Jx, k, &sys), 0);
   double w[55];
   dense_eigs(n, nc, Md, Jd, k, w, NULL);
   for (int method = CM_METHOD_ARPACK; method <= CM_METHOD_DENSE; method++) {
@@ -566,8 +558,8 @@ CM_TEST(core_general_mass_matrix) {
   cm_system_destroy(&sys);
   /* a mass matrix that is not SPD is reported */
   Mx[0] = -1;
-  CMT_EQ_INT(cm_system_from_matrices(&ctx, n, nc, Mp, Mi, Mx, Jp, Jj, Jx, k,
-                                     &sys), 0);
+  CMT_EQ_INT(
+      cm_system_from_matrices(&ctx, n, nc, Mp, Mi, Mx, Jp, Jj, Jx, k, &sys), 0);
   cm_report_t *r = NULL;
   CMT_EQ_INT(cm_analyze_system(&ctx, sys, NULL, NULL, &r), CM_NOT_SPD);
   CMT_CONTAINS(ctx.message, "not positive definite");
@@ -622,8 +614,8 @@ CM_TEST(core_matrices_interleaved_blocks) {
   cm_context_t ctx;
   cm_context_init(&ctx);
   cm_system_t *sys = NULL;
-  CMT_EQ_INT(cm_system_from_matrices(&ctx, n, nc, Mp, Mi, Mx, Jp, Jj, Jx, k,
-                                     &sys), 0);
+  CMT_EQ_INT(
+      cm_system_from_matrices(&ctx, n, nc, Mp, Mi, Mx, Jp, Jj, Jx, k, &sys), 0);
   CMT_EQ_INT(sys->block, 1);
   double w[30], dmax = 0;
   dense_eigs(n, nc, Md, Jd, k, w, &dmax);
@@ -720,10 +712,12 @@ CM_TEST(core_threads_bitwise) {
   /* and the CLI on the bar */
   char cmd[2048];
   int c1, c2;
-  snprintf(cmd, sizeof cmd, "%s analyze --json --no-timings --threads 1 %s/data/bar2d.json",
+  snprintf(cmd, sizeof cmd,
+           "%s analyze --json --no-timings --threads 1 %s/data/bar2d.json",
            CM_BINARY, CM_SOURCE_DIR);
   char *o1 = cmt_run(cmd, &c1);
-  snprintf(cmd, sizeof cmd, "%s analyze --json --no-timings --threads 2 %s/data/bar2d.json",
+  snprintf(cmd, sizeof cmd,
+           "%s analyze --json --no-timings --threads 2 %s/data/bar2d.json",
            CM_BINARY, CM_SOURCE_DIR);
   char *o2 = cmt_run(cmd, &c2);
   CMT_EQ_INT(c1, 0);
@@ -740,8 +734,9 @@ CM_TEST(core_compare_cli) {
   for (int v = 0; v < 2; v++) {
     char cmd[2048];
     int code = -1;
-    snprintf(cmd, sizeof cmd, "%s compare --json --method %s %s/data/pile3d.json",
-             CM_BINARY, methods[v], CM_SOURCE_DIR);
+    snprintf(cmd, sizeof cmd,
+             "%s compare --json --method %s %s/data/pile3d.json", CM_BINARY,
+             methods[v], CM_SOURCE_DIR);
     char *out = cmt_run(cmd, &code);
     CMT_EQ_INT(code, 0);
     char want[64];
@@ -756,8 +751,9 @@ CM_TEST(core_compare_cli) {
   }
   char cmd[2048];
   int code = -1;
-  snprintf(cmd, sizeof cmd, "%s compare --method dense %s/data/pile3d.json 2>&1",
-           CM_BINARY, CM_SOURCE_DIR);
+  snprintf(cmd, sizeof cmd,
+           "%s compare --method dense %s/data/pile3d.json 2>&1", CM_BINARY,
+           CM_SOURCE_DIR);
   char *out = cmt_run(cmd, &code);
   CMT_EQ_INT(code, 2);
   CMT_CONTAINS(out, "is not lanczos or arpack");
@@ -795,8 +791,7 @@ CM_TEST(core_partial_results) {
         if (b == 0) /* one cycle of 16 already finds most of the top */
           CMT_LE(0.5 * full->omega_max, p->omega_max);
         /* the steps never trust a partial value below the lower bound */
-        CMT_LE(p->central_difference.h_s,
-               2.0 / p->omega_lower * (1 + 1e-15));
+        CMT_LE(p->central_difference.h_s, 2.0 / p->omega_lower * (1 + 1e-15));
         for (int i = 0; i < p->nmodes; i++)
           CMT_TRUE(p->modes[i].omega > 0 && isfinite(p->modes[i].residual));
       }

@@ -8,22 +8,12 @@
 #include <math.h>
 #include <unistd.h>
 
-static cm_scene_t *cmt_load(const char *name) {
-  char path[512];
-  snprintf(path, sizeof path, "%s/data/%s", CM_SOURCE_DIR, name);
-  cm_context_t ctx;
-  cm_context_init(&ctx);
-  cm_scene_t *s = NULL;
-  CMT_EQ_INT(cm_scene_read_file(&ctx, path, &s), CM_OK);
-  return s;
-}
-
 /* Full fields agree with the report's top lists; shares sum to 1. */
 CM_TEST(html_fields_match_report) {
   const char *names[] = {"pile2d.json", "pile3d.json", "fleet.json",
                          "stack_boxes.json"};
   for (int q = 0; q < 4; q++) {
-    cm_scene_t *s = cmt_load(names[q]);
+    cm_scene_t *s = cmt_data_scene(names[q]);
     cm_context_t ctx;
     cm_context_init(&ctx);
     cm_report_t *r = NULL;
@@ -65,7 +55,7 @@ CM_TEST(html_fields_match_report) {
 /* The plan reaches its target and the re-solve is the truth: analysing the
  * softened scene again gives the plan's step. */
 CM_TEST(html_soften_plan_confirmed) {
-  cm_scene_t *s = cmt_load("pile2d.json");
+  cm_scene_t *s = cmt_data_scene("pile2d.json");
   cm_context_t ctx;
   cm_context_init(&ctx);
   cm_report_t *r = NULL;
@@ -173,7 +163,7 @@ CM_TEST(html_track_page) {
  * undamped one, the modal limit and the deck's fraction, each equal to the
  * report's double. */
 CM_TEST(html_headline_dashpots_deck) {
-  cm_scene_t *s = cmt_load("bar2d.json");
+  cm_scene_t *s = cmt_data_scene("bar2d.json");
   for (int c = 0; c < s->ncontacts; c++)
     s->contacts[c].damping_n = 20, s->contacts[c].stiffness_t = 3e4;
   s->timestep_s = 1e-3;

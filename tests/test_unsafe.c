@@ -63,16 +63,6 @@ static double *scene_truth(const cm_scene_t *s, int *nc) {
   return w;
 }
 
-static cm_scene_t *load(const char *name) {
-  char path[512];
-  snprintf(path, sizeof path, "%s/data/%s", CM_SOURCE_DIR, name);
-  cm_context_t ctx;
-  cm_context_init(&ctx);
-  cm_scene_t *s = NULL;
-  CMT_EQ_INT(cm_scene_read_file(&ctx, path, &s), CM_OK);
-  return s;
-}
-
 static void scale_stiffness(cm_scene_t *s, double a) {
   for (int c = 0; c < s->ncontacts; c++)
     s->contacts[c].stiffness *= a;
@@ -105,7 +95,7 @@ static void check_modes(const cm_report_t *r, const double *lam, int k,
  * omega_max 0, status ok before), 1e-180 (~8e-171: 58% low with residual
  * 0), and the ends of the accepted range k/m ~ 1e150 and 1e-150. */
 CM_TEST(unsafe_extreme_scales) {
-  cm_scene_t *s = load("pile3d.json");
+  cm_scene_t *s = cmt_data_scene("pile3d.json");
   int nc = 0;
   double *lam = s ? scene_truth(s, &nc) : NULL;
   const double a[] = {1e94, 1e-180, 1e141, 1e-159, 1e-150};
@@ -377,7 +367,7 @@ CM_TEST(unsafe_probabilistic_bound) {
       "crystal_sc.json", "crystal_hex.json",   "bar2d.json",
       "bar3d.json",      "stack_spheres.json", "fleet.json"};
   for (int f = 0; f < (int)(sizeof files / sizeof files[0]); f++) {
-    cm_scene_t *s = load(files[f]);
+    cm_scene_t *s = cmt_data_scene(files[f]);
     int nc = 0, st;
     double *lam = s ? scene_truth(s, &nc) : NULL;
     for (int method = CM_METHOD_AUTO; lam && method <= CM_METHOD_LANCZOS;
