@@ -113,6 +113,12 @@ typedef struct cm_contact {
                          each tangent row (2 in 3D, 1 in 2D) */
   double damping_n;   /* normal dashpot c_n >= 0, N s/m (force = c_n v_n) */
   double damping_t;   /* tangential dashpot c_t >= 0, N s/m, per tangent */
+  int has_arms;       /* 1: the lever arms below replace point - COM (the
+                         engines put a sphere's contact force at its own
+                         surface; a periodic image's position differs from
+                         the body's) */
+  double arm_a[3];    /* world vector from a's COM to its contact point */
+  double arm_b[3];    /* the same for b (unused for the world) */
 } cm_contact_t;
 
 typedef struct cm_scene {

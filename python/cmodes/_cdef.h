@@ -80,6 +80,9 @@ typedef struct cm_contact {
  double stiffness_t; 
  double damping_n; 
  double damping_t; 
+ int has_arms; 
+ double arm_a[3]; 
+ double arm_b[3]; 
 } cm_contact_t;
 typedef struct cm_scene {
  int dim; 

@@ -511,8 +511,8 @@ double cm__inertia_delta(const cm_system_t *sys) {
 static int cm__dashpot_warning(cm_report_t *r) {
   static const char *const w =
       "dashpots: the damped step is exact (and certified) for the linear "
-      "model, but on damped granular beds LAMMPS was measured unstable 1 to "
-      "3.6 % below it (data/lammps/README.md): keep a margin of 5 %";
+      "model; on a Hertz-Mindlin bed LAMMPS was measured unstable 2.4 % "
+      "below it (data/lammps/README.md): keep a margin of a few percent";
   size_t n = (r->warning ? strlen(r->warning) + 2 : 0) + strlen(w) + 1;
   char *t = malloc(n);
   if (!t)

@@ -788,6 +788,27 @@ static int cm__masses(cm_context_t *ctx, const cm_dump_t *d,
   return CM_OK;
 }
 
+/* Lever arms. With a deck's laws the engines put the force of a sphere at
+ * its own surface, a full radius from its centre (LAMMPS pair_gran*.cpp,
+ * pair_granular.cpp and fix_wall_gran.cpp: radi * omega_i + radj * omega_j),
+ * not at one shared point: arm_a = -r_i n, arm_b = r_j n (n from j to i).
+ * A pair across a periodic boundary gets arms too (the image of j is not at
+ * j's position): those of the shared midpoint, (r - delta/2) each. */
+static void cm__contact_arms(const cm_dump_t *d, const cm_dump_options_t *o,
+                             const cm_dump_contact_t *c, cm_contact_t *k) {
+  int across = c->j >= 0 && (c->image[0] || c->image[1] || c->image[2]);
+  if (!o->model && !across)
+    return;
+  double ri = d->radius[c->i], rj = c->j >= 0 ? d->radius[c->j] : 0;
+  if (!o->model) /* the midpoint's arms */
+    ri -= 0.5 * c->overlap, rj -= 0.5 * c->overlap;
+  for (int t = 0; t < 3; t++) {
+    k->arm_a[t] = -ri * c->normal[t];
+    k->arm_b[t] = c->j >= 0 ? rj * c->normal[t] : 0.0;
+  }
+  k->has_arms = 1;
+}
+
 /* Appends contact c: bodies, geometry, and its stiffness (the deck's laws
  * when o->model is set: k_n, k_t, c_n, c_t). Counts pairs in *np. */
 static int cm__add_contact(cm_context_t *ctx, const cm_dump_t *d,
@@ -801,6 +822,7 @@ static int cm__add_contact(cm_context_t *ctx, const cm_dump_t *d,
   *np += c->j >= 0;
   memcpy(k.point, c->point, sizeof k.point);
   memcpy(k.normal, c->normal, sizeof k.normal);
+  cm__contact_arms(d, o, c, &k);
   if (o->model) {
     double v[4];
     int st = cm_dump_contact_law(ctx, o, d, mass, c, v);

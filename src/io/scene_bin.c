@@ -42,7 +42,10 @@ typedef struct {
   double stiffness_t;     /* N/m */
   double damping_n;       /* N s/m */
   double damping_t;       /* N s/m */
-} cm__bin_contact2_t;     /* 96 bytes */
+  uint64_t has_arms;      /* 0 or 1 */
+  double arm_a[3];        /* m, world frame */
+  double arm_b[3];        /* m */
+} cm__bin_contact2_t;     /* 152 bytes */
 
 int cm__scene_is_binary(const char *buf, size_t len) {
   return len >= 8 && memcmp(buf, CM__BIN_MAGIC, 8) == 0;
@@ -127,6 +130,9 @@ int cm__scene_parse_binary(cm_context_t *ctx, const char *buf, size_t len,
     c->stiffness_t = r2.stiffness_t;
     c->damping_n = r2.damping_n;
     c->damping_t = r2.damping_t;
+    c->has_arms = r2.has_arms != 0;
+    memcpy(c->arm_a, r2.arm_a, sizeof c->arm_a);
+    memcpy(c->arm_b, r2.arm_b, sizeof c->arm_b);
     c->a = rc.a >= INT32_MIN && rc.a <= INT32_MAX ? (int)rc.a : -2;
     c->b = rc.b >= INT32_MIN && rc.b <= INT32_MAX ? (int)rc.b : -2;
     memcpy(c->point, rc.point, sizeof c->point);
@@ -182,6 +188,9 @@ int cm_scene_write_binary(cm_context_t *ctx, const cm_scene_t *s, FILE *f) {
     r2.stiffness_t = c->stiffness_t;
     r2.damping_n = c->damping_n;
     r2.damping_t = c->damping_t;
+    r2.has_arms = c->has_arms ? 1 : 0;
+    memcpy(r2.arm_a, c->arm_a, sizeof r2.arm_a);
+    memcpy(r2.arm_b, c->arm_b, sizeof r2.arm_b);
     fwrite(&r2, v2 ? sizeof r2 : sizeof *rc, 1, f);
   }
   if (ferror(f))

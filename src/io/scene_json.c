@@ -287,6 +287,27 @@ static int cm__read_body(cm__rd_t *rd, cm_scene_t *s, json_t *jb, int i) {
   return CM_OK;
 }
 
+/* The optional lever arms (version 2): both or neither. */
+static int cm__contact_arms(cm__rd_t *rd, json_t *jc, cm__at_t at, int dim,
+                            cm_contact_t *c) {
+  json_t *va = json_object_get(jc, "arm_a"), *vb = json_object_get(jc, "arm_b");
+  if (!va && !vb)
+    return CM_OK;
+  cm__at_t p = cm__at_field(at, va ? "arm_a" : "arm_b");
+  if (rd->version < 2)
+    return cm__bad_at(rd, &p,
+                      "needs scene format version 2: set \"version\": 2%s",
+                      NULL);
+  if (!va || !vb)
+    return cm__bad_at(rd, &p, "give both arm_a and arm_b, or neither%s", NULL);
+  int st = cm__vec(rd, va, &p, dim, c->arm_a, dim == 2 ? "[x, y]" : "[x, y, z]");
+  p = cm__at_field(at, "arm_b");
+  if (!st)
+    st = cm__vec(rd, vb, &p, dim, c->arm_b, dim == 2 ? "[x, y]" : "[x, y, z]");
+  c->has_arms = !st;
+  return st;
+}
+
 /* The version 2 fields of a contact: optional numbers >= 0 (0: none). */
 static int cm__contact_v2(cm__rd_t *rd, json_t *jc, cm__at_t at,
                           cm_contact_t *c) {
@@ -317,7 +338,7 @@ static int cm__contact_json(cm__rd_t *rd, const cm_scene_t *s, json_t *jc,
                             const char **out_name) {
   static const char *const keys[] = {
       "name",        "a",         "b",         "point", "normal", "stiffness",
-      "stiffness_t", "damping_n", "damping_t", "meta",  NULL};
+      "stiffness_t", "damping_n", "damping_t", "arm_a", "arm_b", "meta",  NULL};
   cm__at_t p;
   if (!json_is_object(jc))
     return cm__bad_at(rd, &at, "expected an object%s", NULL);
@@ -368,6 +389,8 @@ static int cm__contact_json(cm__rd_t *rd, const cm_scene_t *s, json_t *jc,
   if (!(c.stiffness > 0))
     return cm__bad_at(rd, &p, "must be > 0 (a penalty stiffness)%s", NULL);
   if ((st = cm__contact_v2(rd, jc, at, &c)))
+    return st;
+  if ((st = cm__contact_arms(rd, jc, at, s->dim, &c)))
     return st;
   const char *name = NULL;
   v = json_object_get(jc, "name");
@@ -674,6 +697,12 @@ int cm_scene_write_json(cm_context_t *ctx, const cm_scene_t *s, FILE *f) {
         cm__fmt(b, sizeof b, val[j]);
         fprintf(f, ", \"%s\": %s", key[j], b);
       }
+    if (c->has_arms) {
+      fputs(", \"arm_a\": ", f);
+      cm__put_vec(f, c->arm_a, d);
+      fputs(", \"arm_b\": ", f);
+      cm__put_vec(f, c->arm_b, d);
+    }
     fputc('}', f);
   }
   fprintf(f, "\n ]\n}\n");

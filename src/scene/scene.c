@@ -432,6 +432,9 @@ static int cm__validate_contact(cm_context_t *ctx, const cm_scene_t *s, int i) {
       return CM__ERR(ctx, CM_INVALID_SCENE, CM__P(v2[j]),
                      "%s: %g must be finite and >= 0 (0: none)", path,
                      v2x[j]);
+  if (c->has_arms && (!cm__finite_n(c->arm_a, d) || !cm__finite_n(c->arm_b, d)))
+    return CM__ERR(ctx, CM_INVALID_SCENE, CM__P("arm_a"),
+                   "%s: the lever arms must be finite numbers", path);
   return CM_OK;
 }
 
@@ -493,7 +496,8 @@ int cm__scene_is_v2(const cm_scene_t *s) {
     return 1;
   for (int i = 0; i < s->ncontacts; i++) {
     const cm_contact_t *c = &s->contacts[i];
-    if (c->stiffness_t != 0 || c->damping_n != 0 || c->damping_t != 0)
+    if (c->stiffness_t != 0 || c->damping_n != 0 || c->damping_t != 0 ||
+        c->has_arms)
       return 1;
   }
   return 0;

@@ -118,14 +118,19 @@ static void cm__direction(int dim, const double *n, int kind, double *t) {
 }
 
 /* Row segment of J for the body at x (position) of contact c, row kind
- * (0 normal, 1 and 2 tangents): [d, r x d] for the direction d (sign
- * applied by the caller). Returns the number of dofs (3 in 2D, 6 in 3D). */
-static int cm__segment(int dim, const cm_contact_t *c, int kind,
+ * (0 normal, 1 and 2 tangents), side 0 (a) or 1 (b): [d, r x d] for the
+ * direction d, r = point - x or the contact's arm (sign applied by the
+ * caller). Returns the number of dofs (3 in 2D, 6 in 3D). */
+static int cm__segment(int dim, const cm_contact_t *c, int kind, int side,
                        const double *x, double *seg) {
   double n[3];
   cm__direction(dim, c->normal, kind, n);
   double r[3] = {c->point[0] - x[0], c->point[1] - x[1],
                  dim == 3 ? c->point[2] - x[2] : 0.0};
+  if (c->has_arms) { /* explicit lever arms (engines, periodic images) */
+    const double *arm = side ? c->arm_b : c->arm_a;
+    r[0] = arm[0], r[1] = arm[1], r[2] = dim == 3 ? arm[2] : 0.0;
+  }
   if (dim == 2) {
     seg[0] = n[0], seg[1] = n[1];
     seg[2] = r[0] * n[1] - r[1] * n[0]; /* (r x n)_z */
@@ -698,7 +703,7 @@ static int cm__touched(cm_context_t *ctx, const cm_scene_t *s, cm__work_t *w) {
             continue;
           int rk = w->rank[side[k]];
           double seg[6];
-          int nd = cm__segment(dim, ct, j, w->pos + 3 * (size_t)rk, seg);
+          int nd = cm__segment(dim, ct, j, k, w->pos + 3 * (size_t)rk, seg);
           if (mk)
             mk[rk] |= (unsigned char)cm__seg_bits(seg, nd, w->lev[rk]);
         }
@@ -734,7 +739,7 @@ static void cm__row_counts(const cm_scene_t *s, cm_system_t *sys,
         continue;
       int rk = w->rank[side[k]];
       double seg[6];
-      int nd = cm__segment(s->dim, ct, sys->row_kind[r],
+      int nd = cm__segment(s->dim, ct, sys->row_kind[r], k,
                            w->pos + 3 * (size_t)rk, seg);
       cnt += cm__popcount(cm__seg_nonzero(seg, nd) & w->keep[rk]);
     }
@@ -831,7 +836,7 @@ static void cm__fill_row(const cm_scene_t *s, const cm__work_t *w,
     int rk = w->rank[b], col = w->col0[rk];
     unsigned keep = w->keep[rk];
     double seg[6];
-    int nd = cm__segment(s->dim, ct, kind, w->pos + 3 * (size_t)rk, seg);
+    int nd = cm__segment(s->dim, ct, kind, k, w->pos + 3 * (size_t)rk, seg);
     for (int d = 0; d < nd; d++) {
       if (!((keep >> d) & 1))
         continue;

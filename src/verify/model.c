@@ -183,6 +183,8 @@ static void cm__vmodel_contacts(const cm_scene_t *s, cm__vmodel_t *m) {
       m->nrm[3 * c + t] = nv[t];
       m->ra[3 * c + t] = p[t] - (ct->a >= 0 ? m->x0[3 * ct->a + t] : 0);
       m->rb[3 * c + t] = p[t] - (ct->b >= 0 ? m->x0[3 * ct->b + t] : 0);
+      if (ct->has_arms && t < s->dim) /* the scene's own lever arms */
+        m->ra[3 * c + t] = ct->arm_a[t], m->rb[3 * c + t] = ct->arm_b[t];
     }
     int bodies[2] = {ct->a, ct->b};
     if (bodies[0] >= 0 && bodies[1] >= 0 && m->body_dof[bodies[1]] >= 0 &&
