@@ -97,7 +97,7 @@ int cm__scene_parse_binary(cm_context_t *ctx, const char *buf, size_t len,
   if (s) {
     s->bodies = malloc(sizeof(cm_body_t) * ((size_t)nb + 1));
     s->body_name = malloc(sizeof(long) * ((size_t)nb + 1));
-    s->contacts = malloc(sizeof(cm_contact_t) * ((size_t)nc + 1));
+    s->contacts = calloc((size_t)nc + 1, sizeof(cm_contact_t)); /* padding too */
     s->contact_name = malloc(sizeof(long) * ((size_t)nc + 1));
   }
   if (!s || !s->bodies || !s->body_name || !s->contacts || !s->contact_name) {
