@@ -104,6 +104,8 @@ def main():
     ap.add_argument("--skip-missing", action="store_true",
                     help="exit 77 when no lmp is installed")
     ap.add_argument("--json", help="write the results here")
+    ap.add_argument("--rtol", type=float, default=0.002,
+                    help="relative width of LAMMPS' bracket (0.002)")
     ap.add_argument("--known", action="append", default=[],
                     metavar="DECK:VERDICT=MAX",
                     help="a documented gap (repeatable): DECK's VERDICT "
@@ -144,7 +146,7 @@ def main():
             ap.error(f"decks are {', '.join(t[0] for t in lt.ALL)}")
 
     # the bisection with lammps-threshold.py's defaults
-    opts = lt.make_parser().parse_args([])
+    opts = lt.make_parser().parse_args(["--rtol", str(a.rtol)])
     rows = []
     ok = True
     t0 = time.time()
