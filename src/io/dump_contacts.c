@@ -596,11 +596,9 @@ static void cm__periodic_warnings(const cm_dump_t *d,
   if (across)
     cm__addline(t,
                 "%s: %d contact%s cross%s the periodic boundary along %s "
-                "(minimum image): each is stored at body a's side and body "
-                "b's lever arm spans the box (b's image is in meta "
-                "periodic_images; scenes have no field for it yet): for "
-                "normal contacts of spheres this only raises the "
-                "frequencies (a safe, shorter step)",
+                "(minimum image): each carries the lever arms of b's image "
+                "(arm_a, arm_b), so its rows are those of the image (b's "
+                "image shift is in meta periodic_images)",
                 src, across, across > 1 ? "s" : "", across > 1 ? "" : "es",
                 axes);
 }
