@@ -136,9 +136,10 @@ static int cm__kv_cmp(const void *pa, const void *pb) {
   return a->key < b->key ? -1 : a->key > b->key;
 }
 
-/* Rows of contact c in the report's scene-row order. */
+/* Rows of contact c in the report's scene-row order (the undamped
+ * system's). */
 static int cm__rows_of(const cm_scene_t *s, int c) {
-  return s->contacts[c].stiffness_t > 0 ? s->dim : 1;
+  return cm__contact_nrows(s->dim, &s->contacts[c], 0);
 }
 
 /* The report's dominant vector keyed by rows, sorted (malloc'd). */

@@ -69,9 +69,13 @@ void *cm__calloc(cm_context_t *ctx, size_t n, size_t size);
 /* Binary scenes (io/scene_bin.c): 1 if buf starts with the magic; the
  * reader behind cm_scene_read_file. */
 int cm__scene_is_binary(const char *buf, size_t len);
-/* 1 if the scene has a version 2 value (tangential stiffness, a dashpot or
- * the deck's time step): the writers then write version 2. */
+/* 1 if the scene has a version 2 value (tangential stiffness, a dashpot,
+ * lever arms or the deck's time step): the writers then write version 2. */
 int cm__scene_is_v2(const cm_scene_t *s);
+/* Rows of J for contact ct: the normal, and the dim - 1 tangents when it has
+ * a tangential spring (or, with_dashpots, a tangential dashpot). A
+ * report's start vector lists each contact's rows in this count. */
+int cm__contact_nrows(int dim, const cm_contact_t *ct, int with_dashpots);
 /* cm_system_assemble with row weights wk k + wg c (springs k, dashpots c):
  * (1, 0) is the undamped system; (h^2, 2h) the damped-step operator at h;
  * (0, 1) the dashpots alone. Tangent rows are included where k_t > 0, or

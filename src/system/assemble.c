@@ -284,13 +284,15 @@ static void cm__prefetch_sides(const cm__work_t *w, const cm_contact_t *ct) {
       cm__prefetch(w->pos + 3 * (size_t)w->rank[side[k]], 3 * sizeof(double));
 }
 
-/* Rows of contact ct: the normal, and the tangents when it has a
- * tangential spring (or, when dashpots are weighted in, a tangential
- * dashpot). */
+int cm__contact_nrows(int dim, const cm_contact_t *ct, int with_dashpots) {
+  int tan = ct->stiffness_t > 0 || (with_dashpots && ct->damping_t > 0);
+  return tan ? dim : 1;
+}
+
+/* Rows of contact ct in the system being assembled. */
 static int cm__contact_rows(int dim, const cm__work_t *w,
                             const cm_contact_t *ct) {
-  int tan = ct->stiffness_t > 0 || (w->wg > 0 && ct->damping_t > 0);
-  return tan ? dim : 1;
+  return cm__contact_nrows(dim, ct, w->wg > 0);
 }
 
 /* ---- components: union-find over moving bodies -------------------------- */
