@@ -5,6 +5,7 @@
  * order; the limits stop reading. */
 #include "cmtest.h"
 #include "internal.h"
+#include "io/json_pull.h"
 
 #include <jansson.h>
 #include <math.h>
@@ -303,6 +304,34 @@ CM_TEST(json_pull_numbers_exact) {
       bad++;
     }
     cm_scene_destroy(&s);
+  }
+  CMT_EQ_INT(bad, 0);
+}
+
+/* The extended fast path (16 to 19 digits, |exponent| <= 27) against
+ * strtod on 300000 numbers: random doubles near 1 written with 16 to 19
+ * significant digits and decimal exponents -27..27, the pile's kind. */
+CM_TEST(json_pull_numbers_19_digits) {
+  char num[64];
+  int bad = 0;
+  for (int i = 0; i < 300000 && bad < 3; i++) {
+    double x = ((double)(next_rand() & 0x1FFFFF) * 4294967296.0 +
+                (double)(next_rand() & 0xFFFFFFFF)) /
+               9007199254740992.0;
+    int digits = 16 + i % 4, e = (int)(next_rand() % 55) - 27;
+    int n = snprintf(num, sizeof num, "%.*fe%d", digits, x, e);
+    double got, want = strtod(num, NULL);
+    cm_context_t c;
+    cm_context_init(&c);
+    cm__jp_t jp;
+    cm__jp_init(&jp, num, (size_t)n, 0);
+    int t = cm__jp_scan(&jp);
+    got = jp.num;
+    cm__jp_free(&jp);
+    if (t != CM__JT_REAL || memcmp(&got, &want, sizeof got)) {
+      fprintf(stderr, "%s: got %.17g want %.17g\n", num, got, want);
+      bad++;
+    }
   }
   CMT_EQ_INT(bad, 0);
 }

@@ -7,6 +7,7 @@
 #include "json_pull.h"
 
 #include <errno.h>
+#include <float.h>
 #include <jansson.h>
 #include <math.h>
 #include <stdint.h>
@@ -342,26 +343,60 @@ static int cm__digit(const cm__jp_t *jp, size_t p) {
   return p < jp->len && jp->buf[p] >= '0' && jp->buf[p] <= '9';
 }
 
-/* A real from its JSON text s (n bytes), correctly rounded: Clinger's fast
- * path when the digits and the power of ten are exact doubles (at most 15
- * significant digits, |exponent| <= 22: one rounding), strtod otherwise.
- * Returns -1 on overflow (jansson's "real number overflow"). */
-static int cm__jp_real(const char *s, size_t n, double *out) {
+/* m * 10^e correctly rounded, or 0 when that is not proven here: Clinger's
+ * fast path (m < 2^53 and |e| <= 22: m and 10^|e| are exact doubles, one
+ * rounding), and on x86 its extension to 64-bit m and |e| <= 27 in the x87
+ * extended format (m and 10^|e| exact there, one rounding to 64 bits, then
+ * one to 53: the two give the correctly rounded double unless the first
+ * lands on a midpoint between doubles, its 11 low bits 0x400, which goes
+ * to strtod). */
+static int cm__real_fast(uint64_t m, long e, int neg, double *out) {
   static const double p10[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
                                1e8,  1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
                                1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+  double v;
+  if (m < ((uint64_t)1 << 53) && e >= -22 && e <= 22) {
+    v = (double)m;
+    v = e < 0 ? v / p10[-e] : v * p10[e];
+#if (defined(__x86_64__) || defined(__i386__)) && LDBL_MANT_DIG == 64
+  } else if (e >= -27 && e <= 27) {
+    static const long double p10l[] = {
+        1e0L,  1e1L,  1e2L,  1e3L,  1e4L,  1e5L,  1e6L,  1e7L,  1e8L,  1e9L,
+        1e10L, 1e11L, 1e12L, 1e13L, 1e14L, 1e15L, 1e16L, 1e17L, 1e18L, 1e19L,
+        1e20L, 1e21L, 1e22L, 1e23L, 1e24L, 1e25L, 1e26L, 1e27L};
+    /* exact: 10^27 = 2^27 5^27 and 5^27 < 2^63 */
+    long double x = (long double)m;
+    x = e < 0 ? x / p10l[-e] : x * p10l[e];
+    uint64_t sig;
+    memcpy(&sig, &x, sizeof sig); /* the x87 significand, 64 bits */
+    if (m && (sig & 0x7FF) == 0x400)
+      return 0;
+    v = (double)x;
+#endif
+  } else {
+    return 0;
+  }
+  *out = neg ? -v : v;
+  return 1;
+}
+
+/* A real from its JSON text s (n bytes), correctly rounded: the fast paths
+ * above for up to 19 significant digits, strtod otherwise. Returns -1 on
+ * overflow (jansson's "real number overflow"). */
+static int cm__jp_real(const char *s, size_t n, double *out) {
   size_t i = 0;
-  int neg = s[0] == '-', nd = 0, frac = 0, ok = 1;
+  int neg = s[0] == '-', nd = 0, frac = 0;
   uint64_t m = 0;
   if (neg)
     i++;
   for (; i < n && s[i] >= '0' && s[i] <= '9'; i++)
     if (m || s[i] != '0')
-      m = m * 10 + (uint64_t)(s[i] - '0'), ok &= ++nd <= 15;
+      m = m * 10 + (uint64_t)(s[i] - '0'), nd++;
   if (i < n && s[i] == '.')
-    for (i++; i < n && s[i] >= '0' && s[i] <= '9'; i++, frac++)
+    for (i++; i < n && s[i] >= '0' && s[i] <= '9' && nd < 20; i++, frac++)
       if (m || s[i] != '0')
-        m = m * 10 + (uint64_t)(s[i] - '0'), ok &= ++nd <= 15;
+        m = m * 10 + (uint64_t)(s[i] - '0'), nd++;
+  int ok = nd <= 19 && (i == n || s[i] == 'e' || s[i] == 'E');
   long e = 0;
   if (ok && i < n) { /* an exponent */
     int eneg = s[++i] == '-';
@@ -372,13 +407,8 @@ static int cm__jp_real(const char *s, size_t n, double *out) {
     ok = i == n;
     e = eneg ? -e : e;
   }
-  e -= frac;
-  if (ok && e >= -22 && e <= 22) {
-    double v = (double)m;
-    v = e < 0 ? v / p10[-e] : v * p10[e];
-    *out = neg ? -v : v;
+  if (ok && cm__real_fast(m, e - frac, neg, out))
     return 0;
-  }
   char small[128], *t = n < sizeof small ? small : malloc(n + 1);
   if (!t)
     return -2;
