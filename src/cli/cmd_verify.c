@@ -16,8 +16,7 @@
 /* The analysis options verify passes to its prediction (modes and tol are
  * verify's own: the modes perturbed and the agreement tolerance). */
 static const char *const cm__verify_opts[] = {
-    "method", "ncv", "max_iter", "max_seconds", "dense_max", "chebyshev",
-    NULL};
+    "method", "ncv", "max_iter", "max_seconds", "dense_max", "chebyshev", NULL};
 
 static void cm__verify_usage(FILE *f) {
   fprintf(
@@ -69,10 +68,9 @@ static void cm__verify_usage(FILE *f) {
       "  -h, --help                 this help\n"
       "options of the predicting analysis (as for analyze):\n");
   cm__opt_usage(f, cm__verify_opts);
-  fprintf(f,
-      "\nexit codes: 0 ok, 2 usage, 3 invalid input (no equilibrium, "
-      "tension),\n"
-      "            4 numerical failure, 1 other\n");
+  fprintf(f, "\nexit codes: 0 ok, 2 usage, 3 invalid input (no equilibrium, "
+             "tension),\n"
+             "            4 numerical failure, 1 other\n");
 }
 
 /* Parses "a,b,c" into at most max numbers; returns the count or -1. */
@@ -456,8 +454,7 @@ static int cm__verify_opt(int c, const char *arg, cm__vargs_t *a) {
     a->o.progress = 0;
     return 1;
   default:
-    return cm__opt_parse("verify", c, arg, cm__verify_opts, &a->o.analysis) >
-           0;
+    return cm__opt_parse("verify", c, arg, cm__verify_opts, &a->o.analysis) > 0;
   }
 }
 

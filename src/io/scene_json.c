@@ -12,13 +12,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-const char *const cm__body_keys[] = {"name",     "fixed",       "mass",
-                                     "inertia",  "position",    "orientation",
-                                     "meta",     NULL};
+const char *const cm__body_keys[] = {"name",    "fixed",    "mass",
+                                     "inertia", "position", "orientation",
+                                     "meta",    NULL};
 const char *const cm__contact_keys[] = {
-    "name",        "a",         "b",         "point", "normal", "stiffness",
-    "stiffness_t", "damping_n", "damping_t", "arm_a", "arm_b",  "meta",
-    NULL};
+    "name",      "a",           "b",         "point",     "normal",
+    "stiffness", "stiffness_t", "damping_n", "damping_t", "arm_a",
+    "arm_b",     "meta",        NULL};
 const char *const cm__root_keys[] = {"format", "version",  "dim",
                                      "bodies", "contacts", "meta",
                                      "name",   "timestep", NULL};
@@ -106,17 +106,15 @@ static int cm__num(cm__rd_t *rd, const cm__jv_t *v, const cm__at_t *at,
     return cm__bad_at(rd, at, "expected a number%s", NULL);
   *out = v->num;
   if (!isfinite(*out))
-    return cm__bad_at(rd, at, "not a finite number (NaN or infinity)%s",
-                      NULL);
+    return cm__bad_at(rd, at, "not a finite number (NaN or infinity)%s", NULL);
   return CM_OK;
 }
 
 /* An array (is_arr) of count values of the given kinds must be exactly n
  * numbers. */
-static int cm__vec_of(cm__rd_t *rd, int is_arr, size_t count,
-                      const int *kinds, const double *vals,
-                      const cm__at_t *at, int n, double *out,
-                      const char *what) {
+static int cm__vec_of(cm__rd_t *rd, int is_arr, size_t count, const int *kinds,
+                      const double *vals, const cm__at_t *at, int n,
+                      double *out, const char *what) {
   if (!is_arr || count != (size_t)n) {
     char d[160];
     snprintf(d, sizeof d, "expected %s: an array of %d numbers", what, n);
@@ -157,8 +155,7 @@ int cm__rec_keys(cm__rd_t *rd, const cm__rec_t *rec, const char *arr, int i,
   }
   char d[400];
   snprintf(d, sizeof d,
-           "unknown key (allowed: %s; put anything else under \"meta\")",
-           list);
+           "unknown key (allowed: %s; put anything else under \"meta\")", list);
   cm__at_t at = {arr, arr ? i : -1, rec->unknown, -1, -1};
   return cm__bad_at(rd, &at, "%s", d);
 }
@@ -193,12 +190,12 @@ static int cm__ref(cm__rd_t *rd, const cm_scene_t *s, const cm__jv_t *v,
     *out = (int)b;
     return CM_OK;
   }
-  return cm__bad_at(rd, at,
-                    "expected a body name or a zero-based index%s", NULL);
+  return cm__bad_at(rd, at, "expected a body name or a zero-based index%s",
+                    NULL);
 }
 
-static int cm__read_inertia(cm__rd_t *rd, const cm__jv_t *v,
-                            const cm__at_t *at, int dim, double *I) {
+static int cm__read_inertia(cm__rd_t *rd, const cm__jv_t *v, const cm__at_t *at,
+                            int dim, double *I) {
   if (dim == 2) {
     I[0] = 0;
     return cm__num(rd, v, at, &I[0]);
@@ -216,9 +213,8 @@ static int cm__read_inertia(cm__rd_t *rd, const cm__jv_t *v,
     for (int r = 0; r < 3; r++) {
       const cm__jelem_t *e = &v->e[r];
       cm__at_t ar = cm__at_index(*at, r);
-      int st = cm__vec_of(rd, e->kind == CM__JV_ARR, e->n, e->sub_kind,
-                          e->sub, &ar, 3, I + 3 * r,
-                          "a row of the 3x3 inertia");
+      int st = cm__vec_of(rd, e->kind == CM__JV_ARR, e->n, e->sub_kind, e->sub,
+                          &ar, 3, I + 3 * r, "a row of the 3x3 inertia");
       if (st)
         return st;
     }
@@ -301,8 +297,7 @@ int cm__rec_body(cm__rd_t *rd, cm_scene_t *s, const cm__rec_t *rec, int i) {
   if (v) {
     if (s->dim == 2)
       return cm__bad_at(rd, &p,
-                        "not used in 2D (the angle is a dof; omit it)%s",
-                        NULL);
+                        "not used in 2D (the angle is a dof; omit it)%s", NULL);
     st = cm__vec(rd, v, &p, 4, b.orientation, "a quaternion [w, x, y, z]");
     if (st)
       return st;
@@ -310,8 +305,8 @@ int cm__rec_body(cm__rd_t *rd, cm_scene_t *s, const cm__rec_t *rec, int i) {
     for (int j = 0; j < 4; j++)
       qn += b.orientation[j] * b.orientation[j];
     if (!(qn > 0))
-      return cm__bad_at(rd, &p,
-                        "zero quaternion; give a unit [w, x, y, z]%s", NULL);
+      return cm__bad_at(rd, &p, "zero quaternion; give a unit [w, x, y, z]%s",
+                        NULL);
   }
   st = cm_scene_add_body(rd->ctx, s, &b, name);
   if (st < 0) {
@@ -329,17 +324,18 @@ int cm__rec_body(cm__rd_t *rd, cm_scene_t *s, const cm__rec_t *rec, int i) {
 /* The optional lever arms (version 2): both or neither. */
 static int cm__contact_arms(cm__rd_t *rd, const cm__rec_t *rec, cm__at_t at,
                             int dim, cm_contact_t *c) {
-  const cm__jv_t *va = cm__rv(rec, CM__CK_ARM_A), *vb = cm__rv(rec, CM__CK_ARM_B);
+  const cm__jv_t *va = cm__rv(rec, CM__CK_ARM_A),
+                 *vb = cm__rv(rec, CM__CK_ARM_B);
   if (!va && !vb)
     return CM_OK;
   cm__at_t p = cm__at_field(at, va ? "arm_a" : "arm_b");
   if (rd->version < 2)
-    return cm__bad_at(rd, &p,
-                      "needs scene format version 2: set \"version\": 2%s",
-                      NULL);
+    return cm__bad_at(
+        rd, &p, "needs scene format version 2: set \"version\": 2%s", NULL);
   if (!va || !vb)
     return cm__bad_at(rd, &p, "give both arm_a and arm_b, or neither%s", NULL);
-  int st = cm__vec(rd, va, &p, dim, c->arm_a, dim == 2 ? "[x, y]" : "[x, y, z]");
+  int st =
+      cm__vec(rd, va, &p, dim, c->arm_a, dim == 2 ? "[x, y]" : "[x, y, z]");
   p = cm__at_field(at, "arm_b");
   if (!st)
     st = cm__vec(rd, vb, &p, dim, c->arm_b, dim == 2 ? "[x, y]" : "[x, y, z]");
@@ -380,16 +376,15 @@ static int cm__contact_geom(cm__rd_t *rd, const cm_scene_t *s,
   cm__at_t p = cm__at_field(at, "point");
   int st;
   if (!v)
-    return cm__bad_at(rd, &p, "missing: a contact needs a world point%s",
-                      NULL);
+    return cm__bad_at(rd, &p, "missing: a contact needs a world point%s", NULL);
   if ((st = cm__vec(rd, v, &p, s->dim, c->point,
                     s->dim == 2 ? "[x, y]" : "[x, y, z]")))
     return st;
   v = cm__rv(rec, CM__CK_NORMAL);
   p = cm__at_field(at, "normal");
   if (!v)
-    return cm__bad_at(rd, &p,
-                      "missing: a contact needs a normal from b to a%s", NULL);
+    return cm__bad_at(rd, &p, "missing: a contact needs a normal from b to a%s",
+                      NULL);
   if ((st = cm__vec(rd, v, &p, s->dim, c->normal,
                     s->dim == 2 ? "[nx, ny]" : "[nx, ny, nz]")))
     return st;
@@ -476,8 +471,8 @@ int cm__rec_root_head(cm__rd_t *rd, const cm__rec_t *root, int *dim,
     if ((st = cm__num(rd, v, &p, timestep)))
       return st;
     if (!(*timestep >= 0))
-      return cm__scene_bad(rd, "timestep",
-                           "must be >= 0 (seconds; 0: none)%s", NULL);
+      return cm__scene_bad(rd, "timestep", "must be >= 0 (seconds; 0: none)%s",
+                           NULL);
   }
   v = cm__rv(root, CM__RK_DIM);
   if (!v || v->kind != CM__JV_INT || (v->ival != 2 && v->ival != 3))
@@ -512,14 +507,22 @@ int cm__scene_validate_named(cm__rd_t *rd, cm_scene_t *s) {
 
 static int cm__tree_kind(const json_t *j) {
   switch (json_typeof(j)) {
-  case JSON_NULL: return CM__JV_NULL;
-  case JSON_TRUE: return CM__JV_TRUE;
-  case JSON_FALSE: return CM__JV_FALSE;
-  case JSON_INTEGER: return CM__JV_INT;
-  case JSON_REAL: return CM__JV_REAL;
-  case JSON_STRING: return CM__JV_STR;
-  case JSON_ARRAY: return CM__JV_ARR;
-  default: return CM__JV_OBJ;
+  case JSON_NULL:
+    return CM__JV_NULL;
+  case JSON_TRUE:
+    return CM__JV_TRUE;
+  case JSON_FALSE:
+    return CM__JV_FALSE;
+  case JSON_INTEGER:
+    return CM__JV_INT;
+  case JSON_REAL:
+    return CM__JV_REAL;
+  case JSON_STRING:
+    return CM__JV_STR;
+  case JSON_ARRAY:
+    return CM__JV_ARR;
+  default:
+    return CM__JV_OBJ;
   }
 }
 
@@ -591,8 +594,7 @@ static int cm__tree_scene(cm__rd_t *rd, const json_t *root, cm_scene_t **out) {
   if (!json_is_array(bodies))
     st = cm__scene_bad(rd, "bodies", "expected an array of bodies%s", NULL);
   else if (contacts && !json_is_array(contacts))
-    st = cm__scene_bad(rd, "contacts", "expected an array of contacts%s",
-                       NULL);
+    st = cm__scene_bad(rd, "contacts", "expected an array of contacts%s", NULL);
   for (size_t i = 0; !st && i < json_array_size(bodies); i++) {
     json_t *jb = json_array_get(bodies, i);
     cm__at_t at = cm__at_elem("bodies", (int)i);
@@ -633,7 +635,8 @@ static int cm__tree_scene(cm__rd_t *rd, const json_t *root, cm_scene_t **out) {
   return st;
 }
 
-/* ---- the same readers for patches (server/patch.c) ------------------------ */
+/* ---- the same readers for patches (server/patch.c) ------------------------
+ */
 
 int cm__scene_contact_from_json(cm_context_t *ctx, const cm_scene_t *s,
                                 const json_t *jc, const char *source,
@@ -650,8 +653,7 @@ int cm__scene_contact_from_json(cm_context_t *ctx, const cm_scene_t *s,
 }
 
 int cm__scene_num_from_json(cm_context_t *ctx, const json_t *v,
-                            const char *source, const char *path,
-                            double *out) {
+                            const char *source, const char *path, double *out) {
   cm__rd_t rd = {ctx, source, 2};
   cm__at_t at = {path, -1, NULL, -1, -1};
   cm__jv_t jv;
@@ -851,8 +853,7 @@ int cm_scene_write_json(cm_context_t *ctx, const cm_scene_t *s, FILE *f) {
     cm__put_vec(f, c->normal, d);
     cm__fmt(b, sizeof b, c->stiffness);
     fprintf(f, ", \"stiffness\": %s", b);
-    static const char *const key[] = {"stiffness_t", "damping_n",
-                                      "damping_t"};
+    static const char *const key[] = {"stiffness_t", "damping_n", "damping_t"};
     const double val[] = {c->stiffness_t, c->damping_n, c->damping_t};
     for (int j = 0; j < 3; j++)
       if (val[j] != 0) {

@@ -332,15 +332,14 @@ static int cm__body_scene(cm__server_t *srv, const cm__request_t *req,
     if (st == -1)
       return 1;
   } else {
-    cm__scene_limits_t lim = {cfg->max_depth,      cfg->max_bodies,
-                              cfg->max_contacts,   "the server's limit",
-                              " (--max-depth)",    " (--max-bodies)",
+    cm__scene_limits_t lim = {cfg->max_depth,     cfg->max_bodies,
+                              cfg->max_contacts,  "the server's limit",
+                              " (--max-depth)",   " (--max-bodies)",
                               " (--max-contacts)"};
-    st = wrapped ? cm__scene_parse_wrapped(&ctx, req->body, req->body_len,
-                                           &lim, scene, options)
-                 : cm__scene_parse_json_limited(&ctx, req->body,
-                                                req->body_len, "scene", &lim,
-                                                scene);
+    st = wrapped ? cm__scene_parse_wrapped(&ctx, req->body, req->body_len, &lim,
+                                           scene, options)
+                 : cm__scene_parse_json_limited(&ctx, req->body, req->body_len,
+                                                "scene", &lim, scene);
   }
   *t_parse = cm__now() - t0;
   if (!st && (*scene)->nbodies > cfg->max_bodies)
