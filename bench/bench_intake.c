@@ -177,6 +177,7 @@ static const char *reader_name[] = {"stream (new)", "tree (old)",
 
 typedef struct {
   double secs;
+  double cpu;      /* CPU seconds of the read (all threads) */
   double peak_mb;  /* peak RSS above the RSS before reading */
   double scene_mb; /* bytes of the final scene arrays */
   int ncontacts;
@@ -193,12 +194,14 @@ static void child_read(int reader, const char *path, int fd) {
   char *text = slurp(path, &len);
   if (!text)
     _exit(2);
-  run_t r = {0, 0, 0, 0};
+  run_t r = {0, 0, 0, 0, 0};
   long rss0 = status_kib(0, "VmRSS");
   cm_context_t ctx;
   cm_context_init(&ctx);
   cm_scene_t *s = NULL;
   int st = 0;
+  struct timespec c0, c1;
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &c0);
   double t = now();
   if (reader == R_STREAM)
     st = cm_scene_parse_json(&ctx, text, len, path, &s);
@@ -212,6 +215,9 @@ static void child_read(int reader, const char *path, int fd) {
     json_decref(root);
   }
   r.secs = now() - t;
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &c1);
+  r.cpu = (double)(c1.tv_sec - c0.tv_sec) +
+          1e-9 * (double)(c1.tv_nsec - c0.tv_nsec);
   r.peak_mb = (double)(status_kib(0, "VmHWM") - rss0) / 1024.0;
   if (st)
     _exit(3);
@@ -252,7 +258,7 @@ static void readers_table(const char *json, const char *bin, int reps) {
   struct stat st;
   stat(json, &st);
   double mb = (double)st.st_size / 1e6;
-  double secs[R_N][16], peak[R_N][16], scene_mb = 0;
+  double secs[R_N][16], cpu[R_N][16], peak[R_N][16], scene_mb = 0;
   int nc = 0;
   for (int rep = 0; rep < reps; rep++)
     for (int k = 0; k < R_N; k++) {
@@ -264,21 +270,25 @@ static void readers_table(const char *json, const char *bin, int reps) {
         exit(1);
       }
       secs[reader][rep] = r.secs;
+      cpu[reader][rep] = r.cpu;
       peak[reader][rep] = r.peak_mb;
       if (reader == R_STREAM)
         scene_mb = r.scene_mb, nc = r.ncontacts;
     }
   printf("%s: %d contacts, %.1f MB of JSON, scene arrays %.1f MB\n", json, nc,
          mb, scene_mb);
-  printf("| reader | median s | MB/s (JSON bytes) | peak RSS MB | peak / scene "
-         "arrays | peak / file |\n|---|---|---|---|---|---|\n");
+  printf("| reader | median s | MB/s (JSON bytes) | median CPU s | MB per CPU "
+         "s | peak RSS MB | peak / scene arrays | peak / file "
+         "|\n|---|---|---|---|---|---|---|---|\n");
   double t_stream = 0;
   for (int k = 0; k < R_N; k++) {
     double t = median(secs[k], reps), pk = median(peak[k], reps);
+    double c = median(cpu[k], reps);
     if (k == R_STREAM)
       t_stream = t;
-    printf("| %s | %.3f | %.0f | %.0f | %.2f | %.2f |\n", reader_name[k], t,
-           mb / t, pk, pk / scene_mb, pk / (mb / 1.048576));
+    printf("| %s | %.3f | %.0f | %.3f | %.0f | %.0f | %.2f | %.2f |\n",
+           reader_name[k], t, mb / t, c, mb / c, pk, pk / scene_mb,
+           pk / (mb / 1.048576));
   }
   printf("stream vs tree: %.1fx faster\n\n",
          median(secs[R_TREE], reps) / t_stream);

@@ -423,10 +423,35 @@ static int cm__jp_real(const char *s, size_t n, double *out) {
   return over ? -1 : 0;
 }
 
+/* The significant digits of a number as they are scanned: the first 19
+ * in m, their count in nd (past 19: strtod reads the number). */
+typedef struct {
+  uint64_t m;
+  int nd;
+} cm__digits_t;
+
+static size_t cm__jp_digits(const cm__jp_t *jp, size_t p, cm__digits_t *d,
+                            long *count) {
+  const char *buf = jp->buf;
+  size_t p0 = p;
+  for (; p < jp->len && buf[p] >= '0' && buf[p] <= '9'; p++) {
+    unsigned v = (unsigned)(buf[p] - '0');
+    if (d->m || v) {
+      if (d->nd < 19)
+        d->m = d->m * 10 + v;
+      d->nd++;
+    }
+  }
+  *count = (long)(p - p0);
+  return p;
+}
+
 /* The number token at jp->tok, as jansson's lex_scan_number. */
 static int cm__jp_number(cm__jp_t *jp) {
   size_t p = jp->tok;
   const char *buf = jp->buf;
+  cm__digits_t dg = {0, 0};
+  long frac = 0, nint = 0, e = 0;
   jp->token = CM__JT_INVALID;
   if (buf[p] == '-')
     p++;
@@ -437,8 +462,7 @@ static int cm__jp_number(cm__jp_t *jp) {
       return jp->token;
     }
   } else if (cm__digit(jp, p)) {
-    while (cm__digit(jp, p))
-      p++;
+    p = cm__jp_digits(jp, p, &dg, &nint);
   } else {
     jp->pos = p;
     cm__jp_lookahead(jp);
@@ -470,11 +494,11 @@ static int cm__jp_number(cm__jp_t *jp) {
       cm__jp_lookahead(jp);
       return jp->token;
     }
-    while (cm__digit(jp, p))
-      p++;
+    p = cm__jp_digits(jp, p, &dg, &frac);
   }
   if (p < jp->len && (buf[p] == 'e' || buf[p] == 'E')) {
     p++;
+    int eneg = p < jp->len && buf[p] == '-';
     if (p < jp->len && (buf[p] == '+' || buf[p] == '-'))
       p++;
     if (!cm__digit(jp, p)) {
@@ -482,12 +506,17 @@ static int cm__jp_number(cm__jp_t *jp) {
       cm__jp_lookahead(jp);
       return jp->token;
     }
-    while (cm__digit(jp, p))
-      p++;
+    for (; cm__digit(jp, p); p++)
+      if (e < 100000)
+        e = e * 10 + (buf[p] - '0');
+    e = eneg ? -e : e;
   }
   jp->pos = p;
   if (!cm__jp_lookahead(jp))
     return jp->token;
+  if (dg.nd <= 19 &&
+      cm__real_fast(dg.m, e - frac, buf[jp->tok] == '-', &jp->num))
+    return jp->token = CM__JT_REAL;
   int st = cm__jp_real(buf + jp->tok, p - jp->tok, &jp->num);
   if (st) {
     cm__jp_fail(jp, st == -1 ? "real number overflow" : "out of memory");
