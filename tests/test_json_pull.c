@@ -268,6 +268,53 @@ CM_TEST(json_pull_key_orders) {
   CMT_TRUE(ok);
 }
 
+/* The top-level strings survive the scratch growing under them: a name
+ * read before bodies that are read late (dim comes after them) and carry
+ * long names. */
+CM_TEST(json_pull_late_arrays) {
+  size_t cap = 200000, len = 0;
+  char *doc = malloc(cap);
+  len += (size_t)snprintf(doc + len, cap - len,
+                          "{\"name\": \"the title\", \"format\": "
+                          "\"cmodes-scene\", \"version\": 1, \"bodies\": [");
+  for (int i = 0; i < 300; i++)
+    len += (size_t)snprintf(doc + len, cap - len,
+                            "%s{\"name\": \"body number %d with a long "
+                            "name to grow the scratch\", \"mass\": 1, "
+                            "\"inertia\": 1, \"position\": [%d, 0]}",
+                            i ? ", " : "", i, i);
+  len += (size_t)snprintf(
+      doc + len, cap - len,
+      "], \"contacts\": [{\"a\": \"body number 7 with a long name to "
+      "grow the scratch\", \"point\": [7, 0], \"normal\": [0, 1], "
+      "\"stiffness\": 1}], \"dim\": 2}");
+  CMT_TRUE(agree(doc, len));
+  cm_context_t c;
+  cm_context_init(&c);
+  cm_scene_t *s = NULL;
+  CMT_EQ_INT(cm_scene_parse_json(&c, doc, len, "late", &s), CM_OK);
+  CMT_TRUE(s && s->name && !strcmp(s->name, "the title"));
+  CMT_TRUE(s && s->nbodies == 300 && s->contacts[0].a == 7);
+  cm_scene_destroy(&s);
+  /* the same scene wrapped, with long option keys after it */
+  char *w = malloc(len + 4096);
+  int n = snprintf(w, len + 4096, "{\"scene\": %.*s, \"options\": {", (int)len,
+                   doc);
+  for (int i = 0; i < 40; i++)
+    n += snprintf(w + n, len + 4096 - (size_t)n,
+                  "%s\"option key number %d, long enough\": %d", i ? ", " : "",
+                  i, i);
+  n += snprintf(w + n, len + 4096 - (size_t)n, "}}");
+  json_t *opts = NULL;
+  CMT_EQ_INT(cm__scene_parse_wrapped(&c, w, (size_t)n, NULL, &s, &opts), CM_OK);
+  CMT_TRUE(s && s->name && !strcmp(s->name, "the title"));
+  CMT_EQ_INT((int)json_object_size(opts), 40);
+  json_decref(opts);
+  cm_scene_destroy(&s);
+  free(w);
+  free(doc);
+}
+
 /* Reals read bit-equal to strtod (correctly rounded), in many formats. */
 CM_TEST(json_pull_numbers_exact) {
   static const char *fmts[] = {"%.17g", "%.15g", "%.16e", "%.3e",

@@ -304,10 +304,15 @@ static int cm__sr_object(cm__sr_t *r) {
   if (jp->err || st)
     return -1;
   jp->depth--;
+  return 0;
+}
+
+/* Points the top-level strings into the scratch, which moves as it grows:
+ * before each use. */
+static void cm__sr_root_strings(cm__sr_t *r) {
   for (int k = 0; k < CM__RK_N; k++)
     if ((r->root.present >> k & 1u) && r->root.v[k].kind == CM__JV_STR)
-      r->root.v[k].str = jp->sb + r->root.v[k].soff;
-  return 0;
+      r->root.v[k].str = r->jp->sb + r->root.v[k].soff;
 }
 
 /* A deferred array, read now that the whole document is known valid. */
@@ -329,6 +334,7 @@ static int cm__sr_finish(cm__sr_t *r) {
     return -1;
   int dim, st;
   double timestep;
+  cm__sr_root_strings(r);
   if ((st = cm__rec_root_head(&r->rd, &r->root, &dim, &timestep))) {
     cm__sr_note(r, CM__R_HEAD, st);
     return -1;
@@ -351,6 +357,7 @@ static int cm__sr_finish(cm__sr_t *r) {
     if (r->state[a] == CM__A_DEFERRED &&
         (cm__sr_deferred(r, a) || r->pend_rank != CM__R_NONE))
       return -1;
+  cm__sr_root_strings(r);
   if ((st = cm__rec_root_name(&r->rd, &r->root, r->s)) ||
       (st = cm__scene_validate_named(&r->rd, r->s))) {
     cm__sr_note(r, CM__R_CONTACT + 1, st);
