@@ -238,15 +238,14 @@ static int cm__body_check(cm__server_t *srv, const cm__request_t *req,
   return 0;
 }
 
-/* Checks and parses the body, once, into *root (a new reference, the
- * caller's). A malformed bare scene (for_scene and not wrapped) is
- * reported as the scene reader reports it. Replies and returns nonzero on
- * failure. */
-static int cm__body_parse(cm__server_t *srv, const cm__request_t *req,
-                          cm__response_t *r, int for_scene, int *wrapped,
-                          json_t **root) {
+/* Checks and parses a body that is not a scene (a patch, a session's
+ * options), once, into *root (a new reference, the caller's). Replies and
+ * returns nonzero on failure. */
+static int cm__body_json(cm__server_t *srv, const cm__request_t *req,
+                         cm__response_t *r, json_t **root) {
+  int wrapped;
   *root = NULL;
-  if (cm__body_check(srv, req, r, wrapped))
+  if (cm__body_check(srv, req, r, &wrapped))
     return 1;
   if (req->body_json) {
     *root = json_incref(req->body_json);
@@ -256,23 +255,9 @@ static int cm__body_parse(cm__server_t *srv, const cm__request_t *req,
   *root = json_loadb(req->body, req->body_len, JSON_REJECT_DUPLICATES, &err);
   if (*root)
     return 0;
-  if (for_scene && !*wrapped) {
-    cm_context_t ctx;
-    cm_context_init(&ctx);
-    CM__ERR(&ctx, CM_PARSE, "", "scene:%d:%d: malformed JSON: %s", err.line,
-            err.column, err.text);
-    cm__reply_error(r, CM_PARSE, &ctx);
-  } else {
-    cm__fail(r, CM_PARSE, "(body)", "request body:%d:%d: malformed JSON: %s",
-             err.line, err.column, err.text);
-  }
+  cm__fail(r, CM_PARSE, "(body)", "request body:%d:%d: malformed JSON: %s",
+           err.line, err.column, err.text);
   return 1;
-}
-
-static int cm__body_json(cm__server_t *srv, const cm__request_t *req,
-                         cm__response_t *r, json_t **root) {
-  int wrapped;
-  return cm__body_parse(srv, req, r, 0, &wrapped, root);
 }
 
 /* ---- scenes from a body ------------------------------------------ */
