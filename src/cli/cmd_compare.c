@@ -70,7 +70,15 @@ static int cm__dense_run(double *S, int nc, int k, int all, cm__run_t *run) {
   return info ? CM_NUMERIC : CM_OK;
 }
 
-int cm__cmd_compare(int argc, char **argv) {
+/* The command line of compare. */
+typedef struct {
+  cm_options_t opts;
+  int threads, max_dense, no_evd, json;
+} cm__cargs_t;
+
+/* Parses the command line: 0, 1 after --help, or a usage error (exit
+ * status) after its message. */
+static int cm__compare_args(int argc, char **argv, cm__cargs_t *a) {
   static const struct option own[] = {{"threads", required_argument, 0, 'T'},
                                       {"max-dense", required_argument, 0, 'D'},
                                       {"no-dsyevd", no_argument, 0, 'N'},
@@ -79,69 +87,150 @@ int cm__cmd_compare(int argc, char **argv) {
                                       {0, 0, 0, 0}};
   struct option longopts[32];
   cm__opt_longopts(longopts, 32, own, cm__compare_opts);
-  cm_options_t opts;
-  cm_options_init(&opts);
-  opts.method = CM_METHOD_LANCZOS; /* compare's default */
-  cm_context_t ctx;
-  cm_context_init(&ctx);
-  int max_dense = 12000, no_evd = 0, json = 0, c, ok = 1;
+  int c, ok = 1;
   optind = 1;
   while (ok && (c = getopt_long(argc, argv, "k:h", longopts, NULL)) != -1) {
     switch (c) {
     case 'T':
-      ok = cm__arg_int("compare", "--threads", optarg, &ctx.threads);
+      ok = cm__arg_int("compare", "--threads", optarg, &a->threads);
       break;
     case 'D':
-      ok = cm__arg_int("compare", "--max-dense", optarg, &max_dense);
+      ok = cm__arg_int("compare", "--max-dense", optarg, &a->max_dense);
       break;
     case 'N':
-      no_evd = 1;
+      a->no_evd = 1;
       break;
     case 'j':
-      json = 1;
+      a->json = 1;
       break;
     case 'h':
       cm__compare_usage(stdout);
-      return 0;
+      return 1;
     default:
-      ok = cm__opt_parse("compare", c, optarg, cm__compare_opts, &opts) > 0;
+      ok = cm__opt_parse("compare", c, optarg, cm__compare_opts, &a->opts) > 0;
     }
   }
-  if (ok && opts.method != CM_METHOD_LANCZOS &&
-      opts.method != CM_METHOD_ARPACK) {
+  if (ok && a->opts.method != CM_METHOD_LANCZOS &&
+      a->opts.method != CM_METHOD_ARPACK) {
     fprintf(stderr,
             "cmodes compare: --method: '%s' is not lanczos or "
             "arpack\n",
-            cm__method_name(opts.method));
+            cm__method_name(a->opts.method));
     ok = 0;
   }
   if (!ok) {
     fprintf(stderr, "try 'cmodes compare --help'\n");
     return cm_status_exit(CM_USAGE);
   }
-  if (optind != argc - 1 || opts.modes < 1 || opts.modes > 64 ||
-      !(opts.tol > 0)) {
+  if (optind != argc - 1 || a->opts.modes < 1 || a->opts.modes > 64 ||
+      !(a->opts.tol > 0)) {
     fprintf(stderr, "cmodes compare: expected one scene, 1 <= modes <= 64 "
                     "and tol > 0; try --help\n");
     return cm_status_exit(CM_USAGE);
   }
+  return 0;
+}
+
+/* Largest relative difference of run r's frequencies to dsyevr's. */
+static double cm__compare_diff(const cm__run_t *runs, int r) {
+  double dmax = 0;
+  for (int i = 0; i < runs[r].k && i < runs[1].k; i++)
+    dmax = fmax(dmax,
+                fabs(runs[r].omega[i] - runs[1].omega[i]) / runs[1].omega[i]);
+  return dmax;
+}
+
+static void cm__compare_json(const cm_system_t *sys, double t_setup,
+                             double t_form, const cm__run_t *runs, int nruns,
+                             const cm_spectrum_t *spec) {
+  printf("{\"contacts\": %d, \"dofs\": %d, \"setup_s\": %.6g, "
+         "\"form_dense_s\": %.6g, \"runs\": [",
+         sys->nc, sys->n, t_setup, t_form);
+  for (int r = 0; r < nruns; r++) {
+    printf("%s{\"method\": \"%s\", \"seconds\": %.6g, \"max_rel_diff_"
+           "vs_dsyevr\": %.3g, \"omega\": [",
+           r ? ", " : "", runs[r].name, runs[r].seconds,
+           cm__compare_diff(runs, r));
+    for (int i = 0; i < runs[r].k; i++)
+      printf("%s%.17g", i ? ", " : "", runs[r].omega[i]);
+    printf("]}");
+  }
+  printf("], \"matvecs\": %d}\n", spec->matvecs);
+}
+
+static void cm__compare_text(const char *path, const cm_system_t *sys,
+                             double t_setup, double t_form,
+                             const cm__run_t *runs, int nruns,
+                             const cm_spectrum_t *spec) {
+  printf("scene %s: %d contacts, %d active dofs\n", path, sys->nc, sys->n);
+  printf("setup (assemble, factor, operator) %.4g s; forming dense S "
+         "%.4g s\n\n",
+         t_setup, t_form);
+  printf("| method | eigen time (s) | speed-up vs dsyevr | max rel diff "
+         "vs dsyevr |\n|---|---|---|---|\n");
+  for (int r = 0; r < nruns; r++)
+    printf("| %s | %.4g | %.1f | %.2e |\n", runs[r].name, runs[r].seconds,
+           runs[1].seconds / runs[r].seconds, cm__compare_diff(runs, r));
+  printf("\n| mode | %s | dsyevr |\n|---|---|---|\n", runs[0].name);
+  for (int i = 0; i < runs[0].k; i++)
+    printf("| %d | %.12g | %.12g |\n", i + 1, runs[0].omega[i],
+           i < runs[1].k ? runs[1].omega[i] : NAN);
+  printf("\n%s: %d matvecs, %d restarts, ncv %d\n", runs[0].name, spec->matvecs,
+         spec->iterations, spec->ncv);
+}
+
+/* The dense runs on S formed from op: dsyevr, then dsyevd unless no_evd;
+ * *nruns counts the runs done (the sparse one is runs[0]). */
+static int cm__compare_dense(cm_context_t *ctx, cm_operator_t *op,
+                             const cm_system_t *sys, const cm__cargs_t *a,
+                             cm__run_t *runs, int *nruns, double *t_form) {
+  double t1 = cm__now();
+  double *S = cm_operator_dense_S(ctx, op);
+  *t_form = cm__now() - t1;
+  int st = S ? CM_OK : ctx->status ? ctx->status : CM_NOMEM;
+  cm__blas_threads(ctx->threads > 0 ? ctx->threads : 2);
+  if (!st) {
+    runs[1].name = "dsyevr";
+    st = cm__dense_run(S, sys->nc, a->opts.modes, 0, &runs[1]);
+    *nruns = 2;
+  }
+  if (!st && !a->no_evd) {
+    runs[2].name = "dsyevd";
+    st = cm__dense_run(S, sys->nc, a->opts.modes, 1, &runs[2]);
+    *nruns = 3;
+  }
+  free(S);
+  return st;
+}
+
+int cm__cmd_compare(int argc, char **argv) {
+  cm__cargs_t a;
+  memset(&a, 0, sizeof a);
+  cm_options_init(&a.opts);
+  a.opts.method = CM_METHOD_LANCZOS; /* compare's default */
+  a.max_dense = 12000;
+  int code = cm__compare_args(argc, argv, &a);
+  if (code)
+    return code == 1 ? 0 : code;
+  cm_context_t ctx;
+  cm_context_init(&ctx);
+  ctx.threads = a.threads;
   /* ---- sparse path ---- */
   cm_scene_t *scene = NULL;
   cm_system_t *sys = NULL;
   cm_operator_t *op = NULL;
   cm_spectrum_t *spec = NULL;
-  double *S = NULL;
   int st = cm_scene_read_file(&ctx, argv[optind], &scene);
   double t0 = cm__now();
   if (!st)
     st = cm_system_assemble(&ctx, scene, &sys);
   if (!st)
     st = cm_operator_create(&ctx, sys, &op);
-  double t_setup = cm__now() - t0;
+  double t_setup = cm__now() - t0, t_form = 0;
   cm__run_t runs[3];
   memset(runs, 0, sizeof runs);
   int nruns = 0;
-  if (!st && sys->nc > max_dense) {
+  if (!st && sys->nc > a.max_dense) {
     st = CM__ERR(&ctx, CM_LIMIT, NULL,
                  "%d contacts: the dense S would need %.1f GB; raise "
                  "--max-dense to force it",
@@ -149,81 +238,27 @@ int cm__cmd_compare(int argc, char **argv) {
   }
   if (!st) {
     cm__blas_single_thread();
-    st = cm_spectrum_solve(&ctx, op, -1, &opts, &spec);
+    st = cm_spectrum_solve(&ctx, op, -1, &a.opts, &spec);
     if (st == CM_NOT_CONVERGED)
       st = CM_OK;
   }
   if (!st) {
     runs[0].name = cm__method_name(spec->method);
     runs[0].seconds = spec->seconds;
-    runs[0].k = spec->nev < opts.modes ? spec->nev : opts.modes;
+    runs[0].k = spec->nev < a.opts.modes ? spec->nev : a.opts.modes;
     for (int i = 0; i < runs[0].k; i++)
       runs[0].omega[i] = sqrt(spec->lambda[i]);
     nruns = 1;
     /* ---- dense path: same operator, formed explicitly ---- */
-    double t1 = cm__now();
-    S = cm_operator_dense_S(&ctx, op);
-    double t_form = cm__now() - t1;
-    if (!S)
-      st = ctx.status ? ctx.status : CM_NOMEM;
-    cm__blas_threads(ctx.threads > 0 ? ctx.threads : 2);
-    if (!st) {
-      runs[1].name = "dsyevr";
-      st = cm__dense_run(S, sys->nc, opts.modes, 0, &runs[1]);
-      nruns = 2;
-    }
-    if (!st && !no_evd) {
-      runs[2].name = "dsyevd";
-      st = cm__dense_run(S, sys->nc, opts.modes, 1, &runs[2]);
-      nruns = 3;
-    }
-    if (!st) {
-      if (json) {
-        printf("{\"contacts\": %d, \"dofs\": %d, \"setup_s\": %.6g, "
-               "\"form_dense_s\": %.6g, \"runs\": [",
-               sys->nc, sys->n, t_setup, t_form);
-        for (int r = 0; r < nruns; r++) {
-          double dmax = 0;
-          for (int i = 0; i < runs[r].k && i < runs[1].k; i++)
-            dmax = fmax(dmax, fabs(runs[r].omega[i] - runs[1].omega[i]) /
-                                  runs[1].omega[i]);
-          printf("%s{\"method\": \"%s\", \"seconds\": %.6g, \"max_rel_diff_"
-                 "vs_dsyevr\": %.3g, \"omega\": [",
-                 r ? ", " : "", runs[r].name, runs[r].seconds, dmax);
-          for (int i = 0; i < runs[r].k; i++)
-            printf("%s%.17g", i ? ", " : "", runs[r].omega[i]);
-          printf("]}");
-        }
-        printf("], \"matvecs\": %d}\n", spec->matvecs);
-      } else {
-        printf("scene %s: %d contacts, %d active dofs\n", argv[optind], sys->nc,
-               sys->n);
-        printf("setup (assemble, factor, operator) %.4g s; forming dense S "
-               "%.4g s\n\n",
-               t_setup, t_form);
-        printf("| method | eigen time (s) | speed-up vs dsyevr | max rel diff "
-               "vs dsyevr |\n|---|---|---|---|\n");
-        for (int r = 0; r < nruns; r++) {
-          double dmax = 0;
-          for (int i = 0; i < runs[r].k && i < runs[1].k; i++)
-            dmax = fmax(dmax, fabs(runs[r].omega[i] - runs[1].omega[i]) /
-                                  runs[1].omega[i]);
-          printf("| %s | %.4g | %.1f | %.2e |\n", runs[r].name, runs[r].seconds,
-                 runs[1].seconds / runs[r].seconds, dmax);
-        }
-        printf("\n| mode | %s | dsyevr |\n|---|---|---|\n", runs[0].name);
-        for (int i = 0; i < runs[0].k; i++)
-          printf("| %d | %.12g | %.12g |\n", i + 1, runs[0].omega[i],
-                 i < runs[1].k ? runs[1].omega[i] : NAN);
-        printf("\n%s: %d matvecs, %d restarts, ncv %d\n", runs[0].name,
-               spec->matvecs, spec->iterations, spec->ncv);
-      }
-    }
+    st = cm__compare_dense(&ctx, op, sys, &a, runs, &nruns, &t_form);
   }
+  if (!st && a.json)
+    cm__compare_json(sys, t_setup, t_form, runs, nruns, spec);
+  else if (!st)
+    cm__compare_text(argv[optind], sys, t_setup, t_form, runs, nruns, spec);
   if (st)
     fprintf(stderr, "cmodes compare: %s\n",
             ctx.message[0] ? ctx.message : cm_status_message(st));
-  free(S);
   cm_spectrum_destroy(&spec);
   cm_operator_destroy(&op);
   cm_system_destroy(&sys);

@@ -171,19 +171,75 @@ static int cm__report_track(cm_context_t *ctx, const char *path,
   return cm_status_exit(st);
 }
 
-int cm__cmd_report(int argc, char **argv) {
-  enum {
-    O_TITLE = 256,
-    O_TARGET,
-    O_NOSOFT,
-    O_DUMP,
-    O_VTK,
-    O_TOL,
-    O_METHOD,
-    O_THREADS,
-    O_MATRICES,
-    O_TRACK
-  };
+enum {
+  O_TITLE = 256,
+  O_TARGET,
+  O_NOSOFT,
+  O_DUMP,
+  O_VTK,
+  O_TOL,
+  O_METHOD,
+  O_THREADS,
+  O_MATRICES,
+  O_TRACK
+};
+
+/* The command line of report. */
+typedef struct {
+  cm_options_t opts;
+  const char *out, *title, *dump, *vtk;
+  double target;
+  int soften, matrices, track, threads;
+} cm__rargs_t;
+
+/* One option: 1 if valid. */
+static int cm__report_opt(int c, const char *arg, cm__rargs_t *a) {
+  switch (c) {
+  case 'o':
+    a->out = arg;
+    return 1;
+  case O_TITLE:
+    a->title = arg;
+    return 1;
+  case O_TARGET:
+    return cm__arg_num("report", "--target-step", arg, &a->target);
+  case O_NOSOFT:
+    a->soften = 0;
+    return 1;
+  case O_DUMP:
+    a->dump = arg;
+    return 1;
+  case O_VTK:
+    a->vtk = arg;
+    return 1;
+  case 'k':
+    return cm__arg_int("report", "--modes", arg, &a->opts.modes);
+  case O_TOL:
+    return cm__arg_num("report", "--tol", arg, &a->opts.tol);
+  case O_METHOD:
+    if ((a->opts.method = cm__method_parse(arg)) < 0) {
+      fprintf(stderr,
+              "cmodes report: --method: '%s' is not " CM__METHOD_NAMES "\n",
+              arg);
+      return 0;
+    }
+    return 1;
+  case O_THREADS:
+    return cm__arg_int("report", "--threads", arg, &a->threads);
+  case O_MATRICES:
+    a->matrices = 1;
+    return 1;
+  case O_TRACK:
+    a->track = 1;
+    return 1;
+  default:
+    return 0;
+  }
+}
+
+/* Parses the command line: 0, 1 after --help, or a usage error (exit
+ * status) after its message. */
+static int cm__report_args(int argc, char **argv, cm__rargs_t *a) {
   static const struct option longopts[] = {
       {"out", required_argument, 0, 'o'},
       {"title", required_argument, 0, O_TITLE},
@@ -199,74 +255,25 @@ int cm__cmd_report(int argc, char **argv) {
       {"track", no_argument, 0, O_TRACK},
       {"help", no_argument, 0, 'h'},
       {0, 0, 0, 0}};
-  cm_options_t opts;
-  cm_options_init(&opts);
-  cm_context_t ctx;
-  cm_context_init(&ctx);
-  const char *out = NULL, *title = NULL, *dump = NULL, *vtk = NULL;
-  double target = 0;
-  int soften = 1, matrices = 0, track = 0, ok = 1, c;
+  int ok = 1, c;
   optind = 1;
   while (ok && (c = getopt_long(argc, argv, "o:k:h", longopts, NULL)) != -1) {
-    switch (c) {
-    case 'o':
-      out = optarg;
-      break;
-    case O_TITLE:
-      title = optarg;
-      break;
-    case O_TARGET:
-      ok = cm__arg_num("report", "--target-step", optarg, &target);
-      break;
-    case O_NOSOFT:
-      soften = 0;
-      break;
-    case O_DUMP:
-      dump = optarg;
-      break;
-    case O_VTK:
-      vtk = optarg;
-      break;
-    case 'k':
-      ok = cm__arg_int("report", "--modes", optarg, &opts.modes);
-      break;
-    case O_TOL:
-      ok = cm__arg_num("report", "--tol", optarg, &opts.tol);
-      break;
-    case O_METHOD:
-      if ((opts.method = cm__method_parse(optarg)) < 0) {
-        fprintf(stderr,
-                "cmodes report: --method: '%s' is not " CM__METHOD_NAMES "\n",
-                optarg);
-        ok = 0;
-      }
-      break;
-    case O_THREADS:
-      ok = cm__arg_int("report", "--threads", optarg, &ctx.threads);
-      break;
-    case O_MATRICES:
-      matrices = 1;
-      break;
-    case O_TRACK:
-      track = 1;
-      break;
-    case 'h':
+    if (c == 'h') {
       cm__report_usage(stdout);
-      return 0;
-    default:
-      ok = 0;
+      return 1;
     }
+    ok = cm__report_opt(c, optarg, a);
   }
   int n = argc - optind;
   if (ok && n < 1) {
     fprintf(stderr, "cmodes report: expected at least one scene\n");
     ok = 0;
   }
-  if (ok && !out && !dump && !vtk) {
+  if (ok && !a->out && !a->dump && !a->vtk) {
     fprintf(stderr, "cmodes report: expected -o FILE.html (or --dump/--vtk)\n");
     ok = 0;
   }
-  if (ok && (dump || vtk) && n != 1) {
+  if (ok && (a->dump || a->vtk) && n != 1) {
     fprintf(stderr, "cmodes report: --dump and --vtk take one scene\n");
     ok = 0;
   }
@@ -274,25 +281,22 @@ int cm__cmd_report(int argc, char **argv) {
     fprintf(stderr, "try 'cmodes report --help'\n");
     return cm_status_exit(CM_USAGE);
   }
-  if (track)
-    return cm__report_track(&ctx, argv[optind], out, title);
-  /* ---- analyse every scene ---- */
-  cm__rep_item_t *items = calloc((size_t)n, sizeof *items);
-  cm__html_item_t *html = calloc((size_t)n, sizeof *html);
-  if (!items || !html) {
-    free(items), free(html);
-    return cm_status_exit(CM_NOMEM);
-  }
+  return 0;
+}
+
+/* Analyses the n scenes of paths into items and html; the worst status. */
+static int cm__report_all(cm_context_t *ctx, const cm__rargs_t *a, char **paths,
+                          int n, cm__rep_item_t *items, cm__html_item_t *html) {
   int tty = isatty(2), st = CM_OK;
   double t0 = cm__now();
   for (int i = 0; i < n; i++) {
-    const char *path = argv[optind + i];
+    const char *path = paths[i];
     if (tty)
       fprintf(stderr, "\r\033[Kcmodes report: [%d/%d] %s (%.1f s)", i + 1, n,
               path, cm__now() - t0);
-    cm_context_clear(&ctx);
-    int s1 =
-        cm__report_one(&ctx, path, matrices, &opts, soften, target, &items[i]);
+    cm_context_clear(ctx);
+    int s1 = cm__report_one(ctx, path, a->matrices, &a->opts, a->soften,
+                            a->target, &items[i]);
     if (s1 < 0) {
       st = s1;
       break;
@@ -303,32 +307,69 @@ int cm__cmd_report(int argc, char **argv) {
         items[i].scene && items[i].scene->name ? items[i].scene->name : NULL;
     html[i] = (cm__html_item_t){
         nm ? nm : path, items[i].scene, items[i].report, &items[i].fields,
-        soften && items[i].scene ? &items[i].soften : NULL};
+        a->soften && items[i].scene ? &items[i].soften : NULL};
   }
   if (tty)
     fprintf(stderr, "\r\033[Kcmodes report: %d scene%s in %.1f s\n", n,
             n == 1 ? "" : "s", cm__now() - t0);
-  /* ---- write ---- */
-  if (st >= 0 && out) {
-    FILE *f = fopen(out, "w");
+  return st;
+}
+
+/* The page (-o) and the exports (--dump, --vtk). */
+static int cm__report_write(cm_context_t *ctx, const cm__rargs_t *a, int n,
+                            cm__rep_item_t *items, cm__html_item_t *html) {
+  int st = CM_OK;
+  if (a->out) {
+    FILE *f = fopen(a->out, "w");
     if (!f) {
-      fprintf(stderr, "cmodes report: cannot write %s\n", out);
+      fprintf(stderr, "cmodes report: cannot write %s\n", a->out);
       st = CM_IO;
     } else {
-      const char *t = title    ? title
+      const char *t = a->title ? a->title
                       : n == 1 ? html[0].title
                                : "cmodes campaign";
       int s2 = cm__report_write_html(f, html, n, t);
       if (fclose(f) || s2) {
-        fprintf(stderr, "cmodes report: writing %s failed\n", out);
+        fprintf(stderr, "cmodes report: writing %s failed\n", a->out);
         st = CM_IO;
       }
     }
   }
-  if (st >= 0 && (dump || vtk)) {
-    int s3 = cm__write_exports(&ctx, &items[0], dump, vtk);
+  if (st >= 0 && (a->dump || a->vtk)) {
+    int s3 = cm__write_exports(ctx, &items[0], a->dump, a->vtk);
     if (s3)
       st = s3;
+  }
+  return st;
+}
+
+int cm__cmd_report(int argc, char **argv) {
+  cm__rargs_t a;
+  memset(&a, 0, sizeof a);
+  cm_options_init(&a.opts);
+  a.soften = 1;
+  cm_context_t ctx;
+  cm_context_init(&ctx);
+  int code = cm__report_args(argc, argv, &a);
+  if (code)
+    return code == 1 ? 0 : code;
+  ctx.threads = a.threads;
+  int n = argc - optind;
+  if (a.track)
+    return cm__report_track(&ctx, argv[optind], a.out, a.title);
+  /* ---- analyse every scene ---- */
+  cm__rep_item_t *items = calloc((size_t)n, sizeof *items);
+  cm__html_item_t *html = calloc((size_t)n, sizeof *html);
+  if (!items || !html) {
+    free(items), free(html);
+    return cm_status_exit(CM_NOMEM);
+  }
+  int st = cm__report_all(&ctx, &a, argv + optind, n, items, html);
+  /* ---- write ---- */
+  if (st >= 0) {
+    int s2 = cm__report_write(&ctx, &a, n, items, html);
+    if (s2)
+      st = s2;
   }
   for (int i = 0; i < n; i++)
     cm__item_free(&items[i]);

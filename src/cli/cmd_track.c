@@ -379,26 +379,90 @@ static int cm__track_fail(const cm_context_t *ctx, int st) {
   return cm_status_exit(st);
 }
 
+enum {
+  O_DECK = 256,
+  O_K,
+  O_YOUNG,
+  O_POISSON,
+  O_DENSITY,
+  O_RADIUS,
+  O_DIM,
+  O_TOUCH,
+  O_PLANE,
+  O_CYL,
+  O_PERIODIC,
+  O_TOL,
+  O_COLD,
+  O_THREADS,
+  O_FORMAT,
+  O_SVG
+};
+
+/* The import options (the dump's laws, walls and box): 1 if valid, -1 if
+ * c is not one of them. */
+static int cm__track_dump_opt(int c, const char *optarg, cm__track_opts_t *o,
+                              cm_context_t *ctx) {
+  static const char cmd[] = "track";
+  int ok = 1;
+  switch (c) {
+  case O_K:
+    ok = cm__arg_num(cmd, "--k", optarg, &o->dump.k);
+    break;
+  case O_YOUNG:
+    ok = cm__arg_num(cmd, "--young", optarg, &o->dump.young);
+    break;
+  case O_POISSON:
+    ok = cm__arg_num(cmd, "--poisson", optarg, &o->dump.poisson);
+    break;
+  case O_DENSITY:
+    ok = cm__arg_num(cmd, "--density", optarg, &o->dump.density);
+    break;
+  case O_RADIUS:
+    ok = cm__arg_num(cmd, "--radius", optarg, &o->dump.radius);
+    break;
+  case O_TOUCH:
+    ok = cm__arg_num(cmd, "--touch-tol", optarg, &o->dump.touch_tol);
+    break;
+  case O_DIM:
+    ok = cm__arg_int(cmd, "--dim", optarg, &o->dump.dim);
+    if (ok && o->dump.dim != 2 && o->dump.dim != 3) {
+      fprintf(stderr, "cmodes track: --dim: '%s' is not 2 or 3\n", optarg);
+      ok = 0;
+    }
+    break;
+  case O_PLANE:
+    ok = !cm_dump_options_add_plane(ctx, &o->dump, optarg);
+    if (!ok)
+      fprintf(stderr, "cmodes track: --wall-plane: %s\n", ctx->message);
+    break;
+  case O_CYL:
+    ok = !cm_dump_options_set_cylinder(ctx, &o->dump, optarg);
+    if (!ok)
+      fprintf(stderr, "cmodes track: --wall-zcylinder: %s\n", ctx->message);
+    break;
+  case O_PERIODIC:
+    if (!strcmp(optarg, "image"))
+      o->dump.periodic = CM_DUMP_PERIODIC_IMAGE, o->dump.periodic_ignore = 0;
+    else if (!strcmp(optarg, "drop") || !strcmp(optarg, "ignore"))
+      o->dump.periodic = CM_DUMP_PERIODIC_DROP, o->dump.periodic_ignore = 1;
+    else if (!strcmp(optarg, "error"))
+      o->dump.periodic = CM_DUMP_PERIODIC_ERROR, o->dump.periodic_ignore = 0;
+    else {
+      fprintf(stderr,
+              "cmodes track: --periodic: '%s' is not image, drop "
+              "or error\n",
+              optarg);
+      ok = 0;
+    }
+    break;
+  default:
+    return -1;
+  }
+  return ok;
+}
+
 static int cm__track_parse(int argc, char **argv, cm__track_opts_t *o,
                            cm_context_t *ctx) {
-  enum {
-    O_DECK = 256,
-    O_K,
-    O_YOUNG,
-    O_POISSON,
-    O_DENSITY,
-    O_RADIUS,
-    O_DIM,
-    O_TOUCH,
-    O_PLANE,
-    O_CYL,
-    O_PERIODIC,
-    O_TOL,
-    O_COLD,
-    O_THREADS,
-    O_FORMAT,
-    O_SVG
-  };
   static const struct option longopts[] = {
       {"deck", required_argument, 0, O_DECK},
       {"k", required_argument, 0, O_K},
@@ -428,56 +492,6 @@ static int cm__track_parse(int argc, char **argv, cm__track_opts_t *o,
     switch (c) {
     case O_DECK:
       o->deck = optarg;
-      break;
-    case O_K:
-      ok = cm__arg_num(cmd, "--k", optarg, &o->dump.k);
-      break;
-    case O_YOUNG:
-      ok = cm__arg_num(cmd, "--young", optarg, &o->dump.young);
-      break;
-    case O_POISSON:
-      ok = cm__arg_num(cmd, "--poisson", optarg, &o->dump.poisson);
-      break;
-    case O_DENSITY:
-      ok = cm__arg_num(cmd, "--density", optarg, &o->dump.density);
-      break;
-    case O_RADIUS:
-      ok = cm__arg_num(cmd, "--radius", optarg, &o->dump.radius);
-      break;
-    case O_TOUCH:
-      ok = cm__arg_num(cmd, "--touch-tol", optarg, &o->dump.touch_tol);
-      break;
-    case O_DIM:
-      ok = cm__arg_int(cmd, "--dim", optarg, &o->dump.dim);
-      if (ok && o->dump.dim != 2 && o->dump.dim != 3) {
-        fprintf(stderr, "cmodes track: --dim: '%s' is not 2 or 3\n", optarg);
-        ok = 0;
-      }
-      break;
-    case O_PLANE:
-      ok = !cm_dump_options_add_plane(ctx, &o->dump, optarg);
-      if (!ok)
-        fprintf(stderr, "cmodes track: --wall-plane: %s\n", ctx->message);
-      break;
-    case O_CYL:
-      ok = !cm_dump_options_set_cylinder(ctx, &o->dump, optarg);
-      if (!ok)
-        fprintf(stderr, "cmodes track: --wall-zcylinder: %s\n", ctx->message);
-      break;
-    case O_PERIODIC:
-      if (!strcmp(optarg, "image"))
-        o->dump.periodic = CM_DUMP_PERIODIC_IMAGE, o->dump.periodic_ignore = 0;
-      else if (!strcmp(optarg, "drop") || !strcmp(optarg, "ignore"))
-        o->dump.periodic = CM_DUMP_PERIODIC_DROP, o->dump.periodic_ignore = 1;
-      else if (!strcmp(optarg, "error"))
-        o->dump.periodic = CM_DUMP_PERIODIC_ERROR, o->dump.periodic_ignore = 0;
-      else {
-        fprintf(stderr,
-                "cmodes track: --periodic: '%s' is not image, drop "
-                "or error\n",
-                optarg);
-        ok = 0;
-      }
       break;
     case 'k':
       ok = cm__arg_int(cmd, "--modes", optarg, &o->an.modes);
@@ -513,7 +527,7 @@ static int cm__track_parse(int argc, char **argv, cm__track_opts_t *o,
       cm__track_usage(stdout);
       exit(0);
     default:
-      ok = 0;
+      ok = cm__track_dump_opt(c, optarg, o, ctx) > 0;
       break;
     }
   }

@@ -16,8 +16,7 @@
 /* The analysis options verify passes to its prediction (modes and tol are
  * verify's own: the modes perturbed and the agreement tolerance). */
 static const char *const cm__verify_opts[] = {
-    "method", "ncv", "max_iter", "max_seconds", "dense_max", "chebyshev",
-    NULL};
+    "method", "ncv", "max_iter", "max_seconds", "dense_max", "chebyshev", NULL};
 
 static void cm__verify_usage(FILE *f) {
   fprintf(
@@ -69,10 +68,9 @@ static void cm__verify_usage(FILE *f) {
       "  -h, --help                 this help\n"
       "options of the predicting analysis (as for analyze):\n");
   cm__opt_usage(f, cm__verify_opts);
-  fprintf(f,
-      "\nexit codes: 0 ok, 2 usage, 3 invalid input (no equilibrium, "
-      "tension),\n"
-      "            4 numerical failure, 1 other\n");
+  fprintf(f, "\nexit codes: 0 ok, 2 usage, 3 invalid input (no equilibrium, "
+             "tension),\n"
+             "            4 numerical failure, 1 other\n");
 }
 
 /* Parses "a,b,c" into at most max numbers; returns the count or -1. */
@@ -286,25 +284,183 @@ static int cm__vfail(const cm_context_t *ctx, int st) {
   return cm_status_exit(st);
 }
 
-int cm__cmd_verify(int argc, char **argv) {
-  enum {
-    O_PRELOAD = 256,
-    O_PFILE,
-    O_DIR,
-    O_MODELS,
-    O_INTEG,
-    O_PERIODS,
-    O_TOL,
-    O_BSTEPS,
-    O_BTOL,
-    O_SEED,
-    O_NOSTAB,
-    O_STABONLY,
-    O_JSON,
-    O_PLOT,
-    O_THREADS,
-    O_UNLOADED
-  };
+enum {
+  O_PRELOAD = 256,
+  O_PFILE,
+  O_DIR,
+  O_MODELS,
+  O_INTEG,
+  O_PERIODS,
+  O_TOL,
+  O_BSTEPS,
+  O_BTOL,
+  O_SEED,
+  O_NOSTAB,
+  O_STABONLY,
+  O_JSON,
+  O_PLOT,
+  O_THREADS,
+  O_UNLOADED
+};
+
+/* The command line of verify. */
+typedef struct {
+  cm_verify_options_t o;
+  int threads, json, ndir;
+  const char *plot, *pfile;
+  double *dir;
+} cm__vargs_t;
+
+/* The options with a number: 1 if arg is valid. */
+static int cm__verify_number_opt(int c, const char *arg, cm__vargs_t *a) {
+  cm_verify_options_t *o = &a->o;
+  double x;
+  int ok;
+  switch (c) {
+  case O_PRELOAD:
+    ok = cm__parse_number(arg, &x) && x > 0;
+    if (!ok)
+      fprintf(stderr,
+              "cmodes verify: --preload: '%s' is not a force > 0 "
+              "(N)\n",
+              arg);
+    o->preload_uniform = x;
+    return ok;
+  case 'k':
+  case 'm':
+    ok = cm__parse_number(arg, &x) && x >= 1 && x <= 1e6 && x == floor(x);
+    if (!ok)
+      fprintf(stderr, "cmodes verify: --%s: '%s' is not an integer >= 1\n",
+              c == 'k' ? "modes" : "mode", arg);
+    if (c == 'k')
+      o->nmodes = (int)x;
+    else
+      o->mode = (int)x;
+    return ok;
+  case O_PERIODS:
+  case O_TOL:
+  case O_BTOL:
+    ok = cm__parse_number(arg, &x) && x > 0;
+    if (!ok)
+      fprintf(stderr, "cmodes verify: '%s' is not a number > 0\n", arg);
+    if (c == O_PERIODS)
+      o->periods = x;
+    if (c == O_TOL)
+      o->tol = x;
+    if (c == O_BTOL)
+      o->bisect_tol = x;
+    return ok;
+  default: /* O_BSTEPS, O_SEED, O_THREADS */
+    ok = cm__parse_number(arg, &x) && x >= 0 && x <= 1e12 && x == floor(x);
+    if (!ok)
+      fprintf(stderr,
+              "cmodes verify: '%s' is not a non-negative "
+              "integer\n",
+              arg);
+    if (c == O_BSTEPS)
+      o->bisect_steps = (long)x;
+    if (c == O_SEED)
+      o->seed = (uint64_t)x;
+    if (c == O_THREADS)
+      a->threads = (int)x;
+    return ok;
+  }
+}
+
+/* The options with a list: 1 if arg is valid. */
+static int cm__verify_list_opt(int c, const char *arg, cm__vargs_t *a) {
+  static const char *const mnames[] = {"linear", "unilateral", "nonlinear",
+                                       "full", NULL};
+  static const int mflags[] = {CM_VERIFY_LINEAR, CM_VERIFY_UNILATERAL,
+                               CM_VERIFY_NONLINEAR, CM_VERIFY_FULL};
+  static const char *const inames[] = {"cd", "rk4", NULL};
+  static const int iflags[] = {CM_VERIFY_CD, CM_VERIFY_RK4};
+  cm_verify_options_t *o = &a->o;
+  double tmp[CM_VERIFY_MAX_LIST];
+  int n, ok;
+  switch (c) {
+  case 'g':
+    n = cm__list("--gravity", arg, tmp, 3);
+    ok = n >= 2;
+    if (n == 1)
+      fprintf(stderr, "cmodes verify: --gravity: give gx,gy (2D) or "
+                      "gx,gy,gz (3D)\n");
+    if (ok) {
+      o->use_gravity = 1;
+      for (int i = 0; i < 3; i++)
+        o->gravity[i] = i < n ? tmp[i] : 0;
+    }
+    return ok;
+  case O_DIR:
+    free(a->dir);
+    a->dir = malloc((strlen(arg) / 2 + 2) * sizeof *a->dir);
+    a->ndir = a->dir ? cm__list("--direction", arg, a->dir,
+                                (int)(strlen(arg) / 2 + 1))
+                     : -1;
+    return a->ndir > 0;
+  case 'a':
+    o->namplitudes =
+        cm__list("--amplitudes", arg, o->amplitudes, CM_VERIFY_MAX_LIST);
+    return o->namplitudes > 0;
+  case 's':
+    o->nsteps = cm__list("--steps", arg, o->steps, CM_VERIFY_MAX_LIST);
+    return o->nsteps > 0;
+  case O_MODELS:
+    return cm__flags("--models", arg, mnames, mflags, &o->models);
+  default: /* O_INTEG */
+    return cm__flags("--integrators", arg, inames, iflags, &o->integrators);
+  }
+}
+
+/* One option: 1 if valid. */
+static int cm__verify_opt(int c, const char *arg, cm__vargs_t *a) {
+  switch (c) {
+  case 'g':
+  case O_DIR:
+  case 'a':
+  case 's':
+  case O_MODELS:
+  case O_INTEG:
+    return cm__verify_list_opt(c, arg, a);
+  case O_PRELOAD:
+  case 'k':
+  case 'm':
+  case O_PERIODS:
+  case O_TOL:
+  case O_BTOL:
+  case O_BSTEPS:
+  case O_SEED:
+  case O_THREADS:
+    return cm__verify_number_opt(c, arg, a);
+  case O_PFILE:
+    a->pfile = arg;
+    return 1;
+  case O_NOSTAB:
+    a->o.stability = 0;
+    return 1;
+  case O_UNLOADED:
+    a->o.bilateral_unloaded = 1;
+    return 1;
+  case O_STABONLY:
+    a->o.runs = 0, a->o.stability = 1;
+    return 1;
+  case O_JSON:
+    a->json = 1;
+    return 1;
+  case O_PLOT:
+    a->plot = arg;
+    return 1;
+  case 'q':
+    a->o.progress = 0;
+    return 1;
+  default:
+    return cm__opt_parse("verify", c, arg, cm__verify_opts, &a->o.analysis) > 0;
+  }
+}
+
+/* Parses the command line: 0, 1 after --help, or a usage error (exit
+ * status) after its message. */
+static int cm__verify_args(int argc, char **argv, cm__vargs_t *a) {
   static const struct option own[] = {
       {"gravity", required_argument, 0, 'g'},
       {"preload", required_argument, 0, O_PRELOAD},
@@ -330,200 +486,102 @@ int cm__cmd_verify(int argc, char **argv) {
       {"unloaded-bilateral", no_argument, 0, O_UNLOADED},
       {"help", no_argument, 0, 'h'},
       {0, 0, 0, 0}};
-  static const char *const mnames[] = {"linear", "unilateral", "nonlinear",
-                                       "full", NULL};
-  static const int mflags[] = {CM_VERIFY_LINEAR, CM_VERIFY_UNILATERAL,
-                               CM_VERIFY_NONLINEAR, CM_VERIFY_FULL};
-  static const char *const inames[] = {"cd", "rk4", NULL};
-  static const int iflags[] = {CM_VERIFY_CD, CM_VERIFY_RK4};
   struct option longopts[64];
   cm__opt_longopts(longopts, 64, own, cm__verify_opts);
-  cm_verify_options_t o;
-  cm_verify_options_init(&o);
-  o.progress = 1;
-  cm_context_t ctx;
-  cm_context_init(&ctx);
-  int json = 0, ok = 1, c, npre = 0, ndir = 0;
-  const char *plot = NULL, *pfile = NULL;
-  double tmp[CM_VERIFY_MAX_LIST], x, *dir = NULL, *pre = NULL;
+  int ok = 1, c;
   optind = 1;
   while (ok &&
          (c = getopt_long(argc, argv, "g:k:m:a:s:qh", longopts, NULL)) != -1) {
-    int n;
-    switch (c) {
-    case 'g':
-      n = cm__list("--gravity", optarg, tmp, 3);
-      ok = n >= 2;
-      if (n == 1)
-        fprintf(stderr, "cmodes verify: --gravity: give gx,gy (2D) or "
-                        "gx,gy,gz (3D)\n");
-      if (ok) {
-        o.use_gravity = 1;
-        for (int i = 0; i < 3; i++)
-          o.gravity[i] = i < n ? tmp[i] : 0;
-      }
-      break;
-    case O_PRELOAD:
-      ok = cm__parse_number(optarg, &x) && x > 0;
-      if (!ok)
-        fprintf(stderr,
-                "cmodes verify: --preload: '%s' is not a force > 0 "
-                "(N)\n",
-                optarg);
-      o.preload_uniform = x;
-      break;
-    case O_PFILE:
-      pfile = optarg;
-      break;
-    case 'k':
-    case 'm':
-      ok = cm__parse_number(optarg, &x) && x >= 1 && x <= 1e6 && x == floor(x);
-      if (!ok)
-        fprintf(stderr, "cmodes verify: --%s: '%s' is not an integer >= 1\n",
-                c == 'k' ? "modes" : "mode", optarg);
-      if (c == 'k')
-        o.nmodes = (int)x;
-      else
-        o.mode = (int)x;
-      break;
-    case O_DIR: {
-      free(dir);
-      dir = malloc((strlen(optarg) / 2 + 2) * sizeof *dir);
-      ndir = dir ? cm__list("--direction", optarg, dir,
-                            (int)(strlen(optarg) / 2 + 1))
-                 : -1;
-      ok = ndir > 0;
-      break;
-    }
-    case 'a':
-      o.namplitudes =
-          cm__list("--amplitudes", optarg, o.amplitudes, CM_VERIFY_MAX_LIST);
-      ok = o.namplitudes > 0;
-      break;
-    case 's':
-      o.nsteps = cm__list("--steps", optarg, o.steps, CM_VERIFY_MAX_LIST);
-      ok = o.nsteps > 0;
-      break;
-    case O_MODELS:
-      ok = cm__flags("--models", optarg, mnames, mflags, &o.models);
-      break;
-    case O_INTEG:
-      ok = cm__flags("--integrators", optarg, inames, iflags, &o.integrators);
-      break;
-    case O_PERIODS:
-    case O_TOL:
-    case O_BTOL:
-      ok = cm__parse_number(optarg, &x) && x > 0;
-      if (!ok)
-        fprintf(stderr, "cmodes verify: '%s' is not a number > 0\n", optarg);
-      if (c == O_PERIODS)
-        o.periods = x;
-      if (c == O_TOL)
-        o.tol = x;
-      if (c == O_BTOL)
-        o.bisect_tol = x;
-      break;
-    case O_BSTEPS:
-    case O_SEED:
-    case O_THREADS:
-      ok = cm__parse_number(optarg, &x) && x >= 0 && x <= 1e12 && x == floor(x);
-      if (!ok)
-        fprintf(stderr,
-                "cmodes verify: '%s' is not a non-negative "
-                "integer\n",
-                optarg);
-      if (c == O_BSTEPS)
-        o.bisect_steps = (long)x;
-      if (c == O_SEED)
-        o.seed = (uint64_t)x;
-      if (c == O_THREADS)
-        ctx.threads = (int)x;
-      break;
-    case O_NOSTAB:
-      o.stability = 0;
-      break;
-    case O_UNLOADED:
-      o.bilateral_unloaded = 1;
-      break;
-    case O_STABONLY:
-      o.runs = 0, o.stability = 1;
-      break;
-    case O_JSON:
-      json = 1;
-      break;
-    case O_PLOT:
-      plot = optarg;
-      break;
-    case 'q':
-      o.progress = 0;
-      break;
-    case 'h':
+    if (c == 'h') {
       cm__verify_usage(stdout);
-      free(dir);
-      return 0;
-    default:
-      ok = cm__opt_parse("verify", c, optarg, cm__verify_opts, &o.analysis) > 0;
+      return 1;
     }
+    ok = cm__verify_opt(c, optarg, a);
   }
   if (ok && argc - optind != 1) {
     fprintf(stderr, "cmodes verify: expected one scene file (or - for "
                     "standard input)\n");
     ok = 0;
   }
-  if (ok && o.use_gravity + (o.preload_uniform > 0) + (pfile != NULL) > 1) {
+  if (ok &&
+      a->o.use_gravity + (a->o.preload_uniform > 0) + (a->pfile != NULL) > 1) {
     fprintf(stderr, "cmodes verify: give one of --gravity, --preload, "
                     "--preload-file\n");
     ok = 0;
   }
   if (!ok) {
     fprintf(stderr, "try 'cmodes verify --help'\n");
-    free(dir);
     return cm_status_exit(CM_USAGE);
   }
-  /* ---- read ---- */
-  cm_scene_t *scene = NULL;
-  int st = cm_scene_read_file(&ctx, argv[optind], &scene);
-  if (st < 0) {
-    free(dir);
-    return cm__vfail(&ctx, st);
-  }
-  if (pfile) {
-    pre = cm__read_numbers(pfile, &npre);
-    if (pre && npre != scene->ncontacts) {
+  return 0;
+}
+
+/* The preload file and the direction against the scene: 0 or a usage
+ * error (exit status) after its message. */
+static int cm__verify_inputs(cm__vargs_t *a, const cm_scene_t *scene,
+                             double **pre) {
+  if (a->pfile) {
+    int npre = 0;
+    *pre = cm__read_numbers(a->pfile, &npre);
+    if (*pre && npre != scene->ncontacts) {
       fprintf(stderr,
               "cmodes verify: --preload-file: %s has %d numbers, the "
               "scene has %d contacts: give one force per contact\n",
-              pfile, npre, scene->ncontacts);
-      free(pre);
-      pre = NULL;
+              a->pfile, npre, scene->ncontacts);
+      free(*pre);
+      *pre = NULL;
     }
-    if (!pre) {
-      cm_scene_destroy(&scene);
-      free(dir);
+    if (!*pre)
       return cm_status_exit(CM_USAGE);
-    }
-    o.preload = pre;
+    a->o.preload = *pre;
   }
-  if (dir) {
+  if (a->dir) {
     int need = 0;
     for (int i = 0; i < scene->nbodies; i++)
       need += scene->bodies[i].fixed ? 0 : (scene->dim == 2 ? 3 : 6);
-    if (ndir != need) {
+    if (a->ndir != need) {
       fprintf(stderr,
               "cmodes verify: --direction: %d numbers, the scene's "
               "moving bodies have %d dofs (%d per body)\n",
-              ndir, need, scene->dim == 2 ? 3 : 6);
-      cm_scene_destroy(&scene);
-      free(dir), free(pre);
+              a->ndir, need, scene->dim == 2 ? 3 : 6);
       return cm_status_exit(CM_USAGE);
     }
-    o.direction = dir;
+    a->o.direction = a->dir;
+  }
+  return 0;
+}
+
+int cm__cmd_verify(int argc, char **argv) {
+  cm__vargs_t a;
+  memset(&a, 0, sizeof a);
+  cm_verify_options_init(&a.o);
+  a.o.progress = 1;
+  cm_context_t ctx;
+  cm_context_init(&ctx);
+  int code = cm__verify_args(argc, argv, &a);
+  if (code) {
+    free(a.dir);
+    return code == 1 ? 0 : code;
+  }
+  ctx.threads = a.threads;
+  /* ---- read ---- */
+  cm_scene_t *scene = NULL;
+  double *pre = NULL;
+  int st = cm_scene_read_file(&ctx, argv[optind], &scene);
+  if (st < 0) {
+    free(a.dir);
+    return cm__vfail(&ctx, st);
+  }
+  if ((code = cm__verify_inputs(&a, scene, &pre))) {
+    cm_scene_destroy(&scene);
+    free(a.dir), free(pre);
+    return code;
   }
   /* ---- run and print ---- */
   cm_verify_result_t *res = NULL;
-  st = cm_verify(&ctx, scene, &o, &res);
+  st = cm_verify(&ctx, scene, &a.o, &res);
   if (st >= 0) {
-    if (json) {
+    if (a.json) {
       char *txt = cm_verify_to_json(res, CM_JSON_INDENT);
       if (txt)
         printf("%s\n", txt);
@@ -533,12 +591,12 @@ int cm__cmd_verify(int argc, char **argv) {
     } else {
       cm_verify_write_text(res, stdout);
     }
-    if (plot && st >= 0)
-      st = cm__plot(&ctx, scene, &o, res, plot);
+    if (a.plot && st >= 0)
+      st = cm__plot(&ctx, scene, &a.o, res, a.plot);
   }
-  int code = st < 0 ? cm__vfail(&ctx, st) : 0;
+  code = st < 0 ? cm__vfail(&ctx, st) : 0;
   cm_verify_result_destroy(&res);
   cm_scene_destroy(&scene);
-  free(dir), free(pre);
+  free(a.dir), free(pre);
   return code;
 }

@@ -116,6 +116,39 @@ int cm__scene_vec_from_json(cm_context_t *ctx, const struct json_t *v,
                             const char *source, const char *path, int n,
                             double *out, const char *what);
 
+/* The JSON scene reader's limits, checked while it reads so that memory
+ * stays bounded by them (the server passes its --max-depth, --max-bodies
+ * and --max-contacts): max_depth nests arrays and objects (0: jansson's
+ * 2048 values), max_bodies and max_contacts count elements (0: none). On
+ * the first element past a count, or the first value past the depth, the
+ * reader stops (CM_LIMIT, path "bodies", "contacts" or the caller's) with
+ * "contacts: more than WHO of N contacts HINT", WHO e.g. "the server's
+ * limit" and HINT e.g. " (--max-contacts)". */
+typedef struct cm__scene_limits {
+  int max_depth;
+  long max_bodies, max_contacts;
+  const char *who;
+  const char *hint_depth, *hint_bodies, *hint_contacts;
+} cm__scene_limits_t;
+/* cm_scene_parse_json with limits (lim may be NULL): one pass, no tree
+ * (io/scene_stream.c). */
+int cm__scene_parse_json_limited(cm_context_t *ctx, const char *text,
+                                 size_t len, const char *source,
+                                 const cm__scene_limits_t *lim,
+                                 cm_scene_t **out);
+/* The server's {"scene": ..., "options": ...} body in the same pass: the
+ * scene streamed (messages name "scene"), *options parsed by jansson (a
+ * new reference, or NULL when absent). Malformed JSON reads "request
+ * body:LINE:COL: malformed JSON: ..." at path "(body)"; a key other than
+ * scene and options is CM_USAGE at its name. */
+int cm__scene_parse_wrapped(cm_context_t *ctx, const char *text, size_t len,
+                            const cm__scene_limits_t *lim, cm_scene_t **out,
+                            struct json_t **options);
+/* The reader of sessions 1-5, through a jansson tree: the reference of
+ * tests/test_json_pull.c and bench/bench_intake.c. */
+int cm__scene_parse_json_tree(cm_context_t *ctx, const char *text, size_t len,
+                              const char *source, cm_scene_t **out);
+
 /* Method names of the options and reports ("auto", "arpack", "dense",
  * "lanczos"); cm__method_parse returns -1 for an unknown name. */
 const char *cm__method_name(int method);

@@ -499,6 +499,75 @@ static void cm__contact_line(FILE *o, const cm_scene_t *s, const cm__draw_t *d,
   }
 }
 
+/* A coarse view: a grid of cells, each coloured by the largest share of
+ * the contacts whose midpoint falls in it. */
+static void cm__view_grid(FILE *o, const cm_scene_t *s, const cm__draw_t *d,
+                          const cm__view_t *v, double sc, int W, int H,
+                          int pad) {
+  int nc = s->ncontacts, ox = pad, oy = pad;
+  int G = (int)sqrt(nc / 4.0);
+  G = G < 24 ? 24 : G > 90 ? 90 : G;
+  int GY = (int)ceil(G * (H - 2.0 * pad) / (W - 2.0 * pad));
+  GY = GY < 1 ? 1 : GY > 2 * G ? 2 * G : GY;
+  double *cell = malloc(sizeof(double) * (size_t)G * GY);
+  if (cell) {
+    for (int i = 0; i < G * GY; i++)
+      cell[i] = -1;
+    for (int c = 0; c < nc; c++) {
+      const double *p = cm__end(s, c, 0), *q = cm__end(s, c, 1);
+      double mx = 0.5 * (p[v->ax] + q[v->ax]) - d->lo[v->ax];
+      double my = 0.5 * (p[v->ay] + q[v->ay]) - d->lo[v->ay];
+      int ix = (int)(mx * sc / ((W - 2.0 * pad) / G));
+      int iy = (int)(my * sc / ((H - 2.0 * pad) / GY));
+      ix = ix < 0 ? 0 : ix >= G ? G - 1 : ix;
+      iy = iy < 0 ? 0 : iy >= GY ? GY - 1 : iy;
+      double *cv = &cell[iy * G + ix];
+      *cv = fmax(*cv, d->e[c]);
+    }
+    /* colours quantised to NL levels; one path per level made of
+     * horizontal runs (a stroke as high as a cell): a few bytes a run */
+    enum { NL = 24 };
+    double cw = (W - 2.0 * pad) / G, ch = (H - 2.0 * pad) / GY;
+    char col[8];
+    for (int L = 0; L < NL; L++) {
+      int open = 0;
+      for (int iy = 0; iy < GY; iy++) {
+        for (int ix = 0; ix < G;) {
+          double e = cell[iy * G + ix];
+          int lv = e < 0 ? -1
+                         : (int)lround((d->emax > 0 ? sqrt(e / d->emax) : 0) *
+                                       (NL - 1));
+          if (lv != L) {
+            ix++;
+            continue;
+          }
+          int run = 1;
+          while (
+              ix + run < G && cell[iy * G + ix + run] >= 0 &&
+              (int)lround(
+                  (d->emax > 0 ? sqrt(cell[iy * G + ix + run] / d->emax) : 0) *
+                  (NL - 1)) == L)
+            run++;
+          if (!open) {
+            cm__heat(L / (NL - 1.0), col);
+            fprintf(o,
+                    "<path fill=\"none\" stroke=\"%s\" "
+                    "stroke-width=\"%.2f\" d=\"",
+                    col, ch + 0.05);
+            open = 1;
+          }
+          fprintf(o, "M%.1f %.1fh%.1f", ox + ix * cw, H - oy - (iy + 0.5) * ch,
+                  run * cw);
+          ix += run;
+        }
+      }
+      if (open)
+        fputs("\"/>", o);
+    }
+    free(cell);
+  }
+}
+
 static void cm__view(FILE *o, const cm_scene_t *s, const cm__draw_t *d,
                      const cm__view_t *v, int W, int detail) {
   double wx = d->hi[v->ax] - d->lo[v->ax], wy = d->hi[v->ay] - d->lo[v->ay];
@@ -552,69 +621,8 @@ static void cm__view(FILE *o, const cm_scene_t *s, const cm__draw_t *d,
     for (int q = 0; q < nc; q++)
       cm__contact_line(o, s, d, v, sc, ox, oy, H, ord[q].i, 1);
   } else {
-    /* a grid of cells, each coloured by the largest share of the contacts
-     * whose midpoint falls in it, then the top contacts one by one */
-    int G = (int)sqrt(nc / 4.0);
-    G = G < 24 ? 24 : G > 90 ? 90 : G;
-    int GY = (int)ceil(G * (H - 2.0 * pad) / (W - 2.0 * pad));
-    GY = GY < 1 ? 1 : GY > 2 * G ? 2 * G : GY;
-    double *cell = malloc(sizeof(double) * (size_t)G * GY);
-    if (cell) {
-      for (int i = 0; i < G * GY; i++)
-        cell[i] = -1;
-      for (int c = 0; c < nc; c++) {
-        const double *p = cm__end(s, c, 0), *q = cm__end(s, c, 1);
-        double mx = 0.5 * (p[v->ax] + q[v->ax]) - d->lo[v->ax];
-        double my = 0.5 * (p[v->ay] + q[v->ay]) - d->lo[v->ay];
-        int ix = (int)(mx * sc / ((W - 2.0 * pad) / G));
-        int iy = (int)(my * sc / ((H - 2.0 * pad) / GY));
-        ix = ix < 0 ? 0 : ix >= G ? G - 1 : ix;
-        iy = iy < 0 ? 0 : iy >= GY ? GY - 1 : iy;
-        double *cv = &cell[iy * G + ix];
-        *cv = fmax(*cv, d->e[c]);
-      }
-      /* colours quantised to NL levels; one path per level made of
-       * horizontal runs (a stroke as high as a cell): a few bytes a run */
-      enum { NL = 24 };
-      double cw = (W - 2.0 * pad) / G, ch = (H - 2.0 * pad) / GY;
-      char col[8];
-      for (int L = 0; L < NL; L++) {
-        int open = 0;
-        for (int iy = 0; iy < GY; iy++) {
-          for (int ix = 0; ix < G;) {
-            double e = cell[iy * G + ix];
-            int lv = e < 0 ? -1
-                           : (int)lround((d->emax > 0 ? sqrt(e / d->emax) : 0) *
-                                         (NL - 1));
-            if (lv != L) {
-              ix++;
-              continue;
-            }
-            int run = 1;
-            while (ix + run < G && cell[iy * G + ix + run] >= 0 &&
-                   (int)lround((d->emax > 0
-                                    ? sqrt(cell[iy * G + ix + run] / d->emax)
-                                    : 0) *
-                               (NL - 1)) == L)
-              run++;
-            if (!open) {
-              cm__heat(L / (NL - 1.0), col);
-              fprintf(o,
-                      "<path fill=\"none\" stroke=\"%s\" "
-                      "stroke-width=\"%.2f\" d=\"",
-                      col, ch + 0.05);
-              open = 1;
-            }
-            fprintf(o, "M%.1f %.1fh%.1f", ox + ix * cw,
-                    H - oy - (iy + 0.5) * ch, run * cw);
-            ix += run;
-          }
-        }
-        if (open)
-          fputs("\"/>", o);
-      }
-      free(cell);
-    }
+    /* a grid of cells, then the top contacts one by one */
+    cm__view_grid(o, s, d, v, sc, W, H, pad);
     for (int c = 0; c < nc; c++)
       ord[c] = (cm__ord_t){-d->e[c], c};
     int top = nc < CM__HTML_TOP_DRAWN ? nc : CM__HTML_TOP_DRAWN;

@@ -128,10 +128,10 @@ static void cm__tcell(FILE *o, json_t *row, const char *key) {
     fputs("<td data-v=\"-1\">&mdash;</td>", o);
 }
 
-int cm__report_write_track_html(cm_context_t *ctx, FILE *o, const char *text,
-                                size_t len, const char *title, const char *css,
-                                const char *js) {
-  /* ---- parse one JSON object per line ---- */
+/* The lines of `cmodes track --format jsonl`, one object each, into
+ * *out (a new array, the caller's). */
+static int cm__track_rows(cm_context_t *ctx, const char *text, size_t len,
+                          json_t **out) {
   json_t *rows = json_array();
   if (!rows)
     return CM__ERR(ctx, CM_NOMEM, NULL, "out of memory");
@@ -160,11 +160,55 @@ int cm__report_write_track_html(cm_context_t *ctx, FILE *o, const char *text,
     }
     at = end + 1;
   }
-  size_t n = json_array_size(rows);
-  if (n == 0) {
+  if (json_array_size(rows) == 0) {
     json_decref(rows);
     return CM__ERR(ctx, CM_PARSE, NULL, "no snapshot in the time series");
   }
+  *out = rows;
+  return CM_OK;
+}
+
+/* The rows of the snapshot table (row lo highlighted). */
+static void cm__track_table_rows(FILE *o, json_t *rows, size_t lo) {
+  size_t n = json_array_size(rows);
+  static const char *keys[] = {"step",
+                               "time",
+                               "contacts",
+                               "omega_max",
+                               "central_difference",
+                               "certified",
+                               "per_contact",
+                               "deck_fraction"};
+  for (size_t i = 0; i < n; i++) {
+    json_t *r = json_array_get(rows, i), *ids;
+    fprintf(o, "<tr%s>", i == lo ? " class=\"hi\"" : "");
+    for (int k = 0; k < 8; k++)
+      cm__tcell(o, r, keys[k]);
+    fputs("<td class=\"l\">", o);
+    size_t q;
+    json_t *id;
+    ids = json_object_get(r, "limiting_ids");
+    json_array_foreach(ids, q, id) {
+      const char *s = json_string_value(id);
+      for (; s && *s; s++)
+        fputs(*s == '<' ? "&lt;" : *s == '&' ? "&amp;" : (char[2]){*s, 0}, o);
+      fputs(q + 1 < json_array_size(ids) ? ", " : "", o);
+    }
+    fputs("</td>", o);
+    cm__tcell(o, r, "matvecs");
+    fputs("</tr>", o);
+  }
+}
+
+int cm__report_write_track_html(cm_context_t *ctx, FILE *o, const char *text,
+                                size_t len, const char *title, const char *css,
+                                const char *js) {
+  /* ---- parse one JSON object per line ---- */
+  json_t *rows = NULL;
+  int st = cm__track_rows(ctx, text, len, &rows);
+  if (st)
+    return st;
+  size_t n = json_array_size(rows);
   /* ---- headline: the smallest step and the largest deck fraction ---- */
   size_t lo = 0, hi = 0;
   for (size_t i = 1; i < n; i++) {
@@ -216,33 +260,7 @@ int cm__report_write_track_html(cm_context_t *ctx, FILE *o, const char *text,
         "<th>per-contact (s)</th><th>deck fraction</th><th class=\"l\">"
         "limiting particles</th><th>matvecs</th></tr></thead><tbody>",
         o);
-  static const char *keys[] = {"step",
-                               "time",
-                               "contacts",
-                               "omega_max",
-                               "central_difference",
-                               "certified",
-                               "per_contact",
-                               "deck_fraction"};
-  for (size_t i = 0; i < n; i++) {
-    json_t *r = json_array_get(rows, i), *ids;
-    fprintf(o, "<tr%s>", i == lo ? " class=\"hi\"" : "");
-    for (int k = 0; k < 8; k++)
-      cm__tcell(o, r, keys[k]);
-    fputs("<td class=\"l\">", o);
-    size_t q;
-    json_t *id;
-    ids = json_object_get(r, "limiting_ids");
-    json_array_foreach(ids, q, id) {
-      const char *s = json_string_value(id);
-      for (; s && *s; s++)
-        fputs(*s == '<' ? "&lt;" : *s == '&' ? "&amp;" : (char[2]){*s, 0}, o);
-      fputs(q + 1 < json_array_size(ids) ? ", " : "", o);
-    }
-    fputs("</td>", o);
-    cm__tcell(o, r, "matvecs");
-    fputs("</tr>", o);
-  }
+  cm__track_table_rows(o, rows, lo);
   fprintf(o,
           "</tbody></table><p class=\"note\">Click a column to sort; the "
           "highlighted row has the smallest step. Written by cmodes %s; "

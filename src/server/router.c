@@ -238,15 +238,14 @@ static int cm__body_check(cm__server_t *srv, const cm__request_t *req,
   return 0;
 }
 
-/* Checks and parses the body, once, into *root (a new reference, the
- * caller's). A malformed bare scene (for_scene and not wrapped) is
- * reported as the scene reader reports it. Replies and returns nonzero on
- * failure. */
-static int cm__body_parse(cm__server_t *srv, const cm__request_t *req,
-                          cm__response_t *r, int for_scene, int *wrapped,
-                          json_t **root) {
+/* Checks and parses a body that is not a scene (a patch, a session's
+ * options), once, into *root (a new reference, the caller's). Replies and
+ * returns nonzero on failure. */
+static int cm__body_json(cm__server_t *srv, const cm__request_t *req,
+                         cm__response_t *r, json_t **root) {
+  int wrapped;
   *root = NULL;
-  if (cm__body_check(srv, req, r, wrapped))
+  if (cm__body_check(srv, req, r, &wrapped))
     return 1;
   if (req->body_json) {
     *root = json_incref(req->body_json);
@@ -256,44 +255,18 @@ static int cm__body_parse(cm__server_t *srv, const cm__request_t *req,
   *root = json_loadb(req->body, req->body_len, JSON_REJECT_DUPLICATES, &err);
   if (*root)
     return 0;
-  if (for_scene && !*wrapped) {
-    cm_context_t ctx;
-    cm_context_init(&ctx);
-    CM__ERR(&ctx, CM_PARSE, "", "scene:%d:%d: malformed JSON: %s", err.line,
-            err.column, err.text);
-    cm__reply_error(r, CM_PARSE, &ctx);
-  } else {
-    cm__fail(r, CM_PARSE, "(body)", "request body:%d:%d: malformed JSON: %s",
-             err.line, err.column, err.text);
-  }
+  cm__fail(r, CM_PARSE, "(body)", "request body:%d:%d: malformed JSON: %s",
+           err.line, err.column, err.text);
   return 1;
-}
-
-static int cm__body_json(cm__server_t *srv, const cm__request_t *req,
-                         cm__response_t *r, json_t **root) {
-  int wrapped;
-  return cm__body_parse(srv, req, r, 0, &wrapped, root);
 }
 
 /* ---- scenes from a body ------------------------------------------ */
 
-/* The body is parsed once; a bare scene and the "scene" member of
- * {"scene": ..., "options": ...} go to the library's reader of parsed
- * JSON. *options is a new reference or NULL; *t_parse the parse and read
- * time. Replies and returns nonzero on failure. */
-static int cm__body_scene(cm__server_t *srv, const cm__request_t *req,
-                          cm__response_t *r, cm_scene_t **scene,
-                          json_t **options, double *t_parse) {
-  const cm__server_config_t *cfg = &srv->cfg;
-  int wrapped, st;
-  double t0 = cm__now();
-  json_t *root;
-  *scene = NULL;
-  *options = NULL;
-  if (cm__body_parse(srv, req, r, 1, &wrapped, &root))
-    return 1;
-  cm_context_t ctx;
-  cm_context_init(&ctx);
+/* The scene of a body the transport parsed already (stdio): the members
+ * of {"scene": ..., "options": ...} or the bare scene, read from the tree. */
+static int cm__tree_scene(cm__response_t *r, json_t *root, int wrapped,
+                          cm_context_t *ctx, cm_scene_t **scene,
+                          json_t **options) {
   json_t *js = root;
   if (wrapped) {
     const char *key;
@@ -306,8 +279,7 @@ static int cm__body_scene(cm__server_t *srv, const cm__request_t *req,
                  "%s: unknown key next to \"scene\" "
                  "(allowed: scene, options)",
                  path);
-        json_decref(root);
-        return 1;
+        return -1;
       }
     }
     js = json_object_get(root, "scene");
@@ -315,13 +287,45 @@ static int cm__body_scene(cm__server_t *srv, const cm__request_t *req,
       cm__fail(r, CM_INVALID_SCENE, "scene",
                "scene: expected a scene object "
                "{\"format\": \"cmodes-scene\", ...}");
-      json_decref(root);
-      return 1;
+      return -1;
     }
     *options = json_incref(json_object_get(root, "options"));
   }
-  st = cm__scene_from_json(&ctx, js, "scene", scene);
-  json_decref(root);
+  return cm__scene_from_json(ctx, js, "scene", scene);
+}
+
+/* A bare scene and the "scene" member of {"scene": ..., "options": ...}
+ * are streamed from the body text in one pass, no tree (the options, small,
+ * become one), the server's limits checked while reading; a body the
+ * transport parsed goes to the tree reader. *options is a new reference or
+ * NULL; *t_parse the parse and read time. Replies and returns nonzero on
+ * failure. */
+static int cm__body_scene(cm__server_t *srv, const cm__request_t *req,
+                          cm__response_t *r, cm_scene_t **scene,
+                          json_t **options, double *t_parse) {
+  const cm__server_config_t *cfg = &srv->cfg;
+  int wrapped, st;
+  double t0 = cm__now();
+  *scene = NULL;
+  *options = NULL;
+  if (cm__body_check(srv, req, r, &wrapped))
+    return 1;
+  cm_context_t ctx;
+  cm_context_init(&ctx);
+  if (req->body_json) {
+    st = cm__tree_scene(r, req->body_json, wrapped, &ctx, scene, options);
+    if (st == -1)
+      return 1;
+  } else {
+    cm__scene_limits_t lim = {cfg->max_depth,     cfg->max_bodies,
+                              cfg->max_contacts,  "the server's limit",
+                              " (--max-depth)",   " (--max-bodies)",
+                              " (--max-contacts)"};
+    st = wrapped ? cm__scene_parse_wrapped(&ctx, req->body, req->body_len, &lim,
+                                           scene, options)
+                 : cm__scene_parse_json_limited(&ctx, req->body, req->body_len,
+                                                "scene", &lim, scene);
+  }
   *t_parse = cm__now() - t0;
   if (!st && (*scene)->nbodies > cfg->max_bodies)
     st = CM__ERR(&ctx, CM_LIMIT, "bodies",

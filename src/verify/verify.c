@@ -70,38 +70,22 @@ static void cm__vpred_free(cm__vpred_t *p) {
   free(p->index), free(p->omega), free(p->zeta), free(p->z);
 }
 
-/* Eigenvector of report mode i, scattered to the harness' rows (z: nr):
- * core row r is row row_kind[r] of contact row_contact[r]; both sides use
- * the tangent convention of docs/math.md, so the entries carry over. */
+/* Eigenvector of report mode i, from the pipeline's mode shapes (the
+ * report's own vectors, cm_analyze_vectors), scattered to the harness' rows
+ * (z: nr): scene row r is row row_kind[r] of contact row_contact[r]; both
+ * sides use the tangent convention of docs/math.md, so the entries carry
+ * over. */
 static int cm__vmode_vector(cm_context_t *ctx, const cm__vmodel_t *m,
-                            cm_operator_t *op, const cm_system_t *sys,
-                            const cm_report_t *rep, const cm_options_t *aopt,
-                            int i, double *z) {
-  int c = rep->modes[i].component, j = 0;
-  for (int t = 0; t < i; t++)
-    j += rep->modes[t].component == c;
-  cm_options_t o = *aopt;
-  o.modes = j + 1;
-  cm_spectrum_t *sp = NULL;
-  int comp = sys->ncomp > 1 ? c : -1;
-  int st = cm_spectrum_solve(ctx, op, comp, &o, &sp);
-  if (st < 0)
-    return st;
-  if (!sp->z || sp->nev <= j) {
-    cm_spectrum_destroy(&sp);
+                            const cm_vectors_t *vec, int i, double *z) {
+  if (!vec || !vec->z || i >= vec->nmodes)
     return CM__ERR(ctx, CM_NUMERIC, NULL,
                    "mode %d: the eigen-solver returned no vector", i + 1);
-  }
-  int r0 = comp < 0 ? 0 : sys->comp_row[c];
-  int nr = comp < 0 ? sys->nc : sys->comp_row[c + 1] - r0;
   memset(z, 0, (size_t)m->nr * sizeof *z);
-  for (int r = 0; r < nr; r++) {
-    int c = sys->row_contact[r0 + r];
-    int kind = sys->row_kind ? sys->row_kind[r0 + r] : 0;
+  for (int r = 0; r < vec->nrows; r++) {
+    int c = vec->row_contact[r], kind = vec->row_kind[r];
     if (m->crow[c] + kind < m->crow[c + 1])
-      z[m->crow[c] + kind] = sp->z[(size_t)nr * j + r];
+      z[m->crow[c] + kind] = vec->z[(size_t)vec->nrows * i + r];
   }
-  cm_spectrum_destroy(&sp);
   return CM_OK;
 }
 
@@ -113,12 +97,18 @@ static int cm__vpredict(cm_context_t *ctx, const cm_scene_t *scene,
   int want = o->mode > 0 ? o->mode : o->nmodes;
   if (aopt.modes < want)
     aopt.modes = want;
+  /* one analysis: the report and, when asked, its modes' shapes */
   cm_report_t *rep = NULL;
   cm_system_t *sys = NULL;
-  cm_operator_t *op = NULL;
-  int st = cm_analyze(ctx, scene, &aopt, &rep);
-  if (st < 0)
+  cm_vectors_t *vec = NULL;
+  int st = cm_system_assemble(ctx, scene, &sys);
+  if (!st)
+    st = want_vectors ? cm_analyze_vectors(ctx, sys, scene, &aopt, &rep, &vec)
+                      : cm_analyze_system(ctx, sys, scene, &aopt, &rep);
+  if (st < 0) {
+    cm_system_destroy(&sys);
     return st;
+  }
   st = CM_OK;
   p->omega_max = rep->omega_max, p->pc_omega_max = rep->pc_omega_max;
   p->h_cd = rep->central_difference.h_s, p->h_rk4 = rep->rk4.h_s;
@@ -146,10 +136,6 @@ static int cm__vpredict(cm_context_t *ctx, const cm_scene_t *scene,
     p->z = malloc((size_t)count * ((size_t)m->nr + 1) * sizeof(double));
     if (!p->index || !p->omega || !p->zeta || !p->z)
       st = CM__ERR(ctx, CM_NOMEM, NULL, "out of memory (predictions)");
-    if (!st)
-      st = cm_system_assemble(ctx, scene, &sys);
-    if (!st)
-      st = cm_operator_create(ctx, sys, &op);
     for (int t = 0; t < count && !st; t++) {
       int i = first + t;
       p->index[t] = i + 1, p->omega[t] = rep->modes[i].omega;
@@ -160,11 +146,10 @@ static int cm__vpredict(cm_context_t *ctx, const cm_scene_t *scene,
                      "oscillation; ask for a mode with omega > 0",
                      i + 1, p->omega[t]);
       else
-        st = cm__vmode_vector(ctx, m, op, sys, rep, &aopt, i,
-                              p->z + (size_t)t * m->nr);
+        st = cm__vmode_vector(ctx, m, vec, i, p->z + (size_t)t * m->nr);
     }
   }
-  cm_operator_destroy(&op);
+  cm_vectors_destroy(&vec);
   cm_system_destroy(&sys);
   cm_report_destroy(&rep);
   if (st < 0)
