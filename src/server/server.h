@@ -25,10 +25,17 @@ typedef struct cm__server_config {
   int max_sessions;      /* stored scenes */
   double session_idle_s; /* idle expiry of a stored scene */
   double max_solve_s;    /* cap on options.max_seconds (0 = none) */
-  int max_connections;   /* HTTP connections at once */
-  double drain_s;        /* SIGTERM: longest wait for in-flight requests */
-  int stdio;             /* 1: JSON lines on stdin/stdout */
-  int quiet;             /* 1: no access log */
+  int max_connections;   /* HTTP connections at once; more: closed at once */
+  int max_connections_per_ip; /* HTTP connections from one address (0: any) */
+  size_t max_inflight_bytes;  /* request body bytes admitted at once */
+  size_t max_elements;        /* JSON values in a body */
+  double header_timeout_s;    /* headers must be in within this */
+  double min_rate;            /* bytes/s a body must average after that */
+  double idle_timeout_s;      /* a silent connection is closed */
+  int max_dense;              /* largest component solved densely */
+  double drain_s;             /* SIGTERM: longest wait for in-flight requests */
+  int stdio;                  /* 1: JSON lines on stdin/stdout */
+  int quiet;                  /* 1: no access log */
 } cm__server_config_t;
 
 /* Defaults that keep a 24 GiB machine safe (docs/server.md). */
@@ -167,6 +174,7 @@ typedef struct cm__request {
   json_t *body_json;  /* the body parsed by the transport (stdio), or NULL:
                          then body holds its text */
   int body_too_large; /* the transport cut the body at the limit */
+  int query_dropped;  /* more than CM__MAX_QUERY query parameters */
 } cm__request_t;
 
 typedef struct cm__response {
@@ -196,6 +204,35 @@ int cm__route_early(cm__server_t *srv, const cm__request_t *req,
 /* Splits "a=1&b=x%20y" into req's query arrays, decoding in place in buf.
  * Returns 0 or CM_LIMIT when there are too many parameters. */
 int cm__query_parse(char *buf, cm__request_t *req);
+
+/* ---- limits (limits.c) ------------------------------------------------- */
+
+/* What a pass over JSON text found, without building a tree. */
+typedef struct {
+  int depth;       /* deepest nesting of arrays and objects */
+  size_t elements; /* values: objects, arrays, strings, numbers, literals */
+  int wrapped;     /* the root is an object with a "scene" key */
+} cm__json_scan_t;
+
+/* One pass over the raw bytes of a JSON body (no allocation): nesting
+ * depth, number of values and the wrapped form. Stops early (returns 1)
+ * once depth passes max_depth or elements pass max_elements; 0 otherwise.
+ * Malformed text is left to the parser. */
+int cm__json_prescan(const char *s, size_t len, int max_depth,
+                     size_t max_elements, cm__json_scan_t *out);
+
+/* Bodies at least this large give their freed memory back to the system
+ * (malloc_trim) once handled. */
+#define CM__TRIM_BYTES ((size_t)1 << 20)
+void cm__memory_give_back(void);
+
+/* Refuses, before any solve, what the solve budget cannot stop: dense
+ * eigen-solves (LAPACK runs to the end once started) larger than
+ * --max-dense, or whose estimated time passes the request's max_seconds.
+ * CM_OK, or CM_LIMIT with ctx naming the component, the limit and the
+ * option to change. */
+int cm__dense_check(cm_context_t *ctx, const cm_system_t *sys,
+                    const cm_options_t *opts, int max_dense);
 
 /* ---- transports --------------------------------------------------------- */
 

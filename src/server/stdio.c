@@ -78,6 +78,26 @@ static void cm__emit_bad(FILE *out, json_t *id, int status, const char *msg,
 static void cm__line(cm__server_t *srv, const char *line, size_t len,
                      FILE *out) {
   json_error_t err;
+  /* the line is parsed whole (body included): its values and nesting are
+   * counted on the raw bytes first, so no tree past the limits is built;
+   * the envelope adds a level and a few values */
+  cm__json_scan_t scan;
+  if (cm__json_prescan(line, len, srv->cfg.max_depth + 1,
+                       srv->cfg.max_elements + 16, &scan)) {
+    char msg[200];
+    if (scan.depth > srv->cfg.max_depth + 1)
+      snprintf(msg, sizeof msg,
+               "request line nested deeper than the server's limit of %d "
+               "levels (--max-depth)",
+               srv->cfg.max_depth);
+    else
+      snprintf(msg, sizeof msg,
+               "request line with more values than the server's limit of "
+               "%zu (--max-elements)",
+               srv->cfg.max_elements);
+    cm__emit_bad(out, NULL, CM_LIMIT, msg, "(line)");
+    return;
+  }
   json_t *root = json_loadb(line, len, JSON_REJECT_DUPLICATES, &err);
   if (!root || !json_is_object(root)) {
     char msg[300];
