@@ -12,6 +12,7 @@
 #include <netinet/in.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdint.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -1446,8 +1447,8 @@ static void *upload_run(void *arg) {
   static char chunk[1 << 16];
   memset(chunk, ' ', sizeof chunk);
   while (u->sent < u->bytes) {
-    size_t n = u->bytes - u->sent < sizeof chunk ? u->bytes - u->sent
-                                                 : sizeof chunk;
+    size_t n =
+        u->bytes - u->sent < sizeof chunk ? u->bytes - u->sent : sizeof chunk;
     ssize_t w = send(fd, chunk, n, MSG_NOSIGNAL);
     if (w <= 0)
       break;
@@ -1483,8 +1484,9 @@ CM_TEST(server_auth_before_body) {
   CMT_LE(now_s() - t0, 5.0); /* not the 10 s receive timeout */
   /* 413 from the headers too (authenticated, declared too large) */
   int fd = conn_from(s.port, NULL, 10);
-  const char *big = "POST /v1/analyze HTTP/1.1\r\nHost: x\r\nAuthorization: "
-                    "Bearer s3cret-token\r\nContent-Length: 99999999999\r\n\r\n";
+  const char *big =
+      "POST /v1/analyze HTTP/1.1\r\nHost: x\r\nAuthorization: "
+      "Bearer s3cret-token\r\nContent-Length: 99999999999\r\n\r\n";
   send_all(fd, big, strlen(big));
   ssize_t k = recv(fd, got, sizeof got - 1, 0);
   got[k > 0 ? k : 0] = 0;
@@ -1502,8 +1504,8 @@ CM_TEST(server_auth_before_body) {
   for (int i = 0; i < 4; i++)
     pthread_join(th[i], NULL);
   long hwm1 = proc_kb(s.pid, "VmHWM");
-  fprintf(stderr, "peak RSS %ld -> %ld kB; sent %zu %zu %zu %zu bytes\n",
-          hwm0, hwm1, u[0].sent, u[1].sent, u[2].sent, u[3].sent);
+  fprintf(stderr, "peak RSS %ld -> %ld kB; sent %zu %zu %zu %zu bytes\n", hwm0,
+          hwm1, u[0].sent, u[1].sent, u[2].sent, u[3].sent);
   CMT_TRUE(hwm0 > 0);
   CMT_LE((double)(hwm1 - hwm0), 8192.0); /* < 8 MiB for 192 MiB sent */
   for (int i = 0; i < 4; i++)
@@ -1613,8 +1615,7 @@ CM_TEST(server_dense_budget) {
    * N^3/s the server assumes (884^3: 0.69 s) */
   pile_t q;
   pile_make(&q, 7, 7); /* 884 contacts, order 884 */
-  char *mid =
-      pile_json(&q, "{\"method\": \"dense\", \"max_seconds\": 0.5}");
+  char *mid = pile_json(&q, "{\"method\": \"dense\", \"max_seconds\": 0.5}");
   r = http_post(s.port, "/v1/analyze", mid);
   CHECK_ERROR(r, 413, "limit", "options.method");
   CMT_CONTAINS(r.body, "--max-solve-seconds");
@@ -1703,4 +1704,284 @@ CM_TEST(server_body_limits) {
   free(log);
   free(bar);
   CMT_EQ_INT(srv_stop(&s), 0);
+}
+
+/* ---- fuzz smoke: mutated requests at the real server -------------- */
+
+/* A malloc'd formatted string into *out. */
+static void fz_printf(char **out, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+static void fz_printf(char **out, const char *fmt, ...) {
+  va_list ap, aq;
+  va_start(ap, fmt);
+  va_copy(aq, ap);
+  int n = vsnprintf(NULL, 0, fmt, ap);
+  va_end(ap);
+  *out = malloc((size_t)n + 1);
+  vsnprintf(*out, (size_t)n + 1, fmt, aq);
+  va_end(aq);
+}
+
+/* One mutation of buf[0..*n) in place (capacity cap): flip, insert,
+ * delete, duplicate or splice in a token that parsers find hard. */
+static void fz_mutate(char *buf, size_t *n, size_t cap, uint64_t *rng) {
+  static const char *const tok[] = {"%",
+                                    "%0a",
+                                    "%00",
+                                    "\r\n",
+                                    "\r\n\r\n",
+                                    "{",
+                                    "}",
+                                    "[",
+                                    "]",
+                                    "\"",
+                                    "\\u0000",
+                                    "1e999",
+                                    "-0",
+                                    "null",
+                                    "true",
+                                    ",",
+                                    ":",
+                                    "99999999999999999999",
+                                    "NaN",
+                                    "\\",
+                                    "?",
+                                    "&",
+                                    "=",
+                                    "/v1/scenes/",
+                                    "Content-Length: 5\r\n",
+                                    "\xff\xfe",
+                                    "[[[[[[[[[[[[[[[[",
+                                    "\"\xc3\x28\""};
+  size_t at = *n ? (size_t)(urand(rng) * (double)*n) : 0;
+  switch ((int)(urand(rng) * 5)) {
+  case 0: /* flip a byte */
+    if (*n)
+      buf[at] = (char)(buf[at] ^ (1 << (int)(urand(rng) * 8)));
+    break;
+  case 1: { /* delete a range */
+    size_t len = 1 + (size_t)(urand(rng) * 16);
+    if (at + len > *n)
+      len = *n - at;
+    memmove(buf + at, buf + at + len, *n - at - len);
+    *n -= len;
+    break;
+  }
+  case 2: { /* duplicate a range */
+    size_t len = 1 + (size_t)(urand(rng) * 32);
+    if (at + len > *n)
+      len = *n - at;
+    if (*n + len < cap) {
+      memmove(buf + at + len, buf + at, *n - at);
+      *n += len;
+    }
+    break;
+  }
+  default: { /* insert a token */
+    const char *t = tok[(int)(urand(rng) * (sizeof tok / sizeof *tok))];
+    size_t len = strlen(t);
+    if (*n + len < cap) {
+      memmove(buf + at + len, buf + at, *n - at);
+      memcpy(buf + at, t, len);
+      *n += len;
+    }
+  }
+  }
+}
+
+/* An error answer must be well formed: a status line and, for JSON, an
+ * object with "error" and "message". Returns 0 when it is not. */
+static int fz_answer_ok(const char *got, size_t n) {
+  if (n == 0)
+    return 1; /* closed without an answer: allowed for broken requests */
+  if (n < 12 || strncmp(got, "HTTP/1.", 7))
+    return 0;
+  int status = atoi(got + 9);
+  if (status < 100 || status > 599)
+    return 0;
+  const char *sep = strstr(got, "\r\n\r\n");
+  if (!sep)
+    return 0;
+  if (status < 400 || !strstr(got, "Content-Type: application/json") ||
+      strstr(got, "Content-Type: application/json") > sep)
+    return 1; /* a report, or libmicrohttpd's own page for broken HTTP */
+  /* the first answer only: a broken request may leave a second one */
+  const char *cl = strstr(got, "Content-Length: ");
+  if (!cl || cl > sep)
+    return 0;
+  size_t len = strtoul(cl + 16, NULL, 10);
+  if (len > n - (size_t)(sep + 4 - got))
+    return 0;
+  json_error_t e;
+  json_t *j = json_loadb(sep + 4, len, 0, &e);
+  int ok = json_is_object(j) && json_is_string(json_object_get(j, "error")) &&
+           json_is_string(json_object_get(j, "message"));
+  json_decref(j);
+  return ok;
+}
+
+/* Sends raw bytes on a fresh connection, half-closes, reads the answer. */
+static size_t fz_exchange(int port, const char *req, size_t n, char *got,
+                          size_t cap) {
+  int fd = conn_from(port, NULL, 10);
+  if (fd < 0)
+    return (size_t)-1;
+  send_all(fd, req, n);
+  shutdown(fd, SHUT_WR);
+  size_t k = 0;
+  for (ssize_t r; k + 1 < cap && (r = recv(fd, got + k, cap - k - 1, 0)) > 0;)
+    k += (size_t)r;
+  got[k] = 0;
+  close(fd);
+  return k;
+}
+
+#define FZ_N 4000
+
+/* Deterministic mutation fuzzing (a fixed seed; no fuzzing engine is
+ * needed in CI): FZ_N mutated HTTP requests and FZ_N mutated --stdio lines
+ * from valid seeds. The server must never die, every answer must be well
+ * formed, /healthz must keep answering; under the sanitizer build any
+ * memory error or leak fails the run. A few seconds. */
+CM_TEST(server_fuzz_smoke) {
+  srv_t s;
+  if (srv_start(&s, "--quiet --max-body-bytes 64K --header-timeout 2 "
+                    "--max-sessions 4 --session-idle 1")) {
+    CMT_FAIL("server did not start");
+    return;
+  }
+  char *bar = bar_json(1.0);
+  resp_t r = http_post(s.port, "/v1/scenes", bar);
+  char loc[128] = "/v1/scenes/0123456789abcdef0123456789abcdef";
+  resp_header(&r, "Location", loc, sizeof loc);
+  resp_free(&r);
+  const char *patch = "{\"version\": 1, \"contacts\": {\"set\": [{\"contact\": "
+                      "0, \"scale\": 2}], \"remove\": [1], \"add\": [{\"a\": "
+                      "\"bar\", \"b\": null, \"point\": [0, 0], \"normal\": "
+                      "[0, 1], \"stiffness\": 1e5}]}, \"bodies\": {\"set\": "
+                      "[{\"body\": 0, \"translate\": [0, 0.01]}]}}";
+  char *seeds[6];
+  size_t blen = strlen(bar);
+  const char *fmt = "%s %s HTTP/1.1\r\nHost: x\r\nContent-Type: "
+                    "application/json\r\nContent-Length: %zu\r\n\r\n%s";
+  fz_printf(&seeds[0], fmt, "POST",
+            "/v1/analyze?modes=2&tol=1e-9&timings=false", blen, bar);
+  fz_printf(&seeds[1], fmt, "POST", "/v1/scenes?top_contacts=3", blen, bar);
+  fz_printf(&seeds[2], fmt, "PATCH", loc, strlen(patch), patch);
+  fz_printf(&seeds[3],
+            "GET %s/report?method=lanczos&pretty HTTP/1.1\r\n"
+            "Host: x\r\n\r\n",
+            loc);
+  fz_printf(&seeds[4], "GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n");
+  char *wrapped;
+  fz_printf(&wrapped,
+            "{\"scene\": %s, \"options\": {\"modes\": 1, "
+            "\"method\": \"dense\"}}",
+            bar);
+  fz_printf(&seeds[5], fmt, "POST", "/v1/analyze", strlen(wrapped), wrapped);
+  uint64_t rng = 18;
+  size_t cap = 1 << 16;
+  char *buf = malloc(cap), *got = malloc(1 << 20);
+  int bad = 0, answered = 0;
+  for (int it = 0; it < FZ_N; it++) {
+    const char *sd = seeds[it % 6];
+    size_t n = strlen(sd);
+    memcpy(buf, sd, n);
+    int k = 1 + (int)(urand(&rng) * 6);
+    for (int j = 0; j < k; j++)
+      fz_mutate(buf, &n, cap, &rng);
+    size_t g = fz_exchange(s.port, buf, n, got, 1 << 20);
+    if (g == (size_t)-1 || !fz_answer_ok(got, g)) {
+      if (bad++ < 3)
+        fprintf(stderr, "fuzz %d: bad answer to\n%.*s\n---\n%.300s\n", it,
+                (int)(n < 400 ? n : 400), buf,
+                g == (size_t)-1 ? "(no "
+                                  "connection)"
+                                : got);
+    }
+    answered += g > 0 && g != (size_t)-1;
+    if (it % 250 == 249) {
+      resp_t h = http_get(s.port, "/healthz");
+      CMT_EQ_INT(h.status, 200);
+      resp_free(&h);
+      CMT_TRUE(waitpid(s.pid, NULL, WNOHANG) == 0);
+    }
+  }
+  fprintf(stderr, "fuzz smoke HTTP: %d requests, %d answered, %d bad\n", FZ_N,
+          answered, bad);
+  CMT_EQ_INT(bad, 0);
+  CMT_TRUE(answered > FZ_N / 2);
+  CMT_EQ_INT(srv_stop(&s), 0);
+
+  /* --stdio: mutated request lines, one answer line each */
+  char in[] = "/tmp/cmt_fzin_XXXXXX", outp[] = "/tmp/cmt_fzout_XXXXXX";
+  int ifd = mkstemp(in), ofd = mkstemp(outp);
+  FILE *f = fdopen(ifd, "w");
+  char *lines[3];
+  fz_printf(&lines[0],
+            "{\"id\": 1, \"method\": \"POST\", \"path\": "
+            "\"/v1/analyze?modes=1\", \"body\": %s}",
+            bar);
+  fz_printf(&lines[1],
+            "{\"id\": \"s\", \"method\": \"POST\", \"path\": "
+            "\"/v1/scenes\", \"body\": %s}",
+            wrapped);
+  fz_printf(&lines[2],
+            "{\"id\": [2], \"method\": \"PATCH\", \"path\": "
+            "\"/v1/scenes/0123456789abcdef0123456789abcdef\", "
+            "\"body\": %s}",
+            patch);
+  size_t expect = 0;
+  for (int it = 0; it < FZ_N; it++) {
+    const char *sd = lines[it % 3];
+    size_t n = strlen(sd);
+    memcpy(buf, sd, n);
+    int k = 1 + (int)(urand(&rng) * 6);
+    for (int j = 0; j < k; j++)
+      fz_mutate(buf, &n, cap, &rng);
+    for (size_t i = 0; i < n; i++)
+      if (buf[i] == '\r' || buf[i] == '\n')
+        buf[i] = ' '; /* one line per request */
+    fwrite(buf, 1, n, f);
+    fputc('\n', f);
+    expect += n > 0; /* the reader skips only empty lines */
+  }
+  fclose(f);
+  close(ofd);
+  char cmd[256];
+  snprintf(cmd, sizeof cmd, "%s serve --stdio --quiet < %s > %s", CM_BINARY, in,
+           outp);
+  int code = system(cmd);
+  CMT_EQ_INT(WIFEXITED(code) ? WEXITSTATUS(code) : -1, 0);
+  char *out = cmt_read_file(outp);
+  size_t nlines = 0;
+  int badj = 0;
+  for (char *p = out, *e; p && *p; p = e + 1) {
+    e = strchr(p, '\n');
+    if (!e)
+      break;
+    json_error_t je;
+    json_t *j = json_loadb(p, (size_t)(e - p), 0, &je);
+    json_t *st = json_object_get(j, "status");
+    if (!json_is_integer(st) || json_integer_value(st) < 200 ||
+        json_integer_value(st) > 599)
+      badj++;
+    json_decref(j);
+    nlines++;
+  }
+  fprintf(stderr, "fuzz smoke stdio: %zu lines, %zu answers, %d bad\n", expect,
+          nlines, badj);
+  CMT_EQ_INT(nlines, expect);
+  CMT_EQ_INT(badj, 0);
+  free(out);
+  unlink(in);
+  unlink(outp);
+  for (int i = 0; i < 3; i++)
+    free(lines[i]);
+  for (int i = 0; i < 6; i++)
+    free(seeds[i]);
+  free(wrapped);
+  free(buf);
+  free(got);
+  free(bar);
 }
