@@ -1648,7 +1648,7 @@ CM_TEST(server_dense_budget) {
 CM_TEST(server_body_limits) {
   srv_t s;
   if (srv_start(&s, "--max-elements 5000 --max-body-bytes 1M "
-                    "--max-inflight-bytes 1M")) {
+                    "--max-inflight-bytes 1M --max-parse-bytes 64K")) {
     CMT_FAIL("server did not start");
     return;
   }
@@ -1667,6 +1667,17 @@ CM_TEST(server_body_limits) {
   r = http_post(s.port, "/v1/analyze", meta);
   CHECK_ERROR(r, 413, "limit", "(body)");
   CMT_CONTAINS(r.body, "--max-elements");
+  resp_free(&r);
+  /* 1000 of them: under 5000 values, but a tree of about 240 kB (jansson:
+   * 232 B per empty object) is past --max-parse-bytes 64K */
+  n = (size_t)snprintf(meta, cap, "%.*s, \"meta\": [", (int)strlen(bar) - 1,
+                       bar);
+  for (int i = 0; i < 1000; i++)
+    n += (size_t)snprintf(meta + n, cap - n, "%s{}", i ? "," : "");
+  snprintf(meta + n, cap - n, "]}");
+  r = http_post(s.port, "/v1/analyze", meta);
+  CHECK_ERROR(r, 413, "limit", "(body)");
+  CMT_CONTAINS(r.body, "--max-parse-bytes");
   resp_free(&r);
   free(meta);
   /* the whole in-flight allowance held by one request whose body is slow:

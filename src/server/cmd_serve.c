@@ -48,6 +48,9 @@ static void cm__serve_usage(FILE *out) {
       "  --max-inflight-bytes N  request body bytes admitted at once, suffix\n"
       "                          K/M/G (default %zu); more get 503\n"
       "  --max-elements N        JSON values in a body (default %zu); 413\n"
+      "  --max-parse-bytes N     estimated memory of the JSON trees being\n"
+      "                          built at once, suffix K/M/G (default %zu);\n"
+      "                          a body past it alone: 413, else 503\n"
       "  --header-timeout S      a request's headers must arrive within S\n"
       "                          seconds (default %g); also the keep-alive\n"
       "                          idle time\n"
@@ -65,8 +68,8 @@ static void cm__serve_usage(FILE *out) {
       d.listen, d.queue, d.max_body_bytes, d.max_contacts, d.max_bodies,
       d.max_depth, d.max_sessions, d.session_idle_s, d.max_solve_s,
       d.max_connections, d.max_connections_per_ip, d.max_inflight_bytes,
-      d.max_elements, d.header_timeout_s, d.min_rate, d.idle_timeout_s,
-      d.max_dense, d.drain_s);
+      d.max_elements, d.max_parse_bytes, d.header_timeout_s, d.min_rate,
+      d.idle_timeout_s, d.max_dense, d.drain_s);
 }
 
 /* Parses a count with an optional K/M/G (binary) suffix. */
@@ -140,6 +143,7 @@ int cm__cmd_serve(int argc, char **argv) {
     O_CONN_IP,
     O_INFLIGHT,
     O_ELEMENTS,
+    O_PARSE,
     O_HEADER_T,
     O_MIN_RATE,
     O_IDLE_T,
@@ -163,6 +167,7 @@ int cm__cmd_serve(int argc, char **argv) {
       {"max-connections-per-ip", required_argument, 0, O_CONN_IP},
       {"max-inflight-bytes", required_argument, 0, O_INFLIGHT},
       {"max-elements", required_argument, 0, O_ELEMENTS},
+      {"max-parse-bytes", required_argument, 0, O_PARSE},
       {"header-timeout", required_argument, 0, O_HEADER_T},
       {"min-rate", required_argument, 0, O_MIN_RATE},
       {"idle-timeout", required_argument, 0, O_IDLE_T},
@@ -241,6 +246,10 @@ int cm__cmd_serve(int argc, char **argv) {
     case O_ELEMENTS:
       if (!(st = cm__count(name, optarg, 16, 1e12, &v)))
         cfg.max_elements = (size_t)v;
+      break;
+    case O_PARSE:
+      if (!(st = cm__count(name, optarg, 4096, 1e13, &v)))
+        cfg.max_parse_bytes = (size_t)v;
       break;
     case O_HEADER_T:
       if (!(st = cm__count(name, optarg, 0.1, 86400, &v)))

@@ -21,7 +21,10 @@ int cm__json_prescan(const char *s, size_t len, int max_depth,
     if (in_str) {
       if (c == '\\') {
         i++;
-      } else if (c == '"') {
+        out->string_bytes++;
+      } else if (c != '"') {
+        out->string_bytes++;
+      } else {
         in_str = 0;
         if (key && i - key_at == 5 && !memcmp(s + key_at, "scene", 5))
           out->wrapped = 1;
@@ -33,8 +36,14 @@ int cm__json_prescan(const char *s, size_t len, int max_depth,
                       c == '.' || (c >= 'a' && c <= 'z') ||
                       (c >= 'A' && c <= 'Z');
     if (scalar_char) { /* a number or literal: one value per run */
-      if (!in_scalar && ++out->elements > max_elements)
-        return 1;
+      if (!in_scalar) {
+        if (c >= 'a' && c <= 'z')
+          out->literals++;
+        else
+          out->numbers++;
+        if (++out->elements > max_elements)
+          return 1;
+      }
       in_scalar = 1;
       key = 0;
       continue;
@@ -43,9 +52,14 @@ int cm__json_prescan(const char *s, size_t len, int max_depth,
     if (c == '"') {
       in_str = 1;
       key_at = i + 1;
+      out->strings++;
       if (++out->elements > max_elements)
         return 1; /* keys count too: each costs the parser a string */
     } else if (c == '{' || c == '[') {
+      if (c == '{')
+        out->objects++;
+      else
+        out->arrays++;
       if (++out->elements > max_elements)
         return 1;
       if (++d > out->depth && (out->depth = d) > max_depth)
@@ -63,6 +77,34 @@ int cm__json_prescan(const char *s, size_t len, int max_depth,
     }
   }
   return 0;
+}
+
+size_t cm__json_tree_bytes(const cm__json_scan_t *sc) {
+  return 240 * sc->objects + 144 * sc->arrays + 48 * sc->numbers +
+         96 * sc->strings + 16 * sc->literals + sc->string_bytes;
+}
+
+/* The calling thread's reservation (a request is handled by one thread). */
+static _Thread_local size_t cm__parse_mine;
+
+int cm__parse_reserve(cm__server_t *srv, size_t est) {
+  pthread_mutex_lock(&srv->lock);
+  int ok = srv->parse_bytes + est <= srv->cfg.max_parse_bytes;
+  if (ok) {
+    srv->parse_bytes += est;
+    cm__parse_mine += est;
+  }
+  pthread_mutex_unlock(&srv->lock);
+  return ok ? 0 : -1;
+}
+
+void cm__parse_release(cm__server_t *srv) {
+  if (!cm__parse_mine)
+    return;
+  pthread_mutex_lock(&srv->lock);
+  srv->parse_bytes -= cm__parse_mine;
+  pthread_mutex_unlock(&srv->lock);
+  cm__parse_mine = 0;
 }
 
 /* ---- memory ------------------------------------------------------ */

@@ -30,6 +30,7 @@ void cm__server_config_init(cm__server_config_t *cfg) {
   cfg->max_connections_per_ip = 0;
   cfg->max_inflight_bytes = (size_t)256 << 20;
   cfg->max_elements = 16000000;
+  cfg->max_parse_bytes = (size_t)1 << 30;
   cfg->header_timeout_s = 10;
   cfg->min_rate = 65536;
   cfg->idle_timeout_s = 30;
@@ -201,6 +202,25 @@ static int cm__body_check(cm__server_t *srv, const cm__request_t *req,
                "JSON body with more than %zu values, the server's limit "
                "(--max-elements); send a smaller scene or raise the limit",
                cfg->max_elements);
+      return 1;
+    }
+    size_t est = cm__json_tree_bytes(&scan);
+    if (depth <= cfg->max_depth && est > cfg->max_parse_bytes) {
+      cm__fail(r, CM_LIMIT, "(body)",
+               "JSON body whose parse would take about %zu MiB (%zu "
+               "objects, %zu arrays, %zu strings, %zu numbers), past the "
+               "server's limit of %zu MiB (--max-parse-bytes); send a "
+               "smaller scene or raise the limit",
+               est >> 20, scan.objects, scan.arrays, scan.strings, scan.numbers,
+               cfg->max_parse_bytes >> 20);
+      return 1;
+    }
+    if (depth <= cfg->max_depth && cm__parse_reserve(srv, est)) {
+      r->retry_after_s = 1;
+      cm__fail(r, CM_BUSY, "(body)",
+               "the server is parsing other large bodies (--max-parse-bytes "
+               "%zu MiB taken); retry after 1 s",
+               cfg->max_parse_bytes >> 20);
       return 1;
     }
   }
@@ -798,6 +818,7 @@ void cm__route(cm__server_t *srv, const cm__request_t *req, cm__response_t *r) {
              " /v1/analyze, /v1/scenes, /v1/scenes/{id}[/report|/scene])",
              p);
   }
+  cm__parse_release(srv); /* the body's tree is gone by now */
   cm__metrics_request(srv->metrics, r->route, r->status, req->body_len,
                       cm__now() - t0);
 }

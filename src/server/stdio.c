@@ -98,6 +98,15 @@ static void cm__line(cm__server_t *srv, const char *line, size_t len,
     cm__emit_bad(out, NULL, CM_LIMIT, msg, "(line)");
     return;
   }
+  if (cm__json_tree_bytes(&scan) > srv->cfg.max_parse_bytes) {
+    char msg[200];
+    snprintf(msg, sizeof msg,
+             "request line whose parse would take about %zu MiB, past the "
+             "server's limit of %zu MiB (--max-parse-bytes)",
+             cm__json_tree_bytes(&scan) >> 20, srv->cfg.max_parse_bytes >> 20);
+    cm__emit_bad(out, NULL, CM_LIMIT, msg, "(line)");
+    return;
+  }
   json_t *root = json_loadb(line, len, JSON_REJECT_DUPLICATES, &err);
   if (!root || !json_is_object(root)) {
     char msg[300];
