@@ -194,6 +194,9 @@ static void *probe_run(void *arg) {
                       NULL, 0, 2.0, NULL);
     if (st == 200)
       p->lat[p->answered++] = now_s() - t0;
+    if (getenv("ATTACK_TRACE"))
+      fprintf(stderr, "probe %d at %.2f s: %d %.1f ms\n", p->probes, t0,
+              st, 1e3 * (now_s() - t0));
     p->probes++;
     nap_ms(100);
   }
@@ -272,9 +275,9 @@ static void attack_parallel(row_t *r, int n, const char *head, const char *body,
   r->after_kb = proc_kb("VmRSS");
 }
 
-/* 64 MiB of {} under meta: the scene is the bar */
-static char *meta_body(size_t *len) {
-  size_t target = (size_t)64 << 20;
+/* `mib` MiB of {} under meta: the scene is a one-contact block */
+static char *meta_body(size_t mib, size_t *len) {
+  size_t target = mib << 20;
   char *b = malloc(target + 1);
   const char *pre = "{\"format\": \"cmodes-scene\", \"version\": 1, \"dim\": 2,"
                     " \"bodies\": [{\"mass\": 1, \"inertia\": 1, \"position\":"
@@ -372,7 +375,7 @@ static void slow_idle(row_t *r, int nidle, int nslow, double secs,
 
 int main(int argc, char **argv) {
   g_bin = "../cmodes";
-  int skip_meta5 = 0;
+  int skip_meta5 = 0, only_slow = 0;
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--binary") && i + 1 < argc)
       g_bin = argv[++i];
@@ -380,9 +383,11 @@ int main(int argc, char **argv) {
       g_label = argv[++i];
     else if (!strcmp(argv[i], "--skip-meta5"))
       skip_meta5 = 1;
+    else if (!strcmp(argv[i], "--only-slow"))
+      only_slow = 1;
     else {
       fprintf(stderr, "usage: server_attack [--binary PATH] [--label NAME] "
-                      "[--skip-meta5]\n");
+                      "[--skip-meta5] [--only-slow]\n");
       return 2;
     }
   }
@@ -405,6 +410,8 @@ int main(int argc, char **argv) {
   printf("| binary | attack | answer | peak RSS MB | RSS after MB | /healthz "
          "answered | p50 ms | p90 ms | max ms | s |\n|---|---|---|---|---|---|"
          "---|---|---|---|\n");
+  if (only_slow)
+    goto slow;
   /* 1: eight unauthenticated 60 MiB uploads at once */
   row_t r1 = {"8 x 60 MiB unauthenticated uploads", "", 0, 0, 0, {0}};
   const char *h1 = "POST /v1/analyze HTTP/1.1\r\nHost: x\r\nContent-Type: "
@@ -413,7 +420,7 @@ int main(int argc, char **argv) {
   row_print(&r1);
   /* 2: one 64 MiB body of {} under meta (authenticated) */
   size_t mlen;
-  char *meta = meta_body(&mlen);
+  char *meta = meta_body(64, &mlen);
   char h2[256];
   snprintf(h2, sizeof h2,
            "POST /v1/analyze HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer "
@@ -428,6 +435,17 @@ int main(int argc, char **argv) {
     attack_parallel(&r3, 5, h2, meta, mlen);
     row_print(&r3);
   }
+  free(meta);
+  /* 15.9 M empty objects: under --max-elements, a 3.7 GB tree */
+  meta = meta_body(45, &mlen);
+  snprintf(h2, sizeof h2,
+           "POST /v1/analyze HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer "
+           "tok\r\nContent-Type: application/json\r\nContent-Length: "
+           "%zu\r\n\r\n",
+           mlen);
+  row_t r3b = {"45 MiB of {} under meta (15.7 M values)", "", 0, 0, 0, {0}};
+  attack_parallel(&r3b, 1, h2, meta, mlen);
+  row_print(&r3b);
   free(meta);
   /* 4: method=dense under a 2 s cap (about 0.8 MB of scene) */
   size_t dlen;
@@ -444,6 +462,7 @@ int main(int argc, char **argv) {
            " (%.2f MB scene)", dlen / 1e6);
   row_print(&r4);
   free(dense);
+slow:
   server_stop();
   /* 5: 1000 idle + 32 slow clients while a solve runs (no token) */
   if (server_start(g_bin, "--max-solve-seconds 20")) {
