@@ -2023,3 +2023,25 @@ CM_TEST(server_stdio_long_line) {
   free(out);
   unlink(outp);
 }
+
+/* Every option of `cmodes serve --help` is in docs/server.md's table. */
+CM_TEST(server_help_documented) {
+  int code;
+  char *help = cmt_run(CM_BINARY " serve --help", &code);
+  char *doc = cmt_read_file(CM_SOURCE_DIR "/docs/server.md");
+  CMT_EQ_INT(code, 0);
+  CMT_TRUE(help && doc);
+  int n = 0;
+  for (const char *p = help; p && (p = strstr(p, "\n  --")); p += 4) {
+    char opt[64], row[80];
+    size_t len = strcspn(p + 3, " \n");
+    snprintf(opt, sizeof opt, "%.*s", (int)(len < 60 ? len : 60), p + 3);
+    snprintf(row, sizeof row, "| `%s", opt);
+    if (!strstr(doc, row))
+      CMT_FAIL("docs/server.md has no row for %s", opt);
+    n++;
+  }
+  CMT_TRUE(n >= 20);
+  free(help);
+  free(doc);
+}
