@@ -1560,7 +1560,7 @@ CM_TEST(server_slow_clients) {
   }
   fprintf(stderr, "slowest /healthz with 36 idle or slow clients: %.1f ms\n",
           1e3 * worst);
-  CMT_LE(worst, 0.5);
+  CMT_LE(worst, 2.0); /* answered, not a speed target (bench/) */
   /* past the limit: closed at once, not queued in the backlog */
   int extra[8], refused = 0;
   for (int i = 0; i < 8; i++)
@@ -1590,7 +1590,15 @@ CM_TEST(server_slow_clients) {
   resp_t r = http_get(s.port, "/healthz");
   CMT_EQ_INT(r.status, 200);
   resp_free(&r);
-  CMT_EQ_INT(srv_stop(&s), 0);
+  kill(s.pid, SIGTERM);
+  int st;
+  waitpid(s.pid, &st, 0);
+  s.pid = 0;
+  char *log = cmt_read_file(s.log);
+  CMT_CONTAINS(log, "cut for slow headers or body");
+  fprintf(stderr, "%s", log ? log : "");
+  free(log);
+  unlink(s.log);
 }
 
 /* Dense solves cannot stop at the budget once LAPACK runs: too large for
@@ -1609,7 +1617,7 @@ CM_TEST(server_dense_budget) {
   resp_t r = http_post(s.port, "/v1/analyze", dense);
   CHECK_ERROR(r, 413, "limit", "options.method");
   CMT_CONTAINS(r.body, "--max-dense");
-  CMT_LE(now_s() - t0, 1.5); /* before any solve */
+  CMT_LE(now_s() - t0, 3.0); /* before any solve (7 s at 1e9 N^3/s) */
   resp_free(&r);
   free(dense);
   /* a smaller pile fits --max-dense but not a 0.5 s budget at the 1e9
@@ -1848,7 +1856,12 @@ static size_t fz_exchange(int port, const char *req, size_t n, char *got,
   return k;
 }
 
-#define FZ_N 4000
+/* CMODES_FUZZ_N in the environment sets a longer run (docs/server.md) */
+static int fz_n(void) {
+  const char *e = getenv("CMODES_FUZZ_N");
+  return e && atoi(e) > 0 ? atoi(e) : 4000;
+}
+#define FZ_N fz_n()
 
 /* Deterministic mutation fuzzing (a fixed seed; no fuzzing engine is
  * needed in CI): FZ_N mutated HTTP requests and FZ_N mutated --stdio lines

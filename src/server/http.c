@@ -227,9 +227,9 @@ static enum MHD_Result cm__refuse_body(cm__http_t *h, struct MHD_Connection *c,
   } else {
     resp.retry_after_s = 1;
     CM__ERR(&ctx, CM_BUSY, "(body)",
-            "the server is receiving %zu MiB of request bodies already "
+            "the server is receiving other request bodies already "
             "(--max-inflight-bytes %zu); retry after 1 s",
-            h->inflight_bytes >> 20, srv->cfg.max_inflight_bytes);
+            srv->cfg.max_inflight_bytes);
   }
   json_t *j = json_pack("{s:s, s:s, s:s}", "error", cm_status_name(status),
                         "message", ctx.message, "path", ctx.path);
@@ -610,6 +610,9 @@ int cm__serve_http(cm__server_t *srv) {
   }
   MHD_stop_daemon(d);
   pthread_mutex_destroy(&h.lock);
-  fprintf(stderr, "cmodes: stopped\n");
+  fprintf(stderr,
+          "cmodes: stopped (%lu connections closed at the limit, %lu cut "
+          "for slow headers or body)\n",
+          h.refused_conns, h.cut_slow);
   return 0;
 }
