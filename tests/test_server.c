@@ -2058,3 +2058,26 @@ CM_TEST(server_help_documented) {
   free(help);
   free(doc);
 }
+
+/* --max-connections-per-ip: one address past its share is closed at once;
+ * another address (127.0.0.2, also loopback) is still served. */
+CM_TEST(server_per_ip_limit) {
+  srv_t s;
+  if (srv_start(&s, "--quiet --max-connections-per-ip 4")) {
+    CMT_FAIL("server did not start");
+    return;
+  }
+  int fd[6], refused = 0;
+  for (int i = 0; i < 6; i++)
+    fd[i] = conn_from(s.port, "127.0.0.2", 5);
+  for (int i = 0; i < 6; i++)
+    refused += fd[i] < 0 || closed_within(fd[i], 0.5);
+  CMT_EQ_INT(refused, 2);
+  resp_t r = http_get(s.port, "/healthz"); /* from 127.0.0.1 */
+  CMT_EQ_INT(r.status, 200);
+  resp_free(&r);
+  for (int i = 0; i < 6; i++)
+    if (fd[i] >= 0)
+      close(fd[i]);
+  CMT_EQ_INT(srv_stop(&s), 0);
+}
