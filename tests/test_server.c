@@ -2081,3 +2081,65 @@ CM_TEST(server_per_ip_limit) {
       close(fd[i]);
   CMT_EQ_INT(srv_stop(&s), 0);
 }
+
+/* PATCH by contact name: 10 000 names in 30 000 contacts, resolved through
+ * a hash of the names (before: a scan per name, O(n k)); the right
+ * contacts change, and a duplicated name resolves to its first contact. */
+CM_TEST(server_patch_names_indexed) {
+  srv_t s;
+  if (srv_start(&s, "--quiet")) {
+    CMT_FAIL("server did not start");
+    return;
+  }
+  enum { NC = 30000, NSET = 10000 };
+  char *buf = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream(&buf, &len);
+  fprintf(f, "{\"format\": \"cmodes-scene\", \"version\": 1, \"dim\": 2, "
+             "\"bodies\": [{\"name\": \"slab\", \"mass\": 1, \"inertia\": 1, "
+             "\"position\": [0, 0]}], \"contacts\": [");
+  for (int i = 0; i < NC; i++) /* c0..c29998, and c0 again at the end */
+    fprintf(f,
+            "%s{\"a\": 0, \"point\": [%d, 0], \"normal\": [0, 1], "
+            "\"stiffness\": 1, \"name\": \"c%d\"}",
+            i ? "," : "", i, i == NC - 1 ? 0 : i);
+  fprintf(f, "]}");
+  fclose(f);
+  resp_t r = http_post(s.port, "/v1/scenes", buf);
+  CMT_EQ_INT(r.status, 201);
+  char loc[128] = "";
+  resp_header(&r, "Location", loc, sizeof loc);
+  resp_free(&r);
+  free(buf);
+  f = open_memstream(&buf, &len);
+  fprintf(f, "{\"contacts\": {\"set\": [");
+  for (int k = 0; k < NSET; k++) /* every third contact: c0, c3, ... */
+    fprintf(f, "%s{\"contact\": \"c%d\", \"stiffness\": %d}", k ? "," : "",
+            3 * k, 2 + k);
+  fprintf(f, "]}}");
+  fclose(f);
+  double t0 = now_s();
+  r = http_req(s.port, "PATCH", loc, NULL, buf, len);
+  fprintf(stderr, "PATCH of %d names in %d contacts: %.3f s\n", NSET, NC,
+          now_s() - t0);
+  CMT_EQ_INT(r.status, 200);
+  resp_free(&r);
+  free(buf);
+  char path[160];
+  snprintf(path, sizeof path, "%s/scene", loc);
+  r = http_get(s.port, path);
+  json_t *j = jparse(r.body);
+  json_t *cs = json_object_get(j, "contacts");
+  CMT_EQ_INT(json_array_size(cs), NC);
+  int wrong = 0;
+  for (int i = 0; i < NC; i++) {
+    double k =
+        json_number_value(json_object_get(json_array_get(cs, i), "stiffness"));
+    double want = i % 3 == 0 && i / 3 < NSET ? 2 + i / 3 : 1;
+    wrong += k != want;
+  }
+  CMT_EQ_INT(wrong, 0); /* contact NC-1, also "c0", keeps 1 */
+  json_decref(j);
+  resp_free(&r);
+  CMT_EQ_INT(srv_stop(&s), 0);
+}
