@@ -13,7 +13,8 @@ pkgs=(build-essential cmake pkg-config libsuitesparse-dev libarpack2-dev
       libmicrohttpd-dev curl python3 lammps
       python3-numpy python3-scipy python3-cffi python3-pytest python3-wheel
       python3-setuptools python3-pip libmujoco-dev libmujoco-samples
-      chromium python3-pil python3-vtk9 python3-ase)
+      chromium python3-pil python3-vtk9 python3-ase
+      clang libclang-rt-dev libomp-dev) # clang: the libFuzzer harnesses
 deps() {
   local missing=()
   for p in "${pkgs[@]}"; do
@@ -57,6 +58,13 @@ test)
     UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
     LSAN_OPTIONS=suppressions="$top/tests/lsan.supp" \
     ctest --output-on-failure -j "$jobs" -LE no-sanitizer)
+  # the server's libFuzzer harnesses, a short run each (fuzz/README.md)
+  CC=clang build build-fuzz -DCMODES_FUZZ=ON -DCMODES_SANITIZE=ON \
+    -DCMODES_TESTS=OFF
+  (cd build-fuzz &&
+    ASAN_OPTIONS=detect_leaks=1 \
+    LSAN_OPTIONS=suppressions="$top/tests/lsan.supp" \
+    ctest --output-on-failure -L fuzz)
   ;;
 *) echo "usage: scripts/setup.sh run|test|deps|build" >&2; exit 2 ;;
 esac

@@ -41,7 +41,25 @@ static void cm__serve_usage(FILE *out) {
       "                          \"status\": \"not_converged\" (default %g, 0 "
       "=\n"
       "                          no cap)\n"
-      "  --max-connections N     HTTP connections at once (default %d)\n"
+      "  --max-connections N     HTTP connections at once (default %d); more\n"
+      "                          are closed at once\n"
+      "  --max-connections-per-ip N  connections from one address (default\n"
+      "                          %d, 0 = no limit of its own)\n"
+      "  --max-inflight-bytes N  request body bytes admitted at once, suffix\n"
+      "                          K/M/G (default %zu); more get 503\n"
+      "  --max-elements N        JSON values in a body (default %zu); 413\n"
+      "  --max-parse-bytes N     estimated memory of the JSON trees being\n"
+      "                          built at once, suffix K/M/G (default %zu);\n"
+      "                          a body past it alone: 413, else 503\n"
+      "  --header-timeout S      a request's headers must arrive within S\n"
+      "                          seconds (default %g); also the keep-alive\n"
+      "                          idle time\n"
+      "  --min-rate N            bytes/s a body must average once the first\n"
+      "                          S seconds have passed (default %g)\n"
+      "  --idle-timeout S        a connection silent for S seconds is\n"
+      "                          closed (default %g)\n"
+      "  --max-dense N           largest order of a dense eigen-solve\n"
+      "                          (default %d); larger ones get 413\n"
       "  --drain-seconds S       on SIGTERM, longest wait for requests in\n"
       "                          flight (default %g)\n"
       "  --stdio                 JSON lines on stdin/stdout instead of HTTP\n"
@@ -49,7 +67,9 @@ static void cm__serve_usage(FILE *out) {
       "  -h, --help              this text\n",
       d.listen, d.queue, d.max_body_bytes, d.max_contacts, d.max_bodies,
       d.max_depth, d.max_sessions, d.session_idle_s, d.max_solve_s,
-      d.max_connections, d.drain_s);
+      d.max_connections, d.max_connections_per_ip, d.max_inflight_bytes,
+      d.max_elements, d.max_parse_bytes, d.header_timeout_s, d.min_rate,
+      d.idle_timeout_s, d.max_dense, d.drain_s);
 }
 
 /* Parses a count with an optional K/M/G (binary) suffix. */
@@ -120,6 +140,14 @@ int cm__cmd_serve(int argc, char **argv) {
     O_IDLE,
     O_SOLVE,
     O_CONN,
+    O_CONN_IP,
+    O_INFLIGHT,
+    O_ELEMENTS,
+    O_PARSE,
+    O_HEADER_T,
+    O_MIN_RATE,
+    O_IDLE_T,
+    O_DENSE,
     O_DRAIN,
     O_STDIO,
     O_QUIET
@@ -136,6 +164,14 @@ int cm__cmd_serve(int argc, char **argv) {
       {"session-idle", required_argument, 0, O_IDLE},
       {"max-solve-seconds", required_argument, 0, O_SOLVE},
       {"max-connections", required_argument, 0, O_CONN},
+      {"max-connections-per-ip", required_argument, 0, O_CONN_IP},
+      {"max-inflight-bytes", required_argument, 0, O_INFLIGHT},
+      {"max-elements", required_argument, 0, O_ELEMENTS},
+      {"max-parse-bytes", required_argument, 0, O_PARSE},
+      {"header-timeout", required_argument, 0, O_HEADER_T},
+      {"min-rate", required_argument, 0, O_MIN_RATE},
+      {"idle-timeout", required_argument, 0, O_IDLE_T},
+      {"max-dense", required_argument, 0, O_DENSE},
       {"drain-seconds", required_argument, 0, O_DRAIN},
       {"stdio", no_argument, 0, O_STDIO},
       {"quiet", no_argument, 0, O_QUIET},
@@ -199,6 +235,38 @@ int cm__cmd_serve(int argc, char **argv) {
       if (!(st = cm__count(name, optarg, 1, 1e5, &v)))
         cfg.max_connections = (int)v;
       break;
+    case O_CONN_IP:
+      if (!(st = cm__count(name, optarg, 0, 1e5, &v)))
+        cfg.max_connections_per_ip = (int)v;
+      break;
+    case O_INFLIGHT:
+      if (!(st = cm__count(name, optarg, 64, 1e13, &v)))
+        cfg.max_inflight_bytes = (size_t)v;
+      break;
+    case O_ELEMENTS:
+      if (!(st = cm__count(name, optarg, 16, 1e12, &v)))
+        cfg.max_elements = (size_t)v;
+      break;
+    case O_PARSE:
+      if (!(st = cm__count(name, optarg, 4096, 1e13, &v)))
+        cfg.max_parse_bytes = (size_t)v;
+      break;
+    case O_HEADER_T:
+      if (!(st = cm__count(name, optarg, 0.1, 86400, &v)))
+        cfg.header_timeout_s = v;
+      break;
+    case O_MIN_RATE:
+      if (!(st = cm__count(name, optarg, 0, 1e12, &v)))
+        cfg.min_rate = v;
+      break;
+    case O_IDLE_T:
+      if (!(st = cm__count(name, optarg, 1, 86400, &v)))
+        cfg.idle_timeout_s = v;
+      break;
+    case O_DENSE:
+      if (!(st = cm__count(name, optarg, 8, 1e5, &v)))
+        cfg.max_dense = (int)v;
+      break;
     case O_DRAIN:
       if (!(st = cm__count(name, optarg, 0, 1e9, &v)))
         cfg.drain_s = v;
@@ -223,6 +291,8 @@ int cm__cmd_serve(int argc, char **argv) {
   }
   if (st)
     return cm_status_exit(st);
+  if (cfg.max_inflight_bytes < cfg.max_body_bytes) /* room for one body */
+    cfg.max_inflight_bytes = cfg.max_body_bytes;
   cm__server_t srv;
   if (cm__server_init(&srv, &cfg)) {
     fprintf(stderr, "cmodes serve: out of memory\n");

@@ -14,6 +14,9 @@ typedef struct {
   cm_context_t *ctx;
   const cm_scene_t *old; /* scene before the patch (refs resolve here) */
   cm_scene_t *s;         /* the copy being changed */
+  int *cix;              /* contact names of old: hash slots (-1 free), or
+                            NULL until a name is first looked up */
+  size_t ccap;           /* slots, a power of two */
 } cm__pt_t;
 
 /* ---- small readers ----------------------------------------------------------
@@ -59,12 +62,41 @@ static int cm__pkeys(cm__pt_t *p, json_t *obj, const char *path,
   return CM_OK;
 }
 
-static int cm__pfind_contact(const cm_scene_t *s, const char *name) {
-  for (int i = 0; i < s->ncontacts; i++) {
-    const char *n = cm_scene_contact_name(s, i);
-    if (n && !strcmp(n, name))
-      return i;
+static size_t cm__pname_hash(const char *s) { /* FNV-1a */
+  size_t h = 1469598103934665603ULL;
+  for (; *s; s++)
+    h = (h ^ (unsigned char)*s) * 1099511628211ULL;
+  return h;
+}
+
+/* The first contact of the old scene named name, or -1 (-2: out of
+ * memory). The names are hashed once per patch: a patch naming k of n
+ * contacts costs O(n + k), not O(n k). */
+static int cm__pfind_contact(cm__pt_t *p, const char *name) {
+  const cm_scene_t *s = p->old;
+  if (!p->cix) {
+    size_t cap = 16;
+    while (cap < 2 * (size_t)s->ncontacts)
+      cap *= 2;
+    if (!(p->cix = malloc(cap * sizeof *p->cix)))
+      return -2;
+    memset(p->cix, 0xff, cap * sizeof *p->cix); /* -1 */
+    p->ccap = cap;
+    for (int i = 0; i < s->ncontacts; i++) {
+      const char *n = cm_scene_contact_name(s, i);
+      if (!n)
+        continue;
+      size_t h = cm__pname_hash(n) & (cap - 1);
+      while (p->cix[h] >= 0 && strcmp(cm_scene_contact_name(s, p->cix[h]), n))
+        h = (h + 1) & (cap - 1);
+      if (p->cix[h] < 0) /* the first of equal names stays */
+        p->cix[h] = i;
+    }
   }
+  size_t h = cm__pname_hash(name) & (p->ccap - 1);
+  for (; p->cix[h] >= 0; h = (h + 1) & (p->ccap - 1))
+    if (!strcmp(cm_scene_contact_name(s, p->cix[h]), name))
+      return p->cix[h];
   return -1;
 }
 
@@ -88,8 +120,10 @@ static int cm__pref(cm__pt_t *p, json_t *v, const char *path, int contact,
     return CM_OK;
   }
   if (json_is_string(v)) {
-    int i = contact ? cm__pfind_contact(p->old, json_string_value(v))
+    int i = contact ? cm__pfind_contact(p, json_string_value(v))
                     : cm_scene_find_body(p->old, json_string_value(v));
+    if (i == -2)
+      return CM__ERR(p->ctx, CM_NOMEM, path, "out of memory");
     if (i < 0)
       return CM__ERR(p->ctx, CM_NOT_FOUND, path, "%s: no %s named \"%.100s\"",
                      path, what, json_string_value(v));
@@ -297,22 +331,22 @@ static int cm__each(cm__pt_t *p, json_t *arr, const char *path,
   return CM_OK;
 }
 
-int cm__patch_apply(cm_context_t *ctx, const json_t *patch,
-                    const cm__server_config_t *cfg, cm_scene_t **scene,
-                    double **start, json_t **added) {
+static int cm__patch_run(cm__pt_t *pp, const json_t *patch,
+                         const cm__server_config_t *cfg, cm_scene_t **scene,
+                         double **start, json_t **added) {
   static const char *const top[] = {"version", "contacts", "bodies", NULL};
   static const char *const ck[] = {"set", "remove", "add", NULL};
   static const char *const bk[] = {"set", NULL};
-  cm__pt_t p = {ctx, *scene, NULL};
+  cm_context_t *ctx = pp->ctx;
   json_t *jp = (json_t *)patch;
   *added = NULL;
-  int st = cm__pkeys(&p, jp, "(patch)", top);
+  int st = cm__pkeys(pp, jp, "(patch)", top);
   json_t *jc = json_object_get(jp, "contacts");
   json_t *jb = json_object_get(jp, "bodies");
   if (!st && jc)
-    st = cm__pkeys(&p, jc, "contacts", ck);
+    st = cm__pkeys(pp, jc, "contacts", ck);
   if (!st && jb)
-    st = cm__pkeys(&p, jb, "bodies", bk);
+    st = cm__pkeys(pp, jb, "bodies", bk);
   json_t *rm = json_object_get(jc, "remove"), *add = json_object_get(jc, "add");
   if (!st && rm && !json_is_array(rm))
     st = CM__ERR(ctx, CM_USAGE, "contacts.remove",
@@ -326,15 +360,15 @@ int cm__patch_apply(cm_context_t *ctx, const json_t *patch,
     return st;
 
   /* ---- in-place changes on a copy ---- */
-  if (!(p.s = cm_scene_copy(*scene)))
+  if (!(pp->s = cm_scene_copy(*scene)))
     return CM__ERR(ctx, CM_NOMEM, NULL, "out of memory");
-  st = cm__each(&p, json_object_get(jb, "set"), "bodies.set", cm__set_body);
+  st = cm__each(pp, json_object_get(jb, "set"), "bodies.set", cm__set_body);
   if (!st)
-    st = cm__each(&p, json_object_get(jc, "set"), "contacts.set",
+    st = cm__each(pp, json_object_get(jc, "set"), "contacts.set",
                   cm__set_contact);
 
   /* ---- removals and additions ---- */
-  cm_scene_t *next = p.s;
+  cm_scene_t *next = pp->s;
   int *from = NULL, nold = (*scene)->ncontacts;
   char *keep = NULL;
   if (!st && (rm || add)) {
@@ -347,7 +381,7 @@ int cm__patch_apply(cm_context_t *ctx, const json_t *patch,
       char q[64];
       int i;
       snprintf(q, sizeof q, "contacts.remove[%zu]", r);
-      st = cm__pref(&p, json_array_get(rm, r), q, 1, 0, &i);
+      st = cm__pref(pp, json_array_get(rm, r), q, 1, 0, &i);
       if (!st && !keep[i])
         st = CM__ERR(ctx, CM_CONFLICT, q,
                      "%s: contact %d is already removed "
@@ -357,9 +391,9 @@ int cm__patch_apply(cm_context_t *ctx, const json_t *patch,
         keep[i] = 0;
     }
     if (!st)
-      st = cm__rebuild(&p, keep, add ? add : NULL, cfg, &next, &from);
+      st = cm__rebuild(pp, keep, add ? add : NULL, cfg, &next, &from);
     if (!st)
-      cm_scene_destroy(&p.s);
+      cm_scene_destroy(&pp->s);
   }
   if (!st && next->ncontacts > cfg->max_contacts)
     st = CM__ERR(ctx, CM_LIMIT, "contacts",
@@ -391,9 +425,9 @@ int cm__patch_apply(cm_context_t *ctx, const json_t *patch,
   free(keep);
   free(from);
   if (st) {
-    if (next != p.s)
+    if (next != pp->s)
       cm_scene_destroy(&next);
-    cm_scene_destroy(&p.s);
+    cm_scene_destroy(&pp->s);
     free(ns);
     return st;
   }
@@ -404,4 +438,13 @@ int cm__patch_apply(cm_context_t *ctx, const json_t *patch,
     *start = ns;
   }
   return CM_OK;
+}
+
+int cm__patch_apply(cm_context_t *ctx, const json_t *patch,
+                    const cm__server_config_t *cfg, cm_scene_t **scene,
+                    double **start, json_t **added) {
+  cm__pt_t p = {ctx, *scene, NULL, NULL, 0};
+  int st = cm__patch_run(&p, patch, cfg, scene, start, added);
+  free(p.cix);
+  return st;
 }

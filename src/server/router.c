@@ -26,7 +26,15 @@ void cm__server_config_init(cm__server_config_t *cfg) {
   cfg->max_sessions = 32;
   cfg->session_idle_s = 600;
   cfg->max_solve_s = 60;
-  cfg->max_connections = 32;
+  cfg->max_connections = 2048;
+  cfg->max_connections_per_ip = 0;
+  cfg->max_inflight_bytes = (size_t)256 << 20;
+  cfg->max_elements = 16000000;
+  cfg->max_parse_bytes = (size_t)1 << 30;
+  cfg->header_timeout_s = 10;
+  cfg->min_rate = 65536;
+  cfg->idle_timeout_s = 30;
+  cfg->max_dense = 4000;
   cfg->drain_s = 120;
 }
 
@@ -128,48 +136,6 @@ static int cm__json_media(const char *ct) {
   return n > 5 && !strncasecmp(ct + n - 5, "+json", 5);
 }
 
-/* One pass over the JSON text: the deepest nesting of arrays and objects
- * (stopping once past limit), and whether the root object has a "scene"
- * key (the {"scene": ..., "options": ...} form). */
-static int cm__scan(const char *s, size_t len, int limit, int *wrapped) {
-  int d = 0, deepest = 0, in_str = 0, key = 0, obj_root = 0;
-  size_t key_at = 0;
-  *wrapped = 0;
-  for (size_t i = 0; i < len; i++) {
-    char c = s[i];
-    if (in_str) {
-      if (c == '\\') {
-        i++;
-      } else if (c == '"') {
-        in_str = 0;
-        if (key && i - key_at == 5 && !memcmp(s + key_at, "scene", 5))
-          *wrapped = 1;
-        key = 0;
-      }
-    } else if (c == '"') {
-      in_str = 1;
-      key_at = i + 1;
-    } else if (c == '{' || c == '[') {
-      if (++d > deepest && (deepest = d) > limit)
-        return deepest;
-      if (d == 1)
-        obj_root = c == '{';
-      key = d == 1 && obj_root; /* the next string is a root key */
-      continue;
-    } else if (c == '}' || c == ']') {
-      d--;
-    } else if (c == ',' && d == 1 && obj_root) {
-      key = 1;
-      continue;
-    } else if (c == ' ' || c == '\t' || c == '\n' || c == '\r') {
-      continue;
-    }
-    if (!in_str)
-      key = 0;
-  }
-  return deepest;
-}
-
 /* The deepest nesting of arrays and objects in a parsed value, stopping
  * once past limit (a body the transport parsed already). */
 static int cm__depth(json_t *v, int limit) {
@@ -226,7 +192,37 @@ static int cm__body_check(cm__server_t *srv, const cm__request_t *req,
       cm__fail(r, CM_PARSE, "(body)", "empty body: expected a JSON document");
       return 1;
     }
-    depth = cm__scan(req->body, req->body_len, cfg->max_depth, wrapped);
+    cm__json_scan_t scan;
+    cm__json_prescan(req->body, req->body_len, cfg->max_depth,
+                     cfg->max_elements, &scan);
+    *wrapped = scan.wrapped;
+    depth = scan.depth;
+    if (scan.elements > cfg->max_elements) {
+      cm__fail(r, CM_LIMIT, "(body)",
+               "JSON body with more than %zu values, the server's limit "
+               "(--max-elements); send a smaller scene or raise the limit",
+               cfg->max_elements);
+      return 1;
+    }
+    size_t est = cm__json_tree_bytes(&scan);
+    if (depth <= cfg->max_depth && est > cfg->max_parse_bytes) {
+      cm__fail(r, CM_LIMIT, "(body)",
+               "JSON body whose parse would take about %zu MiB (%zu "
+               "objects, %zu arrays, %zu strings, %zu numbers), past the "
+               "server's limit of %zu MiB (--max-parse-bytes); send a "
+               "smaller scene or raise the limit",
+               est >> 20, scan.objects, scan.arrays, scan.strings, scan.numbers,
+               cfg->max_parse_bytes >> 20);
+      return 1;
+    }
+    if (depth <= cfg->max_depth && cm__parse_reserve(srv, est)) {
+      r->retry_after_s = 1;
+      cm__fail(r, CM_BUSY, "(body)",
+               "the server is parsing other large bodies (--max-parse-bytes "
+               "%zu MiB taken); retry after 1 s",
+               cfg->max_parse_bytes >> 20);
+      return 1;
+    }
   }
   if (depth > cfg->max_depth) {
     cm__fail(r, CM_LIMIT, "(body)",
@@ -405,6 +401,11 @@ static int cm__run(cm__server_t *srv, cm_context_t *ctx, const cm_scene_t *s,
   int st = cm_system_assemble(ctx, s, &sys);
   if (st < 0)
     return st;
+  /* what the budget cannot stop is refused before it queues */
+  if ((st = cm__dense_check(ctx, sys, opts, srv->cfg.max_dense))) {
+    cm_system_destroy(&sys);
+    return st;
+  }
   st = cm__queue_enter(&srv->queue, retry_after_s);
   if (st) {
     cm_system_destroy(&sys);
@@ -761,6 +762,17 @@ static int cm__only(const cm__request_t *req, const char *m,
   return 0;
 }
 
+/* 413 for a request past CM__MAX_QUERY query parameters. */
+static int cm__query_limit(const cm__request_t *req, cm__response_t *r) {
+  if (!req->query_dropped)
+    return 0;
+  cm__fail(r, CM_LIMIT, "(query)",
+           "more than %d query parameters: the server's limit; put the "
+           "options in the body's \"options\" object",
+           CM__MAX_QUERY);
+  return 1;
+}
+
 void cm__route(cm__server_t *srv, const cm__request_t *req, cm__response_t *r) {
   double t0 = cm__now();
   memset(r, 0, sizeof *r);
@@ -786,6 +798,7 @@ void cm__route(cm__server_t *srv, const cm__request_t *req, cm__response_t *r) {
              req->authorization ? "wrong bearer token"
                                 : "this server needs \"Authorization: Bearer "
                                   "<token>\" (--token-file)");
+  } else if (cm__query_limit(req, r)) {
   } else if (drain) {
     r->retry_after_s = 1;
     cm__fail(r, CM_BUSY, NULL, "the server is shutting down");
@@ -809,6 +822,7 @@ void cm__route(cm__server_t *srv, const cm__request_t *req, cm__response_t *r) {
              " /v1/analyze, /v1/scenes, /v1/scenes/{id}[/report|/scene])",
              p);
   }
+  cm__parse_release(srv); /* the body's tree is gone by now */
   cm__metrics_request(srv->metrics, r->route, r->status, req->body_len,
                       cm__now() - t0);
 }
@@ -816,14 +830,19 @@ void cm__route(cm__server_t *srv, const cm__request_t *req, cm__response_t *r) {
 int cm__route_early(cm__server_t *srv, const cm__request_t *req,
                     cm__response_t *r) {
   int retry = 0;
-  if (!req->method || !req->path || strcmp(req->method, "POST") ||
-      strcmp(req->path, "/v1/analyze"))
+  if (!req->method || !req->path || !strcmp(req->path, "/healthz"))
     return 0;
-  if (req->check_auth && srv->cfg.token[0] &&
-      !cm__auth_ok(srv->cfg.token, req->authorization))
-    return 0; /* the full route answers 401 */
-  if (!cm__queue_full(&srv->queue, &retry))
+  int unauth = req->check_auth && srv->cfg.token[0] &&
+               !cm__auth_ok(srv->cfg.token, req->authorization);
+  int busy = !unauth && !strcmp(req->method, "POST") &&
+             !strcmp(req->path, "/v1/analyze") &&
+             cm__queue_full(&srv->queue, &retry);
+  if (!unauth && !busy && !req->query_dropped)
     return 0;
+  if (unauth || req->query_dropped) { /* the route itself answers both */
+    cm__route(srv, req, r);
+    return 1;
+  }
   double t0 = cm__now();
   memset(r, 0, sizeof *r);
   r->route = "/v1/analyze";

@@ -25,10 +25,18 @@ typedef struct cm__server_config {
   int max_sessions;      /* stored scenes */
   double session_idle_s; /* idle expiry of a stored scene */
   double max_solve_s;    /* cap on options.max_seconds (0 = none) */
-  int max_connections;   /* HTTP connections at once */
-  double drain_s;        /* SIGTERM: longest wait for in-flight requests */
-  int stdio;             /* 1: JSON lines on stdin/stdout */
-  int quiet;             /* 1: no access log */
+  int max_connections;   /* HTTP connections at once; more: closed at once */
+  int max_connections_per_ip; /* HTTP connections from one address (0: any) */
+  size_t max_inflight_bytes;  /* request body bytes admitted at once */
+  size_t max_elements;        /* JSON values in a body */
+  size_t max_parse_bytes;     /* estimated JSON tree memory at once */
+  double header_timeout_s;    /* headers must be in within this */
+  double min_rate;            /* bytes/s a body must average after that */
+  double idle_timeout_s;      /* a silent connection is closed */
+  int max_dense;              /* largest component solved densely */
+  double drain_s;             /* SIGTERM: longest wait for in-flight requests */
+  int stdio;                  /* 1: JSON lines on stdin/stdout */
+  int quiet;                  /* 1: no access log */
 } cm__server_config_t;
 
 /* Defaults that keep a 24 GiB machine safe (docs/server.md). */
@@ -145,6 +153,7 @@ typedef struct cm__server {
   cm__store_t store;
   pthread_mutex_t lock; /* guards in_flight and draining */
   int in_flight;        /* requests being handled */
+  size_t parse_bytes;   /* estimated JSON tree memory reserved */
   int draining;         /* SIGTERM seen: refuse new requests */
 } cm__server_t;
 
@@ -167,6 +176,7 @@ typedef struct cm__request {
   json_t *body_json;  /* the body parsed by the transport (stdio), or NULL:
                          then body holds its text */
   int body_too_large; /* the transport cut the body at the limit */
+  int query_dropped;  /* more than CM__MAX_QUERY query parameters */
 } cm__request_t;
 
 typedef struct cm__response {
@@ -196,6 +206,50 @@ int cm__route_early(cm__server_t *srv, const cm__request_t *req,
 /* Splits "a=1&b=x%20y" into req's query arrays, decoding in place in buf.
  * Returns 0 or CM_LIMIT when there are too many parameters. */
 int cm__query_parse(char *buf, cm__request_t *req);
+
+/* ---- limits (limits.c) ------------------------------------------------- */
+
+/* What a pass over JSON text found, without building a tree. */
+typedef struct {
+  int depth;       /* deepest nesting of arrays and objects */
+  size_t elements; /* values: objects, arrays, strings, numbers, literals
+                      (object keys count as strings) */
+  size_t objects, arrays, strings, numbers, literals;
+  size_t string_bytes; /* bytes inside strings */
+  int wrapped;         /* the root is an object with a "scene" key */
+} cm__json_scan_t;
+
+/* One pass over the raw bytes of a JSON body (no allocation): nesting
+ * depth, number of values and the wrapped form. Stops early (returns 1)
+ * once depth passes max_depth or elements pass max_elements; 0 otherwise.
+ * Malformed text is left to the parser. */
+int cm__json_prescan(const char *s, size_t len, int max_depth,
+                     size_t max_elements, cm__json_scan_t *out);
+
+/* The bytes a jansson tree of the scanned text takes, estimated from the
+ * counts (measured with jansson 2.14: an empty object 232 B, an empty
+ * array 136 B, a number 40 B, a string 88 B plus its bytes, a key in an
+ * object 88 B plus its bytes), rounded up. */
+size_t cm__json_tree_bytes(const cm__json_scan_t *scan);
+
+/* Reserves est bytes of the parse allowance (--max-parse-bytes) for the
+ * calling thread's request until cm__parse_release; 0, or -1 when the
+ * allowance is taken by other requests. */
+int cm__parse_reserve(cm__server_t *srv, size_t est);
+void cm__parse_release(cm__server_t *srv);
+
+/* Bodies at least this large give their freed memory back to the system
+ * (malloc_trim) once handled. */
+#define CM__TRIM_BYTES ((size_t)1 << 20)
+void cm__memory_give_back(void);
+
+/* Refuses, before any solve, what the solve budget cannot stop: dense
+ * eigen-solves (LAPACK runs to the end once started) larger than
+ * --max-dense, or whose estimated time passes the request's max_seconds.
+ * CM_OK, or CM_LIMIT with ctx naming the component, the limit and the
+ * option to change. */
+int cm__dense_check(cm_context_t *ctx, const cm_system_t *sys,
+                    const cm_options_t *opts, int max_dense);
 
 /* ---- transports --------------------------------------------------------- */
 

@@ -78,6 +78,35 @@ static void cm__emit_bad(FILE *out, json_t *id, int status, const char *msg,
 static void cm__line(cm__server_t *srv, const char *line, size_t len,
                      FILE *out) {
   json_error_t err;
+  /* the line is parsed whole (body included): its values and nesting are
+   * counted on the raw bytes first, so no tree past the limits is built;
+   * the envelope adds a level and a few values */
+  cm__json_scan_t scan;
+  if (cm__json_prescan(line, len, srv->cfg.max_depth + 1,
+                       srv->cfg.max_elements + 16, &scan)) {
+    char msg[200];
+    if (scan.depth > srv->cfg.max_depth + 1)
+      snprintf(msg, sizeof msg,
+               "request line nested deeper than the server's limit of %d "
+               "levels (--max-depth)",
+               srv->cfg.max_depth);
+    else
+      snprintf(msg, sizeof msg,
+               "request line with more values than the server's limit of "
+               "%zu (--max-elements)",
+               srv->cfg.max_elements);
+    cm__emit_bad(out, NULL, CM_LIMIT, msg, "(line)");
+    return;
+  }
+  if (cm__json_tree_bytes(&scan) > srv->cfg.max_parse_bytes) {
+    char msg[200];
+    snprintf(msg, sizeof msg,
+             "request line whose parse would take about %zu MiB, past the "
+             "server's limit of %zu MiB (--max-parse-bytes)",
+             cm__json_tree_bytes(&scan) >> 20, srv->cfg.max_parse_bytes >> 20);
+    cm__emit_bad(out, NULL, CM_LIMIT, msg, "(line)");
+    return;
+  }
   json_t *root = json_loadb(line, len, JSON_REJECT_DUPLICATES, &err);
   if (!root || !json_is_object(root)) {
     char msg[300];
@@ -162,34 +191,61 @@ static void cm__line(cm__server_t *srv, const char *line, size_t len,
   json_decref(root);
 }
 
+/* Reads one line into *line (capacity *cap, grown up to limit + 1 bytes);
+ * a longer line is read to its end but not stored: *len is then its full
+ * length, past limit. Returns 0, or -1 at the end of input (or error) with
+ * nothing read. */
+static int cm__read_line(FILE *in, char **line, size_t *cap, size_t limit,
+                         size_t *len) {
+  size_t n = 0;
+  int c;
+  while ((c = getc_unlocked(in)) != EOF && c != '\n') {
+    if (n < limit) {
+      if (n + 1 >= *cap) {
+        size_t nc = *cap ? 2 * *cap : 4096;
+        if (nc > limit + 1)
+          nc = limit + 1;
+        char *nb = realloc(*line, nc);
+        if (!nb)
+          return -1;
+        *line = nb;
+        *cap = nc;
+      }
+      (*line)[n] = (char)c;
+    }
+    n++;
+  }
+  *len = n;
+  return c == EOF && n == 0 ? -1 : 0;
+}
+
 int cm__serve_stdio(cm__server_t *srv, FILE *in, FILE *out) {
   char *line = NULL;
-  size_t cap = 0;
-  ssize_t n;
-  /* a line holds a body plus its envelope */
+  size_t cap = 0, n;
+  /* a line holds a body plus its envelope; a longer one is not stored */
   size_t limit = srv->cfg.max_body_bytes + 65536;
   struct sigaction sa;
   memset(&sa, 0, sizeof sa);
-  sa.sa_handler = cm__stdio_signal; /* no SA_RESTART: getline returns */
+  sa.sa_handler = cm__stdio_signal; /* no SA_RESTART: reads return */
   sigemptyset(&sa.sa_mask);
   sigaction(SIGTERM, &sa, NULL);
   sigaction(SIGINT, &sa, NULL);
   signal(SIGPIPE, SIG_IGN);
-  while (!cm__stdio_stop && (n = getline(&line, &cap, in)) >= 0) {
-    while (n > 0 && (line[n - 1] == '\n' || line[n - 1] == '\r'))
-      n--;
-    if (n == 0)
-      continue;
-    if ((size_t)n > limit) {
+  while (!cm__stdio_stop && !cm__read_line(in, &line, &cap, limit, &n)) {
+    if (n > limit) {
       char msg[200];
       snprintf(msg, sizeof msg,
-               "request line of %zd bytes: larger than the "
+               "request line of %zu bytes: larger than the "
                "server's limit (--max-body-bytes %zu)",
                n, srv->cfg.max_body_bytes);
       cm__emit_bad(out, NULL, CM_LIMIT, msg, "(line)");
       continue;
     }
-    cm__line(srv, line, (size_t)n, out);
+    while (n > 0 && (line[n - 1] == '\n' || line[n - 1] == '\r'))
+      n--;
+    if (n == 0)
+      continue;
+    cm__line(srv, line, n, out);
     cm__store_expire(&srv->store, cm__now());
   }
   int lost = !cm__stdio_stop && ferror(in) && errno != EINTR;

@@ -338,7 +338,10 @@ int cm__eig_component(cm_context_t *ctx, cm_operator_t *op, int comp,
     st = cm__eig_check(ctx, opts, comp, out, st);
     cm__eig_add_cost(out, &spent);
   }
-  if (st == CM_NUMERIC && N <= CM__DENSE_FALLBACK_MAX) {
+  /* the dense fallback cannot stop at a deadline: only when it fits in
+   * what is left at 1e9 N^3 per second (about 4x below a 2026 core) */
+  int fits = deadline <= 0 || cm__now() + 1e-9 * N * (double)N * N <= deadline;
+  if (st == CM_NUMERIC && N <= CM__DENSE_FALLBACK_MAX && fits) {
     cm__eig_t spent = cm__eig_drop(ctx, out);
     st = cm__eig_dense(ctx, op, comp, nev, out);
     cm__eig_add_cost(out, &spent);
