@@ -1,0 +1,734 @@
+/* span.c: a component spread over several ranks (docs/mpi.md): the halo
+ * plan (which owned bodies each neighbour needs), the distributed operator
+ * S = B B^T with B = K^1/2 J L^-T built from the rank's own rows (the serial
+ * assembly on its bodies and its halo), PARPACK's Lanczos on it from a start
+ * vector keyed by the global row, and the mode and component records. */
+#include "mpi_internal.h"
+
+#include "analyze/analyze_internal.h"
+
+#include <arpack/parpack.h>
+#include <float.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- halo plan -------------------------------------------------------------
+ */
+
+typedef struct {
+  MPI_Comm cc;
+  int P, q;
+  int no, nh;       /* owned and halo bodies */
+  int64_t o0;       /* position of the first owned body */
+  int64_t *hpos;    /* nh halo positions, ascending (grouped by owner) */
+  int *rcnt, *rdsp; /* per peer: halo bodies it sends us (our halo slots) */
+  int *scnt, *sdsp; /* per peer: owned bodies we send it */
+  int *sidx;        /* owned body index of each sent entry */
+  double *sbuf, *rbuf;
+  int width; /* widest exchange the buffers hold */
+} cm__halo_t;
+
+static void cm__halo_free(cm__halo_t *h) {
+  free(h->hpos), free(h->rcnt), free(h->rdsp), free(h->scnt), free(h->sdsp);
+  free(h->sidx), free(h->sbuf), free(h->rbuf);
+}
+
+/* Owner (rank of cc) of body position p. */
+static int cm__owner(const cm__mpi_part_t *P, const int *members, int np_cc,
+                     int64_t p) {
+  for (int i = 0; i < np_cc; i++) {
+    int r = members[i];
+    if (P->cut[r] <= p && p < P->cut[r + 1])
+      return i;
+  }
+  return -1;
+}
+
+static int cm__halo_build(cm_context_t *ctx, const cm__mpi_part_t *P,
+                          const int *members, cm__halo_t *h, int width) {
+  int Pn = h->P;
+  h->width = width;
+  h->rcnt = calloc((size_t)Pn, sizeof(int));
+  h->rdsp = calloc((size_t)Pn + 1, sizeof(int));
+  h->scnt = calloc((size_t)Pn, sizeof(int));
+  h->sdsp = calloc((size_t)Pn + 1, sizeof(int));
+  if (!h->rcnt || !h->rdsp || !h->scnt || !h->sdsp)
+    return CM__ERR(ctx, CM_NOMEM, NULL, "out of memory (halo plan)");
+  for (int i = 0; i < h->nh; i++) {
+    int o = cm__owner(P, members, Pn, h->hpos[i]);
+    if (o < 0 || o == h->q)
+      return CM__ERR(ctx, CM_INTERNAL, NULL,
+                     "halo body %lld has no other owner",
+                     (long long)h->hpos[i]);
+    h->rcnt[o]++;
+  }
+  for (int p = 0; p < Pn; p++)
+    h->rdsp[p + 1] = h->rdsp[p] + h->rcnt[p];
+  MPI_Alltoall(h->rcnt, 1, MPI_INT, h->scnt, 1, MPI_INT, h->cc);
+  for (int p = 0; p < Pn; p++)
+    h->sdsp[p + 1] = h->sdsp[p] + h->scnt[p];
+  int ns = h->sdsp[Pn];
+  int64_t *want = malloc(sizeof(int64_t) * ((size_t)ns + 1));
+  h->sidx = malloc(sizeof(int) * ((size_t)ns + 1));
+  size_t nbuf = (size_t)(ns > h->nh ? ns : h->nh) * (size_t)width + 1;
+  h->sbuf = malloc(sizeof(double) * nbuf);
+  h->rbuf = malloc(sizeof(double) * nbuf);
+  if (!want || !h->sidx || !h->sbuf || !h->rbuf) {
+    free(want);
+    return CM__ERR(ctx, CM_NOMEM, NULL, "out of memory (halo plan)");
+  }
+  MPI_Alltoallv(h->hpos, h->rcnt, h->rdsp, MPI_INT64_T, want, h->scnt, h->sdsp,
+                MPI_INT64_T, h->cc);
+  int st = CM_OK;
+  for (int k = 0; k < ns; k++) {
+    int64_t i = want[k] - h->o0;
+    if (i < 0 || i >= h->no)
+      st = CM__ERR(ctx, CM_INTERNAL, NULL,
+                   "halo request for body %lld "
+                   "not owned here",
+                   (long long)want[k]);
+    h->sidx[k] = (int)i;
+  }
+  free(want);
+  return st;
+}
+
+/* Owned values (w per body) to the halo slots of the ranks that need them. */
+static void cm__halo_forward(cm__halo_t *h, int w, const double *own,
+                             double *halo) {
+  MPI_Request *rq = malloc(sizeof(MPI_Request) * (2 * (size_t)h->P + 1));
+  int nr = 0;
+  for (int p = 0; p < h->P; p++)
+    if (h->rcnt[p])
+      MPI_Irecv(halo + (size_t)h->rdsp[p] * w, h->rcnt[p] * w, MPI_DOUBLE, p,
+                71, h->cc, &rq[nr++]);
+  for (int k = 0; k < h->sdsp[h->P]; k++)
+    memcpy(h->sbuf + (size_t)k * w, own + (size_t)h->sidx[k] * w,
+           sizeof(double) * (size_t)w);
+  for (int p = 0; p < h->P; p++)
+    if (h->scnt[p])
+      MPI_Isend(h->sbuf + (size_t)h->sdsp[p] * w, h->scnt[p] * w, MPI_DOUBLE, p,
+                71, h->cc, &rq[nr++]);
+  MPI_Waitall(nr, rq, MPI_STATUSES_IGNORE);
+  free(rq);
+}
+
+/* Halo values added into their owners' values, in peer order (the same
+ * bits for the same number of ranks). */
+static void cm__halo_reverse(cm__halo_t *h, int w, const double *halo,
+                             double *own) {
+  MPI_Request *rq = malloc(sizeof(MPI_Request) * (2 * (size_t)h->P + 1));
+  int nr = 0;
+  for (int p = 0; p < h->P; p++)
+    if (h->scnt[p])
+      MPI_Irecv(h->rbuf + (size_t)h->sdsp[p] * w, h->scnt[p] * w, MPI_DOUBLE, p,
+                72, h->cc, &rq[nr++]);
+  for (int p = 0; p < h->P; p++)
+    if (h->rcnt[p])
+      MPI_Isend(halo + (size_t)h->rdsp[p] * w, h->rcnt[p] * w, MPI_DOUBLE, p,
+                72, h->cc, &rq[nr++]);
+  MPI_Waitall(nr, rq, MPI_STATUSES_IGNORE);
+  free(rq);
+  for (int k = 0; k < h->sdsp[h->P]; k++)
+    for (int d = 0; d < w; d++)
+      own[(size_t)h->sidx[k] * w + d] += h->rbuf[(size_t)k * w + d];
+}
+
+/* ---- the distributed operator
+ * ------------------------------------------------ */
+
+typedef struct {
+  int nd, nloc, nslot;
+  int *slot;    /* 2 per row: body slot of each side, -1 none */
+  double *val;  /* 2 nd per row: the row of B on that side's dofs */
+  double *u;    /* nslot nd: B^T x, owned slots then halo slots */
+  int *contact; /* per row: owned contact index (rows of a contact are
+                   consecutive, normal first) */
+  cm__halo_t h;
+  double inv_s; /* 1 / scale */
+  long products;
+  double t_products;
+} cm__dop_t;
+
+/* u = B^T x on the owned bodies (complete) and the halo (copies). */
+static void cm__dop_BT(cm__dop_t *op, const double *x, int absval) {
+  int nd = op->nd;
+  memset(op->u, 0, sizeof(double) * (size_t)op->nslot * (size_t)nd);
+  for (int r = 0; r < op->nloc; r++)
+    for (int s = 0; s < 2; s++) {
+      int sl = op->slot[2 * r + s];
+      if (sl < 0)
+        continue;
+      const double *v = op->val + (size_t)(2 * r + s) * nd;
+      for (int d = 0; d < nd; d++)
+        op->u[(size_t)sl * nd + d] += (absval ? fabs(v[d]) : v[d]) * x[r];
+    }
+  double *halo = op->u + (size_t)op->h.no * nd;
+  cm__halo_reverse(&op->h, nd, halo, op->u);
+  cm__halo_forward(&op->h, nd, op->u, halo);
+}
+
+/* y = B u. */
+static void cm__dop_B(const cm__dop_t *op, double *y, int absval) {
+  int nd = op->nd;
+  for (int r = 0; r < op->nloc; r++) {
+    double acc = 0;
+    for (int s = 0; s < 2; s++) {
+      int sl = op->slot[2 * r + s];
+      if (sl < 0)
+        continue;
+      const double *v = op->val + (size_t)(2 * r + s) * nd;
+      for (int d = 0; d < nd; d++)
+        acc += (absval ? fabs(v[d]) : v[d]) * op->u[(size_t)sl * nd + d];
+    }
+    y[r] = acc;
+  }
+}
+
+static void cm__dop_apply(cm__dop_t *op, const double *x, double *y) {
+  double t0 = MPI_Wtime();
+  cm__dop_BT(op, x, 0);
+  cm__dop_B(op, y, 0);
+  op->products++;
+  op->t_products += MPI_Wtime() - t0;
+}
+
+static void cm__dop_free(cm__dop_t *op) {
+  free(op->slot), free(op->val), free(op->u), free(op->contact);
+  cm__halo_free(&op->h);
+}
+
+/* Lower Cholesky factor of the body's world mass block (nd x nd, row-major
+ * into L): diag sqrt(m) on translations; in 2D sqrt(I); in 3D chol(R I R^T).
+ * 0, or -1 when the inertia block is not positive definite. */
+static int cm__body_chol(int dim, const cm__part_body_t *b, double *L) {
+  int nd = dim == 2 ? 3 : 6;
+  memset(L, 0, sizeof(double) * (size_t)(nd * nd));
+  double sm = sqrt(b->mass);
+  if (dim == 2) {
+    L[0] = L[4] = sm;
+    L[8] = sqrt(b->inertia[0]);
+    return b->inertia[0] > 0 && b->mass > 0 ? 0 : -1;
+  }
+  for (int i = 0; i < 3; i++)
+    L[i * 6 + i] = sm;
+  const double *q = b->orientation;
+  double w = q[0], x = q[1], y = q[2], z = q[3], R[9], T[9], I[9];
+  R[0] = 1 - 2 * (y * y + z * z), R[1] = 2 * (x * y - w * z),
+  R[2] = 2 * (x * z + w * y);
+  R[3] = 2 * (x * y + w * z), R[4] = 1 - 2 * (x * x + z * z),
+  R[5] = 2 * (y * z - w * x);
+  R[6] = 2 * (x * z - w * y), R[7] = 2 * (y * z + w * x),
+  R[8] = 1 - 2 * (x * x + y * y);
+  for (int i = 0; i < 3; i++)
+    for (int j = 0; j < 3; j++) {
+      double s = 0;
+      for (int l = 0; l < 3; l++)
+        s += R[3 * i + l] * b->inertia[3 * l + j];
+      T[3 * i + j] = s;
+    }
+  for (int i = 0; i < 3; i++)
+    for (int j = 0; j < 3; j++) {
+      double s = 0;
+      for (int l = 0; l < 3; l++)
+        s += T[3 * i + l] * R[3 * j + l];
+      I[3 * i + j] = s;
+    }
+  for (int i = 0; i < 3; i++) /* Cholesky of the symmetrised block */
+    for (int j = 0; j <= i; j++) {
+      double s = 0.5 * (I[3 * i + j] + I[3 * j + i]);
+      for (int l = 0; l < j; l++)
+        s -= L[(3 + i) * 6 + 3 + l] * L[(3 + j) * 6 + 3 + l];
+      if (i == j) {
+        if (!(s > 0))
+          return -1;
+        L[(3 + i) * 6 + 3 + i] = sqrt(s);
+      } else {
+        L[(3 + i) * 6 + 3 + j] = s / L[(3 + j) * 6 + 3 + j];
+      }
+    }
+  return 0;
+}
+
+static cm_body_t cm__body_from(const cm__part_body_t *r) {
+  cm_body_t b;
+  cm_body_init(&b);
+  b.fixed = 0;
+  b.mass = r->mass;
+  memcpy(b.inertia, r->inertia, sizeof b.inertia);
+  memcpy(b.position, r->position, sizeof b.position);
+  memcpy(b.orientation, r->orientation, sizeof b.orientation);
+  return b;
+}
+
+/* The contact with its bodies mapped to sub-scene slots; a fixed side
+ * becomes the world (a fixed a is swapped to b, the normal flipped). */
+static cm_contact_t cm__contact_to(const cm__part_contact_t *r, int sa,
+                                   int sb) {
+  cm_contact_t c;
+  cm_contact_init(&c);
+  c.a = sa, c.b = sb;
+  memcpy(c.point, r->point, sizeof c.point);
+  memcpy(c.normal, r->normal, sizeof c.normal);
+  c.stiffness = r->stiffness, c.stiffness_t = r->stiffness_t;
+  c.damping_n = r->damping_n, c.damping_t = r->damping_t;
+  c.has_arms = r->has_arms != 0;
+  memcpy(c.arm_a, r->arm_a, sizeof c.arm_a);
+  memcpy(c.arm_b, r->arm_b, sizeof c.arm_b);
+  if (sa == CM_WORLD) {
+    c.a = sb, c.b = CM_WORLD;
+    for (int i = 0; i < 3; i++) {
+      c.normal[i] = -c.normal[i];
+      double t = c.arm_a[i];
+      c.arm_a[i] = c.arm_b[i], c.arm_b[i] = t;
+    }
+  }
+  return c;
+}
+
+static int cm__i64_cmp(const void *pa, const void *pb) {
+  int64_t a = *(const int64_t *)pa, b = *(const int64_t *)pb;
+  return a < b ? -1 : a > b;
+}
+
+/* Builds the operator of component comp on this rank: owned bodies
+ * [o0, o1), owned contacts [k0, k1) (indices into P's arrays). */
+static int cm__dop_build(cm_context_t *ctx, const cm__mpi_part_t *P,
+                         const int *members, int64_t o0, int64_t o1, int k0,
+                         int k1, cm__dop_t *op, double *active_dofs) {
+  int nd = P->nd, dim = P->dim, st = CM_OK;
+  cm__halo_t *h = &op->h;
+  h->no = (int)(o1 - o0), h->o0 = o0;
+  int ncon = k1 - k0;
+  /* halo: moving bodies of the owned contacts owned elsewhere */
+  h->hpos = malloc(sizeof(int64_t) * (2 * (size_t)ncon + 1));
+  if (!h->hpos)
+    return CM__ERR(ctx, CM_NOMEM, NULL, "out of memory (halo)");
+  int nh = 0;
+  for (int k = k0; k < k1; k++) {
+    int64_t side[2] = {P->contacts[k].a, P->contacts[k].b};
+    for (int s = 0; s < 2; s++)
+      if (side[s] >= 0 && side[s] < (int64_t)P->f->h.ncompbodies &&
+          (side[s] < o0 || side[s] >= o1))
+        h->hpos[nh++] = side[s];
+  }
+  qsort(h->hpos, (size_t)nh, sizeof(int64_t), cm__i64_cmp);
+  int u = 0;
+  for (int i = 0; i < nh; i++)
+    if (u == 0 || h->hpos[i] != h->hpos[u - 1])
+      h->hpos[u++] = h->hpos[i];
+  h->nh = nh = u;
+  st = cm__halo_build(ctx, P, members, h, 18 > nd ? 18 : nd);
+  if (st)
+    return st;
+  /* halo bodies' records from their owners (18 doubles each) */
+  int no = h->no, nslot = no + nh;
+  double *rec = malloc(sizeof(double) * 18 * ((size_t)nslot + 1));
+  cm_scene_t *sub = cm_scene_create(dim);
+  if (!rec || !sub) {
+    free(rec), cm_scene_destroy(&sub);
+    return CM__ERR(ctx, CM_NOMEM, NULL, "out of memory (halo bodies)");
+  }
+  for (int i = 0; i < no; i++) {
+    const cm__part_body_t *b = &P->bodies[o0 - P->b0 + i];
+    double *r = rec + 18 * (size_t)i;
+    r[0] = b->mass;
+    memcpy(r + 1, b->inertia, 9 * sizeof(double));
+    memcpy(r + 10, b->position, 3 * sizeof(double));
+    memcpy(r + 13, b->orientation, 4 * sizeof(double));
+    r[17] = 0;
+  }
+  cm__halo_forward(h, 18, rec, rec + 18 * (size_t)no);
+  /* the sub-scene: owned then halo bodies, the owned contacts */
+  for (int i = 0; i < nslot && !st; i++) {
+    cm__part_body_t pb;
+    memset(&pb, 0, sizeof pb);
+    const double *r = rec + 18 * (size_t)i;
+    pb.mass = r[0];
+    memcpy(pb.inertia, r + 1, 9 * sizeof(double));
+    memcpy(pb.position, r + 10, 3 * sizeof(double));
+    memcpy(pb.orientation, r + 13, 4 * sizeof(double));
+    cm_body_t b = cm__body_from(&pb);
+    st = cm_scene_add_body(ctx, sub, &b, NULL) < 0 ? ctx->status : CM_OK;
+  }
+  for (int k = k0; k < k1 && !st; k++) {
+    const cm__part_contact_t *c = &P->contacts[k];
+    int sl[2];
+    int64_t side[2] = {c->a, c->b};
+    for (int s = 0; s < 2; s++) {
+      sl[s] = CM_WORLD;
+      if (side[s] < 0 || side[s] >= (int64_t)P->f->h.ncompbodies)
+        continue; /* the world or a fixed body */
+      if (side[s] >= o0 && side[s] < o1) {
+        sl[s] = (int)(side[s] - o0);
+      } else {
+        int64_t *hit = bsearch(&side[s], h->hpos, (size_t)nh, sizeof(int64_t),
+                               cm__i64_cmp);
+        sl[s] = no + (int)(hit - h->hpos);
+      }
+    }
+    cm_contact_t ct = cm__contact_to(c, sl[0], sl[1]);
+    st = cm_scene_add_contact(ctx, sub, &ct, NULL) < 0 ? ctx->status : CM_OK;
+  }
+  cm_system_t *sys = NULL;
+  if (!st)
+    st = cm_system_assemble(ctx, sub, &sys);
+  double *L = malloc(sizeof(double) * 36 * ((size_t)nslot + 1));
+  int *srow = sys ? cm__scene_rows(sys) : NULL;
+  if (!st && (!L || !srow))
+    st = CM__ERR(ctx, CM_NOMEM, NULL, "out of memory (operator)");
+  for (int i = 0; i < nslot && !st; i++) {
+    cm__part_body_t pb;
+    memset(&pb, 0, sizeof pb);
+    const double *r = rec + 18 * (size_t)i;
+    pb.mass = r[0];
+    memcpy(pb.inertia, r + 1, 9 * sizeof(double));
+    memcpy(pb.orientation, r + 13, 4 * sizeof(double));
+    if (cm__body_chol(dim, &pb, L + 36 * (size_t)i))
+      st = CM__ERR(ctx, CM_NOT_SPD, "bodies",
+                   "a body's mass block is not "
+                   "positive definite (body position %lld)",
+                   (long long)(i < no ? o0 + i : h->hpos[i - no]));
+  }
+  /* ---- the rows of B, in the contacts' order ---- */
+  int nloc = sys ? sys->nc : 0;
+  op->nd = nd, op->nloc = nloc, op->nslot = nslot;
+  op->slot = malloc(sizeof(int) * (2 * (size_t)nloc + 1));
+  op->val = calloc(2 * (size_t)nloc * nd + 1, sizeof(double));
+  op->u = calloc((size_t)nslot * nd + 1, sizeof(double));
+  op->contact = malloc(sizeof(int) * ((size_t)nloc + 1));
+  if (!st && (!op->slot || !op->val || !op->u || !op->contact))
+    st = CM__ERR(ctx, CM_NOMEM, NULL, "out of memory (operator)");
+  for (int i = 0; i < nloc && !st; i++) {
+    int t = srow[i];
+    op->slot[2 * t] = op->slot[2 * t + 1] = -1;
+    op->contact[t] = sys->row_contact[i];
+    double jseg[2][6] = {{0}};
+    for (int e = sys->Jp[i]; e < sys->Jp[i + 1]; e++) {
+      int j = sys->Jj[e], sl = sys->col_body[j];
+      int s = op->slot[2 * t] < 0 || op->slot[2 * t] == sl ? 0 : 1;
+      op->slot[2 * t + s] = sl;
+      jseg[s][sys->col_dof[j]] = sys->Jx[e];
+    }
+    double sk = sqrt(sys->k[i]);
+    for (int s = 0; s < 2; s++) {
+      int sl = op->slot[2 * t + s];
+      if (sl < 0)
+        continue;
+      const double *Lb = L + 36 * (size_t)sl;
+      double *v = op->val + (size_t)(2 * t + s) * nd;
+      for (int a = 0; a < nd; a++) { /* v = L^-1 jseg */
+        double acc = jseg[s][a];
+        for (int b = 0; b < a; b++)
+          acc -= Lb[a * nd + b] * v[b];
+        v[a] = acc / Lb[a * nd + a];
+      }
+      for (int a = 0; a < nd; a++)
+        v[a] *= sk;
+    }
+  }
+  /* active dofs: columns with an entry, the owners' count */
+  if (!st && active_dofs) {
+    double *cnt = calloc((size_t)nslot * nd + 1, sizeof(double));
+    if (!cnt)
+      st = CM__ERR(ctx, CM_NOMEM, NULL, "out of memory");
+    for (int j = 0; !st && j < sys->n; j++)
+      cnt[(size_t)sys->col_body[j] * nd + sys->col_dof[j]] = 1;
+    if (!st) {
+      cm__halo_reverse(h, nd, cnt + (size_t)no * nd, cnt);
+      for (int i = 0; i < no * nd; i++)
+        *active_dofs += cnt[i] > 0;
+    }
+    free(cnt);
+  }
+  free(rec), free(L), free(srow);
+  cm_system_destroy(&sys);
+  cm_scene_destroy(&sub);
+  return st;
+}
+
+/* ---- top shares, merged over the ranks --------------------------------------
+ */
+
+typedef struct {
+  double share, index, pos; /* share; scene index (ties); file position */
+} cm__share3_t;
+
+static void cm__pick3(cm__share3_t *pk, int *n, int T, cm__share3_t v) {
+  int k = *n;
+  if (k == T && !(v.share > pk[k - 1].share ||
+                  (v.share == pk[k - 1].share && v.index < pk[k - 1].index)))
+    return;
+  if (k < T)
+    (*n)++;
+  else
+    k = T - 1;
+  while (k > 0 && (v.share > pk[k - 1].share ||
+                   (v.share == pk[k - 1].share && v.index < pk[k - 1].index))) {
+    pk[k] = pk[k - 1];
+    k--;
+  }
+  pk[k] = v;
+}
+
+/* Gathers every rank's top T picks to rank 0 of cc and merges them there. */
+static int cm__merge_picks(MPI_Comm cc, cm__share3_t *pk, int n, int T,
+                           cm__share3_t *out) {
+  int P, q;
+  MPI_Comm_size(cc, &P);
+  MPI_Comm_rank(cc, &q);
+  int *cnt = malloc(sizeof(int) * (size_t)P),
+      *dsp = malloc(sizeof(int) * (size_t)P);
+  int n3 = 3 * n;
+  MPI_Gather(&n3, 1, MPI_INT, cnt, 1, MPI_INT, 0, cc);
+  int tot = 0;
+  if (q == 0)
+    for (int p = 0; p < P; p++)
+      dsp[p] = tot, tot += cnt[p];
+  double *all = malloc(sizeof(double) * ((size_t)tot + 1));
+  MPI_Gatherv(pk, n3, MPI_DOUBLE, all, cnt, dsp, MPI_DOUBLE, 0, cc);
+  int m = 0;
+  if (q == 0)
+    for (int i = 0; i < tot / 3; i++)
+      cm__pick3(out, &m, T,
+                (cm__share3_t){all[3 * i], all[3 * i + 1], all[3 * i + 2]});
+  free(cnt), free(dsp), free(all);
+  return m;
+}
+
+/* ---- the solve
+ * ------------------------------------------------------------------ */
+
+static double cm__allsum(double x, MPI_Comm cc) {
+  double y = 0;
+  MPI_Allreduce(&x, &y, 1, MPI_DOUBLE, MPI_SUM, cc);
+  return y;
+}
+
+static double cm__dot_all(int n, const double *x, const double *y,
+                          MPI_Comm cc) {
+  double s = 0;
+  for (int i = 0; i < n; i++)
+    s += x[i] * y[i];
+  return cm__allsum(s, cc);
+}
+
+int cm__mpi_span_solve(cm_context_t *ctx, const cm__mpi_part_t *P, int comp,
+                       MPI_Comm cc, const int *members,
+                       const cm_options_t *opts, cm__dbuf_t *out,
+                       cm__mpi_sums_t *sums) {
+  cm__dop_t op;
+  memset(&op, 0, sizeof op);
+  op.h.cc = cc;
+  MPI_Comm_size(cc, &op.h.P);
+  MPI_Comm_rank(cc, &op.h.q);
+  int q = op.h.q;
+  const uint64_t *ct = P->f->comp;
+  int64_t cb0 = (int64_t)ct[2 * comp], cb1 = (int64_t)ct[2 * comp + 2];
+  int64_t o0 = cb0 > P->b0 ? cb0 : P->b0, o1 = cb1 < P->b1 ? cb1 : P->b1;
+  if (o1 < o0)
+    o1 = o0;
+  int k0 = (int)(P->bcs[o0 - P->b0] - P->bcs[0]);
+  int k1 = (int)(P->bcs[o1 - P->b0] - P->bcs[0]);
+  double t0 = MPI_Wtime(), active = 0;
+  int st = cm__dop_build(ctx, P, members, o0, o1, k0, k1, &op, &active);
+  st = cm__mpi_agree(ctx, st, cc);
+  if (st) {
+    cm__dop_free(&op);
+    return st;
+  }
+  sums->active_dofs += active;
+  sums->rows += op.nloc;
+  int nloc = op.nloc, ldv = nloc > 0 ? nloc : 1;
+  long long nl = nloc, N = 0, goff = 0;
+  MPI_Allreduce(&nl, &N, 1, MPI_LONG_LONG, MPI_SUM, cc);
+  MPI_Exscan(&nl, &goff, 1, MPI_LONG_LONG, MPI_SUM, cc);
+  if (q == 0)
+    goff = 0;
+  /* ---- diagonal (per-contact estimate), Gershgorin and scale ---- */
+  double *x = calloc((size_t)ldv, sizeof(double));
+  double *y = calloc((size_t)ldv, sizeof(double));
+  double dmax = 0, gmax = 0, pc_contact = -1;
+  for (int r = 0; r < nloc; r++) {
+    double s = 0;
+    for (int k = 0; k < 2; k++)
+      for (int d = 0; op.slot[2 * r + k] >= 0 && d < op.nd; d++) {
+        double v = op.val[(size_t)(2 * r + k) * op.nd + d];
+        s += v * v;
+      }
+    if (s > dmax)
+      dmax = s, pc_contact = (double)P->corig[k0 + op.contact[r]];
+    x[r] = 1;
+  }
+  cm__dop_BT(&op, x, 1);
+  cm__dop_B(&op, y, 1);
+  for (int r = 0; r < nloc; r++)
+    gmax = y[r] > gmax ? y[r] : gmax;
+  struct {
+    double v;
+    int r;
+  } dl = {dmax, q}, dg;
+  MPI_Allreduce(&dl, &dg, 1, MPI_DOUBLE_INT, MPI_MAXLOC, cc);
+  MPI_Bcast(&pc_contact, 1, MPI_DOUBLE, dg.r, cc);
+  double gall = 0;
+  MPI_Allreduce(&gmax, &gall, 1, MPI_DOUBLE, MPI_MAX, cc);
+  double omega_upper = sqrt(gall), pc_omega = sqrt(dg.v);
+  if (pc_omega > sums->pc_omega)
+    sums->pc_omega = pc_omega, sums->pc_contact = pc_contact;
+  sums->omega_upper = fmax(sums->omega_upper, omega_upper);
+  /* the probabilistic bound is not run on a spread component: the
+   * rigorous Gershgorin bound stands in (docs/mpi.md) */
+  sums->omega_upper_prob = fmax(sums->omega_upper_prob, omega_upper);
+  double scale = dg.v > 0 ? ldexp(1.0, ilogb(dg.v)) : 1;
+  op.inv_s = 1 / scale;
+  double t_op = MPI_Wtime() - t0;
+  /* ---- PARPACK ---- */
+  int nev = opts->modes < N - 1 ? opts->modes : (int)N - 1;
+  int ncv = opts->ncv > 0 ? opts->ncv : (2 * nev + 1 > 20 ? 2 * nev + 1 : 20);
+  if (ncv > N)
+    ncv = (int)N;
+  if (ncv <= nev)
+    ncv = nev + 1;
+  int lworkl = ncv * (ncv + 8);
+  double *resid = calloc((size_t)ldv, sizeof(double));
+  double *v = calloc((size_t)ldv * ncv, sizeof(double));
+  double *workd = calloc(3 * (size_t)ldv, sizeof(double));
+  double *workl = calloc((size_t)lworkl, sizeof(double));
+  double *d = calloc((size_t)ncv, sizeof(double));
+  double *z = calloc((size_t)ldv * ncv, sizeof(double));
+  int *sel = calloc((size_t)ncv, sizeof(int));
+  st = (!x || !y || !resid || !v || !workd || !workl || !d || !z || !sel)
+           ? CM__ERR(ctx, CM_NOMEM, NULL, "out of memory (Lanczos basis)")
+           : CM_OK;
+  st = cm__mpi_agree(ctx, st, cc);
+  double te0 = MPI_Wtime();
+  int iparam[11] = {0}, ipntr[14] = {0}, ido = 0, info = 1, nconv = 0;
+  uint64_t seed = 0x9e3779b97f4a7c15ULL ^ (uint64_t)comp;
+  for (int i = 0; i < nloc; i++) /* keyed by the component's global row */
+    resid[i] = cm__gauss(seed, (uint64_t)(goff + i));
+  iparam[0] = 1, iparam[2] = opts->max_iter, iparam[6] = 1;
+  MPI_Fint fc = MPI_Comm_c2f(cc);
+  while (!st) {
+    pdsaupd_c(fc, &ido, "I", nloc, "LA", nev, opts->tol, resid, ncv, v, ldv,
+              iparam, ipntr, workd, workl, lworkl, &info);
+    if (ido != 1 && ido != -1)
+      break;
+    double *xin = workd + ipntr[0] - 1, *yout = workd + ipntr[1] - 1;
+    cm__dop_apply(&op, xin, yout);
+    for (int i = 0; i < nloc; i++)
+      yout[i] *= op.inv_s;
+  }
+  int notconv = 0;
+  if (!st && info < 0)
+    st = CM__ERR(ctx, CM_NUMERIC, NULL,
+                 "component %d: PARPACK pdsaupd failed (info %d)", comp, info);
+  if (!st) {
+    notconv = info == 1 || iparam[4] < nev;
+    int rinfo = 0;
+    if (iparam[4] > 0)
+      pdseupd_c(fc, 1, "A", sel, d, z, ldv, 0.0, "I", nloc, "LA", nev,
+                opts->tol, resid, ncv, v, ldv, iparam, ipntr, workd, workl,
+                lworkl, &rinfo);
+    if (rinfo < 0)
+      st = CM__ERR(ctx, CM_NUMERIC, NULL,
+                   "component %d: PARPACK pdseupd failed (info %d)", comp,
+                   rinfo);
+    nconv = rinfo < 0 ? 0 : iparam[4];
+  }
+  /* ---- modes: Rayleigh quotients, residuals, shares (descending) ---- */
+  int T = opts->top_contacts > 0 ? opts->top_contacts : 1;
+  int TB = opts->top_bodies > 0 ? opts->top_bodies : 1;
+  cm__share3_t *pk = malloc(sizeof *pk * (size_t)(T + TB + 2));
+  cm__share3_t *mg = malloc(sizeof *mg * (size_t)(T + TB + 2));
+  double lam0 = 0;
+  int nmodes = 0;
+  for (int j = nconv - 1; j >= 0 && !st; j--) {
+    double *zj = z + (size_t)j * ldv;
+    double nz = sqrt(cm__dot_all(nloc, zj, zj, cc));
+    for (int i = 0; i < nloc; i++)
+      zj[i] /= nz;
+    cm__dop_apply(&op, zj, y);
+    double lam = cm__dot_all(nloc, zj, y, cc);
+    if (!(lam > 0))
+      continue;
+    double rr = 0;
+    for (int i = 0; i < nloc; i++)
+      rr += (y[i] - lam * zj[i]) * (y[i] - lam * zj[i]);
+    double res = sqrt(cm__allsum(rr, cc)) / lam;
+    if (nmodes++ == 0)
+      lam0 = lam;
+    /* contact shares: z^2 over each contact's rows */
+    int n = 0;
+    for (int r = 0; r < nloc;) {
+      int c = op.contact[r];
+      double e = 0;
+      for (; r < nloc && op.contact[r] == c; r++)
+        e += zj[r] * zj[r];
+      cm__pick3(pk, &n, T,
+                (cm__share3_t){e, (double)P->corig[k0 + c],
+                               (double)(P->c0 + k0 + c)});
+    }
+    int mc = cm__merge_picks(cc, pk, n, T, mg);
+    /* body shares: |(B^T z)_b|^2 / lambda on the owners (after the sum) */
+    cm__dop_BT(&op, zj, 0);
+    n = 0;
+    for (int b = 0; b < op.h.no; b++) {
+      double e = 0;
+      for (int k = 0; k < op.nd; k++)
+        e += op.u[(size_t)b * op.nd + k] * op.u[(size_t)b * op.nd + k];
+      int64_t pos = o0 + b;
+      cm__pick3(
+          pk + T, &n, TB,
+          (cm__share3_t){e / lam, (double)P->borig[pos - P->b0], (double)pos});
+    }
+    int mb = cm__merge_picks(cc, pk + T, n, TB, mg + T);
+    if (q == 0) {
+      cm__dbuf_push(out, CM__REC_MODE);
+      cm__dbuf_push(out, lam);
+      cm__dbuf_push(out, sqrt(lam));
+      cm__dbuf_push(out, res);
+      cm__dbuf_push(out, 0.0);
+      cm__dbuf_push(out, comp);
+      cm__dbuf_push(out, mc);
+      cm__dbuf_push(out, mb);
+      for (int i = 0; i < mc; i++)
+        cm__dbuf_push(out, mg[i].pos), cm__dbuf_push(out, mg[i].share);
+      for (int i = 0; i < mb; i++)
+        cm__dbuf_push(out, mg[T + i].pos), cm__dbuf_push(out, mg[T + i].share);
+    }
+  }
+  double t_eig = MPI_Wtime() - te0;
+  /* ---- the component record ---- */
+  double nb_all = (double)(cb1 - cb0);
+  double dofs = cm__allsum(active, cc);
+  if (!st && q == 0) {
+    cm__dbuf_push(out, CM__REC_COMP);
+    cm__dbuf_push(out, sqrt(lam0));
+    cm__dbuf_push(out, omega_upper);
+    cm__dbuf_push(out, comp);
+    cm__dbuf_push(out, nb_all);
+    cm__dbuf_push(out, (double)N);
+    cm__dbuf_push(out, dofs);
+    cm__dbuf_push(out, CM_METHOD_ARPACK);
+    cm__dbuf_push(out, iparam[2]);
+    cm__dbuf_push(out, op.products);
+    cm__dbuf_push(out, !notconv);
+    cm__dbuf_push(out, -1);
+    int nl20 = nb_all < 20 ? (int)nb_all : 20;
+    cm__dbuf_push(out, nl20);
+    for (int i = 0; i < nl20; i++)
+      cm__dbuf_push(out, (double)(cb0 + i));
+    sums->iterations += iparam[2];
+    sums->matvecs += op.products;
+    sums->ncv = fmax(sums->ncv, ncv);
+    sums->n_arpack += 1;
+    sums->notconv += notconv;
+  }
+  sums->t_eigen += t_eig;
+  sums->t_operator += t_op;
+  free(x), free(y), free(resid), free(v), free(workd), free(workl), free(d);
+  free(z), free(sel), free(pk), free(mg);
+  cm__dop_free(&op);
+  return cm__mpi_agree(ctx, st, cc);
+}
