@@ -14,9 +14,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 
-/* ---- shared helpers --------------------------------------------------------
- */
+/* ---- shared helpers ------------------------------------------- */
 
 void cm__dbuf_push(cm__dbuf_t *b, double x) {
   if (b->n == b->cap) {
@@ -74,8 +74,7 @@ int cm__mpi_agree(cm_context_t *ctx, int st, MPI_Comm comm) {
   return e.status;
 }
 
-/* ---- convert
- * ------------------------------------------------------------------- */
+/* ---- convert -------------------------------------------------- */
 
 static int cm__mpi_convert(int argc, char **argv, int rank) {
   if (argc == 2 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
@@ -110,8 +109,7 @@ static int cm__mpi_convert(int argc, char **argv, int rank) {
   return cm_status_exit(st);
 }
 
-/* ---- one rank's part
- * --------------------------------------------------------- */
+/* ---- one rank's part ------------------------------------------ */
 
 static void cm__part_free(cm__mpi_part_t *P) {
   free(P->cut), free(P->bodies), free(P->contacts), free(P->corig);
@@ -176,8 +174,7 @@ static int cm__part_load(cm_context_t *ctx, cm__mpi_part_t *P) {
   return st;
 }
 
-/* ---- components on this rank alone: the serial pipeline
- * ---------------------- */
+/* ---- components on this rank alone: the serial pipeline ------- */
 
 typedef struct {
   double moving, fixed, free_moving, free_motions, zero_modes, unknown_rank;
@@ -365,8 +362,7 @@ done:
   return st;
 }
 
-/* ---- the report on rank 0
- * -------------------------------------------------------- */
+/* ---- the report on rank 0 ------------------------------------- */
 
 typedef struct {
   const double *p; /* the record */
@@ -456,7 +452,7 @@ static int cm__build_report(cm_context_t *ctx, const cm__part_file_t *f,
   qsort(md, nm, sizeof *md, cm__rec_cmp);
   qsort(cp, nc, sizeof *cp, cm__rec_cmp);
   int st = CM_OK;
-  /* ---- modes ---- */
+  /* ---- modes ---------------------------------------------------- */
   int k = (int)(nm < (size_t)opts->modes ? nm : (size_t)opts->modes);
   r->modes = calloc((size_t)k + 1, sizeof(cm_mode_t));
   r->nmodes = r->modes ? k : 0;
@@ -483,7 +479,7 @@ static int cm__build_report(cm_context_t *ctx, const cm__part_file_t *f,
       st = cm__share_body(f, (int64_t)q[2 * j], &m->bodies[j]);
     }
   }
-  /* ---- components ---- */
+  /* ---- components ----------------------------------------------- */
   int kc =
       (int)(nc < (size_t)opts->top_components ? nc
                                               : (size_t)opts->top_components);
@@ -513,7 +509,7 @@ static int cm__build_report(cm_context_t *ctx, const cm__part_file_t *f,
     return CM__ERR(ctx, st == CM_IO ? CM_IO : CM_NOMEM, f->path,
                    "%s: could not read the names of the report", f->path);
   }
-  /* ---- bounds, counts, solver ---- */
+  /* ---- bounds, counts, solver ----------------------------------- */
   int nd = f->h.dim == 2 ? 3 : 6;
   r->status = sums->notconv > 0 ? CM_NOT_CONVERGED : CM_OK;
   r->omega_max = r->nmodes ? r->modes[0].omega : 0;
@@ -577,8 +573,30 @@ static int cm__build_report(cm_context_t *ctx, const cm__part_file_t *f,
   return CM_OK;
 }
 
-/* ---- analyze
- * ---------------------------------------------------------------------- */
+/* The --partition table: one line per rank (standard error, rank 0). */
+static void cm__print_partition(const double *all, int W, int np, int nspan) {
+  fprintf(stderr,
+          "cmodes-mpi: %d ranks, %d component(s) spread over ranks\n"
+          "rank  bodies        contacts      halo_bodies  msgs/product  "
+          "bytes/product  products  s/product  max_rss_MiB\n",
+          np, nspan);
+  for (int q = 0; q < np; q++) {
+    const double *a = all + (size_t)q * W;
+    cm__mpi_sums_t s;
+    memcpy(&s, a, sizeof s);
+    const double *pi = a + CM__NSUMS + CM__NMORE;
+    char b[48], c[48];
+    snprintf(b, sizeof b, "[%.0f,%.0f)", pi[0], pi[1]);
+    snprintf(c, sizeof c, "[%.0f,%.0f)", pi[2], pi[3]);
+    fprintf(stderr,
+            "%4d  %-12s  %-12s  %11.0f  %12.0f  %13.0f  %8.0f  %9.3g  "
+            "%11.1f\n",
+            q, b, c, s.halo_bodies, s.halo_msgs, s.halo_bytes, s.products,
+            s.products > 0 ? s.t_products / s.products : 0.0, pi[4]);
+  }
+}
+
+/* ---- analyze -------------------------------------------------- */
 
 static void cm__analyze_usage(FILE *f) {
   fprintf(f, "usage: mpirun -np N cmodes-mpi analyze [options] SCENE.cmpart\n"
@@ -591,15 +609,19 @@ static void cm__analyze_usage(FILE *f) {
              "      --threads N         OpenMP threads per rank (default 1)\n"
              "      --json              print the report as JSON\n"
              "      --no-timings        omit timings from the JSON\n"
+             "      --partition         print each rank's part, halo and "
+             "memory\n"
+             "                          (standard error)\n"
              "  -h, --help              this help\n");
 }
 
 static int cm__mpi_analyze(int argc, char **argv, int rank, int np) {
-  enum { O_THREADS = 256, O_JSON, O_NOTIME };
+  enum { O_THREADS = 256, O_JSON, O_NOTIME, O_PART };
   static const struct option own[] = {
       {"threads", required_argument, 0, O_THREADS},
       {"json", no_argument, 0, O_JSON},
       {"no-timings", no_argument, 0, O_NOTIME},
+      {"partition", no_argument, 0, O_PART},
       {"help", no_argument, 0, 'h'},
       {0, 0, 0, 0}};
   struct option longopts[64];
@@ -609,7 +631,7 @@ static int cm__mpi_analyze(int argc, char **argv, int rank, int np) {
   cm_context_t ctx;
   cm_context_init(&ctx);
   ctx.threads = 1;
-  int json = 0, notime = 0, ok = 1, c;
+  int json = 0, notime = 0, part = 0, ok = 1, c;
   optind = 1;
   while (ok && (c = getopt_long(argc, argv, "k:h", longopts, NULL)) != -1) {
     switch (c) {
@@ -621,6 +643,9 @@ static int cm__mpi_analyze(int argc, char **argv, int rank, int np) {
       break;
     case O_NOTIME:
       notime = 1;
+      break;
+    case O_PART:
+      part = 1;
       break;
     case 'h':
       if (!rank)
@@ -658,7 +683,7 @@ static int cm__mpi_analyze(int argc, char **argv, int rank, int np) {
   sums.pc_contact = -1;
   int *span = NULL, nspan = 0, *members = NULL;
   cm_report_t *rep = NULL;
-  /* ---- read this rank's part ---- */
+  /* ---- read this rank's part ------------------------------------ */
   int st = cm__part_open(&ctx, argv[optind], &f);
   if (!st)
     st = cm__part_load(&ctx, &P);
@@ -681,6 +706,7 @@ static int cm__mpi_analyze(int argc, char **argv, int rank, int np) {
     more.tangential += P.contacts[k].stiffness_t > 0;
     more.dashpots += P.contacts[k].damping_n > 0 || P.contacts[k].damping_t > 0;
   }
+  double t_read = MPI_Wtime() - t0;
   st = cm__mpi_agree(&ctx, st, MPI_COMM_WORLD);
   double dash = 0;
   if (!st) {
@@ -692,7 +718,7 @@ static int cm__mpi_analyze(int argc, char **argv, int rank, int np) {
                    "not distributed yet; analyze it with 'cmodes analyze'",
                    argv[optind]);
   }
-  /* ---- the components cut by the partition ---- */
+  /* ---- the components cut by the partition ---------------------- */
   if (!st) {
     span = malloc(sizeof(int) * ((size_t)np + 1));
     members = malloc(sizeof(int) * ((size_t)np + 1));
@@ -707,10 +733,8 @@ static int cm__mpi_analyze(int argc, char **argv, int rank, int np) {
         span[nspan++] = cc;
     }
   }
-  double tl = MPI_Wtime();
   if (!st)
     st = cm__local_solve(&ctx, &P, span, nspan, &opts, &recs, &sums, &more);
-  tl = MPI_Wtime() - tl;
   st = cm__mpi_agree(&ctx, st, MPI_COMM_WORLD);
   for (int i = 0; st >= 0 && i < nspan; i++) {
     int cc = span[i], nmem = 0, me = 0;
@@ -735,14 +759,22 @@ static int cm__mpi_analyze(int argc, char **argv, int rank, int np) {
   st = cm__mpi_agree(&ctx, st, MPI_COMM_WORLD);
   if (st < 0)
     goto done;
-  /* ---- gather to rank 0 ---- */
+  /* ---- gather to rank 0 ----------------------------------------- */
   {
-    double mine[CM__NSUMS + CM__NMORE];
+    double mine[CM__NSUMS + CM__NMORE + 6];
     memcpy(mine, &sums, sizeof sums);
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    double *pi = mine + CM__NSUMS + CM__NMORE;
+    pi[0] = (double)P.b0, pi[1] = (double)P.b1, pi[2] = (double)P.c0;
+    pi[3] = (double)P.c1, pi[4] = (double)ru.ru_maxrss / 1024.0;
+    pi[5] = nspan;
     memcpy(mine + CM__NSUMS, &more, sizeof more);
     double *all = rank ? NULL : malloc(sizeof mine * (size_t)np);
-    MPI_Gather(mine, CM__NSUMS + CM__NMORE, MPI_DOUBLE, all,
-               CM__NSUMS + CM__NMORE, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+    const int W = CM__NSUMS + CM__NMORE + 6;
+    MPI_Gather(mine, W, MPI_DOUBLE, all, W, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+    if (part && !rank)
+      cm__print_partition(all, W, np, nspan);
     int n = (int)recs.n, *cnt = NULL, *dsp = NULL;
     if (!rank) {
       cnt = malloc(sizeof(int) * (size_t)np);
@@ -764,9 +796,8 @@ static int cm__mpi_analyze(int argc, char **argv, int rank, int np) {
       for (int q = 0; q < np; q++) {
         cm__mpi_sums_t s;
         cm__mpi_more_t m;
-        memcpy(&s, all + (size_t)q * (CM__NSUMS + CM__NMORE), sizeof s);
-        memcpy(&m, all + (size_t)q * (CM__NSUMS + CM__NMORE) + CM__NSUMS,
-               sizeof m);
+        memcpy(&s, all + (size_t)q * W, sizeof s);
+        memcpy(&m, all + (size_t)q * W + CM__NSUMS, sizeof m);
         double *sv = (double *)&S, *xv = (double *)&s;
         for (int j = 0; j < CM__NSUMS; j++)
           sv[j] += xv[j];
@@ -787,10 +818,8 @@ static int cm__mpi_analyze(int argc, char **argv, int rank, int np) {
       S.t_eigen /= np, S.t_operator /= np; /* means over the ranks */
       M.t_factor /= np, M.t_assemble /= np;
       st = cm__build_report(&ctx, &f, &opts, rv, tot, &S, &M, nspan, &rep);
-      if (!st) {
-        rep->t_parse = tl > 0 ? MPI_Wtime() - t0 - tl : 0;
-        rep->t_parse = 0;
-      }
+      if (!st)
+        rep->t_parse = t_read;
     }
     free(all), free(cnt), free(dsp), free(rv);
   }

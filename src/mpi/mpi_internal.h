@@ -51,6 +51,10 @@ typedef struct {
   double iterations, matvecs, ncv, converged, notconv;
   double n_dense, n_arpack, n_lanczos;
   double t_eigen, t_operator;
+  /* this rank's halo (summed over its spread components): bodies copied
+   * in, messages and bytes it sends per product of S, products, seconds
+   * in products */
+  double halo_bodies, halo_msgs, halo_bytes, products, t_products;
 } cm__mpi_sums_t;
 
 /* Solves component comp spread over the ranks of cc (this rank's rank

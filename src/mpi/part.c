@@ -12,7 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-/* ---- writer -------------------------------------------------------------- */
+/* ---- writer --------------------------------------------------- */
 
 typedef struct {
   int comp;  /* component, ncomp for free moving, ncomp + 1 for fixed */
@@ -84,7 +84,7 @@ int cm__part_write(cm_context_t *ctx, const cm_scene_t *s, const char *path) {
     st = CM__ERR(ctx, CM_NOMEM, NULL, "out of memory converting the scene");
     goto done;
   }
-  /* ---- bodies: (component, first column, index) ---- */
+  /* ---- bodies: (component, first column, index) ----------------- */
   for (int b = 0; b < nb; b++) {
     int c = sys->body_comp[b];
     bo[b].comp = s->bodies[b].fixed ? ncomp + 1 : c >= 0 ? c : ncomp;
@@ -124,7 +124,7 @@ int cm__part_write(cm_context_t *ctx, const cm_scene_t *s, const char *path) {
     comp[2 * c] = (uint64_t)p;
     comp[2 * c + 1] = bcs[p];
   }
-  /* ---- header ---- */
+  /* ---- header --------------------------------------------------- */
   cm__part_head_t h;
   memset(&h, 0, sizeof h);
   memcpy(h.magic, CM__PART_MAGIC, 8);
@@ -204,8 +204,7 @@ done:
   return st;
 }
 
-/* ---- reader ---------------------------------------------------------------
- */
+/* ---- reader --------------------------------------------------- */
 
 static int cm__little_endian(void) {
   const uint16_t one = 1;
@@ -256,7 +255,7 @@ int cm__part_open(cm_context_t *ctx, const char *path, cm__part_file_t *f) {
   if (!st && memcmp(magic, CM__PART_MAGIC, 8) != 0)
     st = CM__ERR(ctx, CM_PARSE, path,
                  "%s: not a partitioned scene (no %s magic): write one with "
-                 "'cmodes-mpi convert SCENE %s'",
+                 "'cmodes-mpi convert %s SCENE.cmpart'",
                  path, CM__PART_MAGIC, path);
   if (!st && !cm__little_endian())
     st = CM__ERR(ctx, CM_IO, path, "%s: the layout is little-endian", path);
@@ -355,8 +354,7 @@ char *cm__part_contact_name(const cm__part_file_t *f, int64_t p, int *named) {
   return cm__part_name(f, f->h.off_cname, f->h.off_cpool, p, named);
 }
 
-/* ---- partition --------------------------------------------------------------
- */
+/* ---- partition ------------------------------------------------ */
 
 int cm__part_comp_of(const cm__part_file_t *f, int64_t p) {
   int lo = 0, hi = (int)f->h.ncomp; /* comp[2 lo] <= p < comp[2 hi] */

@@ -13,8 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* ---- halo plan -------------------------------------------------------------
- */
+/* ---- halo plan ------------------------------------------------ */
 
 typedef struct {
   MPI_Comm cc;
@@ -135,8 +134,7 @@ static void cm__halo_reverse(cm__halo_t *h, int w, const double *halo,
       own[(size_t)h->sidx[k] * w + d] += h->rbuf[(size_t)k * w + d];
 }
 
-/* ---- the distributed operator
- * ------------------------------------------------ */
+/* ---- the distributed operator --------------------------------- */
 
 typedef struct {
   int nd, nloc, nslot;
@@ -391,7 +389,7 @@ static int cm__dop_build(cm_context_t *ctx, const cm__mpi_part_t *P,
                    "positive definite (body position %lld)",
                    (long long)(i < no ? o0 + i : h->hpos[i - no]));
   }
-  /* ---- the rows of B, in the contacts' order ---- */
+  /* ---- the rows of B, in the contacts' order -------------------- */
   int nloc = sys ? sys->nc : 0;
   op->nd = nd, op->nloc = nloc, op->nslot = nslot;
   op->slot = malloc(sizeof(int) * (2 * (size_t)nloc + 1));
@@ -448,8 +446,7 @@ static int cm__dop_build(cm_context_t *ctx, const cm__mpi_part_t *P,
   return st;
 }
 
-/* ---- top shares, merged over the ranks --------------------------------------
- */
+/* ---- top shares, merged over the ranks ------------------------ */
 
 typedef struct {
   double share, index, pos; /* share; scene index (ties); file position */
@@ -497,8 +494,7 @@ static int cm__merge_picks(MPI_Comm cc, cm__share3_t *pk, int n, int T,
   return m;
 }
 
-/* ---- the solve
- * ------------------------------------------------------------------ */
+/* ---- the solve ------------------------------------------------ */
 
 static double cm__allsum(double x, MPI_Comm cc) {
   double y = 0;
@@ -583,7 +579,7 @@ int cm__mpi_span_solve(cm_context_t *ctx, const cm__mpi_part_t *P, int comp,
   double scale = dg.v > 0 ? ldexp(1.0, ilogb(dg.v)) : 1;
   op.inv_s = 1 / scale;
   double t_op = MPI_Wtime() - t0;
-  /* ---- PARPACK ---- */
+  /* ---- PARPACK -------------------------------------------------- */
   int nev = opts->modes < N - 1 ? opts->modes : (int)N - 1;
   int ncv = opts->ncv > 0 ? opts->ncv : (2 * nev + 1 > 20 ? 2 * nev + 1 : 20);
   if (ncv > N)
@@ -636,7 +632,7 @@ int cm__mpi_span_solve(cm_context_t *ctx, const cm__mpi_part_t *P, int comp,
                    rinfo);
     nconv = rinfo < 0 ? 0 : iparam[4];
   }
-  /* ---- modes: Rayleigh quotients, residuals, shares (descending) ---- */
+  /* ---- modes: Rayleigh quotients, residuals, shares (descending) --- */
   int T = opts->top_contacts > 0 ? opts->top_contacts : 1;
   int TB = opts->top_bodies > 0 ? opts->top_bodies : 1;
   cm__share3_t *pk = malloc(sizeof *pk * (size_t)(T + TB + 2));
@@ -699,7 +695,7 @@ int cm__mpi_span_solve(cm_context_t *ctx, const cm__mpi_part_t *P, int comp,
     }
   }
   double t_eig = MPI_Wtime() - te0;
-  /* ---- the component record ---- */
+  /* ---- the component record ------------------------------------- */
   double nb_all = (double)(cb1 - cb0);
   double dofs = cm__allsum(active, cc);
   if (!st && q == 0) {
@@ -725,6 +721,13 @@ int cm__mpi_span_solve(cm_context_t *ctx, const cm__mpi_part_t *P, int comp,
     sums->n_arpack += 1;
     sums->notconv += notconv;
   }
+  for (int p = 0; p < op.h.P; p++)
+    sums->halo_msgs += (op.h.rcnt[p] > 0) + (op.h.scnt[p] > 0);
+  sums->halo_bodies += op.h.nh;
+  sums->halo_bytes +=
+      8.0 * op.nd * ((double)op.h.nh + (double)op.h.sdsp[op.h.P]);
+  sums->products += (double)op.products;
+  sums->t_products += op.t_products;
   sums->t_eigen += t_eig;
   sums->t_operator += t_op;
   free(x), free(y), free(resid), free(v), free(workd), free(workl), free(d);
