@@ -1,0 +1,211 @@
+#!/usr/bin/python3
+"""cmodes-mpi against the serial cmodes (docs/mpi.md), run by ctest.
+
+  mpi_check.py CMODES CMODES_MPI DATA_DIR CASE
+
+CASE is equal:SCENE (np = 1..4 give the serial omega_max, top modes, bounds
+and counts to 1e-10 relative; the same bits on a repeated run with the same
+np), partition (a scene smaller than np, ranks with no bodies, a component
+spread over every rank) or errors (a missing file, a file missing on one
+rank, a truncated file, a JSON scene: one message, the exit code, no hang).
+Exits 77 (skip) when cmodes-mpi was not built or mpirun is missing."""
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+REL = 1e-10
+TIMEOUT = 120
+
+
+def mpirun(np, args, cwd=None):
+    cmd = ["mpirun", "--oversubscribe", "-np", str(np)]
+    if os.geteuid() == 0:
+        cmd.insert(1, "--allow-run-as-root")
+    env = dict(os.environ, OMPI_MCA_rmaps_base_oversubscribe="1")
+    return subprocess.run(cmd + args, capture_output=True, text=True,
+                          timeout=TIMEOUT, cwd=cwd, env=env)
+
+
+def rel(a, b):
+    return abs(a - b) / max(abs(a), abs(b), 1e-300)
+
+
+def check_close(what, a, b, fails):
+    if a is None or b is None:
+        if a != b:
+            fails.append(f"{what}: {a} != {b}")
+    elif rel(a, b) > REL:
+        fails.append(f"{what}: {a!r} != {b!r} (rel {rel(a, b):.2e})")
+
+
+def compare(ser, par, tag, fails):
+    check_close(f"{tag} omega_max", ser["omega_max"], par["omega_max"], fails)
+    if len(ser["modes"]) != len(par["modes"]):
+        fails.append(f"{tag}: {len(par['modes'])} modes, serial "
+                     f"{len(ser['modes'])}")
+    for i, (a, b) in enumerate(zip(ser["modes"], par["modes"])):
+        check_close(f"{tag} modes[{i}].omega", a["omega"], b["omega"], fails)
+        for key in ("contacts", "bodies"):  # ties may list another member
+            sa = sorted(c["share"] for c in a[key])
+            sb = sorted(c["share"] for c in b[key])
+            if len(sa) != len(sb) or any(abs(x - y) > 1e-8
+                                         for x, y in zip(sa, sb)):
+                fails.append(f"{tag} modes[{i}].{key} shares {sa} != {sb}")
+    check_close(f"{tag} per_contact", ser["per_contact"]["omega_max"],
+                par["per_contact"]["omega_max"], fails)
+    check_close(f"{tag} omega_upper", ser["bounds"]["omega_upper"],
+                par["bounds"]["omega_upper"], fails)
+    if par["bounds"]["omega_upper_probabilistic"] < par["omega_max"] * (
+            1 - REL):
+        fails.append(f"{tag}: probabilistic bound below omega_max")
+    for k in ("bodies", "moving_bodies", "fixed_bodies", "free_bodies",
+              "dofs", "active_dofs", "contacts", "rows"):
+        if ser["counts"][k] != par["counts"][k]:
+            fails.append(f"{tag} counts.{k}: {par['counts'][k]} != "
+                         f"{ser['counts'][k]}")
+    ca = sorted(c["omega_max"] for c in ser["components"]["top"])
+    cb = sorted(c["omega_max"] for c in par["components"]["top"])
+    if ser["components"]["count"] != par["components"]["count"] or len(
+            ca) != len(cb):
+        fails.append(f"{tag}: components {par['components']['count']} != "
+                     f"{ser['components']['count']}")
+    for x, y in zip(ca, cb):
+        check_close(f"{tag} component omega_max", x, y, fails)
+    for k in ("central_difference", "rk4"):
+        check_close(f"{tag} timestep.{k}.h", ser["timestep"][k]["h"],
+                    par["timestep"][k]["h"], fails)
+
+
+def case_equal(cm, cmpi, data, scene, tmp):
+    part = os.path.join(tmp, scene + ".cmpart")
+    src = os.path.join(data, scene + ".json")
+    r = subprocess.run([cmpi, "convert", src, part], capture_output=True,
+                       text=True, timeout=TIMEOUT)
+    if r.returncode:
+        return [f"convert: {r.stderr}"]
+    ser = json.loads(subprocess.run(
+        [cm, "analyze", "--json", "--no-timings", src], capture_output=True,
+        text=True, check=True, timeout=TIMEOUT).stdout)
+    fails = []
+    for np in (1, 2, 3, 4):
+        r = mpirun(np, [cmpi, "analyze", "--json", "--no-timings", part])
+        if r.returncode:
+            fails.append(f"np={np}: exit {r.returncode}: {r.stderr[-400:]}")
+            continue
+        compare(ser, json.loads(r.stdout), f"{scene} np={np}", fails)
+        if np in (2, 3):
+            r2 = mpirun(np, [cmpi, "analyze", "--json", "--no-timings",
+                             part])
+            if r2.stdout != r.stdout:
+                fails.append(f"np={np}: a repeated run gave other bits")
+        print(f"{scene} np={np}: checked", flush=True)
+    return fails
+
+
+def partition_table(cmpi, part, np):
+    r = mpirun(np, [cmpi, "analyze", "--partition", "--json", part])
+    if r.returncode:
+        raise RuntimeError(f"np={np}: exit {r.returncode}: {r.stderr}")
+    lines = [l for l in r.stderr.splitlines() if l[:4].strip().isdigit()]
+    head = [l for l in r.stderr.splitlines() if "spread over ranks" in l]
+    spread = int(head[0].split(",")[1].split()[0])
+    rows = []
+    for l in lines:
+        f = l.split()
+        b0, b1 = (int(x) for x in f[1].strip("[)").split(","))
+        c0, c1 = (int(x) for x in f[2].strip("[)").split(","))
+        rows.append((b1 - b0, c1 - c0, int(float(f[6]))))
+    return json.loads(r.stdout), spread, rows
+
+
+def case_partition(cm, cmpi, data, tmp):
+    fails = []
+    for scene, np in (("bar2d", 4), ("pile2d", 4)):
+        part = os.path.join(tmp, scene + ".cmpart")
+        src = os.path.join(data, scene + ".json")
+        subprocess.run([cmpi, "convert", src, part], check=True,
+                       timeout=TIMEOUT)
+        ser = json.loads(subprocess.run(
+            [cm, "analyze", "--json", src], capture_output=True, text=True,
+            check=True, timeout=TIMEOUT).stdout)
+        rep, spread, rows = partition_table(cmpi, part, np)
+        compare(ser, rep, f"{scene} np={np}", fails)
+        if len(rows) != np:
+            fails.append(f"{scene}: {len(rows)} rows in the table")
+        if scene == "bar2d":  # 1 moving body on 4 ranks
+            if sum(1 for b, c, p in rows if b == 0) < np - 1:
+                fails.append(f"bar2d: expected {np - 1} ranks with no bodies")
+            if spread != 0:
+                fails.append("bar2d: a one-body component was cut")
+        else:  # one component over every rank, solved by PARPACK
+            if spread != 1 or any(b == 0 or c == 0 or p == 0
+                                  for b, c, p in rows):
+                fails.append(f"pile2d: not spread over every rank: {rows}")
+        print(f"{scene} np={np}: {rows}, spread {spread}", flush=True)
+    return fails
+
+
+def case_errors(cmpi, data, tmp):
+    fails = []
+    part = os.path.join(tmp, "bar2d.cmpart")
+    subprocess.run([cmpi, "convert", os.path.join(data, "bar2d.json"), part],
+                   check=True, timeout=TIMEOUT)
+    with open(part, "rb") as f:
+        blob = f.read()
+    trunc = os.path.join(tmp, "trunc.cmpart")
+    with open(trunc, "wb") as f:
+        f.write(blob[:len(blob) - 7])
+    for d in ("d0", "d1"):
+        os.makedirs(os.path.join(tmp, d), exist_ok=True)
+    shutil.copy(part, os.path.join(tmp, "d0", "s.cmpart"))
+    one_rank = ["sh", "-c", f"cd {tmp}/d$OMPI_COMM_WORLD_RANK && exec "
+                f"{cmpi} analyze s.cmpart"]
+    cases = [
+        ("missing file", [cmpi, "analyze", os.path.join(tmp, "none")], 3,
+         "cannot open"),
+        ("missing on rank 1", one_rank, 3, "s.cmpart: cannot open"),
+        ("truncated", [cmpi, "analyze", trunc], 3, "do not match"),
+        ("JSON scene", [cmpi, "analyze", os.path.join(data, "bar2d.json")],
+         3, "cmodes-mpi convert"),
+        ("bad option", [cmpi, "analyze", "--modes", "0", part], 2, "modes"),
+    ]
+    for name, args, code, text in cases:
+        r = mpirun(2, args)
+        msgs = [l for l in r.stderr.splitlines()
+                if l.startswith("cmodes") and "analyze" in l]
+        own = [l for l in msgs if "try 'cmodes-mpi" not in l]
+        if r.returncode == 0 or text not in r.stderr or len(own) != 1:
+            fails.append(f"{name}: exit {r.returncode}, messages {own}")
+        if code == 3 and not any(f"Exit code:    {code}" in l
+                                 for l in r.stderr.splitlines()) and \
+                r.returncode != code:
+            fails.append(f"{name}: exit code {r.returncode}, want {code}")
+        print(f"{name}: exit {r.returncode}: {own}", flush=True)
+    return fails
+
+
+def main():
+    cm, cmpi, data, case = sys.argv[1:5]
+    if not cmpi or not os.path.exists(cmpi):
+        print("SKIP: cmodes-mpi was not built (MPI or PARPACK not found)")
+        return 77
+    if not shutil.which("mpirun"):
+        print("SKIP: no mpirun on PATH")
+        return 77
+    with tempfile.TemporaryDirectory() as tmp:
+        if case.startswith("equal:"):
+            fails = case_equal(cm, cmpi, data, case[6:], tmp)
+        elif case == "partition":
+            fails = case_partition(cm, cmpi, data, tmp)
+        else:
+            fails = case_errors(cmpi, data, tmp)
+    for f in fails:
+        print("FAIL:", f)
+    return 1 if fails else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
