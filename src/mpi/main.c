@@ -521,7 +521,7 @@ static int cm__build_report(cm_context_t *ctx, const cm__part_file_t *f,
   r->omega_upper = sums->omega_upper;
   r->omega_upper_prob = sums->omega_upper_prob;
   r->failure_probability = opts->failure_probability;
-  r->prob_steps = (int)more->prob_steps;
+  r->prob_steps = (int)(more->prob_steps + sums->prob_steps);
   r->tangential = more->tangential > 0;
   r->dashpots = 0;
   r->model = cm__model_label(r->tangential, 0);
@@ -733,8 +733,12 @@ static int cm__mpi_analyze(int argc, char **argv, int rank, int np) {
         span[nspan++] = cc;
     }
   }
+  /* the probabilistic bound's failure probability split over the np
+   * local analyses and the spread components (a union bound) */
+  cm_options_t sopts = opts;
+  sopts.failure_probability = opts.failure_probability / (np + nspan);
   if (!st)
-    st = cm__local_solve(&ctx, &P, span, nspan, &opts, &recs, &sums, &more);
+    st = cm__local_solve(&ctx, &P, span, nspan, &sopts, &recs, &sums, &more);
   st = cm__mpi_agree(&ctx, st, MPI_COMM_WORLD);
   for (int i = 0; st >= 0 && i < nspan; i++) {
     int cc = span[i], nmem = 0, me = 0;
@@ -748,7 +752,8 @@ static int cm__mpi_analyze(int argc, char **argv, int rank, int np) {
     MPI_Comm_split(MPI_COMM_WORLD, me ? 0 : MPI_UNDEFINED, rank, &sub);
     int sst = CM_OK;
     if (me) {
-      sst = cm__mpi_span_solve(&ctx, &P, cc, sub, members, &opts, &recs, &sums);
+      sst =
+          cm__mpi_span_solve(&ctx, &P, cc, sub, members, &sopts, &recs, &sums);
       MPI_Comm_free(&sub);
     }
     st = cm__mpi_agree(&ctx, sst < 0 ? sst : (st > sst ? st : sst),

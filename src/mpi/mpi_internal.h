@@ -50,7 +50,7 @@ typedef struct {
   double omega_upper, omega_upper_prob;
   double iterations, matvecs, ncv, converged, notconv;
   double n_dense, n_arpack, n_lanczos;
-  double t_eigen, t_operator;
+  double t_eigen, t_operator, prob_steps;
   /* this rank's halo (summed over its spread components): bodies copied
    * in, messages and bytes it sends per product of S, products, seconds
    * in products */

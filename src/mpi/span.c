@@ -9,6 +9,7 @@
 
 #include <arpack/parpack.h>
 #include <float.h>
+#include <lapacke.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -212,7 +213,7 @@ static int cm__body_chol(int dim, const cm__part_body_t *b, double *L) {
   for (int i = 0; i < 3; i++)
     L[i * 6 + i] = sm;
   const double *q = b->orientation;
-  double w = q[0], x = q[1], y = q[2], z = q[3], R[9], T[9], I[9];
+  double w = q[0], x = q[1], y = q[2], z = q[3], R[9], T[9], Iw[9];
   R[0] = 1 - 2 * (y * y + z * z), R[1] = 2 * (x * y - w * z),
   R[2] = 2 * (x * z + w * y);
   R[3] = 2 * (x * y + w * z), R[4] = 1 - 2 * (x * x + z * z),
@@ -231,11 +232,11 @@ static int cm__body_chol(int dim, const cm__part_body_t *b, double *L) {
       double s = 0;
       for (int l = 0; l < 3; l++)
         s += T[3 * i + l] * R[3 * j + l];
-      I[3 * i + j] = s;
+      Iw[3 * i + j] = s;
     }
   for (int i = 0; i < 3; i++) /* Cholesky of the symmetrised block */
     for (int j = 0; j <= i; j++) {
-      double s = 0.5 * (I[3 * i + j] + I[3 * j + i]);
+      double s = 0.5 * (Iw[3 * i + j] + Iw[3 * j + i]);
       for (int l = 0; l < j; l++)
         s -= L[(3 + i) * 6 + 3 + l] * L[(3 + j) * 6 + 3 + l];
       if (i == j) {
@@ -494,8 +495,6 @@ static int cm__merge_picks(MPI_Comm cc, cm__share3_t *pk, int n, int T,
   return m;
 }
 
-/* ---- the solve ------------------------------------------------ */
-
 static double cm__allsum(double x, MPI_Comm cc) {
   double y = 0;
   MPI_Allreduce(&x, &y, 1, MPI_DOUBLE, MPI_SUM, cc);
@@ -509,6 +508,101 @@ static double cm__dot_all(int n, const double *x, const double *y,
     s += x[i] * y[i];
   return cm__allsum(s, cc);
 }
+
+/* ---- the probabilistic bound (as spectrum/bound.c, distributed) ---- */
+
+#define CM__PB_SEED 0x70726f6261626c65ULL
+#define CM__PB_TARGET 0.04
+#define CM__PB_MAX_STEPS 500
+
+static double cm__pb_top(int k, const double *a, const double *b, double *tn,
+                         lapack_int *iw) {
+  double w[1] = {0}, t = 0;
+  lapack_int found = 0, nsplit = 0;
+  for (int i = 0; i < k; i++) {
+    double r = fabs(a[i]) + (i > 0 ? fabs(b[i - 1]) : 0) +
+               (i + 1 < k ? fabs(b[i]) : 0);
+    t = r > t ? r : t;
+  }
+  *tn = t;
+  if (LAPACKE_dstebz('I', 'E', k, 0, 0, k, k, 0.0, a, b, &found, &nsplit, w, iw,
+                     iw + k) != 0 ||
+      found < 1)
+    return NAN;
+  return w[0];
+}
+
+/* Kuczynski-Wozniakowski's bound (docs/math.md) from a plain Lanczos run
+ * on the distributed operator, its start keyed by the global row: every
+ * rank runs the same tridiagonal, so all get the same bound. */
+static int cm__span_prob_bound(cm_context_t *ctx, cm__dop_t *op, MPI_Comm cc,
+                               long long N, long long goff, uint64_t seed,
+                               double scale, double delta, double *upper,
+                               int *steps) {
+  int nloc = op->nloc, kmax = N < CM__PB_MAX_STEPS ? (int)N : CM__PB_MAX_STEPS;
+  size_t nl = (size_t)nloc + 1;
+  double *v = malloc(sizeof(double) * nl), *vp = malloc(sizeof(double) * nl);
+  double *w = malloc(sizeof(double) * nl);
+  double *a = malloc(sizeof(double) * (size_t)(kmax + 1));
+  double *b = malloc(sizeof(double) * (size_t)(kmax + 1));
+  lapack_int *iw = malloc(sizeof(lapack_int) * 2 * (size_t)(kmax + 1));
+  int st = (!v || !vp || !w || !a || !b || !iw)
+               ? CM__ERR(ctx, CM_NOMEM, NULL, "out of memory (bound)")
+               : CM_OK;
+  st = cm__mpi_agree(ctx, st, cc);
+  double theta = 0, eps = INFINITY, tn = 0, bk = 0;
+  int k = 0, breakdown = 0;
+  if (!st) {
+    for (int i = 0; i < nloc; i++)
+      v[i] = cm__gauss(seed ^ CM__PB_SEED, (uint64_t)(goff + i));
+    double nv = sqrt(cm__dot_all(nloc, v, v, cc));
+    for (int i = 0; i < nloc; i++)
+      v[i] /= nv;
+    double L = log(1.648 * sqrt((double)N) / (0.5 * delta)), bp = 0;
+    for (;;) {
+      cm__dop_apply(op, v, w);
+      for (int i = 0; i < nloc; i++)
+        w[i] = w[i] * op->inv_s - (k ? bp * vp[i] : 0);
+      a[k] = cm__dot_all(nloc, v, w, cc);
+      for (int i = 0; i < nloc; i++)
+        w[i] -= a[k] * v[i];
+      double beta = sqrt(cm__dot_all(nloc, w, w, cc));
+      k++;
+      theta = cm__pb_top(k, a, b, &tn, iw);
+      double r = L / (2.0 * k - 1.0);
+      eps = r * r;
+      breakdown = !(beta > (double)N * DBL_EPSILON * tn);
+      bk = beta;
+      if (!isfinite(theta) ||
+          (eps < 1 && 1.0 / (1.0 - eps) <= 1 + CM__PB_TARGET) || breakdown ||
+          k == kmax)
+        break;
+      b[k - 1] = beta;
+      for (int i = 0; i < nloc; i++)
+        vp[i] = v[i], v[i] = w[i] / beta;
+      bp = beta;
+    }
+    double ub =
+        eps < 1 ? (theta + 3.0 * k * DBL_EPSILON * tn) / (1.0 - eps) : INFINITY;
+    if (breakdown) {
+      double ub2 =
+          theta + 3.0 * k * DBL_EPSILON * tn +
+          bk * sqrt(2.0 * (double)N / 3.14159265358979323846) / (0.5 * delta);
+      ub = ub2 < ub ? ub2 : ub;
+    }
+    *upper = ub * scale;
+    *steps = k;
+    if (!isfinite(theta))
+      st = CM__ERR(ctx, CM_NUMERIC, NULL,
+                   "LAPACK dstebz failed on the probabilistic bound's "
+                   "tridiagonal (k = %d)",
+                   k);
+  }
+  free(v), free(vp), free(w), free(a), free(b), free(iw);
+  return st;
+}
+
+/* ---- the solve ------------------------------------------------ */
 
 int cm__mpi_span_solve(cm_context_t *ctx, const cm__mpi_part_t *P, int comp,
                        MPI_Comm cc, const int *members,
@@ -573,9 +667,6 @@ int cm__mpi_span_solve(cm_context_t *ctx, const cm__mpi_part_t *P, int comp,
   if (pc_omega > sums->pc_omega)
     sums->pc_omega = pc_omega, sums->pc_contact = pc_contact;
   sums->omega_upper = fmax(sums->omega_upper, omega_upper);
-  /* the probabilistic bound is not run on a spread component: the
-   * rigorous Gershgorin bound stands in (docs/mpi.md) */
-  sums->omega_upper_prob = fmax(sums->omega_upper_prob, omega_upper);
   double scale = dg.v > 0 ? ldexp(1.0, ilogb(dg.v)) : 1;
   op.inv_s = 1 / scale;
   double t_op = MPI_Wtime() - t0;
@@ -693,6 +784,19 @@ int cm__mpi_span_solve(cm_context_t *ctx, const cm__mpi_part_t *P, int comp,
       for (int i = 0; i < mb; i++)
         cm__dbuf_push(out, mg[T + i].pos), cm__dbuf_push(out, mg[T + i].share);
     }
+  }
+  /* the probabilistic bound: at least lambda_max found, at most
+   * Gershgorin's (as the serial one) */
+  double pub = 0;
+  int psteps = 0;
+  if (!st)
+    st = cm__span_prob_bound(ctx, &op, cc, N, goff, seed, scale,
+                             opts->failure_probability, &pub, &psteps);
+  if (!st) {
+    pub = fmin(fmax(pub, lam0), gall);
+    sums->omega_upper_prob = fmax(sums->omega_upper_prob, sqrt(pub));
+    if (q == 0)
+      sums->prob_steps += psteps;
   }
   double t_eig = MPI_Wtime() - te0;
   /* ---- the component record ------------------------------------- */
