@@ -5,9 +5,10 @@ set(CM_MPI_BIN "")
 if(CMODES_HAVE_MPI)
   set(CM_MPI_BIN $<TARGET_FILE:cmodes_mpi>)
 endif()
-foreach(case equal:bar2d equal:pile2d equal:pile3d equal:fleet partition
-             errors)
+foreach(case equal:bar2d equal:pile2d equal:pile3d equal:pile3d-tangential
+             equal:fleet partition errors)
   string(REPLACE "equal:" "equal_" tname "mpi_${case}")
+  string(REPLACE "-" "_" tname "${tname}")
   add_test(NAME ${tname} COMMAND /usr/bin/python3
            ${CMAKE_CURRENT_SOURCE_DIR}/mpi/mpi_check.py
            $<TARGET_FILE:cmodes_cli> "${CM_MPI_BIN}" ${CMAKE_SOURCE_DIR}/data
