@@ -765,6 +765,8 @@ static int cm__mpi_analyze(int argc, char **argv, int rank, int np) {
   if (st < 0)
     goto done;
   /* ---- gather to rank 0 ----------------------------------------- */
+  int warn = st; /* not converged: a partial report, exit 5 */
+  st = CM_OK;
   {
     double mine[CM__NSUMS + CM__NMORE + 6];
     memcpy(mine, &sums, sizeof sums);
@@ -775,24 +777,33 @@ static int cm__mpi_analyze(int argc, char **argv, int rank, int np) {
     pi[3] = (double)P.c1, pi[4] = (double)ru.ru_maxrss / 1024.0;
     pi[5] = nspan;
     memcpy(mine + CM__NSUMS, &more, sizeof more);
-    double *all = rank ? NULL : malloc(sizeof mine * (size_t)np);
     const int W = CM__NSUMS + CM__NMORE + 6;
-    MPI_Gather(mine, W, MPI_DOUBLE, all, W, MPI_DOUBLE, 0, MPI_COMM_WORLD);
-    if (part && !rank)
-      cm__print_partition(all, W, np, nspan);
+    double *all = NULL, *rv = NULL;
     int n = (int)recs.n, *cnt = NULL, *dsp = NULL;
+    size_t tot = 0;
     if (!rank) {
+      all = malloc(sizeof mine * (size_t)np);
       cnt = malloc(sizeof(int) * (size_t)np);
       dsp = malloc(sizeof(int) * (size_t)np);
+      if (!all || !cnt || !dsp)
+        st = CM__ERR(&ctx, CM_NOMEM, NULL, "out of memory (gather)");
     }
-    MPI_Gather(&n, 1, MPI_INT, cnt, 1, MPI_INT, 0, MPI_COMM_WORLD);
-    size_t tot = 0;
-    for (int q = 0; !rank && q < np; q++)
-      dsp[q] = (int)tot, tot += (size_t)cnt[q];
-    double *rv = rank ? NULL : malloc(sizeof(double) * (tot + 1));
-    MPI_Gatherv(recs.v, n, MPI_DOUBLE, rv, cnt, dsp, MPI_DOUBLE, 0,
-                MPI_COMM_WORLD);
-    if (!rank) {
+    st = cm__mpi_agree(&ctx, st, MPI_COMM_WORLD);
+    if (!st) {
+      MPI_Gather(mine, W, MPI_DOUBLE, all, W, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+      if (part && !rank)
+        cm__print_partition(all, W, np, nspan);
+      MPI_Gather(&n, 1, MPI_INT, cnt, 1, MPI_INT, 0, MPI_COMM_WORLD);
+      for (int q = 0; !rank && q < np; q++)
+        dsp[q] = (int)tot, tot += (size_t)cnt[q];
+      if (!rank && !(rv = malloc(sizeof(double) * (tot + 1))))
+        st = CM__ERR(&ctx, CM_NOMEM, NULL, "out of memory (gather)");
+      st = cm__mpi_agree(&ctx, st, MPI_COMM_WORLD);
+    }
+    if (!st)
+      MPI_Gatherv(recs.v, n, MPI_DOUBLE, rv, cnt, dsp, MPI_DOUBLE, 0,
+                  MPI_COMM_WORLD);
+    if (!st && !rank) {
       cm__mpi_sums_t S;
       cm__mpi_more_t M;
       memset(&S, 0, sizeof S);
@@ -829,6 +840,10 @@ static int cm__mpi_analyze(int argc, char **argv, int rank, int np) {
     free(all), free(cnt), free(dsp), free(rv);
   }
   st = cm__mpi_agree(&ctx, st, MPI_COMM_WORLD);
+  int fs = !st && !rank && rep ? rep->status : CM_OK;
+  MPI_Bcast(&fs, 1, MPI_INT, 0, MPI_COMM_WORLD);
+  if (!st)
+    st = warn > fs ? warn : fs;
   if (st >= 0 && !rank) {
     if (json) {
       char *text = cm_report_to_json(
@@ -840,6 +855,11 @@ static int cm__mpi_analyze(int argc, char **argv, int rank, int np) {
       cm_report_write_text(rep, stdout);
     }
     fflush(stdout);
+    if (st == CM_NOT_CONVERGED)
+      fprintf(stderr,
+              "cmodes-mpi analyze: warning: not converged: a component's "
+              "modes did not meet --tol within --max-iter; the report is "
+              "partial (solver.converged false)\n");
   }
 done:
   if (st < 0 && !rank)

@@ -26,12 +26,13 @@ typedef struct {
   int *scnt, *sdsp; /* per peer: owned bodies we send it */
   int *sidx;        /* owned body index of each sent entry */
   double *sbuf, *rbuf;
-  int width; /* widest exchange the buffers hold */
+  MPI_Request *rq; /* 2 P requests */
+  int width;       /* widest exchange the buffers hold */
 } cm__halo_t;
 
 static void cm__halo_free(cm__halo_t *h) {
   free(h->hpos), free(h->rcnt), free(h->rdsp), free(h->scnt), free(h->sdsp);
-  free(h->sidx), free(h->sbuf), free(h->rbuf);
+  free(h->sidx), free(h->sbuf), free(h->rbuf), free(h->rq);
 }
 
 /* Owner (rank of cc) of body position p. */
@@ -53,18 +54,24 @@ static int cm__halo_build(cm_context_t *ctx, const cm__mpi_part_t *P,
   h->rdsp = calloc((size_t)Pn + 1, sizeof(int));
   h->scnt = calloc((size_t)Pn, sizeof(int));
   h->sdsp = calloc((size_t)Pn + 1, sizeof(int));
-  if (!h->rcnt || !h->rdsp || !h->scnt || !h->sdsp)
-    return CM__ERR(ctx, CM_NOMEM, NULL, "out of memory (halo plan)");
-  for (int i = 0; i < h->nh; i++) {
+  h->rq = malloc(sizeof(MPI_Request) * (2 * (size_t)Pn + 1));
+  int st = CM_OK;
+  if (!h->rcnt || !h->rdsp || !h->scnt || !h->sdsp || !h->rq)
+    st = CM__ERR(ctx, CM_NOMEM, NULL, "out of memory (halo plan)");
+  for (int i = 0; !st && i < h->nh; i++) {
     int o = cm__owner(P, members, Pn, h->hpos[i]);
     if (o < 0 || o == h->q)
-      return CM__ERR(ctx, CM_INTERNAL, NULL,
-                     "halo body %lld has no other owner",
-                     (long long)h->hpos[i]);
-    h->rcnt[o]++;
+      st = CM__ERR(ctx, CM_INTERNAL, NULL, "halo body %lld has no other owner",
+                   (long long)h->hpos[i]);
+    else
+      h->rcnt[o]++;
   }
-  for (int p = 0; p < Pn; p++)
+  for (int p = 0; !st && p < Pn; p++)
     h->rdsp[p + 1] = h->rdsp[p] + h->rcnt[p];
+  /* every collective below runs on every rank, or on none */
+  st = cm__mpi_agree(ctx, st, h->cc);
+  if (st)
+    return st;
   MPI_Alltoall(h->rcnt, 1, MPI_INT, h->scnt, 1, MPI_INT, h->cc);
   for (int p = 0; p < Pn; p++)
     h->sdsp[p + 1] = h->sdsp[p] + h->scnt[p];
@@ -74,13 +81,15 @@ static int cm__halo_build(cm_context_t *ctx, const cm__mpi_part_t *P,
   size_t nbuf = (size_t)(ns > h->nh ? ns : h->nh) * (size_t)width + 1;
   h->sbuf = malloc(sizeof(double) * nbuf);
   h->rbuf = malloc(sizeof(double) * nbuf);
-  if (!want || !h->sidx || !h->sbuf || !h->rbuf) {
+  if (!want || !h->sidx || !h->sbuf || !h->rbuf)
+    st = CM__ERR(ctx, CM_NOMEM, NULL, "out of memory (halo plan)");
+  st = cm__mpi_agree(ctx, st, h->cc);
+  if (st) {
     free(want);
-    return CM__ERR(ctx, CM_NOMEM, NULL, "out of memory (halo plan)");
+    return st;
   }
   MPI_Alltoallv(h->hpos, h->rcnt, h->rdsp, MPI_INT64_T, want, h->scnt, h->sdsp,
                 MPI_INT64_T, h->cc);
-  int st = CM_OK;
   for (int k = 0; k < ns; k++) {
     int64_t i = want[k] - h->o0;
     if (i < 0 || i >= h->no)
@@ -91,13 +100,13 @@ static int cm__halo_build(cm_context_t *ctx, const cm__mpi_part_t *P,
     h->sidx[k] = (int)i;
   }
   free(want);
-  return st;
+  return cm__mpi_agree(ctx, st, h->cc);
 }
 
 /* Owned values (w per body) to the halo slots of the ranks that need them. */
 static void cm__halo_forward(cm__halo_t *h, int w, const double *own,
                              double *halo) {
-  MPI_Request *rq = malloc(sizeof(MPI_Request) * (2 * (size_t)h->P + 1));
+  MPI_Request *rq = h->rq;
   int nr = 0;
   for (int p = 0; p < h->P; p++)
     if (h->rcnt[p])
@@ -111,14 +120,13 @@ static void cm__halo_forward(cm__halo_t *h, int w, const double *own,
       MPI_Isend(h->sbuf + (size_t)h->sdsp[p] * w, h->scnt[p] * w, MPI_DOUBLE, p,
                 71, h->cc, &rq[nr++]);
   MPI_Waitall(nr, rq, MPI_STATUSES_IGNORE);
-  free(rq);
 }
 
 /* Halo values added into their owners' values, in peer order (the same
  * bits for the same number of ranks). */
 static void cm__halo_reverse(cm__halo_t *h, int w, const double *halo,
                              double *own) {
-  MPI_Request *rq = malloc(sizeof(MPI_Request) * (2 * (size_t)h->P + 1));
+  MPI_Request *rq = h->rq;
   int nr = 0;
   for (int p = 0; p < h->P; p++)
     if (h->scnt[p])
@@ -129,7 +137,6 @@ static void cm__halo_reverse(cm__halo_t *h, int w, const double *halo,
       MPI_Isend(halo + (size_t)h->rdsp[p] * w, h->rcnt[p] * w, MPI_DOUBLE, p,
                 72, h->cc, &rq[nr++]);
   MPI_Waitall(nr, rq, MPI_STATUSES_IGNORE);
-  free(rq);
   for (int k = 0; k < h->sdsp[h->P]; k++)
     for (int d = 0; d < w; d++)
       own[(size_t)h->sidx[k] * w + d] += h->rbuf[(size_t)k * w + d];
@@ -303,7 +310,11 @@ static int cm__dop_build(cm_context_t *ctx, const cm__mpi_part_t *P,
   /* halo: moving bodies of the owned contacts owned elsewhere */
   h->hpos = malloc(sizeof(int64_t) * (2 * (size_t)ncon + 1));
   if (!h->hpos)
-    return CM__ERR(ctx, CM_NOMEM, NULL, "out of memory (halo)");
+    st = CM__ERR(ctx, CM_NOMEM, NULL, "out of memory (halo)");
+  /* each step that communicates runs on every rank of cc or on none */
+  st = cm__mpi_agree(ctx, st, h->cc);
+  if (st)
+    return st;
   int nh = 0;
   for (int k = k0; k < k1; k++) {
     int64_t side[2] = {P->contacts[k].a, P->contacts[k].b};
@@ -325,9 +336,12 @@ static int cm__dop_build(cm_context_t *ctx, const cm__mpi_part_t *P,
   int no = h->no, nslot = no + nh;
   double *rec = malloc(sizeof(double) * 18 * ((size_t)nslot + 1));
   cm_scene_t *sub = cm_scene_create(dim);
-  if (!rec || !sub) {
+  if (!rec || !sub)
+    st = CM__ERR(ctx, CM_NOMEM, NULL, "out of memory (halo bodies)");
+  st = cm__mpi_agree(ctx, st, h->cc);
+  if (st) {
     free(rec), cm_scene_destroy(&sub);
-    return CM__ERR(ctx, CM_NOMEM, NULL, "out of memory (halo bodies)");
+    return st;
   }
   for (int i = 0; i < no; i++) {
     const cm__part_body_t *b = &P->bodies[o0 - P->b0 + i];
@@ -428,10 +442,11 @@ static int cm__dop_build(cm_context_t *ctx, const cm__mpi_part_t *P,
     }
   }
   /* active dofs: columns with an entry, the owners' count */
+  double *cnt = st ? NULL : calloc((size_t)nslot * nd + 1, sizeof(double));
+  if (!st && !cnt)
+    st = CM__ERR(ctx, CM_NOMEM, NULL, "out of memory");
+  st = cm__mpi_agree(ctx, st, h->cc);
   if (!st && active_dofs) {
-    double *cnt = calloc((size_t)nslot * nd + 1, sizeof(double));
-    if (!cnt)
-      st = CM__ERR(ctx, CM_NOMEM, NULL, "out of memory");
     for (int j = 0; !st && j < sys->n; j++)
       cnt[(size_t)sys->col_body[j] * nd + sys->col_dof[j]] = 1;
     if (!st) {
@@ -439,8 +454,8 @@ static int cm__dop_build(cm_context_t *ctx, const cm__mpi_part_t *P,
       for (int i = 0; i < no * nd; i++)
         *active_dofs += cnt[i] > 0;
     }
-    free(cnt);
   }
+  free(cnt);
   free(rec), free(L), free(srow);
   cm_system_destroy(&sys);
   cm_scene_destroy(&sub);
@@ -470,28 +485,32 @@ static void cm__pick3(cm__share3_t *pk, int *n, int T, cm__share3_t v) {
   pk[k] = v;
 }
 
-/* Gathers every rank's top T picks to rank 0 of cc and merges them there. */
+typedef struct {
+  int *cnt, *dsp; /* P each */
+  double *all;    /* 3 T P */
+} cm__mbuf_t;
+
+/* Gathers every rank's top T picks to rank 0 of cc and merges them there
+ * (buffers of mb, allocated beforehand for the largest T). */
 static int cm__merge_picks(MPI_Comm cc, cm__share3_t *pk, int n, int T,
-                           cm__share3_t *out) {
+                           cm__share3_t *out, cm__mbuf_t *mb) {
   int P, q;
   MPI_Comm_size(cc, &P);
   MPI_Comm_rank(cc, &q);
-  int *cnt = malloc(sizeof(int) * (size_t)P),
-      *dsp = malloc(sizeof(int) * (size_t)P);
+  int *cnt = mb->cnt, *dsp = mb->dsp;
   int n3 = 3 * n;
   MPI_Gather(&n3, 1, MPI_INT, cnt, 1, MPI_INT, 0, cc);
   int tot = 0;
   if (q == 0)
     for (int p = 0; p < P; p++)
       dsp[p] = tot, tot += cnt[p];
-  double *all = malloc(sizeof(double) * ((size_t)tot + 1));
+  double *all = mb->all;
   MPI_Gatherv(pk, n3, MPI_DOUBLE, all, cnt, dsp, MPI_DOUBLE, 0, cc);
   int m = 0;
   if (q == 0)
     for (int i = 0; i < tot / 3; i++)
       cm__pick3(out, &m, T,
                 (cm__share3_t){all[3 * i], all[3 * i + 1], all[3 * i + 2]});
-  free(cnt), free(dsp), free(all);
   return m;
 }
 
@@ -636,9 +655,42 @@ int cm__mpi_span_solve(cm_context_t *ctx, const cm__mpi_part_t *P, int comp,
   MPI_Exscan(&nl, &goff, 1, MPI_LONG_LONG, MPI_SUM, cc);
   if (q == 0)
     goff = 0;
-  /* ---- diagonal (per-contact estimate), Gershgorin and scale ---- */
+  /* ---- every buffer first: then no rank leaves a collective alone ---- */
   double *x = calloc((size_t)ldv, sizeof(double));
   double *y = calloc((size_t)ldv, sizeof(double));
+  int nev = opts->modes < N - 1 ? opts->modes : (int)N - 1;
+  int ncv = opts->ncv > 0 ? opts->ncv : (2 * nev + 1 > 20 ? 2 * nev + 1 : 20);
+  if (ncv > N)
+    ncv = (int)N;
+  if (ncv <= nev)
+    ncv = nev + 1;
+  int lworkl = ncv * (ncv + 8);
+  double *resid = calloc((size_t)ldv, sizeof(double));
+  double *v = calloc((size_t)ldv * ncv, sizeof(double));
+  double *workd = calloc(3 * (size_t)ldv, sizeof(double));
+  double *workl = calloc((size_t)lworkl, sizeof(double));
+  double *d = calloc((size_t)ncv, sizeof(double));
+  double *z = calloc((size_t)ldv * ncv, sizeof(double));
+  int *sel = calloc((size_t)ncv, sizeof(int));
+  int T = opts->top_contacts > 0 ? opts->top_contacts : 1;
+  int TB = opts->top_bodies > 0 ? opts->top_bodies : 1;
+  cm__share3_t *pk = malloc(sizeof *pk * (size_t)(T + TB + 2));
+  cm__share3_t *mg = malloc(sizeof *mg * (size_t)(T + TB + 2));
+  cm__mbuf_t mb;
+  mb.cnt = malloc(sizeof(int) * (size_t)op.h.P);
+  mb.dsp = malloc(sizeof(int) * (size_t)op.h.P);
+  mb.all =
+      malloc(sizeof(double) * 3 * (size_t)(T > TB ? T : TB) * (size_t)op.h.P);
+  st = (!x || !y || !resid || !v || !workd || !workl || !d || !z || !sel ||
+        !pk || !mg || !mb.cnt || !mb.dsp || !mb.all)
+           ? CM__ERR(ctx, CM_NOMEM, NULL, "out of memory (Lanczos basis)")
+           : CM_OK;
+  st = cm__mpi_agree(ctx, st, cc);
+  double lam0 = 0, t_op = 0, t_eig = 0, omega_upper = 0, gall = 0;
+  int nmodes = 0;
+  if (st)
+    goto done;
+  /* ---- diagonal (per-contact estimate), Gershgorin and scale ---- */
   double dmax = 0, gmax = 0, pc_contact = -1;
   for (int r = 0; r < nloc; r++) {
     double s = 0;
@@ -661,34 +713,16 @@ int cm__mpi_span_solve(cm_context_t *ctx, const cm__mpi_part_t *P, int comp,
   } dl = {dmax, q}, dg;
   MPI_Allreduce(&dl, &dg, 1, MPI_DOUBLE_INT, MPI_MAXLOC, cc);
   MPI_Bcast(&pc_contact, 1, MPI_DOUBLE, dg.r, cc);
-  double gall = 0;
   MPI_Allreduce(&gmax, &gall, 1, MPI_DOUBLE, MPI_MAX, cc);
-  double omega_upper = sqrt(gall), pc_omega = sqrt(dg.v);
+  omega_upper = sqrt(gall);
+  double pc_omega = sqrt(dg.v);
   if (pc_omega > sums->pc_omega)
     sums->pc_omega = pc_omega, sums->pc_contact = pc_contact;
   sums->omega_upper = fmax(sums->omega_upper, omega_upper);
   double scale = dg.v > 0 ? ldexp(1.0, ilogb(dg.v)) : 1;
   op.inv_s = 1 / scale;
-  double t_op = MPI_Wtime() - t0;
-  /* ---- PARPACK -------------------------------------------------- */
-  int nev = opts->modes < N - 1 ? opts->modes : (int)N - 1;
-  int ncv = opts->ncv > 0 ? opts->ncv : (2 * nev + 1 > 20 ? 2 * nev + 1 : 20);
-  if (ncv > N)
-    ncv = (int)N;
-  if (ncv <= nev)
-    ncv = nev + 1;
-  int lworkl = ncv * (ncv + 8);
-  double *resid = calloc((size_t)ldv, sizeof(double));
-  double *v = calloc((size_t)ldv * ncv, sizeof(double));
-  double *workd = calloc(3 * (size_t)ldv, sizeof(double));
-  double *workl = calloc((size_t)lworkl, sizeof(double));
-  double *d = calloc((size_t)ncv, sizeof(double));
-  double *z = calloc((size_t)ldv * ncv, sizeof(double));
-  int *sel = calloc((size_t)ncv, sizeof(int));
-  st = (!x || !y || !resid || !v || !workd || !workl || !d || !z || !sel)
-           ? CM__ERR(ctx, CM_NOMEM, NULL, "out of memory (Lanczos basis)")
-           : CM_OK;
-  st = cm__mpi_agree(ctx, st, cc);
+  t_op = MPI_Wtime() - t0;
+  /* ---- PARPACK ---- */
   double te0 = MPI_Wtime();
   int iparam[11] = {0}, ipntr[14] = {0}, ido = 0, info = 1, nconv = 0;
   uint64_t seed = 0x9e3779b97f4a7c15ULL ^ (uint64_t)comp;
@@ -724,12 +758,6 @@ int cm__mpi_span_solve(cm_context_t *ctx, const cm__mpi_part_t *P, int comp,
     nconv = rinfo < 0 ? 0 : iparam[4];
   }
   /* ---- modes: Rayleigh quotients, residuals, shares (descending) --- */
-  int T = opts->top_contacts > 0 ? opts->top_contacts : 1;
-  int TB = opts->top_bodies > 0 ? opts->top_bodies : 1;
-  cm__share3_t *pk = malloc(sizeof *pk * (size_t)(T + TB + 2));
-  cm__share3_t *mg = malloc(sizeof *mg * (size_t)(T + TB + 2));
-  double lam0 = 0;
-  int nmodes = 0;
   for (int j = nconv - 1; j >= 0 && !st; j--) {
     double *zj = z + (size_t)j * ldv;
     double nz = sqrt(cm__dot_all(nloc, zj, zj, cc));
@@ -756,7 +784,7 @@ int cm__mpi_span_solve(cm_context_t *ctx, const cm__mpi_part_t *P, int comp,
                 (cm__share3_t){e, (double)P->corig[k0 + c],
                                (double)(P->c0 + k0 + c)});
     }
-    int mc = cm__merge_picks(cc, pk, n, T, mg);
+    int mc = cm__merge_picks(cc, pk, n, T, mg, &mb);
     /* body shares: |(B^T z)_b|^2 / lambda on the owners (after the sum) */
     cm__dop_BT(&op, zj, 0);
     n = 0;
@@ -769,7 +797,7 @@ int cm__mpi_span_solve(cm_context_t *ctx, const cm__mpi_part_t *P, int comp,
           pk + T, &n, TB,
           (cm__share3_t){e / lam, (double)P->borig[pos - P->b0], (double)pos});
     }
-    int mb = cm__merge_picks(cc, pk + T, n, TB, mg + T);
+    int nbs = cm__merge_picks(cc, pk + T, n, TB, mg + T, &mb);
     if (q == 0) {
       cm__dbuf_push(out, CM__REC_MODE);
       cm__dbuf_push(out, lam);
@@ -778,10 +806,10 @@ int cm__mpi_span_solve(cm_context_t *ctx, const cm__mpi_part_t *P, int comp,
       cm__dbuf_push(out, 0.0);
       cm__dbuf_push(out, comp);
       cm__dbuf_push(out, mc);
-      cm__dbuf_push(out, mb);
+      cm__dbuf_push(out, nbs);
       for (int i = 0; i < mc; i++)
         cm__dbuf_push(out, mg[i].pos), cm__dbuf_push(out, mg[i].share);
-      for (int i = 0; i < mb; i++)
+      for (int i = 0; i < nbs; i++)
         cm__dbuf_push(out, mg[T + i].pos), cm__dbuf_push(out, mg[T + i].share);
     }
   }
@@ -798,7 +826,7 @@ int cm__mpi_span_solve(cm_context_t *ctx, const cm__mpi_part_t *P, int comp,
     if (q == 0)
       sums->prob_steps += psteps;
   }
-  double t_eig = MPI_Wtime() - te0;
+  t_eig = MPI_Wtime() - te0;
   /* ---- the component record ------------------------------------- */
   double nb_all = (double)(cb1 - cb0);
   double dofs = cm__allsum(active, cc);
@@ -834,8 +862,10 @@ int cm__mpi_span_solve(cm_context_t *ctx, const cm__mpi_part_t *P, int comp,
   sums->t_products += op.t_products;
   sums->t_eigen += t_eig;
   sums->t_operator += t_op;
+done:
   free(x), free(y), free(resid), free(v), free(workd), free(workl), free(d);
-  free(z), free(sel), free(pk), free(mg);
+  free(z), free(sel), free(pk), free(mg), free(mb.cnt), free(mb.dsp);
+  free(mb.all);
   cm__dop_free(&op);
   return cm__mpi_agree(ctx, st, cc);
 }
