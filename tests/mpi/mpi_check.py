@@ -235,6 +235,18 @@ def case_errors(cmpi, data, tmp):
         ("bad option", [cmpi, "analyze", "--modes", "0", part], 2, "modes"),
         ("dashpots", [cmpi, "analyze", dash], 2, "dashpots"),
     ]
+    pile = os.path.join(tmp, "pile3d.cmpart")
+    run([cmpi, "convert", os.path.join(data, "pile3d.json"),
+         pile]).check_returncode()
+    # a partial result: the cut pile stopped by --max-iter 1 (exit 5, the
+    # report printed, converged false)
+    r = mpirun(2, [cmpi, "analyze", "--max-iter", "1", "--json", pile])
+    if r.returncode != 5 and "Exit code:    5" not in r.stderr:
+        fails.append(f"not converged: exit {r.returncode}")
+    elif json.loads(r.stdout)["solver"]["converged"] is not False or \
+            "warning: not converged" not in r.stderr:
+        fails.append("not converged: no partial report and warning")
+    print(f"not converged: exit {r.returncode}", flush=True)
     for name, args, code, text in cases:
         r = mpirun(2, args)
         msgs = [l for l in r.stderr.splitlines()
