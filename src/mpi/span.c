@@ -148,6 +148,9 @@ typedef struct {
   int nd, nloc, nslot;
   int *slot;    /* 2 per row: body slot of each side, -1 none */
   double *val;  /* 2 nd per row: the row of B on that side's dofs */
+  int *Bp, *Bj; /* B's rows in CSR over the (slot, dof) index slot nd + d,
+                   exact zeros left out (a sphere's spins in 3D) */
+  double *Bx;
   double *u;    /* nslot nd: B^T x, owned slots then halo slots */
   int *contact; /* per row: owned contact index (rows of a contact are
                    consecutive, normal first) */
@@ -162,14 +165,8 @@ static void cm__dop_BT(cm__dop_t *op, const double *x, int absval) {
   int nd = op->nd;
   memset(op->u, 0, sizeof(double) * (size_t)op->nslot * (size_t)nd);
   for (int r = 0; r < op->nloc; r++)
-    for (int s = 0; s < 2; s++) {
-      int sl = op->slot[2 * r + s];
-      if (sl < 0)
-        continue;
-      const double *v = op->val + (size_t)(2 * r + s) * nd;
-      for (int d = 0; d < nd; d++)
-        op->u[(size_t)sl * nd + d] += (absval ? fabs(v[d]) : v[d]) * x[r];
-    }
+    for (int e = op->Bp[r]; e < op->Bp[r + 1]; e++)
+      op->u[op->Bj[e]] += (absval ? fabs(op->Bx[e]) : op->Bx[e]) * x[r];
   double *halo = op->u + (size_t)op->h.no * nd;
   cm__halo_reverse(&op->h, nd, halo, op->u);
   cm__halo_forward(&op->h, nd, op->u, halo);
@@ -177,17 +174,10 @@ static void cm__dop_BT(cm__dop_t *op, const double *x, int absval) {
 
 /* y = B u. */
 static void cm__dop_B(const cm__dop_t *op, double *y, int absval) {
-  int nd = op->nd;
   for (int r = 0; r < op->nloc; r++) {
     double acc = 0;
-    for (int s = 0; s < 2; s++) {
-      int sl = op->slot[2 * r + s];
-      if (sl < 0)
-        continue;
-      const double *v = op->val + (size_t)(2 * r + s) * nd;
-      for (int d = 0; d < nd; d++)
-        acc += (absval ? fabs(v[d]) : v[d]) * op->u[(size_t)sl * nd + d];
-    }
+    for (int e = op->Bp[r]; e < op->Bp[r + 1]; e++)
+      acc += (absval ? fabs(op->Bx[e]) : op->Bx[e]) * op->u[op->Bj[e]];
     y[r] = acc;
   }
 }
@@ -202,6 +192,7 @@ static void cm__dop_apply(cm__dop_t *op, const double *x, double *y) {
 
 static void cm__dop_free(cm__dop_t *op) {
   free(op->slot), free(op->val), free(op->u), free(op->contact);
+  free(op->Bp), free(op->Bj), free(op->Bx);
   cm__halo_free(&op->h);
 }
 
@@ -441,6 +432,31 @@ static int cm__dop_build(cm_context_t *ctx, const cm__mpi_part_t *P,
         v[a] *= sk;
     }
   }
+  /* ---- CSR without the exact zeros; the dense segments go ---- */
+  op->Bp = st ? NULL : malloc(sizeof(int) * ((size_t)nloc + 1));
+  long nnz = 0;
+  for (int t = 0; op->Bp && t < nloc; t++) {
+    op->Bp[t] = (int)nnz;
+    for (int k = 0; k < 2; k++)
+      for (int d = 0; op->slot[2 * t + k] >= 0 && d < nd; d++)
+        nnz += op->val[(size_t)(2 * t + k) * nd + d] != 0;
+  }
+  if (op->Bp) {
+    op->Bp[nloc] = (int)nnz;
+    op->Bj = malloc(sizeof(int) * ((size_t)nnz + 1));
+    op->Bx = malloc(sizeof(double) * ((size_t)nnz + 1));
+  }
+  if (!st && (!op->Bp || !op->Bj || !op->Bx))
+    st = CM__ERR(ctx, CM_NOMEM, NULL, "out of memory (operator)");
+  for (int t = 0, e = 0; !st && t < nloc; t++)
+    for (int k = 0; k < 2; k++)
+      for (int d = 0; op->slot[2 * t + k] >= 0 && d < nd; d++) {
+        double v = op->val[(size_t)(2 * t + k) * nd + d];
+        if (v != 0)
+          op->Bj[e] = op->slot[2 * t + k] * nd + d, op->Bx[e++] = v;
+      }
+  free(op->slot), free(op->val);
+  op->slot = NULL, op->val = NULL;
   /* active dofs: columns with an entry, the owners' count */
   double *cnt = st ? NULL : calloc((size_t)nslot * nd + 1, sizeof(double));
   if (!st && !cnt)
@@ -694,11 +710,8 @@ int cm__mpi_span_solve(cm_context_t *ctx, const cm__mpi_part_t *P, int comp,
   double dmax = 0, gmax = 0, pc_contact = -1;
   for (int r = 0; r < nloc; r++) {
     double s = 0;
-    for (int k = 0; k < 2; k++)
-      for (int d = 0; op.slot[2 * r + k] >= 0 && d < op.nd; d++) {
-        double v = op.val[(size_t)(2 * r + k) * op.nd + d];
-        s += v * v;
-      }
+    for (int e = op.Bp[r]; e < op.Bp[r + 1]; e++)
+      s += op.Bx[e] * op.Bx[e];
     if (s > dmax)
       dmax = s, pc_contact = (double)P->corig[k0 + op.contact[r]];
     x[r] = 1;
