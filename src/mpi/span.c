@@ -744,7 +744,11 @@ int cm__mpi_span_solve(cm_context_t *ctx, const cm__mpi_part_t *P, int comp,
   iparam[0] = 1, iparam[2] = opts->max_iter, iparam[6] = 1;
   MPI_Fint fc = MPI_Comm_c2f(cc);
   while (!st) {
-    pdsaupd_c(fc, &ido, "I", nloc, "LA", nev, opts->tol, resid, ncv, v, ldv,
+    /* PARPACK refuses a local size of 0 (info -1 on that rank alone, the
+     * others then wait in a reduction): a rank holding bodies of the
+     * component but none of its contacts takes one dummy row, a zero row
+     * and column of S (eigenvalue 0) that starts at 0 and is never read */
+    pdsaupd_c(fc, &ido, "I", ldv, "LA", nev, opts->tol, resid, ncv, v, ldv,
               iparam, ipntr, workd, workl, lworkl, &info);
     if (ido != 1 && ido != -1)
       break;
@@ -752,6 +756,8 @@ int cm__mpi_span_solve(cm_context_t *ctx, const cm__mpi_part_t *P, int comp,
     cm__dop_apply(&op, xin, yout);
     for (int i = 0; i < nloc; i++)
       yout[i] *= op.inv_s;
+    if (nloc == 0)
+      yout[0] = 0;
   }
   int notconv = 0;
   if (!st && info < 0)
@@ -761,9 +767,9 @@ int cm__mpi_span_solve(cm_context_t *ctx, const cm__mpi_part_t *P, int comp,
     notconv = info == 1 || iparam[4] < nev;
     int rinfo = 0;
     if (iparam[4] > 0)
-      pdseupd_c(fc, 1, "A", sel, d, z, ldv, 0.0, "I", nloc, "LA", nev,
-                opts->tol, resid, ncv, v, ldv, iparam, ipntr, workd, workl,
-                lworkl, &rinfo);
+      pdseupd_c(fc, 1, "A", sel, d, z, ldv, 0.0, "I", ldv, "LA", nev, opts->tol,
+                resid, ncv, v, ldv, iparam, ipntr, workd, workl, lworkl,
+                &rinfo);
     if (rinfo < 0)
       st = CM__ERR(ctx, CM_NUMERIC, NULL,
                    "component %d: PARPACK pdseupd failed (info %d)", comp,

@@ -10,6 +10,7 @@ spread over every rank) or errors (a missing file, a file missing on one
 rank, a truncated file, a JSON scene: one message, the exit code, no hang).
 Exits 77 (skip) when cmodes-mpi was not built or mpirun is missing."""
 import json
+import math
 import re
 import os
 import shutil
@@ -111,10 +112,37 @@ def compare(ser, par, tag, fails):
                     par["timestep"][k]["h"], fails)
 
 
+def star(tmp):
+    """A hub touching 100 disks (2D), the hub first in the Morton order: it
+    owns every contact, so the ranks after it hold bodies of the cut
+    component but no rows (PARPACK's local size 0), and some ranks in
+    between hold nothing."""
+    bodies = [{"name": "hub", "mass": 5.0, "inertia": 0.2,
+               "position": [-1.5, -1.5]}]
+    contacts = []
+    for i in range(100):
+        a = 2 * math.pi * i / 100
+        p = [math.cos(a), math.sin(a)]
+        d = [p[0] + 1.5, p[1] + 1.5]
+        n = [d[0] / math.hypot(*d), d[1] / math.hypot(*d)]
+        bodies.append({"name": f"leaf{i}", "mass": 1.0 + 0.01 * i,
+                       "inertia": 0.01, "position": p})
+        contacts.append({"a": f"leaf{i}", "b": "hub",
+                         "point": [p[0] - 0.1 * n[0], p[1] - 0.1 * n[1]],
+                         "normal": n, "stiffness": 1e5 * (1 + 0.003 * i)})
+    out = os.path.join(tmp, "star.json")
+    with open(out, "w") as f:
+        json.dump({"format": "cmodes-scene", "version": 1, "dim": 2,
+                   "bodies": bodies, "contacts": contacts}, f)
+    return out
+
+
 def derived(data, scene, tmp):
     """SCENE.json of data/, or NAME-tangential: NAME with a tangential
     spring of half the normal stiffness on every contact (version 2: rows
     normal + 2 tangents in 3D), or NAME-dashpots: with a normal dashpot."""
+    if scene == "star":
+        return star(tmp)
     base, _, kind = scene.partition("-")
     src = os.path.join(data, base + ".json")
     if not kind:
@@ -186,9 +214,9 @@ def partition_table(cmpi, part, np):
 
 def case_partition(cm, cmpi, data, tmp):
     fails = []
-    for scene, np in (("bar2d", 4), ("pile2d", 4)):
+    for scene, np in (("bar2d", 4), ("pile2d", 4), ("star", 3)):
         part = os.path.join(tmp, scene + ".cmpart")
-        src = os.path.join(data, scene + ".json")
+        src = derived(data, scene, tmp)
         run([cmpi, "convert", src, part]).check_returncode()
         ser = json.loads(subprocess.run(
             [cm, "analyze", "--json", src], capture_output=True, text=True,
@@ -202,6 +230,12 @@ def case_partition(cm, cmpi, data, tmp):
                 fails.append(f"bar2d: expected {np - 1} ranks with no bodies")
             if spread != 0:
                 fails.append("bar2d: a one-body component was cut")
+        elif scene == "star":  # a cut component: a member with no rows
+            if spread != 1 or not any(b > 0 and c == 0 and p > 0
+                                      for b, c, p in rows):
+                fails.append(f"star: no rank with bodies, no rows: {rows}")
+            if not any(b == 0 for b, c, p in rows):
+                fails.append(f"star: no rank with nothing: {rows}")
         else:  # one component over every rank, solved by PARPACK
             if spread != 1 or any(b == 0 or c == 0 or p == 0
                                   for b, c, p in rows):
