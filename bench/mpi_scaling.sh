@@ -38,6 +38,13 @@ echo "## cmodes-mpi scaling: 3D pile, --count $COUNT"
 echo
 echo "- CPU: $(lscpu | sed -n 's/^Model name: *//p' | head -1), $(nproc) cores;" \
   "caches: $(lscpu | sed -n 's/^L[23] cache: *//p' | tr '\n' ' ')"
+echo "- triad (numpy a = b + 3 c, 2^25 doubles, one core): $(/usr/bin/python3 -c '
+import numpy as np, time
+n = 1 << 25; b = np.ones(n); c = np.ones(n); a = np.empty(n); best = 1e9
+for _ in range(5):
+    t = time.perf_counter(); np.multiply(c, 3.0, out=a); np.add(a, b, out=a)
+    best = min(best, time.perf_counter() - t)
+print(f"{3 * 8 * n / best / 1e9:.1f} GB/s, STREAM bytes")')"
 echo "- load average at start: $(cut -d' ' -f1-3 /proc/loadavg)" \
   "(shared machine: figures are noisy; ratios from one run)"
 t0=$(date +%s.%N)
