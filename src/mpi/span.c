@@ -639,252 +639,302 @@ static int cm__span_prob_bound(cm_context_t *ctx, cm__dop_t *op, MPI_Comm cc,
 
 /* ---- the solve ------------------------------------------------ */
 
-int cm__mpi_span_solve(cm_context_t *ctx, const cm__mpi_part_t *P, int comp,
-                       MPI_Comm cc, const int *members,
-                       const cm_options_t *opts, cm__dbuf_t *out,
-                       cm__mpi_sums_t *sums) {
+/* One component's solve on the ranks of cc: the operator, the sizes, every
+ * buffer (allocated before any collective) and the results. */
+typedef struct {
+  const cm__mpi_part_t *P;
+  MPI_Comm cc;
+  int comp, q;      /* component, this rank in cc */
+  int64_t cb0, cb1; /* the component's bodies [cb0, cb1) */
+  int64_t o0;       /* this rank's first body of it */
+  int k0;           /* this rank's first contact of it (into P) */
   cm__dop_t op;
-  memset(&op, 0, sizeof op);
-  op.h.cc = cc;
-  MPI_Comm_size(cc, &op.h.P);
-  MPI_Comm_rank(cc, &op.h.q);
-  int q = op.h.q;
-  const uint64_t *ct = P->f->comp;
-  int64_t cb0 = (int64_t)ct[2 * comp], cb1 = (int64_t)ct[2 * comp + 2];
-  int64_t o0 = cb0 > P->b0 ? cb0 : P->b0, o1 = cb1 < P->b1 ? cb1 : P->b1;
-  if (o1 < o0)
-    o1 = o0;
-  int k0 = (int)(P->bcs[o0 - P->b0] - P->bcs[0]);
-  int k1 = (int)(P->bcs[o1 - P->b0] - P->bcs[0]);
-  double t0 = MPI_Wtime(), active = 0;
-  int st = cm__dop_build(ctx, P, members, o0, o1, k0, k1, &op, &active);
-  st = cm__mpi_agree(ctx, st, cc);
-  if (st) {
-    cm__dop_free(&op);
-    return st;
-  }
-  sums->active_dofs += active;
-  sums->rows += op.nloc;
-  int nloc = op.nloc, ldv = nloc > 0 ? nloc : 1;
-  long long nl = nloc, N = 0, goff = 0;
-  MPI_Allreduce(&nl, &N, 1, MPI_LONG_LONG, MPI_SUM, cc);
-  MPI_Exscan(&nl, &goff, 1, MPI_LONG_LONG, MPI_SUM, cc);
-  if (q == 0)
-    goff = 0;
-  /* ---- every buffer first: then no rank leaves a collective alone ---- */
-  double *x = calloc((size_t)ldv, sizeof(double));
-  double *y = calloc((size_t)ldv, sizeof(double));
-  int nev = opts->modes < N - 1 ? opts->modes : (int)N - 1;
-  int ncv = opts->ncv > 0 ? opts->ncv : (2 * nev + 1 > 20 ? 2 * nev + 1 : 20);
-  if (ncv > N)
-    ncv = (int)N;
-  if (ncv <= nev)
-    ncv = nev + 1;
-  int lworkl = ncv * (ncv + 8);
-  double *resid = calloc((size_t)ldv, sizeof(double));
-  double *v = calloc((size_t)ldv * ncv, sizeof(double));
-  double *workd = calloc(3 * (size_t)ldv, sizeof(double));
-  double *workl = calloc((size_t)lworkl, sizeof(double));
-  double *d = calloc((size_t)ncv, sizeof(double));
-  double *z = calloc((size_t)ldv * ncv, sizeof(double));
-  int *sel = calloc((size_t)ncv, sizeof(int));
-  int T = opts->top_contacts > 0 ? opts->top_contacts : 1;
-  int TB = opts->top_bodies > 0 ? opts->top_bodies : 1;
-  cm__share3_t *pk = malloc(sizeof *pk * (size_t)(T + TB + 2));
-  cm__share3_t *mg = malloc(sizeof *mg * (size_t)(T + TB + 2));
+  long long N, goff; /* rows in all, this rank's first global row */
+  int nloc, ldv, nev, ncv, lworkl, T, TB;
+  double *x, *y, *resid, *v, *workd, *workl, *d, *z;
+  int *sel;
+  cm__share3_t *pk, *mg; /* T + TB picks: contacts, then bodies */
   cm__mbuf_t mb;
-  mb.cnt = malloc(sizeof(int) * (size_t)op.h.P);
-  mb.dsp = malloc(sizeof(int) * (size_t)op.h.P);
-  mb.all =
-      malloc(sizeof(double) * 3 * (size_t)(T > TB ? T : TB) * (size_t)op.h.P);
-  st = (!x || !y || !resid || !v || !workd || !workl || !d || !z || !sel ||
-        !pk || !mg || !mb.cnt || !mb.dsp || !mb.all)
-           ? CM__ERR(ctx, CM_NOMEM, NULL, "out of memory (Lanczos basis)")
-           : CM_OK;
-  st = cm__mpi_agree(ctx, st, cc);
-  double lam0 = 0, t_op = 0, t_eig = 0, omega_upper = 0, gall = 0;
-  int nmodes = 0;
-  if (st)
-    goto done;
-  /* ---- diagonal (per-contact estimate), Gershgorin and scale ---- */
+  uint64_t seed;                         /* the start vectors' key */
+  double scale, gall, omega_upper, lam0; /* s, max Gershgorin row sum of S,
+                                            sqrt(gall), top lambda */
+  int nconv, notconv, iterations;
+} cm__span_t;
+
+static void cm__span_free(cm__span_t *S) {
+  free(S->x), free(S->y), free(S->resid), free(S->v), free(S->workd);
+  free(S->workl), free(S->d), free(S->z), free(S->sel), free(S->pk);
+  free(S->mg), free(S->mb.cnt), free(S->mb.dsp), free(S->mb.all);
+  cm__dop_free(&S->op);
+}
+
+/* Sizes and every buffer, agreed over cc. */
+static int cm__span_alloc(cm_context_t *ctx, cm__span_t *S,
+                          const cm_options_t *opts) {
+  int P = S->op.h.P;
+  long long nl = S->nloc;
+  MPI_Allreduce(&nl, &S->N, 1, MPI_LONG_LONG, MPI_SUM, S->cc);
+  MPI_Exscan(&nl, &S->goff, 1, MPI_LONG_LONG, MPI_SUM, S->cc);
+  if (S->q == 0)
+    S->goff = 0;
+  long long N = S->N;
+  int ldv = S->ldv = S->nloc > 0 ? S->nloc : 1;
+  S->nev = opts->modes < N - 1 ? opts->modes : (int)N - 1;
+  S->ncv =
+      opts->ncv > 0 ? opts->ncv : (2 * S->nev + 1 > 20 ? 2 * S->nev + 1 : 20);
+  if (S->ncv > N)
+    S->ncv = (int)N;
+  if (S->ncv <= S->nev)
+    S->ncv = S->nev + 1;
+  int ncv = S->ncv;
+  S->lworkl = ncv * (ncv + 8);
+  S->x = calloc((size_t)ldv, sizeof(double));
+  S->y = calloc((size_t)ldv, sizeof(double));
+  S->resid = calloc((size_t)ldv, sizeof(double));
+  S->v = calloc((size_t)ldv * ncv, sizeof(double));
+  S->workd = calloc(3 * (size_t)ldv, sizeof(double));
+  S->workl = calloc((size_t)S->lworkl, sizeof(double));
+  S->d = calloc((size_t)ncv, sizeof(double));
+  S->z = calloc((size_t)ldv * ncv, sizeof(double));
+  S->sel = calloc((size_t)ncv, sizeof(int));
+  S->T = opts->top_contacts > 0 ? opts->top_contacts : 1;
+  S->TB = opts->top_bodies > 0 ? opts->top_bodies : 1;
+  S->pk = malloc(sizeof *S->pk * (size_t)(S->T + S->TB + 2));
+  S->mg = malloc(sizeof *S->mg * (size_t)(S->T + S->TB + 2));
+  S->mb.cnt = malloc(sizeof(int) * (size_t)P);
+  S->mb.dsp = malloc(sizeof(int) * (size_t)P);
+  S->mb.all = malloc(sizeof(double) * 3 *
+                     (size_t)(S->T > S->TB ? S->T : S->TB) * (size_t)P);
+  int st = (!S->x || !S->y || !S->resid || !S->v || !S->workd || !S->workl ||
+            !S->d || !S->z || !S->sel || !S->pk || !S->mg || !S->mb.cnt ||
+            !S->mb.dsp || !S->mb.all)
+               ? CM__ERR(ctx, CM_NOMEM, NULL, "out of memory (Lanczos basis)")
+               : CM_OK;
+  return cm__mpi_agree(ctx, st, S->cc);
+}
+
+/* The per-contact estimate (max S_cc), the Gershgorin bound (|B| |B|^T 1)
+ * and the scale s, a power of two near max S_cc. */
+static void cm__span_bounds(cm__span_t *S, cm__mpi_sums_t *sums) {
+  cm__dop_t *op = &S->op;
   double dmax = 0, gmax = 0, pc_contact = -1;
-  for (int r = 0; r < nloc; r++) {
+  for (int r = 0; r < S->nloc; r++) {
     double s = 0;
-    for (int e = op.Bp[r]; e < op.Bp[r + 1]; e++)
-      s += op.Bx[e] * op.Bx[e];
+    for (int e = op->Bp[r]; e < op->Bp[r + 1]; e++)
+      s += op->Bx[e] * op->Bx[e]; /* S_rr = |B_r|^2 */
     if (s > dmax)
-      dmax = s, pc_contact = (double)P->corig[k0 + op.contact[r]];
-    x[r] = 1;
+      dmax = s, pc_contact = (double)S->P->corig[S->k0 + op->contact[r]];
+    S->x[r] = 1;
   }
-  cm__dop_BT(&op, x, 1);
-  cm__dop_B(&op, y, 1);
-  for (int r = 0; r < nloc; r++)
-    gmax = y[r] > gmax ? y[r] : gmax;
+  cm__dop_BT(op, S->x, 1);
+  cm__dop_B(op, S->y, 1); /* y = |B| |B|^T 1 */
+  for (int r = 0; r < S->nloc; r++)
+    gmax = S->y[r] > gmax ? S->y[r] : gmax;
   struct {
     double v;
     int r;
-  } dl = {dmax, q}, dg;
-  MPI_Allreduce(&dl, &dg, 1, MPI_DOUBLE_INT, MPI_MAXLOC, cc);
-  MPI_Bcast(&pc_contact, 1, MPI_DOUBLE, dg.r, cc);
-  MPI_Allreduce(&gmax, &gall, 1, MPI_DOUBLE, MPI_MAX, cc);
-  omega_upper = sqrt(gall);
+  } dl = {dmax, S->q}, dg;
+  MPI_Allreduce(&dl, &dg, 1, MPI_DOUBLE_INT, MPI_MAXLOC, S->cc);
+  MPI_Bcast(&pc_contact, 1, MPI_DOUBLE, dg.r, S->cc);
+  MPI_Allreduce(&gmax, &S->gall, 1, MPI_DOUBLE, MPI_MAX, S->cc);
+  S->omega_upper = sqrt(S->gall);
   double pc_omega = sqrt(dg.v);
   if (pc_omega > sums->pc_omega)
     sums->pc_omega = pc_omega, sums->pc_contact = pc_contact;
-  sums->omega_upper = fmax(sums->omega_upper, omega_upper);
-  double scale = dg.v > 0 ? ldexp(1.0, ilogb(dg.v)) : 1;
-  op.inv_s = 1 / scale;
-  t_op = MPI_Wtime() - t0;
-  /* ---- PARPACK ---- */
-  double te0 = MPI_Wtime();
-  int iparam[11] = {0}, ipntr[14] = {0}, ido = 0, info = 1, nconv = 0;
-  uint64_t seed = 0x9e3779b97f4a7c15ULL ^ (uint64_t)comp;
+  sums->omega_upper = fmax(sums->omega_upper, S->omega_upper);
+  S->scale = dg.v > 0 ? ldexp(1.0, ilogb(dg.v)) : 1;
+  op->inv_s = 1 / S->scale;
+}
+
+/* PARPACK's Lanczos on S / s from the start keyed by the global row: the
+ * Ritz pairs into S->d, S->z (S->nconv of them). */
+static int cm__span_arpack(cm_context_t *ctx, cm__span_t *S,
+                           const cm_options_t *opts) {
+  int iparam[11] = {0}, ipntr[14] = {0}, ido = 0, info = 1, st = CM_OK;
+  int nloc = S->nloc, ldv = S->ldv;
+  S->seed = 0x9e3779b97f4a7c15ULL ^ (uint64_t)S->comp;
   for (int i = 0; i < nloc; i++) /* keyed by the component's global row */
-    resid[i] = cm__gauss(seed, (uint64_t)(goff + i));
+    S->resid[i] = cm__gauss(S->seed, (uint64_t)(S->goff + i));
   iparam[0] = 1, iparam[2] = opts->max_iter, iparam[6] = 1;
-  MPI_Fint fc = MPI_Comm_c2f(cc);
-  while (!st) {
+  MPI_Fint fc = MPI_Comm_c2f(S->cc);
+  for (;;) {
     /* PARPACK refuses a local size of 0 (info -1 on that rank alone, the
      * others then wait in a reduction): a rank holding bodies of the
      * component but none of its contacts takes one dummy row, a zero row
      * and column of S (eigenvalue 0) that starts at 0 and is never read */
-    pdsaupd_c(fc, &ido, "I", ldv, "LA", nev, opts->tol, resid, ncv, v, ldv,
-              iparam, ipntr, workd, workl, lworkl, &info);
+    pdsaupd_c(fc, &ido, "I", ldv, "LA", S->nev, opts->tol, S->resid, S->ncv,
+              S->v, ldv, iparam, ipntr, S->workd, S->workl, S->lworkl, &info);
     if (ido != 1 && ido != -1)
       break;
-    double *xin = workd + ipntr[0] - 1, *yout = workd + ipntr[1] - 1;
-    cm__dop_apply(&op, xin, yout);
+    double *xin = S->workd + ipntr[0] - 1, *yout = S->workd + ipntr[1] - 1;
+    cm__dop_apply(&S->op, xin, yout); /* y = S x / s */
     for (int i = 0; i < nloc; i++)
-      yout[i] *= op.inv_s;
+      yout[i] *= S->op.inv_s;
     if (nloc == 0)
       yout[0] = 0;
   }
-  int notconv = 0;
-  if (!st && info < 0)
+  S->iterations = iparam[2];
+  if (info < 0)
+    return CM__ERR(ctx, CM_NUMERIC, NULL,
+                   "component %d: PARPACK pdsaupd failed (info %d)", S->comp,
+                   info);
+  S->notconv = info == 1 || iparam[4] < S->nev;
+  int rinfo = 0;
+  if (iparam[4] > 0)
+    pdseupd_c(fc, 1, "A", S->sel, S->d, S->z, ldv, 0.0, "I", ldv, "LA", S->nev,
+              opts->tol, S->resid, S->ncv, S->v, ldv, iparam, ipntr, S->workd,
+              S->workl, S->lworkl, &rinfo);
+  if (rinfo < 0)
     st = CM__ERR(ctx, CM_NUMERIC, NULL,
-                 "component %d: PARPACK pdsaupd failed (info %d)", comp, info);
-  if (!st) {
-    notconv = info == 1 || iparam[4] < nev;
-    int rinfo = 0;
-    if (iparam[4] > 0)
-      pdseupd_c(fc, 1, "A", sel, d, z, ldv, 0.0, "I", ldv, "LA", nev, opts->tol,
-                resid, ncv, v, ldv, iparam, ipntr, workd, workl, lworkl,
-                &rinfo);
-    if (rinfo < 0)
-      st = CM__ERR(ctx, CM_NUMERIC, NULL,
-                   "component %d: PARPACK pdseupd failed (info %d)", comp,
-                   rinfo);
-    nconv = rinfo < 0 ? 0 : iparam[4];
+                 "component %d: PARPACK pdseupd failed (info %d)", S->comp,
+                 rinfo);
+  S->nconv = rinfo < 0 ? 0 : iparam[4];
+  return st;
+}
+
+/* Ritz vector j: its Rayleigh quotient, residual and top shares, as a mode
+ * record on rank 0 of cc (none when lambda <= 0). */
+static void cm__span_mode(cm__span_t *S, int j, int *nmodes, cm__dbuf_t *out) {
+  cm__dop_t *op = &S->op;
+  const cm__mpi_part_t *P = S->P;
+  int nloc = S->nloc, T = S->T, TB = S->TB;
+  double *zj = S->z + (size_t)j * S->ldv, *y = S->y;
+  double nz = sqrt(cm__dot_all(nloc, zj, zj, S->cc));
+  for (int i = 0; i < nloc; i++)
+    zj[i] /= nz;
+  cm__dop_apply(op, zj, y);
+  double lam = cm__dot_all(nloc, zj, y, S->cc); /* z^T S z */
+  if (!(lam > 0))
+    return;
+  double rr = 0;
+  for (int i = 0; i < nloc; i++)
+    rr += (y[i] - lam * zj[i]) * (y[i] - lam * zj[i]);
+  double res = sqrt(cm__allsum(rr, S->cc)) / lam; /* |S z - lam z| / lam */
+  if ((*nmodes)++ == 0)
+    S->lam0 = lam;
+  /* contact shares: z^2 over each contact's rows */
+  int n = 0;
+  for (int r = 0; r < nloc;) {
+    int c = op->contact[r];
+    double e = 0;
+    for (; r < nloc && op->contact[r] == c; r++)
+      e += zj[r] * zj[r];
+    cm__pick3(S->pk, &n, T,
+              (cm__share3_t){e, (double)P->corig[S->k0 + c],
+                             (double)(P->c0 + S->k0 + c)});
   }
-  /* ---- modes: Rayleigh quotients, residuals, shares (descending) --- */
-  for (int j = nconv - 1; j >= 0 && !st; j--) {
-    double *zj = z + (size_t)j * ldv;
-    double nz = sqrt(cm__dot_all(nloc, zj, zj, cc));
-    for (int i = 0; i < nloc; i++)
-      zj[i] /= nz;
-    cm__dop_apply(&op, zj, y);
-    double lam = cm__dot_all(nloc, zj, y, cc);
-    if (!(lam > 0))
-      continue;
-    double rr = 0;
-    for (int i = 0; i < nloc; i++)
-      rr += (y[i] - lam * zj[i]) * (y[i] - lam * zj[i]);
-    double res = sqrt(cm__allsum(rr, cc)) / lam;
-    if (nmodes++ == 0)
-      lam0 = lam;
-    /* contact shares: z^2 over each contact's rows */
-    int n = 0;
-    for (int r = 0; r < nloc;) {
-      int c = op.contact[r];
-      double e = 0;
-      for (; r < nloc && op.contact[r] == c; r++)
-        e += zj[r] * zj[r];
-      cm__pick3(pk, &n, T,
-                (cm__share3_t){e, (double)P->corig[k0 + c],
-                               (double)(P->c0 + k0 + c)});
-    }
-    int mc = cm__merge_picks(cc, pk, n, T, mg, &mb);
-    /* body shares: |(B^T z)_b|^2 / lambda on the owners (after the sum) */
-    cm__dop_BT(&op, zj, 0);
-    n = 0;
-    for (int b = 0; b < op.h.no; b++) {
-      double e = 0;
-      for (int k = 0; k < op.nd; k++)
-        e += op.u[(size_t)b * op.nd + k] * op.u[(size_t)b * op.nd + k];
-      int64_t pos = o0 + b;
-      cm__pick3(
-          pk + T, &n, TB,
-          (cm__share3_t){e / lam, (double)P->borig[pos - P->b0], (double)pos});
-    }
-    int nbs = cm__merge_picks(cc, pk + T, n, TB, mg + T, &mb);
-    if (q == 0) {
-      cm__dbuf_push(out, CM__REC_MODE);
-      cm__dbuf_push(out, lam);
-      cm__dbuf_push(out, sqrt(lam));
-      cm__dbuf_push(out, res);
-      cm__dbuf_push(out, 0.0);
-      cm__dbuf_push(out, comp);
-      cm__dbuf_push(out, mc);
-      cm__dbuf_push(out, nbs);
-      for (int i = 0; i < mc; i++)
-        cm__dbuf_push(out, mg[i].pos), cm__dbuf_push(out, mg[i].share);
-      for (int i = 0; i < nbs; i++)
-        cm__dbuf_push(out, mg[T + i].pos), cm__dbuf_push(out, mg[T + i].share);
-    }
+  int mc = cm__merge_picks(S->cc, S->pk, n, T, S->mg, &S->mb);
+  /* body shares: |(B^T z)_b|^2 / lambda on the owners (after the sum) */
+  cm__dop_BT(op, zj, 0);
+  n = 0;
+  for (int b = 0; b < op->h.no; b++) {
+    double e = 0;
+    for (int k = 0; k < op->nd; k++)
+      e += op->u[(size_t)b * op->nd + k] * op->u[(size_t)b * op->nd + k];
+    int64_t pos = S->o0 + b;
+    cm__pick3(
+        S->pk + T, &n, TB,
+        (cm__share3_t){e / lam, (double)P->borig[pos - P->b0], (double)pos});
   }
-  /* the probabilistic bound: at least lambda_max found, at most
-   * Gershgorin's (as the serial one) */
-  double pub = 0;
-  int psteps = 0;
-  if (!st)
-    st = cm__span_prob_bound(ctx, &op, cc, N, goff, seed, scale,
-                             opts->failure_probability, &pub, &psteps);
-  if (!st) {
-    pub = fmin(fmax(pub, lam0), gall);
-    sums->omega_upper_prob = fmax(sums->omega_upper_prob, sqrt(pub));
-    if (q == 0)
-      sums->prob_steps += psteps;
-  }
-  t_eig = MPI_Wtime() - te0;
-  /* ---- the component record ------------------------------------- */
-  double nb_all = (double)(cb1 - cb0);
-  double dofs = cm__allsum(active, cc);
-  if (!st && q == 0) {
-    cm__dbuf_push(out, CM__REC_COMP);
-    cm__dbuf_push(out, sqrt(lam0));
-    cm__dbuf_push(out, omega_upper);
-    cm__dbuf_push(out, comp);
-    cm__dbuf_push(out, nb_all);
-    cm__dbuf_push(out, (double)N);
-    cm__dbuf_push(out, dofs);
-    cm__dbuf_push(out, CM_METHOD_ARPACK);
-    cm__dbuf_push(out, iparam[2]);
-    cm__dbuf_push(out, op.products);
-    cm__dbuf_push(out, !notconv);
-    cm__dbuf_push(out, -1);
+  int nbs = cm__merge_picks(S->cc, S->pk + T, n, TB, S->mg + T, &S->mb);
+  if (S->q != 0)
+    return;
+  double head[8] = {CM__REC_MODE, lam, sqrt(lam), res, 0.0, S->comp, mc, nbs};
+  for (int i = 0; i < 8; i++)
+    cm__dbuf_push(out, head[i]);
+  for (int i = 0; i < mc; i++)
+    cm__dbuf_push(out, S->mg[i].pos), cm__dbuf_push(out, S->mg[i].share);
+  for (int i = 0; i < nbs; i++)
+    cm__dbuf_push(out, S->mg[T + i].pos),
+        cm__dbuf_push(out, S->mg[T + i].share);
+}
+
+/* The component record (rank 0 of cc) and this rank's sums. */
+static void cm__span_record(cm__span_t *S, double active, cm__dbuf_t *out,
+                            cm__mpi_sums_t *sums) {
+  double nb_all = (double)(S->cb1 - S->cb0);
+  double dofs = cm__allsum(active, S->cc);
+  cm__dop_t *op = &S->op;
+  if (S->q == 0) {
+    double head[12] = {
+        CM__REC_COMP,  sqrt(S->lam0),        S->omega_upper, S->comp,
+        nb_all,        (double)S->N,         dofs,           CM_METHOD_ARPACK,
+        S->iterations, (double)op->products, !S->notconv,    -1};
+    for (int i = 0; i < 12; i++)
+      cm__dbuf_push(out, head[i]);
     int nl20 = nb_all < 20 ? (int)nb_all : 20;
     cm__dbuf_push(out, nl20);
     for (int i = 0; i < nl20; i++)
-      cm__dbuf_push(out, (double)(cb0 + i));
-    sums->iterations += iparam[2];
-    sums->matvecs += op.products;
-    sums->ncv = fmax(sums->ncv, ncv);
+      cm__dbuf_push(out, (double)(S->cb0 + i));
+    sums->iterations += S->iterations;
+    sums->matvecs += (double)op->products;
+    sums->ncv = fmax(sums->ncv, S->ncv);
     sums->n_arpack += 1;
-    sums->notconv += notconv;
+    sums->notconv += S->notconv;
   }
-  for (int p = 0; p < op.h.P; p++)
-    sums->halo_msgs += (op.h.rcnt[p] > 0) + (op.h.scnt[p] > 0);
-  sums->halo_bodies += op.h.nh;
+  for (int p = 0; p < op->h.P; p++)
+    sums->halo_msgs += (op->h.rcnt[p] > 0) + (op->h.scnt[p] > 0);
+  sums->halo_bodies += op->h.nh;
   sums->halo_bytes +=
-      8.0 * op.nd * ((double)op.h.nh + (double)op.h.sdsp[op.h.P]);
-  sums->products += (double)op.products;
-  sums->t_products += op.t_products;
-  sums->t_eigen += t_eig;
+      8.0 * op->nd * ((double)op->h.nh + (double)op->h.sdsp[op->h.P]);
+  sums->products += (double)op->products;
+  sums->t_products += op->t_products;
+}
+
+int cm__mpi_span_solve(cm_context_t *ctx, const cm__mpi_part_t *P, int comp,
+                       MPI_Comm cc, const int *members,
+                       const cm_options_t *opts, cm__dbuf_t *out,
+                       cm__mpi_sums_t *sums) {
+  cm__span_t S;
+  memset(&S, 0, sizeof S);
+  S.P = P, S.cc = cc, S.comp = comp, S.op.h.cc = cc;
+  MPI_Comm_size(cc, &S.op.h.P);
+  MPI_Comm_rank(cc, &S.op.h.q);
+  S.q = S.op.h.q;
+  S.cb0 = (int64_t)P->f->comp[2 * comp];
+  S.cb1 = (int64_t)P->f->comp[2 * comp + 2];
+  int64_t o0 = S.cb0 > P->b0 ? S.cb0 : P->b0;
+  int64_t o1 = S.cb1 < P->b1 ? S.cb1 : P->b1;
+  if (o1 < o0)
+    o1 = o0;
+  S.o0 = o0;
+  S.k0 = (int)(P->bcs[o0 - P->b0] - P->bcs[0]);
+  int k1 = (int)(P->bcs[o1 - P->b0] - P->bcs[0]);
+  double t0 = MPI_Wtime(), active = 0;
+  /* ---- the operator and every buffer ---- */
+  int st = cm__dop_build(ctx, P, members, o0, o1, S.k0, k1, &S.op, &active);
+  st = cm__mpi_agree(ctx, st, cc);
+  if (!st) {
+    S.nloc = S.op.nloc;
+    sums->active_dofs += active;
+    sums->rows += S.nloc;
+    st = cm__span_alloc(ctx, &S, opts);
+  }
+  if (st) {
+    cm__span_free(&S);
+    return st;
+  }
+  /* ---- bounds, eigenpairs, modes, the probabilistic bound ---- */
+  cm__span_bounds(&S, sums);
+  double t_op = MPI_Wtime() - t0, te0 = MPI_Wtime();
+  st = cm__span_arpack(ctx, &S, opts); /* the same status on every rank */
+  int nmodes = 0;
+  for (int j = S.nconv - 1; j >= 0 && !st; j--)
+    cm__span_mode(&S, j, &nmodes, out);
+  double pub = 0; /* at least the lambda found, at most Gershgorin's */
+  int psteps = 0;
+  if (!st)
+    st = cm__span_prob_bound(ctx, &S.op, cc, S.N, S.goff, S.seed, S.scale,
+                             opts->failure_probability, &pub, &psteps);
+  if (!st) {
+    pub = fmin(fmax(pub, S.lam0), S.gall);
+    sums->omega_upper_prob = fmax(sums->omega_upper_prob, sqrt(pub));
+    if (S.q == 0)
+      sums->prob_steps += psteps;
+    cm__span_record(&S, active, out, sums);
+  }
+  sums->t_eigen += MPI_Wtime() - te0;
   sums->t_operator += t_op;
-done:
-  free(x), free(y), free(resid), free(v), free(workd), free(workl), free(d);
-  free(z), free(sel), free(pk), free(mg), free(mb.cnt), free(mb.dsp);
-  free(mb.all);
-  cm__dop_free(&op);
+  cm__span_free(&S);
   return cm__mpi_agree(ctx, st, cc);
 }
