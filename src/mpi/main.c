@@ -615,7 +615,14 @@ static void cm__analyze_usage(FILE *f) {
              "  -h, --help              this help\n");
 }
 
-static int cm__mpi_analyze(int argc, char **argv, int rank, int np) {
+typedef struct {
+  cm_options_t opts;
+  int threads, json, notime, part;
+  const char *path; /* the partitioned scene */
+} cm__args_t;
+
+/* Parses analyze's arguments: -1 to go on, else the exit code. */
+static int cm__analyze_args(int argc, char **argv, int rank, cm__args_t *a) {
   enum { O_THREADS = 256, O_JSON, O_NOTIME, O_PART };
   static const struct option own[] = {
       {"threads", required_argument, 0, O_THREADS},
@@ -626,41 +633,41 @@ static int cm__mpi_analyze(int argc, char **argv, int rank, int np) {
       {0, 0, 0, 0}};
   struct option longopts[64];
   cm__opt_longopts(longopts, 64, own, NULL);
-  cm_options_t opts;
-  cm_options_init(&opts);
-  cm_context_t ctx;
-  cm_context_init(&ctx);
-  ctx.threads = 1;
-  int json = 0, notime = 0, part = 0, ok = 1, c;
+  memset(a, 0, sizeof *a);
+  cm_options_init(&a->opts);
+  a->threads = 1;
+  int ok = 1, c;
   optind = 1;
   while (ok && (c = getopt_long(argc, argv, "k:h", longopts, NULL)) != -1) {
     switch (c) {
     case O_THREADS:
-      ok = cm__arg_int("analyze", "--threads", optarg, &ctx.threads);
+      ok = cm__arg_int("analyze", "--threads", optarg, &a->threads);
       break;
     case O_JSON:
-      json = 1;
+      a->json = 1;
       break;
     case O_NOTIME:
-      notime = 1;
+      a->notime = 1;
       break;
     case O_PART:
-      part = 1;
+      a->part = 1;
       break;
     case 'h':
       if (!rank)
         cm__analyze_usage(stdout);
       return 0;
     default:
-      ok = cm__opt_parse("analyze", c, optarg, NULL, &opts) > 0;
+      ok = cm__opt_parse("analyze", c, optarg, NULL, &a->opts) > 0;
     }
   }
+  cm_context_t ctx;
+  cm_context_init(&ctx);
   if (ok && argc - optind != 1) {
     fprintf(stderr, "cmodes-mpi analyze: expected one partitioned scene "
                     "file\n");
     ok = 0;
   }
-  if (ok && cm_options_validate(&ctx, &opts)) {
+  if (ok && cm_options_validate(&ctx, &a->opts)) {
     fprintf(stderr, "cmodes-mpi analyze: %s\n", ctx.message);
     ok = 0;
   }
@@ -668,7 +675,195 @@ static int cm__mpi_analyze(int argc, char **argv, int rank, int np) {
     fprintf(stderr, "try 'cmodes-mpi analyze --help'\n");
     return cm_status_exit(CM_USAGE);
   }
-  double t0 = MPI_Wtime();
+  a->path = argv[optind];
+  return -1;
+}
+
+/* Opens the file and reads this rank's part, counting the bodies in no
+ * component (split evenly) and the contacts' springs and dashpots. */
+static int cm__read_rank(cm_context_t *ctx, cm__mpi_part_t *P,
+                         cm__part_file_t *f, const char *path,
+                         cm__mpi_more_t *more) {
+  int st = cm__part_open(ctx, path, f);
+  if (!st)
+    st = cm__part_load(ctx, P);
+  if (!st) {
+    uint64_t ncb = f->h.ncompbodies, nt = f->h.nbodies - ncb;
+    uint64_t t0b = ncb + nt * (uint64_t)P->rank / (uint64_t)P->np;
+    uint64_t t1b = ncb + nt * (uint64_t)(P->rank + 1) / (uint64_t)P->np;
+    more->moving += (double)(P->b1 - P->b0);
+    for (uint64_t b = t0b; b < t1b && !st; b++) {
+      cm__part_body_t rb;
+      st = cm__part_read(ctx, f, f->h.off_bodies, b, 1, sizeof rb, &rb);
+      if (rb.fixed)
+        more->fixed++;
+      else
+        more->moving++, more->free_moving++;
+    }
+  }
+  for (int64_t k = 0; !st && k < P->c1 - P->c0; k++) {
+    more->tangential += P->contacts[k].stiffness_t > 0;
+    more->dashpots +=
+        P->contacts[k].damping_n > 0 || P->contacts[k].damping_t > 0;
+  }
+  return st;
+}
+
+/* The components cut by the partition, ascending (the same on every rank). */
+static int cm__cut_components(const cm__mpi_part_t *P, int *span) {
+  int nspan = 0;
+  for (int q = 1; q < P->np; q++) {
+    int64_t x = P->cut[q];
+    if (x <= 0 || x >= (int64_t)P->f->h.ncompbodies)
+      continue;
+    int cc = cm__part_comp_of(P->f, x);
+    if ((int64_t)P->f->comp[2 * cc] < x && (!nspan || span[nspan - 1] != cc))
+      span[nspan++] = cc;
+  }
+  return nspan;
+}
+
+/* Each cut component in turn on the ranks that hold part of it. */
+static int cm__solve_cut(cm_context_t *ctx, const cm__mpi_part_t *P,
+                         const int *span, int nspan, int *members,
+                         const cm_options_t *opts, cm__dbuf_t *recs,
+                         cm__mpi_sums_t *sums, int st) {
+  for (int i = 0; st >= 0 && i < nspan; i++) {
+    int cc = span[i], nmem = 0, me = 0;
+    int64_t cb0 = (int64_t)P->f->comp[2 * cc];
+    int64_t cb1 = (int64_t)P->f->comp[2 * cc + 2];
+    for (int q = 0; q < P->np; q++)
+      if (P->cut[q] < P->cut[q + 1] && P->cut[q] < cb1 && P->cut[q + 1] > cb0) {
+        me |= q == P->rank;
+        members[nmem++] = q;
+      }
+    MPI_Comm sub;
+    MPI_Comm_split(MPI_COMM_WORLD, me ? 0 : MPI_UNDEFINED, P->rank, &sub);
+    int sst = CM_OK;
+    if (me) {
+      sst = cm__mpi_span_solve(ctx, P, cc, sub, members, opts, recs, sums);
+      MPI_Comm_free(&sub);
+    }
+    st = cm__mpi_agree(ctx, sst < 0 ? sst : (st > sst ? st : sst),
+                       MPI_COMM_WORLD);
+  }
+  return st;
+}
+
+/* Rank 0: the ranks' sums and counts (rows of W doubles) combined. */
+static void cm__combine(const double *all, int W, int np, cm__mpi_sums_t *S,
+                        cm__mpi_more_t *M) {
+  memset(S, 0, sizeof *S);
+  memset(M, 0, sizeof *M);
+  S->pc_contact = -1;
+  for (int q = 0; q < np; q++) {
+    cm__mpi_sums_t s;
+    cm__mpi_more_t m;
+    memcpy(&s, all + (size_t)q * W, sizeof s);
+    memcpy(&m, all + (size_t)q * W + CM__NSUMS, sizeof m);
+    double *sv = (double *)S, *xv = (double *)&s;
+    for (int j = 0; j < CM__NSUMS; j++)
+      sv[j] += xv[j];
+    double *mv = (double *)M, *yv = (double *)&m;
+    for (int j = 0; j < CM__NMORE; j++)
+      mv[j] += yv[j];
+    /* maxima, and the contact that attains one, instead of sums */
+    S->pc_omega -= s.pc_omega, S->pc_contact -= s.pc_contact;
+    if (s.pc_omega > S->pc_omega)
+      S->pc_omega = s.pc_omega, S->pc_contact = s.pc_contact;
+    S->omega_upper -= s.omega_upper;
+    S->omega_upper = fmax(S->omega_upper, s.omega_upper);
+    S->omega_upper_prob -= s.omega_upper_prob;
+    S->omega_upper_prob = fmax(S->omega_upper_prob, s.omega_upper_prob);
+    S->ncv -= s.ncv;
+    S->ncv = fmax(S->ncv, s.ncv);
+  }
+  S->t_eigen /= np, S->t_operator /= np; /* means over the ranks */
+  M->t_factor /= np, M->t_assemble /= np;
+}
+
+/* Gathers every rank's sums and records to rank 0, which builds the
+ * report into *rep (buffers allocated and agreed before each gather). */
+static int cm__gather_report(cm_context_t *ctx, const cm__mpi_part_t *P,
+                             const cm__args_t *a, int nspan,
+                             const cm__dbuf_t *recs, const cm__mpi_sums_t *sums,
+                             const cm__mpi_more_t *more, double t_read,
+                             cm_report_t **rep) {
+  enum { W = CM__NSUMS + CM__NMORE + 6 };
+  double mine[W];
+  memcpy(mine, sums, sizeof *sums);
+  memcpy(mine + CM__NSUMS, more, sizeof *more);
+  struct rusage ru;
+  getrusage(RUSAGE_SELF, &ru);
+  double *pi = mine + CM__NSUMS + CM__NMORE; /* the --partition row */
+  pi[0] = (double)P->b0, pi[1] = (double)P->b1, pi[2] = (double)P->c0;
+  pi[3] = (double)P->c1, pi[4] = (double)ru.ru_maxrss / 1024.0;
+  pi[5] = nspan;
+  int rank = P->rank, np = P->np, st = CM_OK;
+  double *all = NULL, *rv = NULL;
+  int n = (int)recs->n, *cnt = NULL, *dsp = NULL;
+  size_t tot = 0;
+  if (!rank) {
+    all = malloc(sizeof mine * (size_t)np);
+    cnt = malloc(sizeof(int) * (size_t)np);
+    dsp = malloc(sizeof(int) * (size_t)np);
+    if (!all || !cnt || !dsp)
+      st = CM__ERR(ctx, CM_NOMEM, NULL, "out of memory (gather)");
+  }
+  st = cm__mpi_agree(ctx, st, MPI_COMM_WORLD);
+  if (!st) {
+    MPI_Gather(mine, W, MPI_DOUBLE, all, W, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+    if (a->part && !rank)
+      cm__print_partition(all, W, np, nspan);
+    MPI_Gather(&n, 1, MPI_INT, cnt, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    for (int q = 0; !rank && q < np; q++)
+      dsp[q] = (int)tot, tot += (size_t)cnt[q];
+    if (!rank && !(rv = malloc(sizeof(double) * (tot + 1))))
+      st = CM__ERR(ctx, CM_NOMEM, NULL, "out of memory (gather)");
+    st = cm__mpi_agree(ctx, st, MPI_COMM_WORLD);
+  }
+  if (!st)
+    MPI_Gatherv(recs->v, n, MPI_DOUBLE, rv, cnt, dsp, MPI_DOUBLE, 0,
+                MPI_COMM_WORLD);
+  if (!st && !rank) {
+    cm__mpi_sums_t S;
+    cm__mpi_more_t M;
+    cm__combine(all, W, np, &S, &M);
+    st = cm__build_report(ctx, P->f, &a->opts, rv, tot, &S, &M, nspan, rep);
+    if (!st)
+      (*rep)->t_parse = t_read;
+  }
+  free(all), free(cnt), free(dsp), free(rv);
+  return cm__mpi_agree(ctx, st, MPI_COMM_WORLD);
+}
+
+static void cm__print_report(const cm_report_t *rep, const cm__args_t *a,
+                             int st) {
+  if (a->json) {
+    char *text = cm_report_to_json(
+        rep, CM_JSON_INDENT | (a->notime ? CM_JSON_NO_TIMINGS : 0));
+    if (text)
+      printf("%s\n", text);
+    free(text);
+  } else {
+    cm_report_write_text(rep, stdout);
+  }
+  fflush(stdout);
+  if (st == CM_NOT_CONVERGED)
+    fprintf(stderr, "cmodes-mpi analyze: warning: not converged: a "
+                    "component's modes did not meet --tol within "
+                    "--max-iter; the report is partial (solver.converged "
+                    "false)\n");
+}
+
+static int cm__mpi_analyze(int argc, char **argv, int rank, int np) {
+  cm__args_t a;
+  int code = cm__analyze_args(argc, argv, rank, &a);
+  if (code >= 0)
+    return code;
+  cm_context_t ctx;
+  cm_context_init(&ctx);
+  ctx.threads = a.threads;
   cm__part_file_t f;
   memset(&f, 0, sizeof f);
   f.fd = -1;
@@ -681,34 +876,15 @@ static int cm__mpi_analyze(int argc, char **argv, int rank, int np) {
   memset(&sums, 0, sizeof sums);
   memset(&more, 0, sizeof more);
   sums.pc_contact = -1;
-  int *span = NULL, nspan = 0, *members = NULL;
+  int *span = malloc(sizeof(int) * ((size_t)np + 1)), nspan = 0;
+  int *members = malloc(sizeof(int) * ((size_t)np + 1));
   cm_report_t *rep = NULL;
-  /* ---- read this rank's part ------------------------------------ */
-  int st = cm__part_open(&ctx, argv[optind], &f);
-  if (!st)
-    st = cm__part_load(&ctx, &P);
-  /* the bodies in no component, split evenly: only counted */
-  if (!st) {
-    uint64_t ncb = f.h.ncompbodies, nt = f.h.nbodies - ncb;
-    uint64_t t0b = ncb + nt * (uint64_t)rank / (uint64_t)np;
-    uint64_t t1b = ncb + nt * (uint64_t)(rank + 1) / (uint64_t)np;
-    more.moving += (double)(P.b1 - P.b0);
-    for (uint64_t b = t0b; b < t1b && !st; b++) {
-      cm__part_body_t rb;
-      st = cm__part_read(&ctx, &f, f.h.off_bodies, b, 1, sizeof rb, &rb);
-      if (rb.fixed)
-        more.fixed++;
-      else
-        more.moving++, more.free_moving++;
-    }
-  }
-  for (int64_t k = 0; !st && k < P.c1 - P.c0; k++) {
-    more.tangential += P.contacts[k].stiffness_t > 0;
-    more.dashpots += P.contacts[k].damping_n > 0 || P.contacts[k].damping_t > 0;
-  }
-  double t_read = MPI_Wtime() - t0;
+  /* ---- read this rank's part ---- */
+  double t0 = MPI_Wtime();
+  int st = span && members ? cm__read_rank(&ctx, &P, &f, a.path, &more)
+                           : CM__ERR(&ctx, CM_NOMEM, NULL, "out of memory");
+  double t_read = MPI_Wtime() - t0, dash = 0;
   st = cm__mpi_agree(&ctx, st, MPI_COMM_WORLD);
-  double dash = 0;
   if (!st) {
     MPI_Allreduce(&more.dashpots, &dash, 1, MPI_DOUBLE, MPI_SUM,
                   MPI_COMM_WORLD);
@@ -716,152 +892,34 @@ static int cm__mpi_analyze(int argc, char **argv, int rank, int np) {
       st = CM__ERR(&ctx, CM_USAGE, "contacts",
                    "%s: the scene has dashpots: the damped-step search is "
                    "not distributed yet; analyze it with 'cmodes analyze'",
-                   argv[optind]);
+                   a.path);
   }
-  /* ---- the components cut by the partition ---------------------- */
-  if (!st) {
-    span = malloc(sizeof(int) * ((size_t)np + 1));
-    members = malloc(sizeof(int) * ((size_t)np + 1));
-    if (!span || !members)
-      st = CM__ERR(&ctx, CM_NOMEM, NULL, "out of memory");
-    for (int q = 1; !st && q < np; q++) {
-      int64_t x = P.cut[q];
-      if (x <= 0 || x >= (int64_t)f.h.ncompbodies)
-        continue;
-      int cc = cm__part_comp_of(&f, x);
-      if ((int64_t)f.comp[2 * cc] < x && (!nspan || span[nspan - 1] != cc))
-        span[nspan++] = cc;
-    }
-  }
+  /* ---- solve: components on one rank, then the cut ones ---- */
+  if (!st)
+    nspan = cm__cut_components(&P, span);
   /* the probabilistic bound's failure probability split over the np
-   * local analyses and the spread components (a union bound) */
-  cm_options_t sopts = opts;
-  sopts.failure_probability = opts.failure_probability / (np + nspan);
+   * local analyses and the cut components (a union bound) */
+  cm_options_t sopts = a.opts;
+  sopts.failure_probability = a.opts.failure_probability / (np + nspan);
   if (!st)
     st = cm__local_solve(&ctx, &P, span, nspan, &sopts, &recs, &sums, &more);
   st = cm__mpi_agree(&ctx, st, MPI_COMM_WORLD);
-  for (int i = 0; st >= 0 && i < nspan; i++) {
-    int cc = span[i], nmem = 0, me = 0;
-    int64_t cb0 = (int64_t)f.comp[2 * cc], cb1 = (int64_t)f.comp[2 * cc + 2];
-    for (int q = 0; q < np; q++)
-      if (P.cut[q] < P.cut[q + 1] && P.cut[q] < cb1 && P.cut[q + 1] > cb0) {
-        me |= q == rank;
-        members[nmem++] = q;
-      }
-    MPI_Comm sub;
-    MPI_Comm_split(MPI_COMM_WORLD, me ? 0 : MPI_UNDEFINED, rank, &sub);
-    int sst = CM_OK;
-    if (me) {
-      sst =
-          cm__mpi_span_solve(&ctx, &P, cc, sub, members, &sopts, &recs, &sums);
-      MPI_Comm_free(&sub);
-    }
-    st = cm__mpi_agree(&ctx, sst < 0 ? sst : (st > sst ? st : sst),
-                       MPI_COMM_WORLD);
-  }
+  st = cm__solve_cut(&ctx, &P, span, nspan, members, &sopts, &recs, &sums, st);
   if (recs.nomem)
     st = CM__ERR(&ctx, CM_NOMEM, NULL, "out of memory (records)");
   st = cm__mpi_agree(&ctx, st, MPI_COMM_WORLD);
-  if (st < 0)
-    goto done;
-  /* ---- gather to rank 0 ----------------------------------------- */
-  int warn = st; /* not converged: a partial report, exit 5 */
-  st = CM_OK;
-  {
-    double mine[CM__NSUMS + CM__NMORE + 6];
-    memcpy(mine, &sums, sizeof sums);
-    struct rusage ru;
-    getrusage(RUSAGE_SELF, &ru);
-    double *pi = mine + CM__NSUMS + CM__NMORE;
-    pi[0] = (double)P.b0, pi[1] = (double)P.b1, pi[2] = (double)P.c0;
-    pi[3] = (double)P.c1, pi[4] = (double)ru.ru_maxrss / 1024.0;
-    pi[5] = nspan;
-    memcpy(mine + CM__NSUMS, &more, sizeof more);
-    const int W = CM__NSUMS + CM__NMORE + 6;
-    double *all = NULL, *rv = NULL;
-    int n = (int)recs.n, *cnt = NULL, *dsp = NULL;
-    size_t tot = 0;
-    if (!rank) {
-      all = malloc(sizeof mine * (size_t)np);
-      cnt = malloc(sizeof(int) * (size_t)np);
-      dsp = malloc(sizeof(int) * (size_t)np);
-      if (!all || !cnt || !dsp)
-        st = CM__ERR(&ctx, CM_NOMEM, NULL, "out of memory (gather)");
-    }
-    st = cm__mpi_agree(&ctx, st, MPI_COMM_WORLD);
-    if (!st) {
-      MPI_Gather(mine, W, MPI_DOUBLE, all, W, MPI_DOUBLE, 0, MPI_COMM_WORLD);
-      if (part && !rank)
-        cm__print_partition(all, W, np, nspan);
-      MPI_Gather(&n, 1, MPI_INT, cnt, 1, MPI_INT, 0, MPI_COMM_WORLD);
-      for (int q = 0; !rank && q < np; q++)
-        dsp[q] = (int)tot, tot += (size_t)cnt[q];
-      if (!rank && !(rv = malloc(sizeof(double) * (tot + 1))))
-        st = CM__ERR(&ctx, CM_NOMEM, NULL, "out of memory (gather)");
-      st = cm__mpi_agree(&ctx, st, MPI_COMM_WORLD);
-    }
+  /* ---- the report on rank 0 ---- */
+  if (st >= 0) {
+    int warn = st; /* not converged: a partial report, exit 5 */
+    st = cm__gather_report(&ctx, &P, &a, nspan, &recs, &sums, &more, t_read,
+                           &rep);
+    int fs = !st && !rank && rep ? rep->status : CM_OK;
+    MPI_Bcast(&fs, 1, MPI_INT, 0, MPI_COMM_WORLD);
     if (!st)
-      MPI_Gatherv(recs.v, n, MPI_DOUBLE, rv, cnt, dsp, MPI_DOUBLE, 0,
-                  MPI_COMM_WORLD);
-    if (!st && !rank) {
-      cm__mpi_sums_t S;
-      cm__mpi_more_t M;
-      memset(&S, 0, sizeof S);
-      memset(&M, 0, sizeof M);
-      S.pc_contact = -1;
-      for (int q = 0; q < np; q++) {
-        cm__mpi_sums_t s;
-        cm__mpi_more_t m;
-        memcpy(&s, all + (size_t)q * W, sizeof s);
-        memcpy(&m, all + (size_t)q * W + CM__NSUMS, sizeof m);
-        double *sv = (double *)&S, *xv = (double *)&s;
-        for (int j = 0; j < CM__NSUMS; j++)
-          sv[j] += xv[j];
-        double *mv = (double *)&M, *yv = (double *)&m;
-        for (int j = 0; j < CM__NMORE; j++)
-          mv[j] += yv[j];
-        /* maxima and the contact that attains one */
-        S.pc_omega -= s.pc_omega, S.pc_contact -= s.pc_contact;
-        if (s.pc_omega > S.pc_omega)
-          S.pc_omega = s.pc_omega, S.pc_contact = s.pc_contact;
-        S.omega_upper -= s.omega_upper;
-        S.omega_upper = fmax(S.omega_upper, s.omega_upper);
-        S.omega_upper_prob -= s.omega_upper_prob;
-        S.omega_upper_prob = fmax(S.omega_upper_prob, s.omega_upper_prob);
-        S.ncv -= s.ncv;
-        S.ncv = fmax(S.ncv, s.ncv);
-      }
-      S.t_eigen /= np, S.t_operator /= np; /* means over the ranks */
-      M.t_factor /= np, M.t_assemble /= np;
-      st = cm__build_report(&ctx, &f, &opts, rv, tot, &S, &M, nspan, &rep);
-      if (!st)
-        rep->t_parse = t_read;
-    }
-    free(all), free(cnt), free(dsp), free(rv);
+      st = warn > fs ? warn : fs;
+    if (st >= 0 && !rank)
+      cm__print_report(rep, &a, st);
   }
-  st = cm__mpi_agree(&ctx, st, MPI_COMM_WORLD);
-  int fs = !st && !rank && rep ? rep->status : CM_OK;
-  MPI_Bcast(&fs, 1, MPI_INT, 0, MPI_COMM_WORLD);
-  if (!st)
-    st = warn > fs ? warn : fs;
-  if (st >= 0 && !rank) {
-    if (json) {
-      char *text = cm_report_to_json(
-          rep, CM_JSON_INDENT | (notime ? CM_JSON_NO_TIMINGS : 0));
-      if (text)
-        printf("%s\n", text);
-      free(text);
-    } else {
-      cm_report_write_text(rep, stdout);
-    }
-    fflush(stdout);
-    if (st == CM_NOT_CONVERGED)
-      fprintf(stderr,
-              "cmodes-mpi analyze: warning: not converged: a component's "
-              "modes did not meet --tol within --max-iter; the report is "
-              "partial (solver.converged false)\n");
-  }
-done:
   if (st < 0 && !rank)
     fprintf(stderr, "cmodes-mpi analyze: %s: %s\n", cm_status_message(st),
             ctx.message[0] ? ctx.message : cm_status_message(st));
