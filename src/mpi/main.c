@@ -188,26 +188,33 @@ static int cm__is_span(const int *span, int nspan, int c) {
   return 0;
 }
 
-static int cm__local_solve(cm_context_t *ctx, const cm__mpi_part_t *P,
-                           const int *span, int nspan, const cm_options_t *opts,
-                           cm__dbuf_t *out, cm__mpi_sums_t *sums,
-                           cm__mpi_more_t *more) {
+/* The scene of this rank's components that no cut touches. */
+typedef struct {
+  cm_scene_t *sub;
+  int *slot;     /* per owned body: its index in sub, -1 (cut component) */
+  int64_t *bpos; /* per body of sub: its position in the file */
+  int *cidx;     /* per contact of sub: the owned contact (into P) */
+  int nsb, nsc;  /* bodies and contacts of sub */
+} cm__local_t;
+
+static void cm__local_free(cm__local_t *L) {
+  free(L->slot), free(L->bpos), free(L->cidx);
+  cm_scene_destroy(&L->sub);
+}
+
+static int cm__local_scene(cm_context_t *ctx, const cm__mpi_part_t *P,
+                           const int *span, int nspan, cm__local_t *L) {
   int64_t nb = P->b1 - P->b0;
-  int *slot = malloc(sizeof(int) * ((size_t)nb + 1));
-  int64_t *bpos = malloc(sizeof(int64_t) * ((size_t)nb + 1));
-  int *cidx = malloc(sizeof(int) * ((size_t)(P->c1 - P->c0) + 1));
-  cm_scene_t *sub = cm_scene_create(P->dim);
-  cm_system_t *sys = NULL;
-  cm_report_t *r = NULL;
-  int st = CM_OK, nsb = 0, nsc = 0;
-  if (!slot || !bpos || !cidx || !sub) {
-    st = CM__ERR(ctx, CM_NOMEM, NULL, "out of memory");
-    goto done;
-  }
+  L->slot = malloc(sizeof(int) * ((size_t)nb + 1));
+  L->bpos = malloc(sizeof(int64_t) * ((size_t)nb + 1));
+  L->cidx = malloc(sizeof(int) * ((size_t)(P->c1 - P->c0) + 1));
+  L->sub = cm_scene_create(P->dim);
+  if (!L->slot || !L->bpos || !L->cidx || !L->sub)
+    return CM__ERR(ctx, CM_NOMEM, NULL, "out of memory");
+  int st = CM_OK;
   for (int64_t i = 0; i < nb && !st; i++) {
-    int c = cm__part_comp_of(P->f, P->b0 + i);
-    slot[i] = -1;
-    if (cm__is_span(span, nspan, c))
+    L->slot[i] = -1;
+    if (cm__is_span(span, nspan, cm__part_comp_of(P->f, P->b0 + i)))
       continue;
     cm_body_t b;
     cm_body_init(&b);
@@ -216,123 +223,87 @@ static int cm__local_solve(cm_context_t *ctx, const cm__mpi_part_t *P,
     memcpy(b.inertia, pb->inertia, sizeof b.inertia);
     memcpy(b.position, pb->position, sizeof b.position);
     memcpy(b.orientation, pb->orientation, sizeof b.orientation);
-    if (cm_scene_add_body(ctx, sub, &b, NULL) < 0)
+    if (cm_scene_add_body(ctx, L->sub, &b, NULL) < 0)
       st = ctx->status;
-    bpos[nsb] = P->b0 + i;
-    slot[i] = nsb++;
+    L->bpos[L->nsb] = P->b0 + i;
+    L->slot[i] = L->nsb++;
   }
   for (int64_t i = 0; i < nb && !st; i++) {
-    if (slot[i] < 0)
-      continue;
-    for (uint64_t k = P->bcs[i] - P->bcs[0]; k < P->bcs[i + 1] - P->bcs[0];
-         k++) {
+    uint64_t k0 = P->bcs[i] - P->bcs[0], k1 = P->bcs[i + 1] - P->bcs[0];
+    for (uint64_t k = k0; L->slot[i] >= 0 && k < k1 && !st; k++) {
       const cm__part_contact_t *pc = &P->contacts[k];
-      int sl[2];
+      int sl[2] = {CM_WORLD, CM_WORLD};
       int64_t side[2] = {pc->a, pc->b};
-      for (int s = 0; s < 2; s++) {
-        sl[s] = CM_WORLD;
-        if (side[s] >= 0 && side[s] < (int64_t)P->f->h.ncompbodies) {
-          if (side[s] < P->b0 || side[s] >= P->b1 ||
-              slot[side[s] - P->b0] < 0) {
-            st = CM__ERR(ctx, CM_INTERNAL, NULL,
-                         "contact position %lld: "
-                         "body %lld not on this rank",
-                         (long long)(P->c0 + (int64_t)k), (long long)side[s]);
-            break;
-          }
-          sl[s] = slot[side[s] - P->b0];
-        }
+      for (int s = 0; s < 2 && !st; s++) {
+        if (side[s] < 0 || side[s] >= (int64_t)P->f->h.ncompbodies)
+          continue; /* the world or a fixed body */
+        if (side[s] < P->b0 || side[s] >= P->b1 || L->slot[side[s] - P->b0] < 0)
+          st = CM__ERR(ctx, CM_INTERNAL, NULL,
+                       "contact position %lld: body %lld not on this rank",
+                       (long long)(P->c0 + (int64_t)k), (long long)side[s]);
+        else
+          sl[s] = L->slot[side[s] - P->b0];
       }
-      if (st)
-        break;
-      cm_contact_t ct;
-      cm_contact_init(&ct);
-      ct.a = sl[0], ct.b = sl[1];
-      memcpy(ct.point, pc->point, sizeof ct.point);
-      memcpy(ct.normal, pc->normal, sizeof ct.normal);
-      ct.stiffness = pc->stiffness, ct.stiffness_t = pc->stiffness_t;
-      ct.has_arms = pc->has_arms != 0;
-      memcpy(ct.arm_a, pc->arm_a, sizeof ct.arm_a);
-      memcpy(ct.arm_b, pc->arm_b, sizeof ct.arm_b);
-      if (ct.a == CM_WORLD) { /* a fixed: it becomes the world side b */
-        ct.a = ct.b, ct.b = CM_WORLD;
-        for (int d = 0; d < 3; d++) {
-          ct.normal[d] = -ct.normal[d];
-          double t = ct.arm_a[d];
-          ct.arm_a[d] = ct.arm_b[d], ct.arm_b[d] = t;
-        }
-      }
-      if (cm_scene_add_contact(ctx, sub, &ct, NULL) < 0)
+      cm_contact_t ct = cm__contact_to(pc, sl[0], sl[1]);
+      ct.damping_n = ct.damping_t = 0; /* refused earlier */
+      if (!st && cm_scene_add_contact(ctx, L->sub, &ct, NULL) < 0)
         st = ctx->status;
-      cidx[nsc++] = (int)k;
+      L->cidx[L->nsc++] = (int)k;
     }
   }
-  if (st || nsc == 0)
-    goto done;
-  st = cm_system_assemble(ctx, sub, &sys);
-  if (!st)
-    st = cm_analyze_system(ctx, sys, sub, opts, &r);
-  if (st < 0)
-    goto done;
-  /* the sub-scene's components in the file's numbering */
-  int *gcomp = malloc(sizeof(int) * ((size_t)sys->ncomp + 1));
-  if (!gcomp) {
-    st = CM__ERR(ctx, CM_NOMEM, NULL, "out of memory");
-    goto done;
-  }
-  for (int b = 0; b < nsb; b++)
-    if (sys->body_comp[b] >= 0)
-      gcomp[sys->body_comp[b]] = cm__part_comp_of(P->f, bpos[b]);
+  return st;
+}
+
+/* The local report's modes and components as records, in the file's
+ * numbering (gcomp: the file's component of each of sys's). */
+static void cm__local_records(const cm__mpi_part_t *P, const cm__local_t *L,
+                              const cm_system_t *sys, const cm_report_t *r,
+                              const int *gcomp, cm__dbuf_t *out) {
   for (int i = 0; i < r->nmodes; i++) {
     const cm_mode_t *m = &r->modes[i];
-    cm__dbuf_push(out, CM__REC_MODE);
-    cm__dbuf_push(out, m->lambda);
-    cm__dbuf_push(out, m->omega);
-    cm__dbuf_push(out, m->residual);
-    cm__dbuf_push(out, m->zeta);
-    cm__dbuf_push(out, gcomp[m->component]);
-    cm__dbuf_push(out, m->ncontacts);
-    cm__dbuf_push(out, m->nbodies);
+    double head[8] = {CM__REC_MODE, m->lambda, m->omega,
+                      m->residual,  m->zeta,   gcomp[m->component],
+                      m->ncontacts, m->nbodies};
+    for (int j = 0; j < 8; j++)
+      cm__dbuf_push(out, head[j]);
     for (int j = 0; j < m->ncontacts; j++) {
-      cm__dbuf_push(out, (double)(P->c0 + cidx[m->contacts[j].index]));
+      cm__dbuf_push(out, (double)(P->c0 + L->cidx[m->contacts[j].index]));
       cm__dbuf_push(out, m->contacts[j].share);
     }
     for (int j = 0; j < m->nbodies; j++) {
-      cm__dbuf_push(out, (double)bpos[m->bodies[j].index]);
+      cm__dbuf_push(out, (double)L->bpos[m->bodies[j].index]);
       cm__dbuf_push(out, m->bodies[j].share);
     }
   }
   for (int i = 0; i < r->ncomp_listed; i++) {
     const cm_component_t *c = &r->components[i];
-    cm__dbuf_push(out, CM__REC_COMP);
-    cm__dbuf_push(out, c->omega_max);
-    cm__dbuf_push(out, c->omega_upper);
-    cm__dbuf_push(out, gcomp[c->index]);
-    cm__dbuf_push(out, c->nbodies);
-    cm__dbuf_push(out, c->ncontacts);
-    cm__dbuf_push(out, c->ndofs);
-    cm__dbuf_push(out, c->method);
-    cm__dbuf_push(out, c->iterations);
-    cm__dbuf_push(out, c->matvecs);
-    cm__dbuf_push(out, c->converged);
-    cm__dbuf_push(out, c->rank);
+    double head[12] = {CM__REC_COMP,    c->omega_max, c->omega_upper,
+                       gcomp[c->index], c->nbodies,   c->ncontacts,
+                       c->ndofs,        c->method,    c->iterations,
+                       c->matvecs,      c->converged, c->rank};
+    for (int j = 0; j < 12; j++)
+      cm__dbuf_push(out, head[j]);
     int nl = 0; /* bodies in column order, as the serial listing */
     int64_t lst[20];
     int k = c->index;
     for (int j = sys->comp_col[k]; j < sys->comp_col[k + 1] && nl < 20; j++)
       if (j == sys->comp_col[k] || sys->col_body[j] != sys->col_body[j - 1])
-        lst[nl++] = bpos[sys->col_body[j]];
+        lst[nl++] = L->bpos[sys->col_body[j]];
     cm__dbuf_push(out, nl);
     for (int j = 0; j < nl; j++)
       cm__dbuf_push(out, (double)lst[j]);
   }
-  free(gcomp);
+}
+
+/* The local report's bounds, counts and solver figures into the sums. */
+static void cm__local_sums(const cm__mpi_part_t *P, const cm__local_t *L,
+                           const cm_report_t *r, cm__mpi_sums_t *sums,
+                           cm__mpi_more_t *more) {
   sums->active_dofs += r->active_dofs;
   sums->rows += r->nrows;
   if (r->pc_omega_max > sums->pc_omega) {
     sums->pc_omega = r->pc_omega_max;
-    int k = r->pc_contact; /* sub-scene contact */
-    sums->pc_contact = (double)P->corig[cidx[k]];
+    sums->pc_contact = (double)P->corig[L->cidx[r->pc_contact]];
   }
   sums->omega_upper = fmax(sums->omega_upper, r->omega_upper);
   sums->omega_upper_prob = fmax(sums->omega_upper_prob, r->omega_upper_prob);
@@ -353,12 +324,38 @@ static int cm__local_solve(cm_context_t *ctx, const cm__mpi_part_t *P,
     more->unknown_rank = 1;
   else
     more->free_motions += r->free_motions, more->zero_modes += r->zero_modes;
-  st = st > 0 ? st : CM_OK;
-done:
-  free(slot), free(bpos), free(cidx);
+}
+
+/* The components on this rank alone: the serial pipeline on their scene. */
+static int cm__local_solve(cm_context_t *ctx, const cm__mpi_part_t *P,
+                           const int *span, int nspan, const cm_options_t *opts,
+                           cm__dbuf_t *out, cm__mpi_sums_t *sums,
+                           cm__mpi_more_t *more) {
+  cm__local_t L;
+  memset(&L, 0, sizeof L);
+  cm_system_t *sys = NULL;
+  cm_report_t *r = NULL;
+  int *gcomp = NULL;
+  int st = cm__local_scene(ctx, P, span, nspan, &L);
+  if (!st && L.nsc > 0) {
+    st = cm_system_assemble(ctx, L.sub, &sys);
+    if (!st)
+      st = cm_analyze_system(ctx, sys, L.sub, opts, &r);
+    if (st >= 0 && !(gcomp = malloc(sizeof(int) * ((size_t)sys->ncomp + 1))))
+      st = CM__ERR(ctx, CM_NOMEM, NULL, "out of memory");
+  }
+  if (st >= 0 && r) { /* the sub-scene's components in the file's numbering */
+    for (int b = 0; b < L.nsb; b++)
+      if (sys->body_comp[b] >= 0)
+        gcomp[sys->body_comp[b]] = cm__part_comp_of(P->f, L.bpos[b]);
+    cm__local_records(P, &L, sys, r, gcomp, out);
+    cm__local_sums(P, &L, r, sums, more);
+    st = CM_OK; /* not converged: counted in the sums */
+  }
+  free(gcomp);
   cm_report_destroy(&r);
   cm_system_destroy(&sys);
-  cm_scene_destroy(&sub);
+  cm__local_free(&L);
   return st;
 }
 

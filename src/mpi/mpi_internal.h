@@ -57,6 +57,11 @@ typedef struct {
   double halo_bodies, halo_msgs, halo_bytes, products, t_products;
 } cm__mpi_sums_t;
 
+/* Contact record r with its bodies mapped to sub-scene indices sa, sb
+ * (CM_WORLD for the world or a fixed body; a fixed a is swapped to b, the
+ * normal and arms flipped). Cannot fail. */
+cm_contact_t cm__contact_to(const cm__part_contact_t *r, int sa, int sb);
+
 /* Solves component comp spread over the ranks of cc (this rank's rank
  * there: the participants), appending its mode and component records to
  * out on cc's rank 0 and adding to sums. */

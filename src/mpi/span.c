@@ -261,8 +261,7 @@ static cm_body_t cm__body_from(const cm__part_body_t *r) {
 
 /* The contact with its bodies mapped to sub-scene slots; a fixed side
  * becomes the world (a fixed a is swapped to b, the normal flipped). */
-static cm_contact_t cm__contact_to(const cm__part_contact_t *r, int sa,
-                                   int sb) {
+cm_contact_t cm__contact_to(const cm__part_contact_t *r, int sa, int sb) {
   cm_contact_t c;
   cm_contact_init(&c);
   c.a = sa, c.b = sb;
