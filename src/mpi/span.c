@@ -288,6 +288,94 @@ static int cm__i64_cmp(const void *pa, const void *pb) {
   return a < b ? -1 : a > b;
 }
 
+/* The Cholesky factor of each slot's mass block (records rec, 18 doubles
+ * each) into L (36 doubles each). */
+static int cm__dop_chol(cm_context_t *ctx, int dim, const double *rec,
+                        const cm__halo_t *h, double *L) {
+  for (int i = 0; i < h->no + h->nh; i++) {
+    cm__part_body_t pb;
+    memset(&pb, 0, sizeof pb);
+    const double *r = rec + 18 * (size_t)i;
+    pb.mass = r[0];
+    memcpy(pb.inertia, r + 1, 9 * sizeof(double));
+    memcpy(pb.orientation, r + 13, 4 * sizeof(double));
+    if (cm__body_chol(dim, &pb, L + 36 * (size_t)i))
+      return CM__ERR(ctx, CM_NOT_SPD, "bodies",
+                     "a body's mass block is not positive definite (body "
+                     "position %lld)",
+                     (long long)(i < h->no ? h->o0 + i : h->hpos[i - h->no]));
+  }
+  return CM_OK;
+}
+
+/* The rows of B = K^1/2 J L^-T from the assembled sub-scene (rows in the
+ * contacts' order, srow), kept in CSR without exact zeros. */
+static int cm__dop_rows(cm_context_t *ctx, const cm_system_t *sys,
+                        const int *srow, const double *L, cm__dop_t *op) {
+  /* ---- the rows of B, in the contacts' order -------------------- */
+  int nloc = op->nloc, nd = op->nd, nslot = op->nslot, st = CM_OK;
+  op->slot = malloc(sizeof(int) * (2 * (size_t)nloc + 1));
+  op->val = calloc(2 * (size_t)nloc * nd + 1, sizeof(double));
+  op->u = calloc((size_t)nslot * nd + 1, sizeof(double));
+  op->contact = malloc(sizeof(int) * ((size_t)nloc + 1));
+  if (!op->slot || !op->val || !op->u || !op->contact)
+    st = CM__ERR(ctx, CM_NOMEM, NULL, "out of memory (operator)");
+  for (int i = 0; i < nloc && !st; i++) {
+    int t = srow[i];
+    op->slot[2 * t] = op->slot[2 * t + 1] = -1;
+    op->contact[t] = sys->row_contact[i];
+    double jseg[2][6] = {{0}};
+    for (int e = sys->Jp[i]; e < sys->Jp[i + 1]; e++) {
+      int j = sys->Jj[e], sl = sys->col_body[j];
+      int s = op->slot[2 * t] < 0 || op->slot[2 * t] == sl ? 0 : 1;
+      op->slot[2 * t + s] = sl;
+      jseg[s][sys->col_dof[j]] = sys->Jx[e];
+    }
+    double sk = sqrt(sys->k[i]);
+    for (int s = 0; s < 2; s++) {
+      int sl = op->slot[2 * t + s];
+      if (sl < 0)
+        continue;
+      const double *Lb = L + 36 * (size_t)sl;
+      double *v = op->val + (size_t)(2 * t + s) * nd;
+      for (int a = 0; a < nd; a++) { /* v = L^-1 jseg */
+        double acc = jseg[s][a];
+        for (int b = 0; b < a; b++)
+          acc -= Lb[a * nd + b] * v[b];
+        v[a] = acc / Lb[a * nd + a];
+      }
+      for (int a = 0; a < nd; a++)
+        v[a] *= sk;
+    }
+  }
+  /* ---- CSR without the exact zeros; the dense segments go ---- */
+  op->Bp = st ? NULL : malloc(sizeof(int) * ((size_t)nloc + 1));
+  long nnz = 0;
+  for (int t = 0; op->Bp && t < nloc; t++) {
+    op->Bp[t] = (int)nnz;
+    for (int k = 0; k < 2; k++)
+      for (int d = 0; op->slot[2 * t + k] >= 0 && d < nd; d++)
+        nnz += op->val[(size_t)(2 * t + k) * nd + d] != 0;
+  }
+  if (op->Bp) {
+    op->Bp[nloc] = (int)nnz;
+    op->Bj = malloc(sizeof(int) * ((size_t)nnz + 1));
+    op->Bx = malloc(sizeof(double) * ((size_t)nnz + 1));
+  }
+  if (!st && (!op->Bp || !op->Bj || !op->Bx))
+    st = CM__ERR(ctx, CM_NOMEM, NULL, "out of memory (operator)");
+  for (int t = 0, e = 0; !st && t < nloc; t++)
+    for (int k = 0; k < 2; k++)
+      for (int d = 0; op->slot[2 * t + k] >= 0 && d < nd; d++) {
+        double v = op->val[(size_t)(2 * t + k) * nd + d];
+        if (v != 0)
+          op->Bj[e] = op->slot[2 * t + k] * nd + d, op->Bx[e++] = v;
+      }
+  free(op->slot), free(op->val);
+  op->slot = NULL, op->val = NULL;
+  return st;
+}
+
 /* Builds the operator of component comp on this rank: owned bodies
  * [o0, o1), owned contacts [k0, k1) (indices into P's arrays). */
 static int cm__dop_build(cm_context_t *ctx, const cm__mpi_part_t *P,
@@ -381,81 +469,12 @@ static int cm__dop_build(cm_context_t *ctx, const cm__mpi_part_t *P,
   int *srow = sys ? cm__scene_rows(sys) : NULL;
   if (!st && (!L || !srow))
     st = CM__ERR(ctx, CM_NOMEM, NULL, "out of memory (operator)");
-  for (int i = 0; i < nslot && !st; i++) {
-    cm__part_body_t pb;
-    memset(&pb, 0, sizeof pb);
-    const double *r = rec + 18 * (size_t)i;
-    pb.mass = r[0];
-    memcpy(pb.inertia, r + 1, 9 * sizeof(double));
-    memcpy(pb.orientation, r + 13, 4 * sizeof(double));
-    if (cm__body_chol(dim, &pb, L + 36 * (size_t)i))
-      st = CM__ERR(ctx, CM_NOT_SPD, "bodies",
-                   "a body's mass block is not "
-                   "positive definite (body position %lld)",
-                   (long long)(i < no ? o0 + i : h->hpos[i - no]));
-  }
-  /* ---- the rows of B, in the contacts' order -------------------- */
+  if (!st)
+    st = cm__dop_chol(ctx, dim, rec, h, L);
   int nloc = sys ? sys->nc : 0;
   op->nd = nd, op->nloc = nloc, op->nslot = nslot;
-  op->slot = malloc(sizeof(int) * (2 * (size_t)nloc + 1));
-  op->val = calloc(2 * (size_t)nloc * nd + 1, sizeof(double));
-  op->u = calloc((size_t)nslot * nd + 1, sizeof(double));
-  op->contact = malloc(sizeof(int) * ((size_t)nloc + 1));
-  if (!st && (!op->slot || !op->val || !op->u || !op->contact))
-    st = CM__ERR(ctx, CM_NOMEM, NULL, "out of memory (operator)");
-  for (int i = 0; i < nloc && !st; i++) {
-    int t = srow[i];
-    op->slot[2 * t] = op->slot[2 * t + 1] = -1;
-    op->contact[t] = sys->row_contact[i];
-    double jseg[2][6] = {{0}};
-    for (int e = sys->Jp[i]; e < sys->Jp[i + 1]; e++) {
-      int j = sys->Jj[e], sl = sys->col_body[j];
-      int s = op->slot[2 * t] < 0 || op->slot[2 * t] == sl ? 0 : 1;
-      op->slot[2 * t + s] = sl;
-      jseg[s][sys->col_dof[j]] = sys->Jx[e];
-    }
-    double sk = sqrt(sys->k[i]);
-    for (int s = 0; s < 2; s++) {
-      int sl = op->slot[2 * t + s];
-      if (sl < 0)
-        continue;
-      const double *Lb = L + 36 * (size_t)sl;
-      double *v = op->val + (size_t)(2 * t + s) * nd;
-      for (int a = 0; a < nd; a++) { /* v = L^-1 jseg */
-        double acc = jseg[s][a];
-        for (int b = 0; b < a; b++)
-          acc -= Lb[a * nd + b] * v[b];
-        v[a] = acc / Lb[a * nd + a];
-      }
-      for (int a = 0; a < nd; a++)
-        v[a] *= sk;
-    }
-  }
-  /* ---- CSR without the exact zeros; the dense segments go ---- */
-  op->Bp = st ? NULL : malloc(sizeof(int) * ((size_t)nloc + 1));
-  long nnz = 0;
-  for (int t = 0; op->Bp && t < nloc; t++) {
-    op->Bp[t] = (int)nnz;
-    for (int k = 0; k < 2; k++)
-      for (int d = 0; op->slot[2 * t + k] >= 0 && d < nd; d++)
-        nnz += op->val[(size_t)(2 * t + k) * nd + d] != 0;
-  }
-  if (op->Bp) {
-    op->Bp[nloc] = (int)nnz;
-    op->Bj = malloc(sizeof(int) * ((size_t)nnz + 1));
-    op->Bx = malloc(sizeof(double) * ((size_t)nnz + 1));
-  }
-  if (!st && (!op->Bp || !op->Bj || !op->Bx))
-    st = CM__ERR(ctx, CM_NOMEM, NULL, "out of memory (operator)");
-  for (int t = 0, e = 0; !st && t < nloc; t++)
-    for (int k = 0; k < 2; k++)
-      for (int d = 0; op->slot[2 * t + k] >= 0 && d < nd; d++) {
-        double v = op->val[(size_t)(2 * t + k) * nd + d];
-        if (v != 0)
-          op->Bj[e] = op->slot[2 * t + k] * nd + d, op->Bx[e++] = v;
-      }
-  free(op->slot), free(op->val);
-  op->slot = NULL, op->val = NULL;
+  if (!st)
+    st = cm__dop_rows(ctx, sys, srow, L, op);
   /* active dofs: columns with an entry, the owners' count */
   double *cnt = st ? NULL : calloc((size_t)nslot * nd + 1, sizeof(double));
   if (!st && !cnt)
