@@ -412,12 +412,12 @@ static int cm__share_body(const cm__part_file_t *f, int64_t p, cm_share_t *s) {
 #define CM__NSUMS ((int)(sizeof(cm__mpi_sums_t) / sizeof(double)))
 #define CM__NMORE ((int)(sizeof(cm__mpi_more_t) / sizeof(double)))
 
-static int cm__build_report(cm_context_t *ctx, const cm__part_file_t *f,
+/* The report's modes and components: the gathered records (recs, nrec
+ * doubles) sorted as the serial report sorts them, the top ones listed
+ * with their names read from the file. */
+static int cm__report_lists(cm_context_t *ctx, const cm__part_file_t *f,
                             const cm_options_t *opts, const double *recs,
-                            size_t nrec, const cm__mpi_sums_t *sums,
-                            const cm__mpi_more_t *more, int nspan,
-                            cm_report_t **out) {
-  cm_report_t *r = calloc(1, sizeof *r);
+                            size_t nrec, cm_report_t *r) {
   size_t nm = 0, nc = 0;
   for (size_t i = 0; i < nrec;) { /* count the records */
     if (recs[i] == CM__REC_MODE) {
@@ -430,8 +430,8 @@ static int cm__build_report(cm_context_t *ctx, const cm__part_file_t *f,
   }
   cm__rec_t *md = malloc(sizeof *md * (nm + 1));
   cm__rec_t *cp = malloc(sizeof *cp * (nc + 1));
-  if (!r || !md || !cp) {
-    free(r), free(md), free(cp);
+  if (!md || !cp) {
+    free(md), free(cp);
     return CM__ERR(ctx, CM_NOMEM, NULL, "out of memory (report)");
   }
   nm = nc = 0;
@@ -453,6 +453,8 @@ static int cm__build_report(cm_context_t *ctx, const cm__part_file_t *f,
   int k = (int)(nm < (size_t)opts->modes ? nm : (size_t)opts->modes);
   r->modes = calloc((size_t)k + 1, sizeof(cm_mode_t));
   r->nmodes = r->modes ? k : 0;
+  if (!r->modes)
+    st = CM_NOMEM;
   for (int i = 0; i < r->nmodes && !st; i++) {
     const double *p = md[i].p;
     cm_mode_t *m = &r->modes[i];
@@ -482,6 +484,8 @@ static int cm__build_report(cm_context_t *ctx, const cm__part_file_t *f,
                                               : (size_t)opts->top_components);
   r->components = calloc((size_t)kc + 1, sizeof(cm_component_t));
   r->ncomp_listed = r->components ? kc : 0;
+  if (!r->components)
+    st = CM_NOMEM;
   for (int i = 0; i < r->ncomp_listed && !st; i++) {
     const double *p = cp[i].p;
     cm_component_t *c = &r->components[i];
@@ -501,10 +505,24 @@ static int cm__build_report(cm_context_t *ctx, const cm__part_file_t *f,
     }
   }
   free(md), free(cp);
-  if (st) {
-    cm_report_destroy(&r);
+  if (st)
     return CM__ERR(ctx, st == CM_IO ? CM_IO : CM_NOMEM, f->path,
                    "%s: could not read the names of the report", f->path);
+  return CM_OK;
+}
+
+static int cm__build_report(cm_context_t *ctx, const cm__part_file_t *f,
+                            const cm_options_t *opts, const double *recs,
+                            size_t nrec, const cm__mpi_sums_t *sums,
+                            const cm__mpi_more_t *more, int nspan,
+                            cm_report_t **out) {
+  cm_report_t *r = calloc(1, sizeof *r);
+  if (!r)
+    return CM__ERR(ctx, CM_NOMEM, NULL, "out of memory (report)");
+  int st = cm__report_lists(ctx, f, opts, recs, nrec, r);
+  if (st) {
+    cm_report_destroy(&r);
+    return st;
   }
   /* ---- bounds, counts, solver ----------------------------------- */
   int nd = f->h.dim == 2 ? 3 : 6;
