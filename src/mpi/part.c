@@ -66,6 +66,44 @@ static int cm__write_names(FILE *out, const cm_scene_t *s, int n,
   return 1;
 }
 
+/* The body records in the file's order (border: scene index of each). */
+static int cm__write_bodies(FILE *out, const cm_scene_t *s, int nb,
+                            const int *border) {
+  int ok = 1;
+  for (int p = 0; ok && p < nb; p++) {
+    const cm_body_t *b = &s->bodies[border[p]];
+    cm__part_body_t r;
+    memset(&r, 0, sizeof r);
+    r.fixed = b->fixed != 0, r.mass = b->mass;
+    memcpy(r.inertia, b->inertia, sizeof r.inertia);
+    memcpy(r.position, b->position, sizeof r.position);
+    memcpy(r.orientation, b->orientation, sizeof r.orientation);
+    ok = cm__fwrite(out, &r, sizeof r, 1);
+  }
+  return ok;
+}
+
+/* The contact records in the file's order, bodies as positions (pos). */
+static int cm__write_contacts(FILE *out, const cm_scene_t *s, int nc,
+                              const int *corder, const int64_t *pos) {
+  int ok = 1;
+  for (int i = 0; ok && i < nc; i++) {
+    const cm_contact_t *ct = &s->contacts[corder[i]];
+    cm__part_contact_t r;
+    memset(&r, 0, sizeof r);
+    r.a = pos[ct->a], r.b = ct->b == CM_WORLD ? -1 : pos[ct->b];
+    memcpy(r.point, ct->point, sizeof r.point);
+    memcpy(r.normal, ct->normal, sizeof r.normal);
+    r.stiffness = ct->stiffness, r.stiffness_t = ct->stiffness_t;
+    r.damping_n = ct->damping_n, r.damping_t = ct->damping_t;
+    r.has_arms = ct->has_arms != 0;
+    memcpy(r.arm_a, ct->arm_a, sizeof r.arm_a);
+    memcpy(r.arm_b, ct->arm_b, sizeof r.arm_b);
+    ok = cm__fwrite(out, &r, sizeof r, 1);
+  }
+  return ok;
+}
+
 int cm__part_write(cm_context_t *ctx, const cm_scene_t *s, const char *path) {
   cm_system_t *sys = NULL;
   int st = cm_system_assemble(ctx, s, &sys); /* validates, components */
@@ -146,35 +184,13 @@ int cm__part_write(cm_context_t *ctx, const cm_scene_t *s, const char *path) {
     goto done;
   }
   int ok = cm__fwrite(out, &h, sizeof h, 1);
-  for (int p = 0; ok && p < nb; p++) {
-    const cm_body_t *b = &s->bodies[border[p]];
-    cm__part_body_t r;
-    memset(&r, 0, sizeof r);
-    r.fixed = b->fixed != 0, r.mass = b->mass;
-    memcpy(r.inertia, b->inertia, sizeof r.inertia);
-    memcpy(r.position, b->position, sizeof r.position);
-    memcpy(r.orientation, b->orientation, sizeof r.orientation);
-    ok = cm__fwrite(out, &r, sizeof r, 1);
-  }
+  ok = ok && cm__write_bodies(out, s, nb, border);
   for (int p = 0; ok && p < nb; p++) {
     int64_t v = border[p];
     ok = cm__fwrite(out, &v, sizeof v, 1);
   }
   ok = ok && cm__fwrite(out, bcs, sizeof(uint64_t), (size_t)nb + 1);
-  for (int i = 0; ok && i < nc; i++) {
-    const cm_contact_t *ct = &s->contacts[corder[i]];
-    cm__part_contact_t r;
-    memset(&r, 0, sizeof r);
-    r.a = pos[ct->a], r.b = ct->b == CM_WORLD ? -1 : pos[ct->b];
-    memcpy(r.point, ct->point, sizeof r.point);
-    memcpy(r.normal, ct->normal, sizeof r.normal);
-    r.stiffness = ct->stiffness, r.stiffness_t = ct->stiffness_t;
-    r.damping_n = ct->damping_n, r.damping_t = ct->damping_t;
-    r.has_arms = ct->has_arms != 0;
-    memcpy(r.arm_a, ct->arm_a, sizeof r.arm_a);
-    memcpy(r.arm_b, ct->arm_b, sizeof r.arm_b);
-    ok = cm__fwrite(out, &r, sizeof r, 1);
-  }
+  ok = ok && cm__write_contacts(out, s, nc, corder, pos);
   for (int i = 0; ok && i < nc; i++) {
     int64_t v = corder[i];
     ok = cm__fwrite(out, &v, sizeof v, 1);
