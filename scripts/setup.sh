@@ -10,7 +10,7 @@ what=${1:-run}
 
 pkgs=(build-essential cmake pkg-config libsuitesparse-dev libarpack2-dev
       libparpack2-dev libopenblas-dev liblapacke-dev libjansson-dev
-      libmicrohttpd-dev curl python3 lammps
+      libmicrohttpd-dev curl python3 lammps openmpi-bin libopenmpi-dev
       python3-numpy python3-scipy python3-cffi python3-pytest python3-wheel
       python3-setuptools python3-pip libmujoco-dev libmujoco-samples
       chromium python3-pil python3-vtk9 python3-ase

@@ -447,7 +447,7 @@ static int cm__prob_bound(cm_context_t *ctx, cm_operator_t *op,
 
 /* ---- bounds, steps, counts -------------------------------------------------- */
 
-static void cm__steps(const cm_options_t *o, cm_report_t *r) {
+void cm__report_steps(const cm_options_t *o, cm_report_t *r) {
   static const char *none = "no contacts: no contact mode limits the step";
   static const char *nomode = "no mode converged: no step can be given";
   /* A partial (not converged) omega_max can fall below the rigorous lower
@@ -783,7 +783,7 @@ static int cm__analyze_core(cm_context_t *ctx, const cm_system_t *sys,
   r->comp_max = r->nmodes ? r->modes[0].component : -1;
   r->pc_ratio = r->pc_omega_max > 0 ? r->omega_max / r->pc_omega_max : NAN;
   cm__counts(sys, eig, opts, rank, r);
-  cm__steps(opts, r);
+  cm__report_steps(opts, r);
   r->t_report = cm__now() - t1;
   /* ---- the scene's dashpots and deck step ---- */
   if (scene && sys->dashpots) {

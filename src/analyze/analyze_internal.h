@@ -20,6 +20,9 @@ int *cm__scene_rows(const cm_system_t *sys);
  * every Gershgorin bound is raised by the factor 1 + delta (docs/math.md,
  * "Structural zeros and dropped dofs"). */
 double cm__inertia_delta(const cm_system_t *sys);
+/* The report's time steps from r's omega_max, omega_lower and bounds and
+ * the options (also used by cmodes-mpi, src/mpi/). Cannot fail. */
+void cm__report_steps(const cm_options_t *o, cm_report_t *r);
 /* The report's model label (static string). */
 const char *cm__model_label(int tangential, int dashpots);
 /* With dashpots in the scene: the coupled damped central-difference limit

@@ -1,0 +1,986 @@
+/* main.c: `cmodes-mpi`: `convert IN OUT` (the partitioned layout) and
+ * `analyze [options] SCENE` over MPI ranks (docs/mpi.md). Each rank reads
+ * its part of the scene; components on one rank are solved there by the
+ * serial pipeline; components cut by the partition by PARPACK over the
+ * ranks that hold them (span.c); rank 0 gathers the records and prints the
+ * report with the serial writers. */
+#include "mpi_internal.h"
+
+#include "analyze/analyze_internal.h"
+#include "cli/args.h"
+
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+
+/* ---- shared helpers ------------------------------------------- */
+
+void cm__dbuf_push(cm__dbuf_t *b, double x) {
+  if (b->n == b->cap) {
+    size_t cap = b->cap ? 2 * b->cap : 256;
+    double *v = realloc(b->v, sizeof(double) * cap);
+    if (!v) {
+      b->nomem = 1;
+      return;
+    }
+    b->v = v, b->cap = cap;
+  }
+  b->v[b->n++] = x;
+}
+
+void cm__dbuf_free(cm__dbuf_t *b) {
+  free(b->v);
+  memset(b, 0, sizeof *b);
+}
+
+int cm__mpi_agree(cm_context_t *ctx, int st, MPI_Comm comm) {
+  int rank, np;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &np);
+  int mine = st < 0 ? rank : np, first = np;
+  MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, comm);
+  if (first == np) { /* no error: the largest warning */
+    int w = st > 0 ? st : 0, all = 0;
+    MPI_Allreduce(&w, &all, 1, MPI_INT, MPI_MAX, comm);
+    return all;
+  }
+  struct {
+    int status, line;
+    char message[sizeof ctx->message];
+    char path[sizeof ctx->path];
+  } e;
+  memset(&e, 0, sizeof e);
+  if (rank == first) {
+    e.status = st, e.line = ctx->line;
+    memcpy(e.message, ctx->message, sizeof e.message);
+    memcpy(e.path, ctx->path, sizeof e.path);
+  }
+  MPI_Bcast(&e, (int)sizeof e, MPI_BYTE, first, comm);
+  if (rank != first) {
+    ctx->status = e.status, ctx->line = e.line;
+    memcpy(ctx->message, e.message, sizeof ctx->message);
+    memcpy(ctx->path, e.path, sizeof ctx->path);
+  }
+  if (np > 1 && !strstr(ctx->message, "(rank ")) {
+    char tail[32];
+    snprintf(tail, sizeof tail, " (rank %d)", first);
+    size_t n = strlen(ctx->message);
+    if (n + strlen(tail) < sizeof ctx->message)
+      memcpy(ctx->message + n, tail, strlen(tail) + 1);
+  }
+  return e.status;
+}
+
+/* ---- convert -------------------------------------------------- */
+
+static int cm__mpi_convert(int argc, char **argv, int rank) {
+  if (argc == 2 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
+    if (!rank)
+      printf("usage: cmodes-mpi convert IN OUT\n\n"
+             "Reads a scene (JSON or binary, as `cmodes analyze` does) and\n"
+             "writes the partitioned layout of docs/mpi.md that each rank of\n"
+             "`cmodes-mpi analyze` reads its own part of. Runs on one\n"
+             "process (rank 0 under mpirun).\n");
+    return 0;
+  }
+  if (argc != 3) {
+    if (!rank)
+      fprintf(stderr, "cmodes-mpi convert: expected IN and OUT; try "
+                      "--help\n");
+    return cm_status_exit(CM_USAGE);
+  }
+  int st = CM_OK;
+  cm_context_t ctx;
+  cm_context_init(&ctx);
+  if (rank == 0) {
+    cm_scene_t *s = NULL;
+    st = cm_scene_read_file(&ctx, argv[1], &s);
+    if (!st)
+      st = cm__part_write(&ctx, s, argv[2]);
+    cm_scene_destroy(&s);
+    if (st)
+      fprintf(stderr, "cmodes-mpi convert: %s: %s\n", cm_status_message(st),
+              ctx.message[0] ? ctx.message : cm_status_message(st));
+  }
+  MPI_Bcast(&st, 1, MPI_INT, 0, MPI_COMM_WORLD);
+  return cm_status_exit(st);
+}
+
+/* ---- one rank's part ------------------------------------------ */
+
+static void cm__part_free(cm__mpi_part_t *P) {
+  free(P->cut), free(P->bodies), free(P->contacts), free(P->corig);
+  free(P->borig), free(P->bcs);
+}
+
+static int cm__part_load(cm_context_t *ctx, cm__mpi_part_t *P) {
+  const cm__part_file_t *f = P->f;
+  P->dim = (int)f->h.dim, P->nd = P->dim == 2 ? 3 : 6;
+  P->cut = malloc(sizeof(int64_t) * ((size_t)P->np + 1));
+  if (!P->cut)
+    return CM__ERR(ctx, CM_NOMEM, NULL, "out of memory");
+  int st = cm__part_cuts(ctx, f, P->np, P->cut);
+  if (st)
+    return st;
+  P->b0 = P->cut[P->rank], P->b1 = P->cut[P->rank + 1];
+  size_t nb = (size_t)(P->b1 - P->b0);
+  P->bcs = malloc(sizeof(uint64_t) * (nb + 1));
+  if (!P->bcs)
+    return CM__ERR(ctx, CM_NOMEM, NULL, "out of memory");
+  st = cm__part_read(ctx, f, f->h.off_bcstart, (uint64_t)P->b0, nb + 1, 8,
+                     P->bcs);
+  if (st)
+    return st;
+  P->c0 = (int64_t)P->bcs[0], P->c1 = (int64_t)P->bcs[nb];
+  if (P->c1 < P->c0 || (uint64_t)P->c1 > f->h.ncontacts)
+    return CM__ERR(ctx, CM_PARSE, f->path,
+                   "%s: contact ranges out of "
+                   "order",
+                   f->path);
+  size_t nc = (size_t)(P->c1 - P->c0);
+  P->bodies = malloc(sizeof(cm__part_body_t) * (nb + 1));
+  P->borig = malloc(sizeof(int64_t) * (nb + 1));
+  P->contacts = malloc(sizeof(cm__part_contact_t) * (nc + 1));
+  P->corig = malloc(sizeof(int64_t) * (nc + 1));
+  if (!P->bodies || !P->borig || !P->contacts || !P->corig)
+    return CM__ERR(ctx, CM_NOMEM, NULL,
+                   "out of memory reading %zu bodies "
+                   "and %zu contacts",
+                   nb, nc);
+  st = cm__part_read(ctx, f, f->h.off_bodies, (uint64_t)P->b0, nb,
+                     sizeof(cm__part_body_t), P->bodies);
+  if (!st)
+    st =
+        cm__part_read(ctx, f, f->h.off_borig, (uint64_t)P->b0, nb, 8, P->borig);
+  if (!st)
+    st = cm__part_read(ctx, f, f->h.off_contacts, (uint64_t)P->c0, nc,
+                       sizeof(cm__part_contact_t), P->contacts);
+  if (!st)
+    st =
+        cm__part_read(ctx, f, f->h.off_corig, (uint64_t)P->c0, nc, 8, P->corig);
+  for (size_t k = 0; !st && k < nc; k++) {
+    const cm__part_contact_t *c = &P->contacts[k];
+    if (c->a < -1 || c->b < -1 || c->a >= (int64_t)f->h.nbodies ||
+        c->b >= (int64_t)f->h.nbodies || c->a == c->b)
+      st = CM__ERR(ctx, CM_INVALID_SCENE, "contacts",
+                   "%s: contact "
+                   "position %lld: bodies %lld and %lld out of range",
+                   f->path, (long long)(P->c0 + (int64_t)k), (long long)c->a,
+                   (long long)c->b);
+  }
+  return st;
+}
+
+/* ---- components on this rank alone: the serial pipeline ------- */
+
+typedef struct {
+  double moving, fixed, free_moving, free_motions, zero_modes, unknown_rank;
+  double tangential, dashpots, prob_steps, t_assemble, t_factor;
+} cm__mpi_more_t;
+
+static int cm__is_span(const int *span, int nspan, int c) {
+  for (int i = 0; i < nspan; i++)
+    if (span[i] == c)
+      return 1;
+  return 0;
+}
+
+/* The scene of this rank's components that no cut touches. */
+typedef struct {
+  cm_scene_t *sub;
+  int *slot;     /* per owned body: its index in sub, -1 (cut component) */
+  int64_t *bpos; /* per body of sub: its position in the file */
+  int *cidx;     /* per contact of sub: the owned contact (into P) */
+  int nsb, nsc;  /* bodies and contacts of sub */
+} cm__local_t;
+
+static void cm__local_free(cm__local_t *L) {
+  free(L->slot), free(L->bpos), free(L->cidx);
+  cm_scene_destroy(&L->sub);
+}
+
+static int cm__local_scene(cm_context_t *ctx, const cm__mpi_part_t *P,
+                           const int *span, int nspan, cm__local_t *L) {
+  int64_t nb = P->b1 - P->b0;
+  L->slot = malloc(sizeof(int) * ((size_t)nb + 1));
+  L->bpos = malloc(sizeof(int64_t) * ((size_t)nb + 1));
+  L->cidx = malloc(sizeof(int) * ((size_t)(P->c1 - P->c0) + 1));
+  L->sub = cm_scene_create(P->dim);
+  if (!L->slot || !L->bpos || !L->cidx || !L->sub)
+    return CM__ERR(ctx, CM_NOMEM, NULL, "out of memory");
+  int st = CM_OK;
+  for (int64_t i = 0; i < nb && !st; i++) {
+    L->slot[i] = -1;
+    if (cm__is_span(span, nspan, cm__part_comp_of(P->f, P->b0 + i)))
+      continue;
+    cm_body_t b;
+    cm_body_init(&b);
+    const cm__part_body_t *pb = &P->bodies[i];
+    b.mass = pb->mass;
+    memcpy(b.inertia, pb->inertia, sizeof b.inertia);
+    memcpy(b.position, pb->position, sizeof b.position);
+    memcpy(b.orientation, pb->orientation, sizeof b.orientation);
+    if (cm_scene_add_body(ctx, L->sub, &b, NULL) < 0)
+      st = ctx->status;
+    L->bpos[L->nsb] = P->b0 + i;
+    L->slot[i] = L->nsb++;
+  }
+  for (int64_t i = 0; i < nb && !st; i++) {
+    uint64_t k0 = P->bcs[i] - P->bcs[0], k1 = P->bcs[i + 1] - P->bcs[0];
+    for (uint64_t k = k0; L->slot[i] >= 0 && k < k1 && !st; k++) {
+      const cm__part_contact_t *pc = &P->contacts[k];
+      int sl[2] = {CM_WORLD, CM_WORLD};
+      int64_t side[2] = {pc->a, pc->b};
+      for (int s = 0; s < 2 && !st; s++) {
+        if (side[s] < 0 || side[s] >= (int64_t)P->f->h.ncompbodies)
+          continue; /* the world or a fixed body */
+        if (side[s] < P->b0 || side[s] >= P->b1 || L->slot[side[s] - P->b0] < 0)
+          st = CM__ERR(ctx, CM_INTERNAL, NULL,
+                       "contact position %lld: body %lld not on this rank",
+                       (long long)(P->c0 + (int64_t)k), (long long)side[s]);
+        else
+          sl[s] = L->slot[side[s] - P->b0];
+      }
+      cm_contact_t ct = cm__contact_to(pc, sl[0], sl[1]);
+      ct.damping_n = ct.damping_t = 0; /* refused earlier */
+      if (!st && cm_scene_add_contact(ctx, L->sub, &ct, NULL) < 0)
+        st = ctx->status;
+      L->cidx[L->nsc++] = (int)k;
+    }
+  }
+  return st;
+}
+
+/* The local report's modes and components as records, in the file's
+ * numbering (gcomp: the file's component of each of sys's). */
+static void cm__local_records(const cm__mpi_part_t *P, const cm__local_t *L,
+                              const cm_system_t *sys, const cm_report_t *r,
+                              const int *gcomp, cm__dbuf_t *out) {
+  for (int i = 0; i < r->nmodes; i++) {
+    const cm_mode_t *m = &r->modes[i];
+    double head[8] = {CM__REC_MODE, m->lambda, m->omega,
+                      m->residual,  m->zeta,   gcomp[m->component],
+                      m->ncontacts, m->nbodies};
+    for (int j = 0; j < 8; j++)
+      cm__dbuf_push(out, head[j]);
+    for (int j = 0; j < m->ncontacts; j++) {
+      cm__dbuf_push(out, (double)(P->c0 + L->cidx[m->contacts[j].index]));
+      cm__dbuf_push(out, m->contacts[j].share);
+    }
+    for (int j = 0; j < m->nbodies; j++) {
+      cm__dbuf_push(out, (double)L->bpos[m->bodies[j].index]);
+      cm__dbuf_push(out, m->bodies[j].share);
+    }
+  }
+  for (int i = 0; i < r->ncomp_listed; i++) {
+    const cm_component_t *c = &r->components[i];
+    double head[12] = {CM__REC_COMP,    c->omega_max, c->omega_upper,
+                       gcomp[c->index], c->nbodies,   c->ncontacts,
+                       c->ndofs,        c->method,    c->iterations,
+                       c->matvecs,      c->converged, c->rank};
+    for (int j = 0; j < 12; j++)
+      cm__dbuf_push(out, head[j]);
+    int nl = 0; /* bodies in column order, as the serial listing */
+    int64_t lst[20];
+    int k = c->index;
+    for (int j = sys->comp_col[k]; j < sys->comp_col[k + 1] && nl < 20; j++)
+      if (j == sys->comp_col[k] || sys->col_body[j] != sys->col_body[j - 1])
+        lst[nl++] = L->bpos[sys->col_body[j]];
+    cm__dbuf_push(out, nl);
+    for (int j = 0; j < nl; j++)
+      cm__dbuf_push(out, (double)lst[j]);
+  }
+}
+
+/* The local report's bounds, counts and solver figures into the sums. */
+static void cm__local_sums(const cm__mpi_part_t *P, const cm__local_t *L,
+                           const cm_report_t *r, cm__mpi_sums_t *sums,
+                           cm__mpi_more_t *more) {
+  sums->active_dofs += r->active_dofs;
+  sums->rows += r->nrows;
+  if (r->pc_omega_max > sums->pc_omega) {
+    sums->pc_omega = r->pc_omega_max;
+    sums->pc_contact = (double)P->corig[L->cidx[r->pc_contact]];
+  }
+  sums->omega_upper = fmax(sums->omega_upper, r->omega_upper);
+  sums->omega_upper_prob = fmax(sums->omega_upper_prob, r->omega_upper_prob);
+  sums->iterations += r->iterations;
+  sums->matvecs += r->matvecs;
+  sums->ncv = fmax(sums->ncv, r->ncv);
+  sums->notconv += r->status == CM_NOT_CONVERGED || !r->converged;
+  const char *m = r->method ? r->method : "none";
+  sums->n_dense += !strcmp(m, "dense") || !strcmp(m, "mixed");
+  sums->n_arpack += !strcmp(m, "arpack") || !strcmp(m, "mixed");
+  sums->n_lanczos += !strcmp(m, "lanczos") || !strcmp(m, "mixed");
+  sums->t_eigen += r->t_eigen;
+  sums->t_operator += r->t_operator;
+  more->t_factor += r->t_factor;
+  more->t_assemble += r->t_assemble;
+  more->prob_steps += r->prob_steps;
+  if (r->free_motions < 0)
+    more->unknown_rank = 1;
+  else
+    more->free_motions += r->free_motions, more->zero_modes += r->zero_modes;
+}
+
+/* The components on this rank alone: the serial pipeline on their scene. */
+static int cm__local_solve(cm_context_t *ctx, const cm__mpi_part_t *P,
+                           const int *span, int nspan, const cm_options_t *opts,
+                           cm__dbuf_t *out, cm__mpi_sums_t *sums,
+                           cm__mpi_more_t *more) {
+  cm__local_t L;
+  memset(&L, 0, sizeof L);
+  cm_system_t *sys = NULL;
+  cm_report_t *r = NULL;
+  int *gcomp = NULL;
+  int st = cm__local_scene(ctx, P, span, nspan, &L);
+  if (!st && L.nsc > 0) {
+    st = cm_system_assemble(ctx, L.sub, &sys);
+    if (!st)
+      st = cm_analyze_system(ctx, sys, L.sub, opts, &r);
+    if (st >= 0 && !(gcomp = malloc(sizeof(int) * ((size_t)sys->ncomp + 1))))
+      st = CM__ERR(ctx, CM_NOMEM, NULL, "out of memory");
+  }
+  if (st >= 0 && r) { /* the sub-scene's components in the file's numbering */
+    for (int b = 0; b < L.nsb; b++)
+      if (sys->body_comp[b] >= 0)
+        gcomp[sys->body_comp[b]] = cm__part_comp_of(P->f, L.bpos[b]);
+    cm__local_records(P, &L, sys, r, gcomp, out);
+    cm__local_sums(P, &L, r, sums, more);
+    st = CM_OK; /* not converged: counted in the sums */
+  }
+  free(gcomp);
+  cm_report_destroy(&r);
+  cm_system_destroy(&sys);
+  cm__local_free(&L);
+  return st;
+}
+
+/* ---- the report on rank 0 ------------------------------------- */
+
+typedef struct {
+  const double *p; /* the record */
+  double lambda;
+  int comp, idx;
+} cm__rec_t;
+
+static int cm__rec_cmp(const void *pa, const void *pb) {
+  const cm__rec_t *a = pa, *b = pb;
+  if (a->lambda != b->lambda)
+    return a->lambda > b->lambda ? -1 : 1;
+  if (a->comp != b->comp)
+    return a->comp < b->comp ? -1 : 1;
+  return a->idx - b->idx;
+}
+
+/* Contact position p's scene index, name and body labels. */
+static int cm__share_contact(const cm__part_file_t *f, int64_t p,
+                             cm_share_t *s) {
+  cm_context_t ctx;
+  cm_context_init(&ctx);
+  int64_t orig;
+  cm__part_contact_t c;
+  if (cm__part_read(&ctx, f, f->h.off_corig, (uint64_t)p, 1, 8, &orig) ||
+      cm__part_read(&ctx, f, f->h.off_contacts, (uint64_t)p, 1, sizeof c, &c))
+    return CM_IO;
+  s->index = (int)orig;
+  int named;
+  s->name = cm__part_contact_name(f, p, &named);
+  if (s->name && !named) {
+    free(s->name);
+    s->name = NULL;
+  }
+  s->a_name = cm__part_body_label(f, c.a);
+  s->b_name = cm__part_body_label(f, c.b);
+  return s->a_name && s->b_name ? CM_OK : CM_NOMEM;
+}
+
+static int cm__share_body(const cm__part_file_t *f, int64_t p, cm_share_t *s) {
+  cm_context_t ctx;
+  cm_context_init(&ctx);
+  int64_t orig;
+  if (cm__part_read(&ctx, f, f->h.off_borig, (uint64_t)p, 1, 8, &orig))
+    return CM_IO;
+  s->index = (int)orig;
+  s->name = cm__part_body_label(f, p);
+  return s->name ? CM_OK : CM_NOMEM;
+}
+
+#define CM__NSUMS ((int)(sizeof(cm__mpi_sums_t) / sizeof(double)))
+#define CM__NMORE ((int)(sizeof(cm__mpi_more_t) / sizeof(double)))
+
+/* The report's modes and components: the gathered records (recs, nrec
+ * doubles) sorted as the serial report sorts them, the top ones listed
+ * with their names read from the file. */
+static int cm__report_lists(cm_context_t *ctx, const cm__part_file_t *f,
+                            const cm_options_t *opts, const double *recs,
+                            size_t nrec, cm_report_t *r) {
+  size_t nm = 0, nc = 0;
+  for (size_t i = 0; i < nrec;) { /* count the records */
+    if (recs[i] == CM__REC_MODE) {
+      nm++;
+      i += 8 + 2 * (size_t)recs[i + 6] + 2 * (size_t)recs[i + 7];
+    } else {
+      nc++;
+      i += 13 + (size_t)recs[i + 12];
+    }
+  }
+  cm__rec_t *md = malloc(sizeof *md * (nm + 1));
+  cm__rec_t *cp = malloc(sizeof *cp * (nc + 1));
+  if (!md || !cp) {
+    free(md), free(cp);
+    return CM__ERR(ctx, CM_NOMEM, NULL, "out of memory (report)");
+  }
+  nm = nc = 0;
+  for (size_t i = 0; i < nrec;) {
+    if (recs[i] == CM__REC_MODE) {
+      md[nm] = (cm__rec_t){recs + i, recs[i + 1], (int)recs[i + 5], (int)nm};
+      nm++;
+      i += 8 + 2 * (size_t)recs[i + 6] + 2 * (size_t)recs[i + 7];
+    } else {
+      cp[nc] = (cm__rec_t){recs + i, recs[i + 1], (int)recs[i + 3], (int)nc};
+      nc++;
+      i += 13 + (size_t)recs[i + 12];
+    }
+  }
+  qsort(md, nm, sizeof *md, cm__rec_cmp);
+  qsort(cp, nc, sizeof *cp, cm__rec_cmp);
+  int st = CM_OK;
+  /* ---- modes ---------------------------------------------------- */
+  int k = (int)(nm < (size_t)opts->modes ? nm : (size_t)opts->modes);
+  r->modes = calloc((size_t)k + 1, sizeof(cm_mode_t));
+  r->nmodes = r->modes ? k : 0;
+  if (!r->modes)
+    st = CM_NOMEM;
+  for (int i = 0; i < r->nmodes && !st; i++) {
+    const double *p = md[i].p;
+    cm_mode_t *m = &r->modes[i];
+    m->lambda = p[1], m->omega = p[2], m->residual = p[3], m->zeta = p[4];
+    m->component = (int)p[5];
+    int ncs = (int)p[6], nbs = (int)p[7];
+    m->contacts = calloc((size_t)ncs + 1, sizeof(cm_share_t));
+    m->bodies = calloc((size_t)nbs + 1, sizeof(cm_share_t));
+    if (!m->contacts || !m->bodies) {
+      st = CM_NOMEM;
+      break;
+    }
+    m->ncontacts = ncs, m->nbodies = nbs;
+    for (int j = 0; j < ncs && !st; j++) {
+      m->contacts[j].share = p[8 + 2 * j + 1];
+      st = cm__share_contact(f, (int64_t)p[8 + 2 * j], &m->contacts[j]);
+    }
+    const double *q = p + 8 + 2 * ncs;
+    for (int j = 0; j < nbs && !st; j++) {
+      m->bodies[j].share = q[2 * j + 1];
+      st = cm__share_body(f, (int64_t)q[2 * j], &m->bodies[j]);
+    }
+  }
+  /* ---- components ----------------------------------------------- */
+  int kc =
+      (int)(nc < (size_t)opts->top_components ? nc
+                                              : (size_t)opts->top_components);
+  r->components = calloc((size_t)kc + 1, sizeof(cm_component_t));
+  r->ncomp_listed = r->components ? kc : 0;
+  if (!r->components)
+    st = CM_NOMEM;
+  for (int i = 0; i < r->ncomp_listed && !st; i++) {
+    const double *p = cp[i].p;
+    cm_component_t *c = &r->components[i];
+    c->omega_max = p[1], c->omega_upper = p[2], c->index = (int)p[3];
+    c->nbodies = (int)p[4], c->ncontacts = (int)p[5], c->ndofs = (int)p[6];
+    c->method = (int)p[7], c->iterations = (int)p[8], c->matvecs = (int)p[9];
+    c->converged = (int)p[10], c->rank = (int)p[11];
+    int nl = (int)p[12];
+    c->body_names = calloc(20, sizeof(char *));
+    if (!c->body_names) {
+      st = CM_NOMEM;
+      break;
+    }
+    for (int j = 0; j < nl && j < 20; j++) {
+      c->body_names[j] = cm__part_body_label(f, (int64_t)p[13 + j]);
+      c->nlisted++;
+    }
+  }
+  free(md), free(cp);
+  if (st)
+    return CM__ERR(ctx, st == CM_IO ? CM_IO : CM_NOMEM, f->path,
+                   "%s: could not read the names of the report", f->path);
+  return CM_OK;
+}
+
+static int cm__build_report(cm_context_t *ctx, const cm__part_file_t *f,
+                            const cm_options_t *opts, const double *recs,
+                            size_t nrec, const cm__mpi_sums_t *sums,
+                            const cm__mpi_more_t *more, int nspan,
+                            cm_report_t **out) {
+  cm_report_t *r = calloc(1, sizeof *r);
+  if (!r)
+    return CM__ERR(ctx, CM_NOMEM, NULL, "out of memory (report)");
+  int st = cm__report_lists(ctx, f, opts, recs, nrec, r);
+  if (st) {
+    cm_report_destroy(&r);
+    return st;
+  }
+  /* ---- bounds, counts, solver ----------------------------------- */
+  int nd = f->h.dim == 2 ? 3 : 6;
+  r->status = sums->notconv > 0 ? CM_NOT_CONVERGED : CM_OK;
+  r->omega_max = r->nmodes ? r->modes[0].omega : 0;
+  r->comp_max = r->nmodes ? r->modes[0].component : -1;
+  r->pc_omega_max = sums->pc_omega;
+  r->pc_contact = (int)sums->pc_contact;
+  r->pc_ratio = r->pc_omega_max > 0 ? r->omega_max / r->pc_omega_max : NAN;
+  r->omega_lower = r->pc_omega_max;
+  r->omega_upper = sums->omega_upper;
+  r->omega_upper_prob = sums->omega_upper_prob;
+  r->failure_probability = opts->failure_probability;
+  r->prob_steps = (int)(more->prob_steps + sums->prob_steps);
+  r->tangential = more->tangential > 0;
+  r->dashpots = 0;
+  r->model = cm__model_label(r->tangential, 0);
+  r->nrows = (int)sums->rows;
+  r->nbodies = (int)f->h.nbodies;
+  r->moving_bodies = (int)more->moving;
+  r->fixed_bodies = (int)more->fixed;
+  r->free_bodies = (int)more->free_moving;
+  r->ndofs = r->moving_bodies * nd;
+  r->active_dofs = (int)sums->active_dofs;
+  r->ncontacts = (int)f->h.ncontacts;
+  r->dropped_dofs = r->ndofs - r->active_dofs;
+  int unknown = more->unknown_rank > 0 || nspan > 0;
+  r->free_motions =
+      unknown ? -1 : (int)(more->free_motions + more->free_moving * nd);
+  r->zero_modes = unknown ? -1 : (int)more->zero_modes;
+  r->counts_note =
+      !unknown ? NULL
+      : nspan  ? "the rank of J was not computed: a component is spread over "
+                 "several MPI ranks (cmodes-mpi computes it only for "
+                 "components on one rank)"
+               : "the rank of J was not computed: a component has more rows "
+                 "than rank_max_rows (default 20000), past which the sparse "
+                 "QR costs more than the analysis";
+  r->ncomp = (int)f->h.ncomp;
+  int kinds =
+      (sums->n_dense > 0) + (sums->n_arpack > 0) + (sums->n_lanczos > 0);
+  r->method = r->ncomp == 0         ? "none"
+              : kinds > 1           ? "mixed"
+              : sums->n_arpack > 0  ? "arpack"
+              : sums->n_lanczos > 0 ? "lanczos"
+                                    : "dense";
+  r->nev = opts->modes;
+  r->ncv = (int)sums->ncv;
+  r->iterations = (int)sums->iterations;
+  r->matvecs = (int)sums->matvecs;
+  r->converged = sums->notconv == 0;
+  r->tol = opts->tol;
+  r->t_eigen = sums->t_eigen;
+  r->t_operator = sums->t_operator;
+  r->t_factor = more->t_factor;
+  r->t_assemble = more->t_assemble;
+  cm__report_steps(opts, r);
+  r->deck_timestep_s = f->h.timestep;
+  r->deck_fraction = f->h.timestep > 0 && r->central_difference.h_s > 0
+                         ? f->h.timestep / r->central_difference.h_s
+                         : NAN;
+  *out = r;
+  return CM_OK;
+}
+
+/* The --partition table: one line per rank (standard error, rank 0). */
+static void cm__print_partition(const double *all, int W, int np, int nspan) {
+  fprintf(stderr,
+          "cmodes-mpi: %d ranks, %d component(s) spread over ranks\n"
+          "rank  bodies        contacts      halo_bodies  msgs/product  "
+          "bytes/product  products  s/product  max_rss_MiB\n",
+          np, nspan);
+  for (int q = 0; q < np; q++) {
+    const double *a = all + (size_t)q * W;
+    cm__mpi_sums_t s;
+    memcpy(&s, a, sizeof s);
+    const double *pi = a + CM__NSUMS + CM__NMORE;
+    char b[48], c[48];
+    snprintf(b, sizeof b, "[%.0f,%.0f)", pi[0], pi[1]);
+    snprintf(c, sizeof c, "[%.0f,%.0f)", pi[2], pi[3]);
+    fprintf(stderr,
+            "%4d  %-12s  %-12s  %11.0f  %12.0f  %13.0f  %8.0f  %9.3g  "
+            "%11.1f\n",
+            q, b, c, s.halo_bodies, s.halo_msgs, s.halo_bytes, s.products,
+            s.products > 0 ? s.t_products / s.products : 0.0, pi[4]);
+  }
+}
+
+/* ---- analyze -------------------------------------------------- */
+
+static void cm__analyze_usage(FILE *f) {
+  fprintf(f, "usage: mpirun -np N cmodes-mpi analyze [options] SCENE.cmpart\n"
+             "\nThe report of `cmodes analyze` computed over MPI ranks, each\n"
+             "reading only its part of a partitioned scene (write one with\n"
+             "`cmodes-mpi convert SCENE OUT.cmpart`; docs/mpi.md).\n\n"
+             "analysis options (as `cmodes analyze`):\n");
+  cm__opt_usage(f, NULL);
+  fprintf(f, "other options:\n"
+             "      --threads N         OpenMP threads per rank (default 1)\n"
+             "      --json              print the report as JSON\n"
+             "      --no-timings        omit timings from the JSON\n"
+             "      --partition         print each rank's part, halo and "
+             "memory\n"
+             "                          (standard error)\n"
+             "  -h, --help              this help\n");
+}
+
+typedef struct {
+  cm_options_t opts;
+  int threads, json, notime, part;
+  const char *path; /* the partitioned scene */
+} cm__args_t;
+
+/* Parses analyze's arguments: -1 to go on, else the exit code. */
+static int cm__analyze_args(int argc, char **argv, int rank, cm__args_t *a) {
+  enum { O_THREADS = 256, O_JSON, O_NOTIME, O_PART };
+  static const struct option own[] = {
+      {"threads", required_argument, 0, O_THREADS},
+      {"json", no_argument, 0, O_JSON},
+      {"no-timings", no_argument, 0, O_NOTIME},
+      {"partition", no_argument, 0, O_PART},
+      {"help", no_argument, 0, 'h'},
+      {0, 0, 0, 0}};
+  struct option longopts[64];
+  cm__opt_longopts(longopts, 64, own, NULL);
+  memset(a, 0, sizeof *a);
+  cm_options_init(&a->opts);
+  a->threads = 1;
+  int ok = 1, c;
+  optind = 1;
+  while (ok && (c = getopt_long(argc, argv, "k:h", longopts, NULL)) != -1) {
+    switch (c) {
+    case O_THREADS:
+      ok = cm__arg_int("analyze", "--threads", optarg, &a->threads);
+      break;
+    case O_JSON:
+      a->json = 1;
+      break;
+    case O_NOTIME:
+      a->notime = 1;
+      break;
+    case O_PART:
+      a->part = 1;
+      break;
+    case 'h':
+      if (!rank)
+        cm__analyze_usage(stdout);
+      return 0;
+    default:
+      ok = cm__opt_parse("analyze", c, optarg, NULL, &a->opts) > 0;
+    }
+  }
+  cm_context_t ctx;
+  cm_context_init(&ctx);
+  if (ok && argc - optind != 1) {
+    fprintf(stderr, "cmodes-mpi analyze: expected one partitioned scene "
+                    "file\n");
+    ok = 0;
+  }
+  if (ok && cm_options_validate(&ctx, &a->opts)) {
+    fprintf(stderr, "cmodes-mpi analyze: %s\n", ctx.message);
+    ok = 0;
+  }
+  if (!ok) {
+    fprintf(stderr, "try 'cmodes-mpi analyze --help'\n");
+    return cm_status_exit(CM_USAGE);
+  }
+  a->path = argv[optind];
+  return -1;
+}
+
+/* Opens the file and reads this rank's part, counting the bodies in no
+ * component (split evenly) and the contacts' springs and dashpots. */
+static int cm__read_rank(cm_context_t *ctx, cm__mpi_part_t *P,
+                         cm__part_file_t *f, const char *path,
+                         cm__mpi_more_t *more) {
+  int st = cm__part_open(ctx, path, f);
+  if (!st)
+    st = cm__part_load(ctx, P);
+  if (!st) {
+    uint64_t ncb = f->h.ncompbodies, nt = f->h.nbodies - ncb;
+    uint64_t t0b = ncb + nt * (uint64_t)P->rank / (uint64_t)P->np;
+    uint64_t t1b = ncb + nt * (uint64_t)(P->rank + 1) / (uint64_t)P->np;
+    more->moving += (double)(P->b1 - P->b0);
+    for (uint64_t b = t0b; b < t1b && !st; b++) {
+      cm__part_body_t rb;
+      st = cm__part_read(ctx, f, f->h.off_bodies, b, 1, sizeof rb, &rb);
+      if (rb.fixed)
+        more->fixed++;
+      else
+        more->moving++, more->free_moving++;
+    }
+  }
+  for (int64_t k = 0; !st && k < P->c1 - P->c0; k++) {
+    more->tangential += P->contacts[k].stiffness_t > 0;
+    more->dashpots +=
+        P->contacts[k].damping_n > 0 || P->contacts[k].damping_t > 0;
+  }
+  return st;
+}
+
+/* The components cut by the partition, ascending (the same on every rank). */
+static int cm__cut_components(const cm__mpi_part_t *P, int *span) {
+  int nspan = 0;
+  for (int q = 1; q < P->np; q++) {
+    int64_t x = P->cut[q];
+    if (x <= 0 || x >= (int64_t)P->f->h.ncompbodies)
+      continue;
+    int cc = cm__part_comp_of(P->f, x);
+    if ((int64_t)P->f->comp[2 * cc] < x && (!nspan || span[nspan - 1] != cc))
+      span[nspan++] = cc;
+  }
+  return nspan;
+}
+
+/* Each cut component in turn on the ranks that hold part of it. */
+static int cm__solve_cut(cm_context_t *ctx, const cm__mpi_part_t *P,
+                         const int *span, int nspan, int *members,
+                         const cm_options_t *opts, cm__dbuf_t *recs,
+                         cm__mpi_sums_t *sums, int st) {
+  for (int i = 0; st >= 0 && i < nspan; i++) {
+    int cc = span[i], nmem = 0, me = 0;
+    int64_t cb0 = (int64_t)P->f->comp[2 * cc];
+    int64_t cb1 = (int64_t)P->f->comp[2 * cc + 2];
+    for (int q = 0; q < P->np; q++)
+      if (P->cut[q] < P->cut[q + 1] && P->cut[q] < cb1 && P->cut[q + 1] > cb0) {
+        me |= q == P->rank;
+        members[nmem++] = q;
+      }
+    MPI_Comm sub;
+    MPI_Comm_split(MPI_COMM_WORLD, me ? 0 : MPI_UNDEFINED, P->rank, &sub);
+    int sst = CM_OK;
+    if (me) {
+      sst = cm__mpi_span_solve(ctx, P, cc, sub, members, opts, recs, sums);
+      MPI_Comm_free(&sub);
+    }
+    st = cm__mpi_agree(ctx, sst < 0 ? sst : (st > sst ? st : sst),
+                       MPI_COMM_WORLD);
+  }
+  return st;
+}
+
+/* Rank 0: the ranks' sums and counts (rows of W doubles) combined. */
+static void cm__combine(const double *all, int W, int np, cm__mpi_sums_t *S,
+                        cm__mpi_more_t *M) {
+  memset(S, 0, sizeof *S);
+  memset(M, 0, sizeof *M);
+  S->pc_contact = -1;
+  for (int q = 0; q < np; q++) {
+    cm__mpi_sums_t s;
+    cm__mpi_more_t m;
+    memcpy(&s, all + (size_t)q * W, sizeof s);
+    memcpy(&m, all + (size_t)q * W + CM__NSUMS, sizeof m);
+    double *sv = (double *)S, *xv = (double *)&s;
+    for (int j = 0; j < CM__NSUMS; j++)
+      sv[j] += xv[j];
+    double *mv = (double *)M, *yv = (double *)&m;
+    for (int j = 0; j < CM__NMORE; j++)
+      mv[j] += yv[j];
+    /* maxima, and the contact that attains one, instead of sums */
+    S->pc_omega -= s.pc_omega, S->pc_contact -= s.pc_contact;
+    if (s.pc_omega > S->pc_omega)
+      S->pc_omega = s.pc_omega, S->pc_contact = s.pc_contact;
+    S->omega_upper -= s.omega_upper;
+    S->omega_upper = fmax(S->omega_upper, s.omega_upper);
+    S->omega_upper_prob -= s.omega_upper_prob;
+    S->omega_upper_prob = fmax(S->omega_upper_prob, s.omega_upper_prob);
+    S->ncv -= s.ncv;
+    S->ncv = fmax(S->ncv, s.ncv);
+  }
+  S->t_eigen /= np, S->t_operator /= np; /* means over the ranks */
+  M->t_factor /= np, M->t_assemble /= np;
+}
+
+/* Gathers every rank's sums and records to rank 0, which builds the
+ * report into *rep (buffers allocated and agreed before each gather). */
+static int cm__gather_report(cm_context_t *ctx, const cm__mpi_part_t *P,
+                             const cm__args_t *a, int nspan,
+                             const cm__dbuf_t *recs, const cm__mpi_sums_t *sums,
+                             const cm__mpi_more_t *more, double t_read,
+                             cm_report_t **rep) {
+  enum { W = CM__NSUMS + CM__NMORE + 6 };
+  double mine[W];
+  memcpy(mine, sums, sizeof *sums);
+  memcpy(mine + CM__NSUMS, more, sizeof *more);
+  struct rusage ru;
+  getrusage(RUSAGE_SELF, &ru);
+  double *pi = mine + CM__NSUMS + CM__NMORE; /* the --partition row */
+  pi[0] = (double)P->b0, pi[1] = (double)P->b1, pi[2] = (double)P->c0;
+  pi[3] = (double)P->c1, pi[4] = (double)ru.ru_maxrss / 1024.0;
+  pi[5] = nspan;
+  int rank = P->rank, np = P->np, st = CM_OK;
+  double *all = NULL, *rv = NULL;
+  int n = (int)recs->n, *cnt = NULL, *dsp = NULL;
+  size_t tot = 0;
+  if (!rank) {
+    all = malloc(sizeof mine * (size_t)np);
+    cnt = malloc(sizeof(int) * (size_t)np);
+    dsp = malloc(sizeof(int) * (size_t)np);
+    if (!all || !cnt || !dsp)
+      st = CM__ERR(ctx, CM_NOMEM, NULL, "out of memory (gather)");
+  }
+  st = cm__mpi_agree(ctx, st, MPI_COMM_WORLD);
+  if (!st) {
+    MPI_Gather(mine, W, MPI_DOUBLE, all, W, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+    if (a->part && !rank)
+      cm__print_partition(all, W, np, nspan);
+    MPI_Gather(&n, 1, MPI_INT, cnt, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    for (int q = 0; !rank && q < np; q++)
+      dsp[q] = (int)tot, tot += (size_t)cnt[q];
+    if (!rank && !(rv = malloc(sizeof(double) * (tot + 1))))
+      st = CM__ERR(ctx, CM_NOMEM, NULL, "out of memory (gather)");
+    st = cm__mpi_agree(ctx, st, MPI_COMM_WORLD);
+  }
+  if (!st)
+    MPI_Gatherv(recs->v, n, MPI_DOUBLE, rv, cnt, dsp, MPI_DOUBLE, 0,
+                MPI_COMM_WORLD);
+  if (!st && !rank) {
+    cm__mpi_sums_t S;
+    cm__mpi_more_t M;
+    cm__combine(all, W, np, &S, &M);
+    st = cm__build_report(ctx, P->f, &a->opts, rv, tot, &S, &M, nspan, rep);
+    if (!st)
+      (*rep)->t_parse = t_read;
+  }
+  free(all), free(cnt), free(dsp), free(rv);
+  return cm__mpi_agree(ctx, st, MPI_COMM_WORLD);
+}
+
+static void cm__print_report(const cm_report_t *rep, const cm__args_t *a,
+                             int st) {
+  if (a->json) {
+    char *text = cm_report_to_json(
+        rep, CM_JSON_INDENT | (a->notime ? CM_JSON_NO_TIMINGS : 0));
+    if (text)
+      printf("%s\n", text);
+    free(text);
+  } else {
+    cm_report_write_text(rep, stdout);
+  }
+  fflush(stdout);
+  if (st == CM_NOT_CONVERGED)
+    fprintf(stderr, "cmodes-mpi analyze: warning: not converged: a "
+                    "component's modes did not meet --tol within "
+                    "--max-iter; the report is partial (solver.converged "
+                    "false)\n");
+}
+
+static int cm__mpi_analyze(int argc, char **argv, int rank, int np) {
+  cm__args_t a;
+  int code = cm__analyze_args(argc, argv, rank, &a);
+  if (code >= 0)
+    return code;
+  cm_context_t ctx;
+  cm_context_init(&ctx);
+  ctx.threads = a.threads;
+  cm__part_file_t f;
+  memset(&f, 0, sizeof f);
+  f.fd = -1;
+  cm__mpi_part_t P;
+  memset(&P, 0, sizeof P);
+  P.rank = rank, P.np = np, P.f = &f;
+  cm__dbuf_t recs = {0};
+  cm__mpi_sums_t sums;
+  cm__mpi_more_t more;
+  memset(&sums, 0, sizeof sums);
+  memset(&more, 0, sizeof more);
+  sums.pc_contact = -1;
+  int *span = malloc(sizeof(int) * ((size_t)np + 1)), nspan = 0;
+  int *members = malloc(sizeof(int) * ((size_t)np + 1));
+  cm_report_t *rep = NULL;
+  /* ---- read this rank's part ---- */
+  double t0 = MPI_Wtime();
+  int st = span && members ? cm__read_rank(&ctx, &P, &f, a.path, &more)
+                           : CM__ERR(&ctx, CM_NOMEM, NULL, "out of memory");
+  double t_read = MPI_Wtime() - t0, dash = 0;
+  st = cm__mpi_agree(&ctx, st, MPI_COMM_WORLD);
+  if (!st) {
+    MPI_Allreduce(&more.dashpots, &dash, 1, MPI_DOUBLE, MPI_SUM,
+                  MPI_COMM_WORLD);
+    if (dash > 0)
+      st = CM__ERR(&ctx, CM_USAGE, "contacts",
+                   "%s: the scene has dashpots: the damped-step search is "
+                   "not distributed yet; analyze it with 'cmodes analyze'",
+                   a.path);
+  }
+  /* ---- solve: components on one rank, then the cut ones ---- */
+  if (!st)
+    nspan = cm__cut_components(&P, span);
+  /* the probabilistic bound's failure probability split over the np
+   * local analyses and the cut components (a union bound) */
+  cm_options_t sopts = a.opts;
+  sopts.failure_probability = a.opts.failure_probability / (np + nspan);
+  if (!st)
+    st = cm__local_solve(&ctx, &P, span, nspan, &sopts, &recs, &sums, &more);
+  st = cm__mpi_agree(&ctx, st, MPI_COMM_WORLD);
+  st = cm__solve_cut(&ctx, &P, span, nspan, members, &sopts, &recs, &sums, st);
+  if (recs.nomem)
+    st = CM__ERR(&ctx, CM_NOMEM, NULL, "out of memory (records)");
+  st = cm__mpi_agree(&ctx, st, MPI_COMM_WORLD);
+  /* ---- the report on rank 0 ---- */
+  if (st >= 0) {
+    int warn = st; /* not converged: a partial report, exit 5 */
+    st = cm__gather_report(&ctx, &P, &a, nspan, &recs, &sums, &more, t_read,
+                           &rep);
+    int fs = !st && !rank && rep ? rep->status : CM_OK;
+    MPI_Bcast(&fs, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    if (!st)
+      st = warn > fs ? warn : fs;
+    if (st >= 0 && !rank)
+      cm__print_report(rep, &a, st);
+  }
+  if (st < 0 && !rank)
+    fprintf(stderr, "cmodes-mpi analyze: %s: %s\n", cm_status_message(st),
+            ctx.message[0] ? ctx.message : cm_status_message(st));
+  cm_report_destroy(&rep);
+  cm__dbuf_free(&recs);
+  free(span), free(members);
+  cm__part_free(&P);
+  cm__part_close(&f);
+  return cm_status_exit(st);
+}
+
+static void cm__usage(FILE *f) {
+  fprintf(f, "usage: cmodes-mpi convert IN OUT.cmpart\n"
+             "       mpirun -np N cmodes-mpi analyze [options] "
+             "SCENE.cmpart\n\n"
+             "cmodes over MPI (docs/mpi.md).\n");
+}
+
+int main(int argc, char **argv) {
+  MPI_Init(&argc, &argv);
+  int rank, np;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &np);
+  int code;
+  if (argc < 2) {
+    if (!rank)
+      cm__usage(stderr);
+    code = cm_status_exit(CM_USAGE);
+  } else if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
+    if (!rank)
+      cm__usage(stdout);
+    code = 0;
+  } else if (!strcmp(argv[1], "convert")) {
+    code = cm__mpi_convert(argc - 1, argv + 1, rank);
+  } else if (!strcmp(argv[1], "analyze")) {
+    if (rank) /* one copy of the messages: rank 0 prints them */
+      (void)!freopen("/dev/null", "w", stderr);
+    code = cm__mpi_analyze(argc - 1, argv + 1, rank, np);
+  } else {
+    if (!rank)
+      fprintf(stderr,
+              "cmodes-mpi: unknown command '%s' (convert, "
+              "analyze)\n",
+              argv[1]);
+    code = cm_status_exit(CM_USAGE);
+  }
+  MPI_Finalize();
+  return code;
+}

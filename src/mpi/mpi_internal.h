@@ -1,0 +1,73 @@
+/* mpi_internal.h: what the parts of cmodes-mpi share (docs/mpi.md): error
+ * agreement across ranks, the halo plan, the solve of a component spread
+ * over ranks and the records gathered into the report. */
+#ifndef CM_MPI_INTERNAL_H
+#define CM_MPI_INTERNAL_H
+
+#include "part.h"
+
+#include <mpi.h>
+
+/* Every rank's status st agreed on comm: the first failing rank's status
+ * and message (into ctx on every rank), or the largest warning, or 0. */
+int cm__mpi_agree(cm_context_t *ctx, int st, MPI_Comm comm);
+
+/* Growable array of doubles: the records gathered into the report. */
+typedef struct {
+  double *v;
+  size_t n, cap;
+  int nomem;
+} cm__dbuf_t;
+void cm__dbuf_push(cm__dbuf_t *b, double x);
+void cm__dbuf_free(cm__dbuf_t *b);
+
+/* A mode record: lambda, omega, residual, zeta, component, nc, nb, then nc
+ * (contact position, share) and nb (body position, share) pairs. A
+ * component record: omega_max, omega_upper, component, bodies, rows, dofs,
+ * method, iterations, matvecs, converged, rank, nlisted, then nlisted body
+ * positions. */
+#define CM__REC_MODE 1.0
+#define CM__REC_COMP 2.0
+
+/* One rank's part of the scene. */
+typedef struct {
+  int rank, np, dim, nd; /* nd: dofs per body (3 or 6) */
+  cm__part_file_t *f;
+  int64_t *cut;                 /* np + 1 */
+  int64_t b0, b1;               /* owned component bodies [b0, b1) */
+  int64_t c0, c1;               /* owned contacts [c0, c1) */
+  cm__part_body_t *bodies;      /* b1 - b0 */
+  cm__part_contact_t *contacts; /* c1 - c0 */
+  int64_t *corig;               /* c1 - c0: scene index of each contact */
+  int64_t *borig;               /* b1 - b0 */
+  uint64_t *bcs;                /* b1 - b0 + 1: owned contacts per body */
+} cm__mpi_part_t;
+
+/* Sums over the rank's part that go into the report's counts. */
+typedef struct {
+  double active_dofs, rows;
+  double pc_omega, pc_contact; /* scene index of the contact, -1 none */
+  double omega_upper, omega_upper_prob;
+  double iterations, matvecs, ncv, converged, notconv;
+  double n_dense, n_arpack, n_lanczos;
+  double t_eigen, t_operator, prob_steps;
+  /* this rank's halo (summed over its spread components): bodies copied
+   * in, messages and bytes it sends per product of S, products, seconds
+   * in products */
+  double halo_bodies, halo_msgs, halo_bytes, products, t_products;
+} cm__mpi_sums_t;
+
+/* Contact record r with its bodies mapped to sub-scene indices sa, sb
+ * (CM_WORLD for the world or a fixed body; a fixed a is swapped to b, the
+ * normal and arms flipped). Cannot fail. */
+cm_contact_t cm__contact_to(const cm__part_contact_t *r, int sa, int sb);
+
+/* Solves component comp spread over the ranks of cc (this rank's rank
+ * there: the participants), appending its mode and component records to
+ * out on cc's rank 0 and adding to sums. */
+int cm__mpi_span_solve(cm_context_t *ctx, const cm__mpi_part_t *P, int comp,
+                       MPI_Comm cc, const int *members,
+                       const cm_options_t *opts, cm__dbuf_t *out,
+                       cm__mpi_sums_t *sums);
+
+#endif

@@ -1,0 +1,324 @@
+#!/usr/bin/python3
+"""cmodes-mpi against the serial cmodes (docs/mpi.md), run by ctest.
+
+  mpi_check.py CMODES CMODES_MPI DATA_DIR CASE
+
+CASE is equal:SCENE (np = 1..4 give the serial omega_max, top modes, bounds
+and counts to 1e-10 relative; the same bits on a repeated run with the same
+np), partition (a scene smaller than np, ranks with no bodies, a component
+spread over every rank) or errors (a missing file, a file missing on one
+rank, a truncated file, a JSON scene: one message, the exit code, no hang).
+Exits 77 (skip) when cmodes-mpi was not built or mpirun is missing."""
+import json
+import math
+import re
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+REL = 1e-10
+TIMEOUT = 120
+
+
+ENV = dict(os.environ, OMPI_MCA_rmaps_base_oversubscribe="1",
+           OMPI_MCA_mpi_yield_when_idle="1")
+
+
+def sanitizer_env(tmp):
+    """Under ASan (ASAN_OPTIONS set): OpenMPI's own leaks at exit are
+    suppressed by name (tests/mpi/lsan-mpi.supp added to the suppressions
+    given), which needs the slow unwinder and its plugins kept loaded."""
+    if "ASAN_OPTIONS" not in os.environ:
+        return
+    supp = os.path.join(tmp, "lsan.supp")
+    with open(supp, "w") as out:
+        for opt in os.environ.get("LSAN_OPTIONS", "").split(":"):
+            if opt.startswith("suppressions="):
+                with open(opt.split("=", 1)[1]) as f:
+                    out.write(f.read() + "\n")
+        with open(os.path.join(os.path.dirname(__file__),
+                               "lsan-mpi.supp")) as f:
+            out.write(f.read())
+    ENV["ASAN_OPTIONS"] = os.environ["ASAN_OPTIONS"] + \
+        ":fast_unwind_on_malloc=0"
+    ENV["LSAN_OPTIONS"] = ":".join(
+        [o for o in os.environ.get("LSAN_OPTIONS", "").split(":")
+         if o and not o.startswith("suppressions=")] +
+        ["suppressions=" + supp])
+    ENV["OMPI_MCA_mca_base_component_disable_dlclose"] = "1"
+
+
+def run(args, **kw):
+    return subprocess.run(args, capture_output=True, text=True,
+                          timeout=TIMEOUT, env=ENV, **kw)
+
+
+def mpirun(np, args, cwd=None):
+    cmd = ["mpirun", "--oversubscribe", "-np", str(np)]
+    if os.geteuid() == 0:
+        cmd.insert(1, "--allow-run-as-root")
+    return run(cmd + args, cwd=cwd)
+
+
+def rel(a, b):
+    return abs(a - b) / max(abs(a), abs(b), 1e-300)
+
+
+def check_close(what, a, b, fails):
+    if a is None or b is None:
+        if a != b:
+            fails.append(f"{what}: {a} != {b}")
+    elif rel(a, b) > REL:
+        fails.append(f"{what}: {a!r} != {b!r} (rel {rel(a, b):.2e})")
+
+
+def compare(ser, par, tag, fails):
+    check_close(f"{tag} omega_max", ser["omega_max"], par["omega_max"], fails)
+    if len(ser["modes"]) != len(par["modes"]):
+        fails.append(f"{tag}: {len(par['modes'])} modes, serial "
+                     f"{len(ser['modes'])}")
+    for i, (a, b) in enumerate(zip(ser["modes"], par["modes"])):
+        check_close(f"{tag} modes[{i}].omega", a["omega"], b["omega"], fails)
+        for key in ("contacts", "bodies"):  # ties may list another member
+            sa = sorted(c["share"] for c in a[key])
+            sb = sorted(c["share"] for c in b[key])
+            if len(sa) != len(sb) or any(abs(x - y) > 1e-8
+                                         for x, y in zip(sa, sb)):
+                fails.append(f"{tag} modes[{i}].{key} shares {sa} != {sb}")
+    check_close(f"{tag} per_contact", ser["per_contact"]["omega_max"],
+                par["per_contact"]["omega_max"], fails)
+    check_close(f"{tag} omega_upper", ser["bounds"]["omega_upper"],
+                par["bounds"]["omega_upper"], fails)
+    if par["bounds"]["omega_upper_probabilistic"] < par["omega_max"] * (
+            1 - REL):
+        fails.append(f"{tag}: probabilistic bound below omega_max")
+    for k in ("bodies", "moving_bodies", "fixed_bodies", "free_bodies",
+              "dofs", "active_dofs", "contacts", "rows"):
+        if ser["counts"][k] != par["counts"][k]:
+            fails.append(f"{tag} counts.{k}: {par['counts'][k]} != "
+                         f"{ser['counts'][k]}")
+    ca = sorted(c["omega_max"] for c in ser["components"]["top"])
+    cb = sorted(c["omega_max"] for c in par["components"]["top"])
+    if ser["components"]["count"] != par["components"]["count"] or len(
+            ca) != len(cb):
+        fails.append(f"{tag}: components {par['components']['count']} != "
+                     f"{ser['components']['count']}")
+    for x, y in zip(ca, cb):
+        check_close(f"{tag} component omega_max", x, y, fails)
+    for k in ("central_difference", "rk4"):
+        check_close(f"{tag} timestep.{k}.h", ser["timestep"][k]["h"],
+                    par["timestep"][k]["h"], fails)
+
+
+def star(tmp):
+    """A hub touching 100 disks (2D), the hub first in the Morton order: it
+    owns every contact, so the ranks after it hold bodies of the cut
+    component but no rows (PARPACK's local size 0), and some ranks in
+    between hold nothing."""
+    bodies = [{"name": "hub", "mass": 5.0, "inertia": 0.2,
+               "position": [-1.5, -1.5]}]
+    contacts = []
+    for i in range(100):
+        a = 2 * math.pi * i / 100
+        p = [math.cos(a), math.sin(a)]
+        d = [p[0] + 1.5, p[1] + 1.5]
+        n = [d[0] / math.hypot(*d), d[1] / math.hypot(*d)]
+        bodies.append({"name": f"leaf{i}", "mass": 1.0 + 0.01 * i,
+                       "inertia": 0.01, "position": p})
+        contacts.append({"a": f"leaf{i}", "b": "hub",
+                         "point": [p[0] - 0.1 * n[0], p[1] - 0.1 * n[1]],
+                         "normal": n, "stiffness": 1e5 * (1 + 0.003 * i)})
+    out = os.path.join(tmp, "star.json")
+    with open(out, "w") as f:
+        json.dump({"format": "cmodes-scene", "version": 1, "dim": 2,
+                   "bodies": bodies, "contacts": contacts}, f)
+    return out
+
+
+def derived(data, scene, tmp):
+    """SCENE.json of data/, or NAME-tangential: NAME with a tangential
+    spring of half the normal stiffness on every contact (version 2: rows
+    normal + 2 tangents in 3D), or NAME-dashpots: with a normal dashpot."""
+    if scene == "star":
+        return star(tmp)
+    base, _, kind = scene.partition("-")
+    src = os.path.join(data, base + ".json")
+    if not kind:
+        return src
+    with open(src) as f:
+        doc = json.load(f)
+    doc["version"] = 2
+    for c in doc["contacts"]:
+        if kind == "tangential":
+            c["stiffness_t"] = 0.5 * c["stiffness"]
+        else:
+            c["damping_n"] = 1.0
+    out = os.path.join(tmp, scene + ".json")
+    with open(out, "w") as f:
+        json.dump(doc, f)
+    return out
+
+
+def case_equal(cm, cmpi, data, scene, tmp):
+    part = os.path.join(tmp, scene + ".cmpart")
+    src = derived(data, scene, tmp)
+    r = run([cmpi, "convert", src, part])
+    if r.returncode:
+        return [f"convert: {r.stderr}"]
+    serial_text = subprocess.run(
+        [cm, "analyze", "--json", "--no-timings", src], capture_output=True,
+        text=True, check=True, timeout=TIMEOUT).stdout
+    ser = json.loads(serial_text)
+    fails = []
+    # under ASan (several times slower with its slow unwinder) np = 1 (the
+    # serial path) and 3 (a cut component with a middle rank) only
+    nps = (1, 3) if "ASAN_OPTIONS" in os.environ else (1, 2, 3, 4)
+    for np in nps:
+        r = mpirun(np, [cmpi, "analyze", "--json", "--no-timings", part])
+        if r.returncode:
+            fails.append(f"np={np}: exit {r.returncode}: {r.stderr[-400:]}")
+            continue
+        compare(ser, json.loads(r.stdout), f"{scene} np={np}", fails)
+        if np == 1 and r.stdout != serial_text:  # nothing cut: the same
+            fails.append("np=1: the report is not the serial one byte for "
+                         "byte")
+        # the same bits again (not under ASan, whose slow unwinder makes
+        # each run several times longer)
+        if np in (2, 3) and "ASAN_OPTIONS" not in os.environ:
+            r2 = mpirun(np, [cmpi, "analyze", "--json", "--no-timings",
+                             part])
+            if r2.stdout != r.stdout:
+                fails.append(f"np={np}: a repeated run gave other bits")
+        print(f"{scene} np={np}: checked", flush=True)
+    return fails
+
+
+def partition_table(cmpi, part, np):
+    r = mpirun(np, [cmpi, "analyze", "--partition", "--json", part])
+    if r.returncode:
+        raise RuntimeError(f"np={np}: exit {r.returncode}: {r.stderr}")
+    lines = [l for l in r.stderr.splitlines()
+             if re.match(r"^ *[0-9]+ +\[[0-9]+,[0-9]+\) ", l)]
+    head = [l for l in r.stderr.splitlines() if "spread over ranks" in l]
+    spread = int(head[0].split(",")[1].split()[0])
+    rows = []
+    for l in lines:
+        f = l.split()
+        b0, b1 = (int(x) for x in f[1].strip("[)").split(","))
+        c0, c1 = (int(x) for x in f[2].strip("[)").split(","))
+        rows.append((b1 - b0, c1 - c0, int(float(f[6]))))
+    return json.loads(r.stdout), spread, rows
+
+
+def case_partition(cm, cmpi, data, tmp):
+    fails = []
+    for scene, np in (("bar2d", 4), ("pile2d", 4), ("star", 3)):
+        part = os.path.join(tmp, scene + ".cmpart")
+        src = derived(data, scene, tmp)
+        run([cmpi, "convert", src, part]).check_returncode()
+        ser = json.loads(subprocess.run(
+            [cm, "analyze", "--json", src], capture_output=True, text=True,
+            check=True, timeout=TIMEOUT).stdout)
+        rep, spread, rows = partition_table(cmpi, part, np)
+        compare(ser, rep, f"{scene} np={np}", fails)
+        if len(rows) != np:
+            fails.append(f"{scene}: {len(rows)} rows in the table")
+        if scene == "bar2d":  # 1 moving body on 4 ranks
+            if sum(1 for b, c, p in rows if b == 0) < np - 1:
+                fails.append(f"bar2d: expected {np - 1} ranks with no bodies")
+            if spread != 0:
+                fails.append("bar2d: a one-body component was cut")
+        elif scene == "star":  # a cut component: a member with no rows
+            if spread != 1 or not any(b > 0 and c == 0 and p > 0
+                                      for b, c, p in rows):
+                fails.append(f"star: no rank with bodies, no rows: {rows}")
+            if not any(b == 0 for b, c, p in rows):
+                fails.append(f"star: no rank with nothing: {rows}")
+        else:  # one component over every rank, solved by PARPACK
+            if spread != 1 or any(b == 0 or c == 0 or p == 0
+                                  for b, c, p in rows):
+                fails.append(f"pile2d: not spread over every rank: {rows}")
+        print(f"{scene} np={np}: {rows}, spread {spread}", flush=True)
+    return fails
+
+
+def case_errors(cmpi, data, tmp):
+    fails = []
+    part = os.path.join(tmp, "bar2d.cmpart")
+    run([cmpi, "convert", os.path.join(data, "bar2d.json"),
+         part]).check_returncode()
+    with open(part, "rb") as f:
+        blob = f.read()
+    trunc = os.path.join(tmp, "trunc.cmpart")
+    with open(trunc, "wb") as f:
+        f.write(blob[:len(blob) - 7])
+    dash = os.path.join(tmp, "dash.cmpart")
+    run([cmpi, "convert", derived(data, "bar2d-dashpots", tmp),
+         dash]).check_returncode()
+    for d in ("d0", "d1"):
+        os.makedirs(os.path.join(tmp, d), exist_ok=True)
+    shutil.copy(part, os.path.join(tmp, "d0", "s.cmpart"))
+    one_rank = ["sh", "-c", f"cd {tmp}/d$OMPI_COMM_WORLD_RANK && exec "
+                f"{cmpi} analyze s.cmpart"]
+    cases = [
+        ("missing file", [cmpi, "analyze", os.path.join(tmp, "none")], 3,
+         "cannot open"),
+        ("missing on rank 1", one_rank, 3, "s.cmpart: cannot open"),
+        ("truncated", [cmpi, "analyze", trunc], 3, "do not match"),
+        ("JSON scene", [cmpi, "analyze", os.path.join(data, "bar2d.json")],
+         3, "cmodes-mpi convert"),
+        ("bad option", [cmpi, "analyze", "--modes", "0", part], 2, "modes"),
+        ("dashpots", [cmpi, "analyze", dash], 2, "dashpots"),
+    ]
+    pile = os.path.join(tmp, "pile3d.cmpart")
+    run([cmpi, "convert", os.path.join(data, "pile3d.json"),
+         pile]).check_returncode()
+    # a partial result: the cut pile stopped by --max-iter 1 (exit 5, the
+    # report printed, converged false)
+    r = mpirun(2, [cmpi, "analyze", "--max-iter", "1", "--json", pile])
+    if r.returncode != 5 and "Exit code:    5" not in r.stderr:
+        fails.append(f"not converged: exit {r.returncode}")
+    elif json.loads(r.stdout)["solver"]["converged"] is not False or \
+            "warning: not converged" not in r.stderr:
+        fails.append("not converged: no partial report and warning")
+    print(f"not converged: exit {r.returncode}", flush=True)
+    for name, args, code, text in cases:
+        r = mpirun(2, args)
+        msgs = [l for l in r.stderr.splitlines()
+                if l.startswith("cmodes") and "analyze" in l]
+        own = [l for l in msgs if "try 'cmodes-mpi" not in l]
+        if r.returncode == 0 or text not in r.stderr or len(own) != 1:
+            fails.append(f"{name}: exit {r.returncode}, messages {own}")
+        if code == 3 and not any(f"Exit code:    {code}" in l
+                                 for l in r.stderr.splitlines()) and \
+                r.returncode != code:
+            fails.append(f"{name}: exit code {r.returncode}, want {code}")
+        print(f"{name}: exit {r.returncode}: {own}", flush=True)
+    return fails
+
+
+def main():
+    cm, cmpi, data, case = sys.argv[1:5]
+    if not cmpi or not os.path.exists(cmpi):
+        print("SKIP: cmodes-mpi was not built (MPI or PARPACK not found)")
+        return 77
+    if not shutil.which("mpirun"):
+        print("SKIP: no mpirun on PATH")
+        return 77
+    with tempfile.TemporaryDirectory() as tmp:
+        sanitizer_env(tmp)
+        if case.startswith("equal:"):
+            fails = case_equal(cm, cmpi, data, case[6:], tmp)
+        elif case == "partition":
+            fails = case_partition(cm, cmpi, data, tmp)
+        else:
+            fails = case_errors(cmpi, data, tmp)
+    for f in fails:
+        print("FAIL:", f)
+    return 1 if fails else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,18 @@
+# cmodes-mpi against the serial cmodes (tests/mpi/mpi_check.py, docs/mpi.md):
+# oversubscribed mpirun with up to 4 ranks; skipped (77) with a reason when
+# cmodes-mpi was not built.
+set(CM_MPI_BIN "")
+if(CMODES_HAVE_MPI)
+  set(CM_MPI_BIN $<TARGET_FILE:cmodes_mpi>)
+endif()
+foreach(case equal:bar2d equal:pile2d equal:pile3d equal:pile3d-tangential
+             equal:fleet equal:star partition errors)
+  string(REPLACE "equal:" "equal_" tname "mpi_${case}")
+  string(REPLACE "-" "_" tname "${tname}")
+  add_test(NAME ${tname} COMMAND /usr/bin/python3
+           ${CMAKE_CURRENT_SOURCE_DIR}/mpi/mpi_check.py
+           $<TARGET_FILE:cmodes_cli> "${CM_MPI_BIN}" ${CMAKE_SOURCE_DIR}/data
+           ${case})
+  set_tests_properties(${tname} PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 600
+                       LABELS mpi)
+endforeach()
