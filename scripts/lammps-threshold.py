@@ -231,6 +231,24 @@ class Runner:
         self.workdir = workdir
         self.runs = []
         self.seconds = 0.0
+        self.ke1, self.s1 = self.probe()
+
+    def probe(self):
+        """KE1 and S1 of the perturbed settled state, from a LAMMPS process
+        of its own (-var probe 1): the threshold runs must be the only
+        `run` of theirs, since a second run's setup changes pair granular
+        beds (see the decks' threshold section)."""
+        cmd, p, text, wall = lmp_run(
+            self.lmp, self.deck, self.workdir, "probe.log",
+            [("mode", "threshold"), ("probe", "1"), ("restart", self.restart),
+             ("deckdir", os.path.dirname(os.path.abspath(self.deck))),
+             ("perturb", repr(self.perturb)), ("pseed", str(self.pseed))])
+        self.seconds += wall
+        m = re.search(r"^PROBE ke1 (\S+) s1 (\S+)", text, re.M)
+        if p.returncode != 0 or not m:
+            raise RuntimeError(f"{' '.join(cmd)}: no PROBE line "
+                               f"(status {p.returncode})")
+        return float(m.group(1)), float(m.group(2))
 
     def run(self, dt):
         cmd, p, text, wall = lmp_run(
@@ -240,7 +258,8 @@ class Runner:
              ("dt", repr(dt)), ("nsteps", str(self.steps)),
              ("every", str(self.every)), ("keratio", repr(self.keratio)),
              ("qratio", repr(self.qratio)),
-             ("perturb", repr(self.perturb)), ("pseed", str(self.pseed))])
+             ("perturb", repr(self.perturb)), ("pseed", str(self.pseed)),
+             ("ke1", repr(self.ke1)), ("s1", repr(self.s1))])
         self.seconds += wall
         kes, qs = [], []
         n_last, first_step, last_step, error = self.natoms, None, 0, None
@@ -248,7 +267,7 @@ class Runner:
         for line in text.split("\n"):
             w = line.split()
             if w[:5] == ["Step", "v_n", "c_kt", "c_rke", "v_qe"]:
-                in_thermo = True       # keep the last block (after run 0)
+                in_thermo = True       # keep the last block
                 kes, qs, first_step = [], [], None
                 continue
             if in_thermo:
