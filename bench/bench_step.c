@@ -94,6 +94,7 @@ static void one(cm_context_t *ctx, const cm_scene_t *s, cm_options_t *o,
 
 int main(int argc, char **argv) {
   double size = 1e6, tol = 1e-6;
+  const char *file = NULL, *save = NULL;
   int reps = 3, threads = 2, seed = 7;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -107,9 +108,14 @@ int main(int argc, char **argv) {
       tol = atof(v), i++;
     else if (!strcmp(a, "--seed") && v)
       seed = atoi(v), i++;
+    else if (!strcmp(a, "--scene") && v)
+      file = v, i++;
+    else if (!strcmp(a, "--save") && v)
+      save = v, i++;
     else {
       fprintf(stderr, "usage: bench_step [--size NC] [--reps R] [--threads "
-                      "T] [--tol X] [--seed S]\n");
+                      "T] [--tol X] [--seed S] [--scene FILE] [--save "
+                      "FILE]\n");
       return strcmp(a, "-h") && strcmp(a, "--help") ? 2 : 0;
     }
   }
@@ -121,6 +127,13 @@ int main(int argc, char **argv) {
   cm_pile_options_init(&po);
   po.dim = 3, po.count = 1000, po.seed = (unsigned)seed;
   cm_scene_t *s = NULL;
+  if (file) { /* a saved scene (--save): the same pile for two builds */
+    if (cm_scene_read_file(&ctx, file, &s)) {
+      fprintf(stderr, "bench_step: %s\n", ctx.message);
+      return 1;
+    }
+    goto run;
+  }
   if (cm_generate_pile(&ctx, &po, &s)) {
     fprintf(stderr, "bench_step: %s\n", ctx.message);
     return 1;
@@ -135,6 +148,12 @@ int main(int argc, char **argv) {
   }
   fprintf(stderr, "generated %d spheres, %d contacts in %.1f s\n", s->nbodies,
           s->ncontacts, now_s() - t0);
+  FILE *sf = save ? fopen(save, "wb") : NULL;
+  if (save && (!sf || cm_scene_write_binary(&ctx, s, sf) || fclose(sf))) {
+    fprintf(stderr, "bench_step: cannot write %s: %s\n", save, ctx.message);
+    return 1;
+  }
+run:;
   cm_options_t o;
   cm_options_init(&o);
   o.tol = tol;
@@ -147,9 +166,9 @@ int main(int argc, char **argv) {
   double gbs = triad_gbs((size_t)1 << 25, threads, 10);
   double ft = median(full.tot, reps), fe = median(full.eig, reps);
   double stt = median(step.tot, reps), se = median(step.eig, reps);
-  printf("pile seed %d: %d contacts, tol %g, %d threads, %d interleaved "
-         "runs (medians); triad %.1f GB/s\n\n",
-         seed, s->ncontacts, tol, threads, reps, gbs);
+  printf("%s: %d contacts, tol %g, %d threads, %d interleaved runs "
+         "(medians); triad %.1f GB/s\n\n",
+         file ? file : "generated pile", s->ncontacts, tol, threads, reps, gbs);
   printf("| analysis | whole (s) | eigen phase (s) | products | bound steps "
          "| certified_prob / critical |\n|---|---|---|---|---|---|\n");
   printf("| full (--modes 6) | %.3f | %.3f | %d | %d | %.4f |\n", ft, fe,

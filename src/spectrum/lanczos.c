@@ -29,6 +29,7 @@
 #include <float.h>
 #include <lapacke.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -37,6 +38,7 @@
 #define LZ_SEED 0x6c616e637a6f73ULL /* "lanczos": breakdown vectors */
 #define LZ_TEST_MAX 8 /* most steps between two convergence tests */
 #define LZ_PROBE_TOL 1e-5 /* tolerance of a search for a missed copy */
+#define LZ_LOOK_TOL 1e-2   /* tolerance of the search's first look */
 
 /* ---- vector kernels (deterministic chunked reductions) ----------------- */
 
@@ -924,11 +926,15 @@ static int lz_run(cm_context_t *ctx, lz_t *L, double deadline) {
 
 /* ---- extract: the top pairs, corrected, positive, descending ------------ */
 
-/* Values (of Op / s) into lam, vectors formed in place in V[:, 0..kept).
- * Returns kept, or -1 when out of memory. */
-static int lz_extract(lz_t *L, double *lam) {
+/* The top nwant (>= nev) pairs: values (of Op / s) into lam, vectors
+ * formed in place in V[:, 0..kept). Returns kept, or -1 when out of memory
+ * or LAPACK fails. */
+static int lz_extract(lz_t *L, double *lam, int nwant) {
+  if (nwant > L->P.found && L->P.J > L->P.found &&
+      lz_ritz(&L->P, L->P.J, nwant, L->k == 0) < 0)
+    return -1;
   int J0 = L->P.J, f = L->P.found < 0 ? 0 : L->P.found;
-  int k0 = f > L->nev ? f - L->nev : 0, nf = f - k0; /* the top, ascending */
+  int k0 = f > nwant ? f - nwant : 0, nf = f - k0; /* the top, ascending */
   double *Yd = malloc(sizeof(double) * ((size_t)J0 * (size_t)(nf + 1) + 1));
   if (!Yd || lz_correct(&L->P, k0, nf)) {
     free(Yd);
@@ -957,6 +963,13 @@ typedef struct {
   int converged;     /* every run that contributed converged */
   int timed_out;     /* a run stopped by the deadline */
 } lz_pairs_t;
+
+/* The main solve's next Ritz vectors after the wanted ones (orthonormal,
+ * in its Krylov space): the search's first look deflates them too. */
+typedef struct {
+  int n, cap;        /* vectors held, room */
+  double *W;         /* N x cap */
+} lz_extra_t;
 
 /* Inserts pair (t, x) by value, keeping the top cap; x is orthogonalised
  * against the vectors held (two passes) and normalised. Returns 1 if it
@@ -1004,29 +1017,39 @@ static int lz_solve(cm_context_t *ctx, cm_operator_t *op, int comp,
                     int nev, double tol, int deflate, uint64_t seed,
                     const double *start, double deadline, double pb_delta,
                     cm__eig_t *out, lz_pairs_t *F, int add, int *added,
-                    double *top) {
+                    double *top, lz_extra_t *X) {
   lz_t L;
   int pb_k = pb_delta > 0 && !deflate && !start ? cm__kw_steps(d->N, pb_delta)
                                                 : 0;
-  if (pb_k > d->ncv && 8.0 * d->N * (pb_k + 1.0) > LZ_BASIS_BYTES)
-    pb_k = 0; /* too long a first cycle for memory: bound.c's own run */
+  if (pb_k > d->ncv &&
+      (opts->ncv > 0 || 8.0 * d->N * (pb_k + 1.0) > LZ_BASIS_BYTES))
+    pb_k = 0; /* a basis set by the options, or too long a first cycle for
+                 memory: bound.c's own run */
   int st = lz_setup(ctx, &L, op, comp, opts, d, nev, tol,
                     deflate ? F->U : NULL, F->n, seed, pb_k, pb_delta, out);
   if (st)
     return st;
-  double *lv = malloc(sizeof(double) * ((size_t)nev + 1));
+  int nx = X ? nev + X->cap : nev;
+  double *lv = malloc(sizeof(double) * ((size_t)nx + 1));
   st = lv ? lz_start(ctx, &L, start) : CM_NOMEM;
   if (!st)
     st = lz_run(ctx, &L, deadline);
-  int kept = st ? 0 : lz_extract(&L, lv);
+  if (!(L.converged || L.exhausted) || L.timed_out)
+    nx = nev; /* the next pairs only from a converged run */
+  int kept = st ? 0 : lz_extract(&L, lv, nx);
   if (kept < 0)
     st = CM__ERR(ctx, CM_NOMEM, NULL, "out of memory for Ritz vectors");
   *added = 0, *top = kept > 0 ? lv[0] : 0;
   /* a search never lists a value at the rounding level of the top (the
    * null space of a rank-deficient operator) */
   double floor = deflate && F->n ? (double)L.N * DBL_EPSILON * F->lam[0] : 0;
-  for (int i = 0; !st && add && i < kept && lv[i] > floor; i++)
+  for (int i = 0; !st && add && i < kept && i < nev && lv[i] > floor; i++)
     *added += lz_pairs_add(F, L.N, lv[i], L.V + (size_t)i * L.N, L.nt);
+  if (X && !st) { /* the next Ritz vectors: the search's first look */
+    X->n = kept > nev ? kept - nev : 0;
+    memcpy(X->W, L.V + (size_t)nev * L.N,
+           sizeof(double) * (size_t)L.N * (size_t)X->n);
+  }
   if (!st && !(L.converged || L.exhausted))
     F->converged = 0;
   F->timed_out |= L.timed_out;
@@ -1065,9 +1088,36 @@ static int lz_check_dims(const cm__eig_dims_t *d, int nz, cm__eig_dims_t *c) {
  * list. */
 static int lz_search(cm_context_t *ctx, cm_operator_t *op, int comp,
                      const cm_options_t *opts, const cm__eig_dims_t *d,
-                     double deadline, cm__eig_t *out, lz_pairs_t *F) {
+                     double deadline, cm__eig_t *out, lz_pairs_t *F,
+                     const lz_extra_t *X) {
   cm__eig_dims_t c;
   int st = CM_OK, added = 0;
+  /* One pair from a Gaussian start (X given): a copy of it would not be
+   * listed (equal, not above), and a top mode the solve missed is the
+   * event the probabilistic bound from the same run already bounds
+   * (probability at most delta): nothing to search for. */
+  if (X && d->nev == 1 && F->n == F->cap)
+    return CM_OK;
+  /* A first look: the top of Op deflated by the pairs found and the
+   * solve's next Ritz vectors X (contiguous after F's full list in F->U).
+   * A missed copy of a listed value is orthogonal to the solve's whole
+   * Krylov space (it never entered it), so it is also an eigenvector of
+   * this operator, with its value (>= low); without one, the top lies
+   * below the next X->n values, mostly well below low, and a probe to a
+   * loose tolerance shows it. Otherwise the probes below decide. */
+  if (X && X->n > 0 && F->n == F->cap && F->converged && !F->timed_out &&
+      lz_check_dims(d, F->n + X->n, &c)) {
+    double top = 0, low = F->lam[F->n - 1];
+    int n0 = F->n;
+    F->n = n0 + X->n, F->converged = 1;
+    st = lz_solve(ctx, op, comp, opts, &c, 1, LZ_LOOK_TOL, 1,
+                  d->seed ^ 0x6c6f6f6b00000000ULL, NULL, deadline, 0, out, F,
+                  0, &added, &top, NULL); /* "look" */
+    int done = !st && F->converged && top * (1 + 2 * LZ_LOOK_TOL) <= low;
+    F->n = n0, F->converged = 1;
+    if (st || done)
+      return st;
+  }
   double tol = opts->tol > 0 ? opts->tol : 1e-10, tc = fmax(tol, LZ_PROBE_TOL);
   for (int r = 1; !st && F->converged && !F->timed_out && F->n > 0 &&
                   r <= d->nev && lz_check_dims(d, F->n, &c);
@@ -1076,13 +1126,13 @@ static int lz_search(cm_context_t *ctx, cm_operator_t *op, int comp,
     double top = 0, low = F->lam[F->n - 1];
     /* a probe to a loose tolerance first: most searches end there */
     st = lz_solve(ctx, op, comp, opts, &c, 1, tc, 1, seed, NULL, deadline, 0,
-                  out, F, tc <= tol, &added, &top);
+                  out, F, tc <= tol, &added, &top, NULL);
     if (st || (F->n == F->cap && top * (1 + 2 * tc) <= low) ||
         !(top > (double)d->N * DBL_EPSILON * F->lam[0]))
       break; /* the top of the rest lies below the list: it is complete */
     if (tc > tol) /* a copy: solve for it to the tolerance, same start */
       st = lz_solve(ctx, op, comp, opts, &c, 1, tol, 1, seed, NULL, deadline,
-                    0, out, F, 1, &added, &top);
+                    0, out, F, 1, &added, &top, NULL);
     if (!added)
       break;
   }
@@ -1113,7 +1163,7 @@ int cm__eig_copies(cm_context_t *ctx, cm_operator_t *op, int comp,
   double *keep = malloc(sizeof(double) * ((size_t)n0 + 1));
   for (int i = 0; keep && i < n0; i++)
     keep[i] = F.lam[i];
-  st = lz_search(ctx, op, comp, opts, &d, deadline, out, &F);
+  st = lz_search(ctx, op, comp, opts, &d, deadline, out, &F, NULL);
   int same = keep && F.n == n0;
   for (int i = 0; same && i < n0; i++)
     same = keep[i] == F.lam[i];
@@ -1146,9 +1196,13 @@ int cm__eig_lanczos(cm_context_t *ctx, cm_operator_t *op, int comp,
                         out, &d);
   if (st)
     return st;
+  /* F->U holds the list, then the solve's next Ritz vectors (lz_extra_t) */
+  int q = (d.ncv - d.nev) / 4;
   lz_pairs_t F = {0, d.nev, malloc(sizeof(double) * ((size_t)d.nev + 1)),
-                  malloc(sizeof(double) * (size_t)d.N * ((size_t)d.nev + 1)),
+                  malloc(sizeof(double) * (size_t)d.N *
+                         ((size_t)d.nev + (size_t)q + 1)),
                   1, 0};
+  lz_extra_t X = {0, q, F.U ? F.U + (size_t)d.nev * d.N : NULL};
   int added = 0;
   double top0 = 0;
   st = F.lam && F.U ? CM_OK
@@ -1156,9 +1210,11 @@ int cm__eig_lanczos(cm_context_t *ctx, cm_operator_t *op, int comp,
   if (!st)
     st = lz_solve(ctx, op, comp, opts, &d, d.nev,
                   opts->tol > 0 ? opts->tol : 1e-10, 0, d.seed, start,
-                  deadline, pb_delta, out, &F, 1, &added, &top0);
+                  deadline, pb_delta, out, &F, 1, &added, &top0,
+                  start ? NULL : &X);
   if (!st)
-    st = lz_search(ctx, op, comp, opts, &d, deadline, out, &F);
+    st = lz_search(ctx, op, comp, opts, &d, deadline, out, &F,
+                   start ? NULL : &X);
   out->nev = F.n;
   out->converged = F.converged && !F.timed_out && F.n > 0;
   out->rayleigh = 1;
