@@ -38,7 +38,7 @@
 #define LZ_SEED 0x6c616e637a6f73ULL /* "lanczos": breakdown vectors */
 #define LZ_TEST_MAX 8 /* most steps between two convergence tests */
 #define LZ_PROBE_TOL 1e-5 /* tolerance of a search for a missed copy */
-#define LZ_LOOK_TOL 1e-2   /* tolerance of the search's first look */
+#define LZ_LOOK_TOL 1e-2   /* the look's loosest residual (lz_test) */
 
 /* ---- vector kernels (deterministic chunked reductions) ----------------- */
 
@@ -527,6 +527,8 @@ typedef struct {
   int nt;            /* threads of the vector kernels */
   double inv_s;      /* 1 / s: the solve is on Op / s */
   double tol;        /* relative residual tolerance */
+  double low;        /* > 0 (the search's look): a top pair resolved below
+                        low also passes (lz_test) */
   int max_restarts;  /* cycles budget */
   uint64_t seed;     /* start and breakdown vectors */
   const double *Z;   /* deflation, N x nz orthonormal: the solve is on
@@ -854,7 +856,8 @@ static int lz_test(lz_t *L) {
   for (int i = f - nev > 0 ? f - nev : 0; i < f; i++) {
     double r = fabs(L->beta * L->P.Y[(size_t)i * J + (J - 1)]);
     double t = fabs(L->P.theta[i]);
-    good += r <= L->tol * (t > eps23 ? t : eps23);
+    good += r <= L->tol * (t > eps23 ? t : eps23) ||
+            (L->low > 0 && r <= LZ_LOOK_TOL * t && t + r <= L->low);
   }
   L->converged = good >= nev && f >= nev;
   return 0;
@@ -1017,7 +1020,7 @@ static int lz_solve(cm_context_t *ctx, cm_operator_t *op, int comp,
                     int nev, double tol, int deflate, uint64_t seed,
                     const double *start, double deadline, double pb_delta,
                     cm__eig_t *out, lz_pairs_t *F, int add, int *added,
-                    double *top, lz_extra_t *X) {
+                    double *top, lz_extra_t *X, double low) {
   lz_t L;
   int pb_k = pb_delta > 0 && !deflate && !start ? cm__kw_steps(d->N, pb_delta)
                                                 : 0;
@@ -1027,6 +1030,7 @@ static int lz_solve(cm_context_t *ctx, cm_operator_t *op, int comp,
                  memory: bound.c's own run */
   int st = lz_setup(ctx, &L, op, comp, opts, d, nev, tol,
                     deflate ? F->U : NULL, F->n, seed, pb_k, pb_delta, out);
+  L.low = low;
   if (st)
     return st;
   int nx = X ? nev + X->cap : nev;
@@ -1103,17 +1107,19 @@ static int lz_search(cm_context_t *ctx, cm_operator_t *op, int comp,
    * A missed copy of a listed value is orthogonal to the solve's whole
    * Krylov space (it never entered it), so it is also an eigenvector of
    * this operator, with its value (>= low); without one, the top lies
-   * below the next X->n values, mostly well below low, and a probe to a
-   * loose tolerance shows it. Otherwise the probes below decide. */
+   * below the next X->n values, mostly well below low, and a probe shows
+   * it as soon as its top pair is resolved below low (residual r <= 1e-2
+   * theta and theta + r <= low: the eigenvalue it approximates is below
+   * low), else at 1e-5 as a probe. Otherwise the probes below decide. */
   if (X && X->n > 0 && F->n == F->cap && F->converged && !F->timed_out &&
       lz_check_dims(d, F->n + X->n, &c)) {
     double top = 0, low = F->lam[F->n - 1];
     int n0 = F->n;
     F->n = n0 + X->n, F->converged = 1;
-    st = lz_solve(ctx, op, comp, opts, &c, 1, LZ_LOOK_TOL, 1,
+    st = lz_solve(ctx, op, comp, opts, &c, 1, LZ_PROBE_TOL, 1,
                   d->seed ^ 0x6c6f6f6b00000000ULL, NULL, deadline, 0, out, F,
-                  0, &added, &top, NULL); /* "look" */
-    int done = !st && F->converged && top * (1 + 2 * LZ_LOOK_TOL) <= low;
+                  0, &added, &top, NULL, low); /* "look" */
+    int done = !st && F->converged && top * (1 + 2 * LZ_PROBE_TOL) <= low;
     F->n = n0, F->converged = 1;
     if (st || done)
       return st;
@@ -1126,13 +1132,13 @@ static int lz_search(cm_context_t *ctx, cm_operator_t *op, int comp,
     double top = 0, low = F->lam[F->n - 1];
     /* a probe to a loose tolerance first: most searches end there */
     st = lz_solve(ctx, op, comp, opts, &c, 1, tc, 1, seed, NULL, deadline, 0,
-                  out, F, tc <= tol, &added, &top, NULL);
+                  out, F, tc <= tol, &added, &top, NULL, 0);
     if (st || (F->n == F->cap && top * (1 + 2 * tc) <= low) ||
         !(top > (double)d->N * DBL_EPSILON * F->lam[0]))
       break; /* the top of the rest lies below the list: it is complete */
     if (tc > tol) /* a copy: solve for it to the tolerance, same start */
       st = lz_solve(ctx, op, comp, opts, &c, 1, tol, 1, seed, NULL, deadline,
-                    0, out, F, 1, &added, &top, NULL);
+                    0, out, F, 1, &added, &top, NULL, 0);
     if (!added)
       break;
   }
@@ -1211,7 +1217,7 @@ int cm__eig_lanczos(cm_context_t *ctx, cm_operator_t *op, int comp,
     st = lz_solve(ctx, op, comp, opts, &d, d.nev,
                   opts->tol > 0 ? opts->tol : 1e-10, 0, d.seed, start,
                   deadline, pb_delta, out, &F, 1, &added, &top0,
-                  start ? NULL : &X);
+                  start ? NULL : &X, 0);
   if (!st)
     st = lz_search(ctx, op, comp, opts, &d, deadline, out, &F,
                    start ? NULL : &X);
