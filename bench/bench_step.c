@@ -15,12 +15,22 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 
 static double now_s(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* CPU seconds of the process (all threads, user + system): under a
+ * shared machine's load a steadier measure of the work than wall time */
+static double cpu_s(void) {
+  struct rusage ru;
+  getrusage(RUSAGE_SELF, &ru);
+  return (double)ru.ru_utime.tv_sec + 1e-6 * (double)ru.ru_utime.tv_usec +
+         (double)ru.ru_stime.tv_sec + 1e-6 * (double)ru.ru_stime.tv_usec;
 }
 
 static int cmp_double(const void *a, const void *b) {
@@ -62,7 +72,7 @@ enum { MAXR = 16 };
 typedef struct {
   const char *name;
   int modes;
-  double tot[MAXR], eig[MAXR], ratio, omega;
+  double tot[MAXR], eig[MAXR], cpu[MAXR], ratio, omega;
   int matvecs, prob_steps, nmodes;
 } run_t;
 
@@ -70,9 +80,10 @@ static void one(cm_context_t *ctx, const cm_scene_t *s, cm_options_t *o,
                 run_t *R, int r) {
   cm_report_t *rep = NULL;
   o->modes = R->modes;
-  double t0 = now_s();
+  double t0 = now_s(), c0 = cpu_s();
   int st = cm_analyze(ctx, s, o, &rep);
   R->tot[r] = now_s() - t0;
+  R->cpu[r] = cpu_s() - c0;
   if (st < 0 || !rep) {
     fprintf(stderr, "bench_step: cm_analyze failed (%s): %s\n",
             cm_status_name(st), ctx->message);
@@ -84,11 +95,12 @@ static void one(cm_context_t *ctx, const cm_scene_t *s, cm_options_t *o,
   R->ratio =
       rep->central_difference.certified_prob_s / rep->central_difference.h_s;
   fprintf(stderr,
-          "  %-5s run %d: total %.3f s  eigen %.3f s  %d products "
+          "  %-5s run %d: total %.3f s (cpu %.3f s)  eigen %.3f s  %d products "
           "(bound: %d steps)  %d modes  omega_max %.10g  certified_prob / "
           "critical %.4f%s\n",
-          R->name, r, R->tot[r], R->eig[r], R->matvecs, R->prob_steps,
-          R->nmodes, R->omega, R->ratio, rep->status ? "  NOT CONVERGED" : "");
+          R->name, r, R->tot[r], R->cpu[r], R->eig[r], R->matvecs,
+          R->prob_steps, R->nmodes, R->omega, R->ratio,
+          rep->status ? "  NOT CONVERGED" : "");
   cm_report_destroy(&rep);
 }
 
@@ -157,8 +169,8 @@ run:;
   cm_options_t o;
   cm_options_init(&o);
   o.tol = tol;
-  run_t full = {"full", 6, {0}, {0}, 0, 0, 0, 0, 0};
-  run_t step = {"step", 1, {0}, {0}, 0, 0, 0, 0, 0};
+  run_t full = {"full", 6, {0}, {0}, {0}, 0, 0, 0, 0, 0};
+  run_t step = {"step", 1, {0}, {0}, {0}, 0, 0, 0, 0, 0};
   for (int r = 0; r < reps; r++) { /* interleaved: the same load */
     one(&ctx, s, &o, &full, r);
     one(&ctx, s, &o, &step, r);
@@ -166,17 +178,21 @@ run:;
   double gbs = triad_gbs((size_t)1 << 25, threads, 10);
   double ft = median(full.tot, reps), fe = median(full.eig, reps);
   double stt = median(step.tot, reps), se = median(step.eig, reps);
+  double fc = median(full.cpu, reps), sc = median(step.cpu, reps);
   printf("%s: %d contacts, tol %g, %d threads, %d interleaved runs "
          "(medians); triad %.1f GB/s\n\n",
          file ? file : "generated pile", s->ncontacts, tol, threads, reps, gbs);
-  printf("| analysis | whole (s) | eigen phase (s) | products | bound steps "
-         "| certified_prob / critical |\n|---|---|---|---|---|---|\n");
-  printf("| full (--modes 6) | %.3f | %.3f | %d | %d | %.4f |\n", ft, fe,
-         full.matvecs, full.prob_steps, full.ratio);
-  printf("| step (--modes 1) | %.3f | %.3f | %d | %d | %.4f |\n", stt, se,
-         step.matvecs, step.prob_steps, step.ratio);
-  printf("\nstep / full: whole %.3f, eigen %.3f; omega_max equal: %s\n",
-         stt / ft, se / fe, step.omega == full.omega ? "bitwise" : "no");
+  printf("| analysis | whole (s) | CPU (s) | eigen phase (s) | products | "
+         "bound steps | certified_prob / critical |\n"
+         "|---|---|---|---|---|---|---|\n");
+  printf("| full (--modes 6) | %.3f | %.3f | %.3f | %d | %d | %.4f |\n", ft, fc,
+         fe, full.matvecs, full.prob_steps, full.ratio);
+  printf("| step (--modes 1) | %.3f | %.3f | %.3f | %d | %d | %.4f |\n", stt,
+         sc, se, step.matvecs, step.prob_steps, step.ratio);
+  printf("\nstep / full: whole %.3f, CPU %.3f, eigen %.3f; omega_max equal: "
+         "%s\n",
+         stt / ft, sc / fc, se / fe,
+         step.omega == full.omega ? "bitwise" : "no");
   if (step.omega != full.omega)
     printf("  relative difference %.3g\n",
            fabs(step.omega - full.omega) / full.omega);
