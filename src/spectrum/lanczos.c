@@ -1093,14 +1093,15 @@ static int lz_check_dims(const cm__eig_dims_t *d, int nz, cm__eig_dims_t *c) {
 static int lz_search(cm_context_t *ctx, cm_operator_t *op, int comp,
                      const cm_options_t *opts, const cm__eig_dims_t *d,
                      double deadline, cm__eig_t *out, lz_pairs_t *F,
-                     const lz_extra_t *X) {
+                     const lz_extra_t *X, int top_ok) {
   cm__eig_dims_t c;
   int st = CM_OK, added = 0;
-  /* One pair from a Gaussian start (X given): a copy of it would not be
-   * listed (equal, not above), and a top mode the solve missed is the
-   * event the probabilistic bound from the same run already bounds
-   * (probability at most delta): nothing to search for. */
-  if (X && d->nev == 1 && F->n == F->cap)
+  /* top_ok: a missed top mode is accounted for, by the probabilistic
+   * bound's event after a Gaussian start (probability at most delta), or
+   * by an independent run's (bound.c) top Ritz value after a warm start.
+   * Then one pair needs no search: a copy of it would not be listed
+   * (equal, not above). */
+  if (top_ok && d->nev == 1 && F->n == F->cap)
     return CM_OK;
   /* A first look: the top of Op deflated by the pairs found and the
    * solve's next Ritz vectors X (contiguous after F's full list in F->U).
@@ -1111,7 +1112,8 @@ static int lz_search(cm_context_t *ctx, cm_operator_t *op, int comp,
    * it as soon as its top pair is resolved below low (residual r <= 1e-2
    * theta and theta + r <= low: the eigenvalue it approximates is below
    * low), else at 1e-5 as a probe. Otherwise the probes below decide. */
-  if (X && X->n > 0 && F->n == F->cap && F->converged && !F->timed_out &&
+  if (top_ok && X && X->n > 0 && F->n == F->cap && F->converged &&
+      !F->timed_out &&
       lz_check_dims(d, F->n + X->n, &c)) {
     double top = 0, low = F->lam[F->n - 1];
     int n0 = F->n;
@@ -1169,7 +1171,7 @@ int cm__eig_copies(cm_context_t *ctx, cm_operator_t *op, int comp,
   double *keep = malloc(sizeof(double) * ((size_t)n0 + 1));
   for (int i = 0; keep && i < n0; i++)
     keep[i] = F.lam[i];
-  st = lz_search(ctx, op, comp, opts, &d, deadline, out, &F, NULL);
+  st = lz_search(ctx, op, comp, opts, &d, deadline, out, &F, NULL, 0);
   int same = keep && F.n == n0;
   for (int i = 0; same && i < n0; i++)
     same = keep[i] == F.lam[i];
@@ -1213,14 +1215,27 @@ int cm__eig_lanczos(cm_context_t *ctx, cm_operator_t *op, int comp,
   double top0 = 0;
   st = F.lam && F.U ? CM_OK
                     : CM__ERR(ctx, CM_NOMEM, NULL, "out of memory (Lanczos)");
+  /* after a warm start the bound comes from a run of its own (bound.c),
+   * made here: its top Ritz value, from an independent Gaussian start,
+   * tells the search whether the solve missed the top mode */
+  int own = start && pb_delta > 0, top_ok = !start;
   if (!st)
     st = lz_solve(ctx, op, comp, opts, &d, d.nev,
                   opts->tol > 0 ? opts->tol : 1e-10, 0, d.seed, start,
                   deadline, pb_delta, out, &F, 1, &added, &top0,
-                  start ? NULL : &X, 0);
+                  start && !own ? NULL : &X, 0);
+  if (!st && own && F.converged && !F.timed_out) {
+    cm__eig_bound_t b;
+    st = cm__eig_prob_bound(ctx, op, comp, pb_delta, &b);
+    if (!st) {
+      out->pb_steps = b.steps, out->pb_upper = b.upper;
+      out->pb_theta = b.theta, out->pb_eps = b.eps;
+      top_ok = F.n > 0 && !(b.theta / d.scale > F.lam[0] * (1 + 1e-6));
+    }
+  }
   if (!st)
     st = lz_search(ctx, op, comp, opts, &d, deadline, out, &F,
-                   start ? NULL : &X);
+                   start && !own ? NULL : &X, top_ok);
   out->nev = F.n;
   out->converged = F.converged && !F.timed_out && F.n > 0;
   out->rayleigh = 1;
