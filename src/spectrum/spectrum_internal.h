@@ -17,8 +17,10 @@ typedef struct {
   double t_matvec; /* seconds spent in operator applications */
   int rayleigh;    /* cm__eig_finish replaces lambda by z^T S z */
   /* the probabilistic bound from the Lanczos solve's own first cycle (an
-   * unrestarted run from a Gaussian start, bound.c's theorem), asked for
-   * by cm__eig_component's pb_delta: pb_steps > 0 when it was taken */
+   * unrestarted run from a Gaussian start, bound.c's theorem; its steps
+   * are among matvecs), or after a warm start from bound.c's run, made by
+   * the solve before its search (not among matvecs); asked for by
+   * cm__eig_component's pb_delta: pb_steps > 0 when it was taken */
   int pb_steps;    /* k: the Krylov dimension it comes from */
   double pb_upper; /* lambda_max <= pb_upper but with probability pb_delta */
   double pb_theta; /* the top eigenvalue of T_k (a lower estimate) */
