@@ -1219,11 +1219,12 @@ int cm__eig_lanczos(cm_context_t *ctx, cm_operator_t *op, int comp,
    * made here: its top Ritz value, from an independent Gaussian start,
    * tells the search whether the solve missed the top mode */
   int own = start && pb_delta > 0, top_ok = !start;
+  /* the next Ritz vectors serve the look, which one mode never needs */
+  lz_extra_t *Xp = d.nev > 1 && (!start || own) ? &X : NULL;
   if (!st)
     st = lz_solve(ctx, op, comp, opts, &d, d.nev,
                   opts->tol > 0 ? opts->tol : 1e-10, 0, d.seed, start,
-                  deadline, pb_delta, out, &F, 1, &added, &top0,
-                  start && !own ? NULL : &X, 0);
+                  deadline, pb_delta, out, &F, 1, &added, &top0, Xp, 0);
   if (!st && own && F.converged && !F.timed_out) {
     cm__eig_bound_t b;
     st = cm__eig_prob_bound(ctx, op, comp, pb_delta, &b);
@@ -1234,8 +1235,7 @@ int cm__eig_lanczos(cm_context_t *ctx, cm_operator_t *op, int comp,
     }
   }
   if (!st)
-    st = lz_search(ctx, op, comp, opts, &d, deadline, out, &F,
-                   start && !own ? NULL : &X, top_ok);
+    st = lz_search(ctx, op, comp, opts, &d, deadline, out, &F, Xp, top_ok);
   out->nev = F.n;
   out->converged = F.converged && !F.timed_out && F.n > 0;
   out->rayleigh = 1;
