@@ -64,10 +64,29 @@ int *cm__scene_rows(const cm_system_t *sys) {
   return srow;
 }
 
-int cm__solve_all(cm_context_t *ctx, cm_operator_t *op,
-                  const cm_system_t *sys, const cm_options_t *opts,
-                  cm__eig_t *eig) {
+#define CM__PROB_DENSE_MAX 200 /* smaller components: a dense lambda_max */
+
+/* The components that get a probabilistic bound of their own (not solved
+ * densely): the union bound gives each delta / their number. */
+static int cm__prob_count(cm_operator_t *op, const cm_system_t *sys,
+                          const cm_options_t *opts) {
+  int niter = 0;
+  for (int c = 0; c < sys->ncomp; c++) {
+    int r0, m, c0, n;
+    cm__op_comp(op, c, &r0, &m, &c0, &n);
+    niter += m > 0 && n > 0 && !cm__eig_is_dense(opts, m, n);
+  }
+  return niter;
+}
+
+/* cm__solve_all; bound: each Lanczos solve of a component with operator
+ * size above CM__PROB_DENSE_MAX also takes the probabilistic bound from
+ * its first cycle (cm__prob_bound reads it) */
+static int cm__solve_comps(cm_context_t *ctx, cm_operator_t *op,
+                           const cm_system_t *sys, const cm_options_t *opts,
+                           cm__eig_t *eig, int bound) {
   int ncomp = sys->ncomp, first_err = ncomp, nsmall = 0;
+  int niter = bound ? cm__prob_count(op, sys, opts) : 0;
   cm_context_t err_ctx;
   cm_context_init(&err_ctx);
   double t0 = cm__now();
@@ -91,7 +110,7 @@ int cm__solve_all(cm_context_t *ctx, cm_operator_t *op,
     cm_context_t local;
     cm_context_init(&local);
     int c = small[i];
-    status[c] = cm__eig_component(&local, op, c, opts, NULL, 0, &eig[c]);
+    status[c] = cm__eig_component(&local, op, c, opts, NULL, 0, 0, &eig[c]);
     if (status[c] < 0) {
 #pragma omp critical
       if (c < first_err) {
@@ -116,7 +135,10 @@ int cm__solve_all(cm_context_t *ctx, cm_operator_t *op,
       for (int i = 0; start && i < m; i++)
         start[i] = opts->warm_start[srow[r0 + i]];
     }
-    status[c] = cm__eig_component(&err_ctx, op, c, opts, start, deadline,
+    double pb = niter && (m < n ? m : n) > CM__PROB_DENSE_MAX
+                    ? opts->failure_probability / niter
+                    : 0;
+    status[c] = cm__eig_component(&err_ctx, op, c, opts, start, deadline, pb,
                                   &eig[c]);
     if (status[c] < 0) {
       first_err = c;
@@ -144,6 +166,12 @@ int cm__solve_all(cm_context_t *ctx, cm_operator_t *op,
   }
   free(small), free(status), free(srow);
   return st;
+}
+
+int cm__solve_all(cm_context_t *ctx, cm_operator_t *op,
+                  const cm_system_t *sys, const cm_options_t *opts,
+                  cm__eig_t *eig) {
+  return cm__solve_comps(ctx, op, sys, opts, eig, 0);
 }
 
 /* ---- shares ------------------------------------------------------------ */
@@ -381,12 +409,11 @@ static int cm__list_components(cm_operator_t *op, const cm_system_t *sys,
 
 /* ---- the probabilistic upper bound ------------------------------------------- */
 
-#define CM__PROB_DENSE_MAX 200 /* smaller components: a dense lambda_max */
-
 /* The probabilistic upper bound of every component solved iteratively
- * (bound.c: its own plain Lanczos run), each with failure probability
- * delta / (their number), so that the scene's fails with probability at
- * most delta (a union bound); for a dense component, or one of operator
+ * (the Lanczos solve's own first cycle, or where it could not take it, a
+ * warm start or ARPACK, bound.c's plain run of its own), each with failure
+ * probability delta / (their number), so that the scene's fails with
+ * probability at most delta (a union bound); for a dense component, or one of operator
  * size N <= 200 (where the theorem needs about as many steps as N), its
  * dense lambda_max (1 + 4 N eps) (dsyevr is backward stable). Each is at least
  * the solve's lambda_max (a Rayleigh quotient) and at most its Gershgorin
@@ -397,9 +424,7 @@ static int cm__prob_bound(cm_context_t *ctx, cm_operator_t *op,
                           const cm_system_t *sys, const cm_options_t *opts,
                           cm__eig_t *eig, const double *gersh,
                           cm_report_t *r) {
-  int niter = 0, st = CM_OK;
-  for (int c = 0; c < sys->ncomp; c++)
-    niter += eig[c].method != CM_METHOD_DENSE;
+  int niter = cm__prob_count(op, sys, opts), st = CM_OK;
   double delta = opts->failure_probability, umax = 0;
   r->failure_probability = delta;
   for (int c = 0; c < sys->ncomp; c++) {
@@ -420,8 +445,11 @@ static int cm__prob_bound(cm_context_t *ctx, cm_operator_t *op,
       if (dst)
         return dst;
     } else {
-      cm__eig_bound_t b;
-      int bst = cm__eig_prob_bound(ctx, op, c, delta / niter, &b);
+      cm__eig_bound_t b = {eig[c].pb_upper, eig[c].pb_theta, eig[c].pb_eps,
+                           eig[c].pb_steps, 0};
+      int bst = eig[c].pb_steps > 0
+                    ? CM_OK
+                    : cm__eig_prob_bound(ctx, op, c, delta / niter, &b);
       if (bst)
         return bst;
       r->prob_steps += b.steps;
@@ -752,7 +780,7 @@ static int cm__analyze_core(cm_context_t *ctx, const cm_system_t *sys,
   if (st)
     goto done;
   double t0 = cm__now();
-  st = cm__solve_all(ctx, op, sys, opts, eig);
+  st = cm__solve_comps(ctx, op, sys, opts, eig, 1);
   if (st >= 0) {
     cm_context_t bctx;
     cm_context_init(&bctx);

@@ -372,11 +372,15 @@ static int ap_filter_keep(cm_context_t *ctx, ap_t *A, cm__eig_t *out) {
 
 /* ---- return: descending, positive only, unscaled ---------------------------- */
 
-static int ap_return(cm_context_t *ctx, ap_t *A, cm__eig_t *out) {
-  int N = A->N, found = A->found;
+/* A converged result then goes through Lanczos' search for missed copies
+ * of a repeated eigenvalue (cm__eig_copies: one Krylov sequence, ARPACK's
+ * too, sees each eigenvalue once). */
+static int ap_return(cm_context_t *ctx, ap_t *A, const cm_options_t *opts,
+                     double deadline, int search, cm__eig_t *out) {
+  int N = A->N, found = A->found, room = found > A->nev ? found : A->nev;
   double *vecs = malloc(sizeof(double) * (size_t)N * (size_t)(found + 1));
   int *ord = malloc(sizeof(int) * (size_t)(found + 1));
-  out->lambda = malloc(sizeof(double) * (size_t)(found + 1));
+  out->lambda = malloc(sizeof(double) * (size_t)(room + 1));
   if (!vecs || !ord || !out->lambda) {
     free(vecs), free(ord);
     return CM__ERR(ctx, CM_NOMEM, NULL, "out of memory");
@@ -397,8 +401,13 @@ static int ap_return(cm_context_t *ctx, ap_t *A, cm__eig_t *out) {
       k++;
     }
   free(ord);
+  int st = CM_OK;
+  if (search && out->converged && k > 0)
+    st = cm__eig_copies(ctx, A->op, A->comp, opts, deadline, &k, out->lambda,
+                        &vecs, out);
   out->nev = k;
-  int st = cm__eig_finish(ctx, A->op, A->comp, A->use_S, vecs, NULL, 0, out);
+  if (!st)
+    st = cm__eig_finish(ctx, A->op, A->comp, A->use_S, vecs, NULL, 0, out);
   free(vecs);
   return st;
 }
@@ -423,7 +432,7 @@ static int cm__arpack_run(cm_context_t *ctx, cm_operator_t *op, int comp,
     st = ap_filter_keep(ctx, &A, out);
   *redo = A.filt.degree < 0;
   if ((st == CM_OK || st == CM_NOT_CONVERGED) && !*redo) {
-    int fst = ap_return(ctx, &A, out);
+    int fst = ap_return(ctx, &A, opts, deadline, st == CM_OK, out);
     st = fst ? fst : st;
   }
   ap_free(&A);

@@ -14,7 +14,11 @@
  * hypotheses are met here by a run of its own: unrestarted, from a Gaussian
  * vector (whose direction is uniform on the sphere) keyed by a seed of its own,
  * three vectors and the tridiagonal T_k, stopped when the bound is within
- * PB_TARGET of theta_k. Not the eigen-solve (lanczos.c). */
+ * PB_TARGET of theta_k. This run serves only when the solve's own first
+ * cycle cannot (a warm start, ARPACK, a basis too large for memory): the
+ * solve (lanczos.c) starts from a Gaussian vector of its own and runs its
+ * first cycle unrestarted for cm__kw_steps steps, and takes the same bound
+ * (cm__kw_upper) from its T_k. */
 #include "spectrum_internal.h"
 
 #include <float.h>
@@ -44,6 +48,52 @@ static double pb_top(int k, const double *a, const double *b, double *tn,
       found < 1)
     return NAN;
   return w[0];
+}
+
+double cm__kw_top(int k, const double *a, const double *b, double *tn) {
+  lapack_int *iw = malloc(sizeof(lapack_int) * 2 * ((size_t)k + 1));
+  double t = iw ? pb_top(k, a, b, tn, iw) : NAN;
+  free(iw);
+  return t;
+}
+
+/* L = ln(1.648 sqrt(N) / (delta / 2)): half of delta to the theorem, half
+ * to the breakdown bound */
+static double pb_log(int N, double delta) {
+  return log(1.648 * sqrt((double)N) / (0.5 * delta));
+}
+
+/* the theorem's eps after k steps */
+static double pb_eps(double L, int k) {
+  double r = L / (2.0 * k - 1.0);
+  return r * r;
+}
+
+int cm__kw_steps(int N, double delta) {
+  double L = pb_log(N, delta);
+  int k = 1;
+  for (; k < PB_MAX_STEPS; k++) {
+    double eps = pb_eps(L, k);
+    if (eps < 1 && 1.0 / (1.0 - eps) <= 1 + PB_TARGET)
+      break;
+  }
+  return k;
+}
+
+double cm__kw_upper(int N, int k, double theta, double allow, double bk,
+                    double delta, double *eps_out) {
+  double eps = pb_eps(pb_log(N, delta), k);
+  double ub = eps < 1 ? (theta + allow) / (1.0 - eps) : INFINITY;
+  if (!isnan(bk)) { /* an invariant subspace holding b: lambda_max <= theta
+                     + beta / |u . b| (u a top eigenvector), and |u . b| >=
+                     (delta / 2) sqrt(pi / (2 N)) but with probability
+                     delta / 2 (b uniform on the sphere) */
+    double ub2 = theta + allow +
+                 bk * sqrt(2.0 * N / 3.14159265358979323846) / (0.5 * delta);
+    ub = ub2 < ub ? ub2 : ub;
+  }
+  *eps_out = eps;
+  return ub;
 }
 
 /* One step of the plain recurrence: w = Op v / s - b_prev v_prev, alpha,
@@ -92,13 +142,12 @@ int cm__eig_prob_bound(cm_context_t *ctx, cm_operator_t *op, int comp,
   uint64_t base = (uint64_t)(use_S ? r0 : c0), sd = seed ^ PB_SEED;
   for (int i = 0; i < N; i++)
     v[i] = cm__gauss(sd, base + (uint64_t)i);
-  /* half of delta to the theorem, half to the breakdown bound below */
-  double nv = cm__nrm2(N, v, th),
-         L = log(1.648 * sqrt((double)N) / (0.5 * delta));
+  double nv = cm__nrm2(N, v, th);
   for (int i = 0; i < N; i++)
     v[i] /= nv;
   /* ---- plain Lanczos until the bound is within PB_TARGET ---- */
   double theta = 0, eps = INFINITY, tn = 0, bp = 0, t0 = cm__now();
+  double L = pb_log(N, delta);
   int k = 0, breakdown = 0;
   double bk = 0;
   for (;;) {
@@ -106,8 +155,7 @@ int cm__eig_prob_bound(cm_context_t *ctx, cm_operator_t *op, int comp,
                           tmp, &a[k], th);
     k++;
     theta = pb_top(k, a, b, &tn, iw);
-    double r = L / (2.0 * k - 1.0);
-    eps = r * r;
+    eps = pb_eps(L, k);
     breakdown = !(beta > (double)N * DBL_EPSILON * tn);
     bk = beta;
     if (!isfinite(theta) || (eps < 1 && 1.0 / (1.0 - eps) <= 1 + PB_TARGET) ||
@@ -121,20 +169,12 @@ int cm__eig_prob_bound(cm_context_t *ctx, cm_operator_t *op, int comp,
     bp = beta;
   }
   res->steps = k;
-  res->eps = eps;
   res->theta = theta * s;
   /* the Ritz value's own rounding: bisection to ~eps ||T||, and the
    * recurrence's (Paige) of order k eps ||Op|| */
-  double ub =
-      eps < 1 ? (theta + 3.0 * k * DBL_EPSILON * tn) / (1.0 - eps) : INFINITY;
-  if (breakdown) { /* an invariant subspace holding b: lambda_max <= theta
-                    + beta / |u . b| (u a top eigenvector), and |u . b| >=
-                    (delta / 2) sqrt(pi / (2 N)) but with probability
-                    delta / 2 (b uniform on the sphere) */
-    double ub2 = theta + 3.0 * k * DBL_EPSILON * tn +
-                 bk * sqrt(2.0 * N / 3.14159265358979323846) / (0.5 * delta);
-    ub = ub2 < ub ? ub2 : ub;
-  }
+  double ub = cm__kw_upper(N, k, theta, 3.0 * k * DBL_EPSILON * tn,
+                           breakdown ? bk : NAN, delta, &eps);
+  res->eps = eps;
   res->upper = ub * s;
   res->seconds = cm__now() - t0;
   if (!isfinite(theta))

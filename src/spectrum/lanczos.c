@@ -29,6 +29,7 @@
 #include <float.h>
 #include <lapacke.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -37,6 +38,7 @@
 #define LZ_SEED 0x6c616e637a6f73ULL /* "lanczos": breakdown vectors */
 #define LZ_TEST_MAX 8 /* most steps between two convergence tests */
 #define LZ_PROBE_TOL 1e-5 /* tolerance of a search for a missed copy */
+#define LZ_LOOK_TOL 1e-2   /* the look's loosest residual (lz_test) */
 
 /* ---- vector kernels (deterministic chunked reductions) ----------------- */
 
@@ -518,10 +520,15 @@ typedef struct {
   int comp, use_S;
   int N, other;      /* operator size, and the other side of B */
   uint64_t base;     /* global index of the operator's first row (seeds) */
-  int nev, m, keep;  /* wanted pairs, basis size, Ritz vectors kept */
+  int nev, m, keep;  /* wanted pairs, basis room (the first cycle's
+                        length), Ritz vectors kept */
+  int ncv, mc;       /* basis size of a cycle after the first, and the
+                        current cycle's last J (m in the first, then ncv) */
   int nt;            /* threads of the vector kernels */
   double inv_s;      /* 1 / s: the solve is on Op / s */
   double tol;        /* relative residual tolerance */
+  double low;        /* > 0 (the search's look): a top pair resolved below
+                        low also passes (lz_test) */
   int max_restarts;  /* cycles budget */
   uint64_t seed;     /* start and breakdown vectors */
   const double *Z;   /* deflation, N x nz orthonormal: the solve is on
@@ -539,6 +546,12 @@ typedef struct {
   lz_half_t half1, half2; /* the two halves of a fused product */
   int fused;         /* explicit B and no deflation: two-pass steps */
   double mv_flops;   /* flops of a product (spacing of the tests) */
+  /* the probabilistic bound from the first cycle (bound.c's theorem: a
+   * plain Krylov space of the Gaussian start, no restart yet) */
+  int pb_k;          /* its steps (cm__kw_steps; 0: not wanted) */
+  int pb_done;       /* taken (pb_* below), or given up */
+  double pb_delta, pb_upper, pb_theta, pb_eps;
+  int pb_steps;
   /* the state */
   int k;             /* Ritz vectors kept at the last restart (arrow) */
   int J;             /* basis vectors */
@@ -577,18 +590,22 @@ static void lz_deflate(const lz_t *L, double *x, int passes) {
 static int lz_setup(cm_context_t *ctx, lz_t *L, cm_operator_t *op, int comp,
                     const cm_options_t *opts, const cm__eig_dims_t *d,
                     int nev, double tol, const double *Z, int nz,
-                    uint64_t seed, cm__eig_t *out) {
+                    uint64_t seed, int pb_k, double pb_delta,
+                    cm__eig_t *out) {
   memset(L, 0, sizeof *L);
-  int m = d->ncv, N = d->N;
+  int m = d->ncv > pb_k ? d->ncv : pb_k, N = d->N;
+  m = m > N ? N : m;
+  L->ncv = d->ncv, L->mc = m;
+  L->pb_k = pb_k, L->pb_delta = pb_delta;
   L->op = op, L->comp = comp, L->use_S = d->use_S, L->N = N;
   L->other = d->other, L->base = (uint64_t)(d->use_S ? d->r0 : d->c0);
   L->nev = nev, L->m = m;
   /* kept Ritz vectors at a restart: the wanted ones and a quarter of the
    * rest (a restart costs about N m keep flops; bench/: a third kept cost
    * 5-10% more on piles and crystals for the same matvecs) */
-  L->keep = nev + (m - nev) / 4;
-  if (L->keep > m - 2)
-    L->keep = m - 2 > nev ? m - 2 : nev;
+  L->keep = nev + (L->ncv - nev) / 4;
+  if (L->keep > L->ncv - 2)
+    L->keep = L->ncv - 2 > nev ? L->ncv - 2 : nev;
   L->nt = N > CM__PAR_MIN ? cm__op_threads(op) : 1;
   L->inv_s = 1.0 / d->scale;
   L->tol = tol;
@@ -735,6 +752,41 @@ static void lz_orthogonalise(lz_t *L, lz_step_t *s) {
   s->fin = 1;
 }
 
+/* ---- the probabilistic bound from the first cycle --------------------------- */
+
+/* The bound of bound.c's theorem from the first cycle as it stands: J
+ * steps of the Krylov sequence of the Gaussian start (no restart, no
+ * fresh vector yet), T_J the tridiagonal in H. Partial
+ * re-orthogonalisation keeps the basis semi-orthogonal, so T_J is the
+ * projection of Op / s on the Krylov space to O(eps ||Op||) (Simon 1984);
+ * the allowance is bound.c's 3 J eps ||T||_1 plus the largest column sum
+ * of the re-orthogonalisation coefficients D (of order sqrt(eps) ||Op||,
+ * what T leaves out of the exact relation). bk: beta at a breakdown,
+ * NAN if none. Gives up (pb_steps 0: the caller runs bound.c) when LAPACK
+ * fails or out of memory. */
+static void lz_pb_take(lz_t *L, double bk) {
+  int k = L->J, m = L->m;
+  double *a = malloc(sizeof(double) * ((size_t)k + 1));
+  double *b = malloc(sizeof(double) * ((size_t)k + 1)), tn = 0, dn = 0;
+  L->pb_done = 1;
+  for (int i = 0; a && b && i < k; i++) {
+    a[i] = L->P.H[(size_t)i * m + i];
+    b[i] = i + 1 < k ? L->P.H[(size_t)i * m + i + 1] : 0;
+    double c = 0;
+    for (int q = 0; q < k; q++)
+      c += fabs(L->P.D[(size_t)i * m + q]);
+    dn = c > dn ? c : dn;
+  }
+  double th = a && b ? cm__kw_top(k, a, b, &tn) : NAN;
+  free(a), free(b);
+  if (!isfinite(th))
+    return;
+  double allow = 3.0 * k * DBL_EPSILON * tn + dn;
+  L->pb_upper = cm__kw_upper(L->N, k, th, allow, bk, L->pb_delta, &L->pb_eps);
+  L->pb_theta = th;
+  L->pb_steps = k;
+}
+
 /* ---- the next basis vector: normalised, or fresh after a breakdown ------ */
 
 static void lz_advance(lz_t *L, const lz_step_t *s) {
@@ -742,6 +794,8 @@ static void lz_advance(lz_t *L, const lz_step_t *s) {
   double eps = DBL_EPSILON, *vj = L->V + (size_t)j * N;
   double *vn = L->V + (size_t)J * N;
   if (!(L->beta > (double)N * eps * L->anorm)) {
+    if (L->pb_k && !L->pb_done) /* the start's Krylov space ends here */
+      lz_pb_take(L, L->beta);
     /* breakdown: an invariant subspace was found; go on from a fresh
      * Gaussian vector orthogonal to it (the copies of a repeated
      * eigenvalue lie there), or stop when nothing is left */
@@ -761,7 +815,7 @@ static void lz_advance(lz_t *L, const lz_step_t *s) {
     L->scl[J] = 1;
   } else if (s->wp == vn) { /* normalised by the next step's pass */
     L->scl[J] = 1.0 / L->beta;
-    if (J == m) { /* no next step before the restart: now */
+    if (J == L->mc) { /* no next step before the restart: now */
       lz_sub_scale(N, vn, 0, vj, L->scl[J], vn, L->nt);
       L->scl[J] = 1;
     }
@@ -791,17 +845,19 @@ static int lz_test(lz_t *L) {
   double jc = k == 0 ? 100.0 * J * J : (double)J * J * J; /* MRRR, dense */
   int every = jc <= 0.25 * L->mv_flops ? 1 : (int)ceil(jc / (0.25 * L->mv_flops));
   every = every > LZ_TEST_MAX ? LZ_TEST_MAX : every;
+  int pb_now = L->pb_k && !L->pb_done && J >= L->pb_k;
   if (!((J >= nev + 1 && (J - nev - 1) % every == 0) || L->exhausted ||
-        J == L->m))
+        J == L->mc || pb_now))
     return 0;
-  if (lz_ritz(&L->P, J, J == L->m ? L->keep : nev, k == 0) < 0)
+  if (lz_ritz(&L->P, J, J == L->mc ? L->keep : nev, k == 0) < 0)
     return -1;
   double eps23 = pow(DBL_EPSILON, 2.0 / 3.0);
   int f = L->P.found, good = 0;
   for (int i = f - nev > 0 ? f - nev : 0; i < f; i++) {
     double r = fabs(L->beta * L->P.Y[(size_t)i * J + (J - 1)]);
     double t = fabs(L->P.theta[i]);
-    good += r <= L->tol * (t > eps23 ? t : eps23);
+    good += r <= L->tol * (t > eps23 ? t : eps23) ||
+            (L->low > 0 && r <= LZ_LOOK_TOL * t && t + r <= L->low);
   }
   L->converged = good >= nev && f >= nev;
   return 0;
@@ -814,13 +870,13 @@ static int lz_cycle(cm_context_t *ctx, lz_t *L) {
   if (lz_correct(&L->P, 0, kk))
     return CM__ERR(ctx, CM_NUMERIC, NULL, "Lanczos restart: out of memory, "
                    "or LAPACK failed on the projected problem");
-  int rs = lz_restart(L->N, L->V, L->m, &L->P, kk, L->beta, L->h, L->nt);
+  int rs = lz_restart(L->N, L->V, L->mc, &L->P, kk, L->beta, L->h, L->nt);
   if (rs == -1)
     return CM__ERR(ctx, CM_NOMEM, NULL, "out of memory for the Lanczos "
                    "restart");
   if (rs)
     return CM__ERR(ctx, CM_NUMERIC, NULL,
-                   "Lanczos restart failed (N %d, ncv %d): %s", L->N, L->m,
+                   "Lanczos restart failed (N %d, ncv %d): %s", L->N, L->mc,
                    rs == -2 ? "the kept Ritz vectors are not independent"
                             : "the residual lies in their span");
   /* v_kk is orthogonal to the new U to rounding, but the relation holds
@@ -831,6 +887,7 @@ static int lz_cycle(cm_context_t *ctx, lz_t *L) {
   L->k = kk;
   L->J = kk + 1;
   L->scl[kk] = 1;
+  L->mc = L->ncv; /* the first cycle may have been longer */
   return CM_OK;
 }
 
@@ -845,7 +902,11 @@ static int lz_run(cm_context_t *ctx, lz_t *L, double deadline) {
     if (lz_test(L))
       return CM__ERR(ctx, CM_NUMERIC, NULL,
                      "LAPACK failed on the projected Lanczos problem");
-    if (L->converged || L->exhausted)
+    int pb_left = L->pb_k && !L->pb_done; /* the first cycle, then */
+    if (pb_left && (L->J >= L->pb_k || L->exhausted || L->J == L->mc ||
+                    (deadline > 0 && cm__now() > deadline)))
+      lz_pb_take(L, NAN), pb_left = 0;
+    if ((L->converged && !pb_left) || L->exhausted)
       return CM_OK;
     if (deadline > 0 && cm__now() > deadline) {
       L->timed_out = 1; /* the partial result from the basis as it is now */
@@ -854,9 +915,9 @@ static int lz_run(cm_context_t *ctx, lz_t *L, double deadline) {
         L->P.found = 0;
       return CM_OK;
     }
-    if (++L->J <= L->m)
+    if (++L->J <= L->mc)
       continue;
-    L->J = L->m;
+    L->J = L->mc;
     if (L->restarts + 1 >= L->max_restarts) /* a budget of max_iter cycles */
       return CM_OK;
     L->restarts++;
@@ -868,11 +929,15 @@ static int lz_run(cm_context_t *ctx, lz_t *L, double deadline) {
 
 /* ---- extract: the top pairs, corrected, positive, descending ------------ */
 
-/* Values (of Op / s) into lam, vectors formed in place in V[:, 0..kept).
- * Returns kept, or -1 when out of memory. */
-static int lz_extract(lz_t *L, double *lam) {
+/* The top nwant (>= nev) pairs: values (of Op / s) into lam, vectors
+ * formed in place in V[:, 0..kept). Returns kept, or -1 when out of memory
+ * or LAPACK fails. */
+static int lz_extract(lz_t *L, double *lam, int nwant) {
+  if (nwant > L->P.found && L->P.J > L->P.found &&
+      lz_ritz(&L->P, L->P.J, nwant, L->k == 0) < 0)
+    return -1;
   int J0 = L->P.J, f = L->P.found < 0 ? 0 : L->P.found;
-  int k0 = f > L->nev ? f - L->nev : 0, nf = f - k0; /* the top, ascending */
+  int k0 = f > nwant ? f - nwant : 0, nf = f - k0; /* the top, ascending */
   double *Yd = malloc(sizeof(double) * ((size_t)J0 * (size_t)(nf + 1) + 1));
   if (!Yd || lz_correct(&L->P, k0, nf)) {
     free(Yd);
@@ -901,6 +966,13 @@ typedef struct {
   int converged;     /* every run that contributed converged */
   int timed_out;     /* a run stopped by the deadline */
 } lz_pairs_t;
+
+/* The main solve's next Ritz vectors after the wanted ones (orthonormal,
+ * in its Krylov space): the search's first look deflates them too. */
+typedef struct {
+  int n, cap;        /* vectors held, room */
+  double *W;         /* N x cap */
+} lz_extra_t;
 
 /* Inserts pair (t, x) by value, keeping the top cap; x is orthogonalised
  * against the vectors held (two passes) and normalised. Returns 1 if it
@@ -939,34 +1011,59 @@ static int lz_pairs_add(lz_pairs_t *F, int N, double t, const double *x,
 
 /* One solve of the top nev pairs of Op / s (deflated by F's vectors when
  * deflate), to tolerance tol; merged into F when add (*added: pairs
- * kept). *top: the largest value found (0 none). */
+ * kept). *top: the largest value found (0 none). pb_delta > 0 (and no
+ * deflation, no warm start): also the probabilistic bound from the first
+ * cycle into out->pb_*, the cycle made long enough for it when that fits
+ * in LZ_BASIS_BYTES. */
 static int lz_solve(cm_context_t *ctx, cm_operator_t *op, int comp,
                     const cm_options_t *opts, const cm__eig_dims_t *d,
                     int nev, double tol, int deflate, uint64_t seed,
-                    const double *start, double deadline, cm__eig_t *out,
-                    lz_pairs_t *F, int add, int *added, double *top) {
+                    const double *start, double deadline, double pb_delta,
+                    cm__eig_t *out, lz_pairs_t *F, int add, int *added,
+                    double *top, lz_extra_t *X, double low) {
   lz_t L;
+  int pb_k = pb_delta > 0 && !deflate && !start ? cm__kw_steps(d->N, pb_delta)
+                                                : 0;
+  if (pb_k > d->ncv &&
+      (opts->ncv > 0 || 8.0 * d->N * (pb_k + 1.0) > LZ_BASIS_BYTES))
+    pb_k = 0; /* a basis set by the options, or too long a first cycle for
+                 memory: bound.c's own run */
   int st = lz_setup(ctx, &L, op, comp, opts, d, nev, tol,
-                    deflate ? F->U : NULL, F->n, seed, out);
+                    deflate ? F->U : NULL, F->n, seed, pb_k, pb_delta, out);
+  L.low = low;
   if (st)
     return st;
-  double *lv = malloc(sizeof(double) * ((size_t)nev + 1));
+  int nx = X ? nev + X->cap : nev;
+  double *lv = malloc(sizeof(double) * ((size_t)nx + 1));
   st = lv ? lz_start(ctx, &L, start) : CM_NOMEM;
   if (!st)
     st = lz_run(ctx, &L, deadline);
-  int kept = st ? 0 : lz_extract(&L, lv);
+  if (!(L.converged || L.exhausted) || L.timed_out)
+    nx = nev; /* the next pairs only from a converged run */
+  int kept = st ? 0 : lz_extract(&L, lv, nx);
   if (kept < 0)
     st = CM__ERR(ctx, CM_NOMEM, NULL, "out of memory for Ritz vectors");
   *added = 0, *top = kept > 0 ? lv[0] : 0;
   /* a search never lists a value at the rounding level of the top (the
    * null space of a rank-deficient operator) */
   double floor = deflate && F->n ? (double)L.N * DBL_EPSILON * F->lam[0] : 0;
-  for (int i = 0; !st && add && i < kept && lv[i] > floor; i++)
+  for (int i = 0; !st && add && i < kept && i < nev && lv[i] > floor; i++)
     *added += lz_pairs_add(F, L.N, lv[i], L.V + (size_t)i * L.N, L.nt);
+  if (X && !st) { /* the next Ritz vectors: the search's first look */
+    X->n = kept > nev ? kept - nev : 0;
+    memcpy(X->W, L.V + (size_t)nev * L.N,
+           sizeof(double) * (size_t)L.N * (size_t)X->n);
+  }
   if (!st && !(L.converged || L.exhausted))
     F->converged = 0;
   F->timed_out |= L.timed_out;
   out->iterations += L.restarts;
+  if (!st && L.pb_steps > 0) { /* of Op: times the scale */
+    out->pb_steps = L.pb_steps;
+    out->pb_upper = L.pb_upper * d->scale;
+    out->pb_theta = L.pb_theta * d->scale;
+    out->pb_eps = L.pb_eps;
+  }
   free(lv);
   lz_free(&L);
   return st;
@@ -985,51 +1082,160 @@ static int lz_check_dims(const cm__eig_dims_t *d, int nz, cm__eig_dims_t *c) {
   return c->ncv > 1;
 }
 
-/* ---- the driver ----------------------------------------------------------- */
+/* ---- the search for missed copies ------------------------------------------ */
 
-/* The top nev pairs; then, since one Krylov sequence sees a repeated
- * eigenvalue once (and a breakdown used to pass the test), solves again
- * for the top pair orthogonal to every pair found, from a fresh Gaussian
- * start, and lists it while it belongs among the top nev: each copy of a
- * repeated top eigenvalue costs one such solve, and the last one (no
- * copy) confirms the list. */
-int cm__eig_lanczos(cm_context_t *ctx, cm_operator_t *op, int comp,
-                    const cm_options_t *opts, const double *start,
-                    double deadline, cm__eig_t *out) {
-  cm__eig_dims_t d, c;
+/* Since one Krylov sequence sees a repeated eigenvalue once (and a
+ * breakdown used to pass the test), solves again for the top pair
+ * orthogonal to every pair in F, from a fresh Gaussian start, and lists it
+ * while it belongs among the top d->nev: each copy of a repeated top
+ * eigenvalue costs one such solve, and the last one (no copy) confirms the
+ * list. */
+static int lz_search(cm_context_t *ctx, cm_operator_t *op, int comp,
+                     const cm_options_t *opts, const cm__eig_dims_t *d,
+                     double deadline, cm__eig_t *out, lz_pairs_t *F,
+                     const lz_extra_t *X, int top_ok) {
+  cm__eig_dims_t c;
+  int st = CM_OK, added = 0;
+  /* top_ok: a missed top mode is accounted for, by the probabilistic
+   * bound's event after a Gaussian start (probability at most delta), or
+   * by an independent run's (bound.c) top Ritz value after a warm start.
+   * Then one pair needs no search: a copy of it would not be listed
+   * (equal, not above). */
+  if (top_ok && d->nev == 1 && F->n == F->cap)
+    return CM_OK;
+  /* A first look: the top of Op deflated by the pairs found and the
+   * solve's next Ritz vectors X (contiguous after F's full list in F->U).
+   * A missed copy of a listed value is orthogonal to the solve's whole
+   * Krylov space (it never entered it), so it is also an eigenvector of
+   * this operator, with its value (>= low); without one, the top lies
+   * below the next X->n values, mostly well below low, and a probe shows
+   * it as soon as its top pair is resolved below low (residual r <= 1e-2
+   * theta and theta + r <= low: the eigenvalue it approximates is below
+   * low), else at 1e-5 as a probe. Otherwise the probes below decide. */
+  if (top_ok && X && X->n > 0 && F->n == F->cap && F->converged &&
+      !F->timed_out &&
+      lz_check_dims(d, F->n + X->n, &c)) {
+    double top = 0, low = F->lam[F->n - 1];
+    int n0 = F->n;
+    F->n = n0 + X->n, F->converged = 1;
+    st = lz_solve(ctx, op, comp, opts, &c, 1, LZ_PROBE_TOL, 1,
+                  d->seed ^ 0x6c6f6f6b00000000ULL, NULL, deadline, 0, out, F,
+                  0, &added, &top, NULL, low); /* "look" */
+    int done = !st && F->converged && top * (1 + 2 * LZ_PROBE_TOL) <= low;
+    F->n = n0, F->converged = 1;
+    if (st || done)
+      return st;
+  }
+  double tol = opts->tol > 0 ? opts->tol : 1e-10, tc = fmax(tol, LZ_PROBE_TOL);
+  for (int r = 1; !st && F->converged && !F->timed_out && F->n > 0 &&
+                  r <= d->nev && lz_check_dims(d, F->n, &c);
+       r++) {
+    uint64_t seed = d->seed ^ (0x636f706965730000ULL + (uint64_t)r); /* "copies" */
+    double top = 0, low = F->lam[F->n - 1];
+    /* a probe to a loose tolerance first: most searches end there */
+    st = lz_solve(ctx, op, comp, opts, &c, 1, tc, 1, seed, NULL, deadline, 0,
+                  out, F, tc <= tol, &added, &top, NULL, 0);
+    if (st || (F->n == F->cap && top * (1 + 2 * tc) <= low) ||
+        !(top > (double)d->N * DBL_EPSILON * F->lam[0]))
+      break; /* the top of the rest lies below the list: it is complete */
+    if (tc > tol) /* a copy: solve for it to the tolerance, same start */
+      st = lz_solve(ctx, op, comp, opts, &c, 1, tol, 1, seed, NULL, deadline,
+                    0, out, F, 1, &added, &top, NULL, 0);
+    if (!added)
+      break;
+  }
+  return st;
+}
+
+int cm__eig_copies(cm_context_t *ctx, cm_operator_t *op, int comp,
+                   const cm_options_t *opts, double deadline, int *k,
+                   double *lam, double **vecs, cm__eig_t *out) {
+  cm__eig_dims_t d;
+  cm__eig_t dummy;
+  memset(&dummy, 0, sizeof dummy);
   int st = cm__eig_dims(ctx, op, comp, opts, CM_METHOD_LANCZOS, lz_auto_ncv,
-                        out, &d);
-  if (st)
+                        &dummy, &d);
+  if (st || *k < 1)
     return st;
   lz_pairs_t F = {0, d.nev, malloc(sizeof(double) * ((size_t)d.nev + 1)),
                   malloc(sizeof(double) * (size_t)d.N * ((size_t)d.nev + 1)),
                   1, 0};
+  if (!F.lam || !F.U) {
+    free(F.lam), free(F.U);
+    return CM__ERR(ctx, CM_NOMEM, NULL, "out of memory (search for copies)");
+  }
+  int th = d.N > CM__PAR_MIN ? cm__op_threads(op) : 1;
+  for (int i = 0; i < *k; i++) /* of Op / s, as the searches see them */
+    lz_pairs_add(&F, d.N, lam[i] / d.scale, *vecs + (size_t)i * d.N, th);
+  int n0 = F.n;
+  double *keep = malloc(sizeof(double) * ((size_t)n0 + 1));
+  for (int i = 0; keep && i < n0; i++)
+    keep[i] = F.lam[i];
+  st = lz_search(ctx, op, comp, opts, &d, deadline, out, &F, NULL, 0);
+  int same = keep && F.n == n0;
+  for (int i = 0; same && i < n0; i++)
+    same = keep[i] == F.lam[i];
+  free(keep);
+  if (!st && !same) { /* a copy was listed: the new list replaces it */
+    double *nv = realloc(*vecs, sizeof(double) * (size_t)d.N * (size_t)F.n);
+    if (!nv) {
+      st = CM__ERR(ctx, CM_NOMEM, NULL, "out of memory (search for copies)");
+    } else {
+      memcpy(nv, F.U, sizeof(double) * (size_t)d.N * (size_t)F.n);
+      for (int i = 0; i < F.n; i++)
+        lam[i] = F.lam[i] * d.scale;
+      *vecs = nv, *k = F.n;
+      out->rayleigh = 1;
+    }
+  }
+  free(F.lam), free(F.U);
+  return st;
+}
+
+/* ---- the driver ----------------------------------------------------------- */
+
+/* The top nev pairs (with the probabilistic bound from the first cycle
+ * when pb_delta > 0), then the search for missed copies (lz_search). */
+int cm__eig_lanczos(cm_context_t *ctx, cm_operator_t *op, int comp,
+                    const cm_options_t *opts, const double *start,
+                    double deadline, double pb_delta, cm__eig_t *out) {
+  cm__eig_dims_t d;
+  int st = cm__eig_dims(ctx, op, comp, opts, CM_METHOD_LANCZOS, lz_auto_ncv,
+                        out, &d);
+  if (st)
+    return st;
+  /* F->U holds the list, then the solve's next Ritz vectors (lz_extra_t) */
+  int q = (d.ncv - d.nev) / 4;
+  lz_pairs_t F = {0, d.nev, malloc(sizeof(double) * ((size_t)d.nev + 1)),
+                  malloc(sizeof(double) * (size_t)d.N *
+                         ((size_t)d.nev + (size_t)q + 1)),
+                  1, 0};
+  lz_extra_t X = {0, q, F.U ? F.U + (size_t)d.nev * d.N : NULL};
   int added = 0;
   double top0 = 0;
   st = F.lam && F.U ? CM_OK
                     : CM__ERR(ctx, CM_NOMEM, NULL, "out of memory (Lanczos)");
+  /* after a warm start the bound comes from a run of its own (bound.c),
+   * made here: its top Ritz value, from an independent Gaussian start,
+   * tells the search whether the solve missed the top mode */
+  int own = start && pb_delta > 0, top_ok = !start;
+  /* the next Ritz vectors serve the look, which one mode never needs */
+  lz_extra_t *Xp = d.nev > 1 && (!start || own) ? &X : NULL;
   if (!st)
     st = lz_solve(ctx, op, comp, opts, &d, d.nev,
                   opts->tol > 0 ? opts->tol : 1e-10, 0, d.seed, start,
-                  deadline, out, &F, 1, &added, &top0);
-  double tol = opts->tol > 0 ? opts->tol : 1e-10, tc = fmax(tol, LZ_PROBE_TOL);
-  for (int r = 1; !st && F.converged && !F.timed_out && F.n > 0 &&
-                  r <= d.nev && lz_check_dims(&d, F.n, &c);
-       r++) {
-    uint64_t seed = d.seed ^ (0x636f706965730000ULL + (uint64_t)r); /* "copies" */
-    double top = 0, low = F.lam[F.n - 1];
-    /* a probe to a loose tolerance first: most searches end there */
-    st = lz_solve(ctx, op, comp, opts, &c, 1, tc, 1, seed, NULL, deadline,
-                  out, &F, tc <= tol, &added, &top);
-    if (st || (F.n == F.cap && top * (1 + 2 * tc) <= low) ||
-        !(top > (double)d.N * DBL_EPSILON * F.lam[0]))
-      break; /* the top of the rest lies below the list: it is complete */
-    if (tc > tol) /* a copy: solve for it to the tolerance, same start */
-      st = lz_solve(ctx, op, comp, opts, &c, 1, tol, 1, seed, NULL, deadline,
-                    out, &F, 1, &added, &top);
-    if (!added)
-      break;
+                  deadline, pb_delta, out, &F, 1, &added, &top0, Xp, 0);
+  if (!st && own && F.converged && !F.timed_out) {
+    cm__eig_bound_t b;
+    st = cm__eig_prob_bound(ctx, op, comp, pb_delta, &b);
+    if (!st) {
+      out->pb_steps = b.steps, out->pb_upper = b.upper;
+      out->pb_theta = b.theta, out->pb_eps = b.eps;
+      top_ok = F.n > 0 && !(b.theta / d.scale > F.lam[0] * (1 + 1e-6));
+    }
   }
+  if (!st)
+    st = lz_search(ctx, op, comp, opts, &d, deadline, out, &F, Xp, top_ok);
   out->nev = F.n;
   out->converged = F.converged && !F.timed_out && F.n > 0;
   out->rayleigh = 1;

@@ -317,7 +317,7 @@ int cm__eig_is_dense(const cm_options_t *opts, int m, int n) {
 
 int cm__eig_component(cm_context_t *ctx, cm_operator_t *op, int comp,
                       const cm_options_t *opts, const double *start,
-                      double deadline, cm__eig_t *out) {
+                      double deadline, double pb_delta, cm__eig_t *out) {
   memset(out, 0, sizeof *out);
   int r0, m, c0, n;
   cm__op_comp(op, comp, &r0, &m, &c0, &n);
@@ -329,7 +329,8 @@ int cm__eig_component(cm_context_t *ctx, cm_operator_t *op, int comp,
   int lz = opts->method == CM_METHOD_LANCZOS ||
            (opts->method == CM_METHOD_AUTO && CM__AUTO_LANCZOS &&
             opts->chebyshev < 2);
-  int st = lz ? cm__eig_lanczos(ctx, op, comp, opts, start, deadline, out)
+  int st = lz ? cm__eig_lanczos(ctx, op, comp, opts, start, deadline,
+                                pb_delta, out)
               : cm__eig_arpack(ctx, op, comp, opts, start, deadline, out);
   st = cm__eig_check(ctx, opts, comp, out, st);
   if (lz && st == CM_NUMERIC) { /* ARPACK next, then dense below */
@@ -377,7 +378,7 @@ int cm_spectrum_solve(cm_context_t *ctx, cm_operator_t *op, int comp,
   double deadline = opts->max_seconds > 0 ? t0 + opts->max_seconds : 0;
   int blas_threads = cm__blas_get_threads(); /* as in cm_analyze_system */
   cm__blas_single_thread();
-  int st = cm__eig_component(ctx, op, comp, opts, NULL, deadline, &e);
+  int st = cm__eig_component(ctx, op, comp, opts, NULL, deadline, 0, &e);
   if (blas_threads > 0)
     cm__blas_threads(blas_threads);
   if (st < 0) {

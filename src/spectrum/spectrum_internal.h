@@ -16,16 +16,28 @@ typedef struct {
   int rank;        /* rank of B (dense only), -1 if unknown */
   double t_matvec; /* seconds spent in operator applications */
   int rayleigh;    /* cm__eig_finish replaces lambda by z^T S z */
+  /* the probabilistic bound from the Lanczos solve's own first cycle (an
+   * unrestarted run from a Gaussian start, bound.c's theorem; its steps
+   * are among matvecs), or after a warm start from bound.c's run, made by
+   * the solve before its search (not among matvecs); asked for by
+   * cm__eig_component's pb_delta: pb_steps > 0 when it was taken */
+  int pb_steps;    /* k: the Krylov dimension it comes from */
+  double pb_upper; /* lambda_max <= pb_upper but with probability pb_delta */
+  double pb_theta; /* the top eigenvalue of T_k (a lower estimate) */
+  double pb_eps;   /* the theorem's eps at k */
 } cm__eig_t;
 
 /* Top nev eigenpairs of component comp (-1: all). start: optional start
  * vector over the component rows (size m), else a Gaussian one. deadline: an
  * absolute cm__now() time after which ARPACK stops with a partial result
- * (0: none). Returns CM_OK, CM_NOT_CONVERGED (partial, out filled) or an
- * error; out is zeroed first and owned by the caller (cm__eig_free). */
+ * (0: none). pb_delta > 0: also the probabilistic bound with that failure
+ * probability from the Lanczos solve's first cycle where it can (no warm
+ * start; out->pb_steps says whether it did). Returns CM_OK,
+ * CM_NOT_CONVERGED (partial, out filled) or an error; out is zeroed first
+ * and owned by the caller (cm__eig_free). */
 int cm__eig_component(cm_context_t *ctx, cm_operator_t *op, int comp,
                       const cm_options_t *opts, const double *start,
-                      double deadline, cm__eig_t *out);
+                      double deadline, double pb_delta, cm__eig_t *out);
 void cm__eig_free(cm__eig_t *e);
 /* 1 if a component with m rows and n columns is solved densely. */
 int cm__eig_is_dense(const cm_options_t *opts, int m, int n);
@@ -38,7 +50,18 @@ int cm__eig_arpack(cm_context_t *ctx, cm_operator_t *op, int comp,
                    double deadline, cm__eig_t *out);
 int cm__eig_lanczos(cm_context_t *ctx, cm_operator_t *op, int comp,
                     const cm_options_t *opts, const double *start,
-                    double deadline, cm__eig_t *out);
+                    double deadline, double pb_delta, cm__eig_t *out);
+
+/* The search for missed copies of a repeated eigenvalue (lanczos.c: the
+ * top of the operator deflated by the pairs found, from fresh Gaussian
+ * starts) run on another backend's converged pairs: *k pairs, lam
+ * descending (of the operator, not scaled), *vecs N x *k orthonormal over
+ * the operator (malloc'd). When a copy is listed, lam (room for
+ * min(modes, N - 1)), *vecs (realloc'd) and *k are replaced and
+ * out->rayleigh set; out gets the products. */
+int cm__eig_copies(cm_context_t *ctx, cm_operator_t *op, int comp,
+                   const cm_options_t *opts, double deadline, int *k,
+                   double *lam, double **vecs, cm__eig_t *out);
 
 /* Sizes of an iterative solve of component comp: the operator (S when
  * rows <= columns), nev = min(modes, N - 1), the basis ncv (options, else
@@ -97,6 +120,17 @@ typedef struct {
 } cm__eig_bound_t;
 int cm__eig_prob_bound(cm_context_t *ctx, cm_operator_t *op, int comp,
                        double delta, cm__eig_bound_t *res);
+/* The theorem's parts, shared with the solve's first cycle (lanczos.c):
+ * the steps k after which the bound lies within 4% of theta_k (at most
+ * 500) for operator size N and failure probability delta; the bound from
+ * k steps (theta: top Ritz value of T_k, allow: rounding allowance, bk:
+ * the residual norm at a breakdown, NAN if none; eps_out: the theorem's
+ * eps), in the units of theta; the top eigenvalue of the k x k
+ * tridiagonal (a, b) by bisection, and ||T||_1 into *tn (NAN on failure). */
+int cm__kw_steps(int N, double delta);
+double cm__kw_upper(int N, int k, double theta, double allow, double bk,
+                    double delta, double *eps_out);
+double cm__kw_top(int k, const double *a, const double *b, double *tn);
 
 /* Symmetric eigen-solve of a dense N x N column-major A (destroyed): the top
  * k pairs (all N when k >= N or all_values), ascending, into w (size N) and
