@@ -256,6 +256,11 @@ typedef struct cm_system {
                           for matrices; INFINITY: singular to rounding) */
   int inertia_cond_body; /* that body, -1 if none */
   double t_assemble_s; /* wall time of assembly */
+  /* names of a system given as matrices (cm_system_set_names; NULL: none):
+   * the report names a row by row_names[row]; col_names[i] names dof i of
+   * M (the input's order, not the system's column order) */
+  char **row_names;  /* size nc, NULL entries unnamed */
+  char **col_names;  /* size n, NULL entries unnamed */
 } cm_system_t;
 
 /* Relative error, per unit of inertia_cond, of a body's mass block as
@@ -277,6 +282,15 @@ CM_EXTERN int cm_system_from_matrices(cm_context_t *ctx, int n, int nc,
                                       const int *Jj, const double *Jx,
                                       const double *k, cm_system_t **out);
 CM_EXTERN void cm_system_destroy(cm_system_t **sys);
+/* Names the rows of J (row_names, nc entries: contacts, e.g. "hip_FL.x")
+ * and the dofs of M (col_names, n entries, in M's order) of a system built
+ * from matrices; the report then names its contacts by row. Either array
+ * may be NULL (no names), an entry NULL (that one unnamed); the strings
+ * are copied and replace earlier names. CM_USAGE for a system assembled
+ * from a scene (whose names are the scene's). */
+CM_EXTERN int cm_system_set_names(cm_context_t *ctx, cm_system_t *sys,
+                                  const char *const *row_names,
+                                  const char *const *col_names);
 
 /* ------------------------------------------------------------------------ */
 /* Operator: B = K^1/2 J L^-T with M = L L^T, S = B B^T                      */

@@ -335,12 +335,15 @@ class System:
         return cls(out[0], scene)
 
     @classmethod
-    def from_matrices(cls, M, J, k):
+    def from_matrices(cls, M, J, k, row_names=None, col_names=None):
         """M (n x n symmetric positive definite; both triangles or the lower
         one), J (nc x n), k (nc, or one value for all rows): numpy arrays or
         scipy.sparse matrices. Arrays already in the library's layout (CSC
         M, CSR J, int32 indices, float64 values, k float64) are not
-        copied; the library copies them once."""
+        copied; the library copies them once. row_names (nc strings, e.g.
+        "hip_FL.x") name the rows of J (contacts) in the report, col_names
+        (n) the dofs of M (cm_system_set_names); None entries stay
+        unnamed."""
         Mp, Mi, Mx, n = _csc(M)
         Jp, Jj, Jx, nc = _csr(J, n)
         kk = np.asarray(k, dtype=np.float64)
@@ -357,7 +360,57 @@ class System:
             ctx, n, nc, _ptr(Mp, "int"), _ptr(Mi, "int"), _ptr(Mx, "double"),
             _ptr(Jp, "int"), _ptr(Jj, "int"), _ptr(Jx, "double"),
             _ptr(kk, "double"), out))
-        return cls(out[0])
+        system = cls(out[0])
+        if row_names is not None or col_names is not None:
+            system.set_names(row_names, col_names)
+        return system
+
+    def set_names(self, row_names=None, col_names=None):
+        """Names the rows of J (nc) and the dofs of M (n, in M's order) of a
+        system given as matrices; the report names its contacts by row."""
+        nc, n = self._ptr.nc, self._ptr.n
+        keep = []
+
+        def carray(names, count, what):
+            if names is None:
+                return ffi.NULL
+            names = list(names)
+            if len(names) != count:
+                raise _error(-1, "%s has %d names but %s: one name (or None) "
+                             "per %s" % (what, len(names), "J has %d rows" %
+                                         nc if what == "row_names" else
+                                         "M has %d dofs" % n, "row of J" if
+                                         what == "row_names" else "dof of M"),
+                             what)
+            arr = ffi.new("char *[]", count + 1)
+            for i, nm in enumerate(names):
+                if nm is not None:
+                    keep.append(ffi.new("char[]", str(nm).encode()))
+                    arr[i] = keep[-1]
+            keep.append(arr)
+            return ffi.cast("const char *const *", arr)
+        rows = carray(row_names, nc, "row_names")
+        cols = carray(col_names, n, "col_names")
+        ctx = _lib.context()
+        _lib.raise_for(ctx, lib.cm_system_set_names(ctx, self._ptr, rows,
+                                                    cols))
+
+    def _names(self, p, count):
+        if p == ffi.NULL:
+            return None
+        return [None if p[i] == ffi.NULL else ffi.string(p[i]).decode()
+                for i in range(count)]
+
+    @property
+    def row_names(self):
+        """Names of the rows of J (None: none; for a scene's system, the
+        scene names its contacts)."""
+        return self._names(self._ptr.row_names, self._ptr.nc)
+
+    @property
+    def col_names(self):
+        """Names of the dofs of M, in M's order (None: none)."""
+        return self._names(self._ptr.col_names, self._ptr.n)
 
 
     def matrices(self):
@@ -513,9 +566,12 @@ class Vectors:
            = 1), J^T K J phi = omega^2 M phi; for matrices in M's order
       row_contact, row_kind (0 normal, 1-2 tangents), col_body, col_dof:
            what each row and column is (col_dof: for matrices the index
-           in M)."""
+           in M)
+      row_names, col_names: names of the rows (the contact's) and, for
+           matrices, of the dofs (lists; None when there are none)."""
 
-    def __init__(self, v, matrices):
+    def __init__(self, v, system):
+        matrices = system.scene is None
         nm, nr, nd = v.nmodes, v.nrows, v.ndofs
 
         def mat(p, rows):
@@ -541,6 +597,15 @@ class Vectors:
             self.col_body = self.col_body[order]
             self.col_dof = self.col_dof[order]
         self.phi = phi
+        # names: for matrices the system's (row_names: rows of J, col_names:
+        # the rows of phi, M's order); for a scene its contact names by row
+        if matrices:
+            self.row_names = system.row_names
+            self.col_names = system.col_names
+        else:
+            names = system.scene.contacts["name"]
+            self.row_names = [names[c] for c in self.row_contact]
+            self.col_names = None
 
     def __repr__(self):
         return "<cmodes.Vectors z%s phi%s>" % (self.z.shape, self.phi.shape)
@@ -595,14 +660,20 @@ class Report:
 
 # ---- analysis -----------------------------------------------------------------
 
-def analyze(M, J=None, k=None, *, vectors=False, threads=0, **options):
+def analyze(M, J=None, k=None, *, vectors=False, threads=0, row_names=None,
+            col_names=None, **options):
     """Analyses a Scene, a System, a scene file path, or matrices M, J, k
-    (numpy or scipy.sparse; the general-M path). Keyword options are the
-    command line's analysis options (underscored names). vectors=True adds
-    the mode shapes (Report.vectors). Returns a Report; raises an Error
-    subclass on failure."""
+    (numpy or scipy.sparse; the general-M path; row_names and col_names
+    name the rows of J and the dofs of M as System.from_matrices). Keyword
+    options are the command line's analysis options (underscored names).
+    vectors=True adds the mode shapes (Report.vectors). Returns a Report;
+    raises an Error subclass on failure."""
     ctx = _lib.context(threads)
     opts = _options(ctx, options)
+    if (row_names is not None or col_names is not None) and J is None:
+        raise _error(-1, "analyze: row_names and col_names go with matrices "
+                     "M, J, k (a scene names its contacts; a System: "
+                     "System.set_names)", "row_names")
     if isinstance(M, System):
         system = M
     elif isinstance(M, Scene):
@@ -613,7 +684,7 @@ def analyze(M, J=None, k=None, *, vectors=False, threads=0, **options):
         if J is None or k is None:
             raise _error(-1, "analyze(M, J, k): J and k are needed with M",
                          "J" if J is None else "k")
-        system = System.from_matrices(M, J, k)
+        system = System.from_matrices(M, J, k, row_names, col_names)
     scene = system.scene._ptr if system.scene is not None else ffi.NULL
     out = ffi.new("cm_report_t **")
     vec = ffi.new("cm_vectors_t **") if vectors else None
@@ -624,7 +695,7 @@ def analyze(M, J=None, k=None, *, vectors=False, threads=0, **options):
     _lib.raise_for(ctx, st)
     try:
         text = _lib.take_string(lib.cm_report_to_json(out[0], 0))
-        v = Vectors(vec[0], system.scene is None) if vectors else None
+        v = Vectors(vec[0], system) if vectors else None
     finally:
         lib.cm_report_destroy(out)
         if vectors:

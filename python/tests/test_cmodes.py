@@ -351,3 +351,74 @@ def test_binary_scene_and_generators(tmp_path):
         assert len(out["contacts"]) == s.ncontacts
     with pytest.raises(cmodes.UsageError, match="unknown option"):
         cmodes.generate_pile(bogus=1)
+
+
+# ---- names of rows and dofs ----------------------------------------------
+
+def top_row(M, J, k):
+    """Index of the row of J with the largest energy share z_r^2 in the top
+    mode of S (dense eigh here), and that share."""
+    _, S = dense_omegas(M, J, k)
+    z = scipy.linalg.eigh((S + S.T) / 2)[1][:, -1]
+    e = z ** 2
+    return int(np.argmax(e)), float(e.max()), e
+
+
+def write_named_system(tmp_path, M, J, k, rows, cols):
+    scipy.io.mmwrite(str(tmp_path / "M.mtx"), sp.coo_matrix(M),
+                     symmetry="symmetric")
+    scipy.io.mmwrite(str(tmp_path / "J.mtx"), sp.coo_matrix(J))
+    scipy.io.mmwrite(str(tmp_path / "k.mtx"), k.reshape(-1, 1))
+    man = tmp_path / "manifest.json"
+    man.write_text(json.dumps({"M": "M.mtx", "J": "J.mtx", "k": "k.mtx",
+                               "row_names": rows, "col_names": cols}))
+    return str(man)
+
+
+@pytest.mark.parametrize("seed", [3, 4, 5])
+def test_report_names_the_row_with_the_largest_share(tmp_path, seed):
+    M, J, k = random_system(seed, n=10, nc=8)
+    legs = ["FL", "FR", "HL", "HR"]
+    rows = ["hip_%s_%s" % (legs[i // 2], "xz"[i % 2]) for i in range(8)]
+    cols = ["q%d" % j for j in range(10)]
+    i, share, e = top_row(M, J, k)
+    assert share > np.sort(e)[-2] * (1 + 1e-6)  # a unique top row
+    # Python: names with the matrices
+    r = cmodes.analyze(M, J, k, row_names=rows, col_names=cols, vectors=True)
+    c = r.modes[0].contacts[0]
+    assert (c["index"], c["name"]) == (i, rows[i])
+    assert c["share"] == pytest.approx(share, rel=1e-9)
+    assert r.vectors.row_names == rows and r.vectors.col_names == cols
+    # the manifest's row_names, through the command line's text report
+    man = write_named_system(tmp_path, M, J, k, rows, cols)
+    p = cli("analyze", "--matrices", man)
+    assert p.returncode == 0, p.stderr
+    line = [ln for ln in p.stdout.splitlines()
+            if ln.lstrip().startswith("1 ")][0]
+    assert line.split("comp 0:")[1].split()[0] == rows[i]
+    assert "(?-?)" not in p.stdout
+    # and its JSON, and the manifest through the package
+    rep = json.loads(cli("analyze", "--json", "--matrices", man).stdout)
+    assert rep["modes"][0]["contacts"][0]["name"] == rows[i]
+    system = cmodes.read_matrices(man)
+    assert system.row_names == rows and system.col_names == cols
+    assert cmodes.analyze(system).modes[0].contacts[0]["name"] == rows[i]
+
+
+def test_bad_names_same_message_as_cli(tmp_path):
+    M, J, k = random_system(0, n=4, nc=3)
+    man = write_named_system(tmp_path, M, J, k, ["a", "b"], None)
+    p = cli("analyze", "--matrices", man)
+    assert p.returncode == 3
+    assert '"row_names" has 2 names but J has 3 rows' in p.stderr
+    with pytest.raises(cmodes.ParseError) as e:
+        cmodes.read_matrices(man)
+    assert p.stderr.strip().endswith(": " + e.value.message)
+    assert e.value.path == "row_names"
+    man = write_named_system(tmp_path, M, J, k, ["a", 2, None], None)
+    p = cli("analyze", "--matrices", man)
+    assert "row_names[1] is not a string" in p.stderr
+    with pytest.raises(cmodes.UsageError, match="col_names has 1 names"):
+        cmodes.analyze(M, J, k, col_names=["x"])
+    with pytest.raises(cmodes.UsageError, match="go with matrices"):
+        cmodes.analyze(cmodes.generate_bar(), row_names=["a", "b"])

@@ -206,7 +206,9 @@ static int cm__mode_shares(cm_operator_t *op, const cm_system_t *sys,
     int c = pick[i].index, row = sys->contact_row[c];
     s->index = c;
     s->share = pick[i].share;
-    s->name = cm__strdup(scene ? cm_scene_contact_name(scene, c) : NULL);
+    s->name = cm__strdup(scene            ? cm_scene_contact_name(scene, c)
+                         : sys->row_names ? sys->row_names[row]
+                                          : NULL);
     if (sys->dim) {
       s->a_name = cm__strdup(
           cm_scene_body_label(scene, sys->row_a[row], buf, sizeof buf));

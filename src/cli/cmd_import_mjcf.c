@@ -297,16 +297,16 @@ int cm__cmd_import_mjcf(int argc, char **argv) {
     json_array_append_new(cols, json_string(dn));
   }
   json_t *man = json_pack(
-      "{s:s,s:i,s:s,s:s,s:s,s:s,s:s,s:i,s:i,s:s,s:{s:s,s:s,s:f,s:f,s:s,s:o,"
-      "s:o}}",
+      "{s:s,s:i,s:s,s:s,s:s,s:s,s:s,s:i,s:i,s:s,s:o,s:o,s:{s:s,s:s,s:f,s:f,"
+      "s:s}}",
       "format", "cmodes-matrices", "version", 1, "M", "M.mtx", "J", "J.mtx",
       "k", "k.mtx", "rows", "rows.txt", "cols", "cols.txt", "n", nv, "nc", nc,
-      "source", path, "meta", "importer", "mjcf", "mujoco", mj_versionString(),
-      "time_s", d->time, "mujoco_timestep_s", m->opt.timestep, "stiffness",
+      "source", path, "row_names", rows, "col_names", cols, "meta", "importer",
+      "mjcf", "mujoco", mj_versionString(), "time_s", d->time,
+      "mujoco_timestep_s", m->opt.timestep, "stiffness",
       kfix > 0 ? "option --k"
                : "solref/solimp: k = 1/(dmax^2 tau^2 zeta^2) "
-                 "/ A_cc",
-      "row_names", rows, "col_names", cols);
+                 "/ A_cc");
   rows = cols = NULL;
   char mpath[4096];
   snprintf(mpath, sizeof mpath, "%s/manifest.json", out);

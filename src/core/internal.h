@@ -130,4 +130,8 @@ int cm__uf_find(int *parent, int i);
 /* strdup that returns NULL on NULL or failure. */
 char *cm__strdup(const char *s);
 
+/* Frees an array of n malloc'd names (entries may be NULL) and the array;
+ * accepts NULL (system names, matrices.c). */
+void cm__free_names(char **names, int n);
+
 #endif

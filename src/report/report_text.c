@@ -77,11 +77,16 @@ int cm_report_write_text(const cm_report_t *r, FILE *f) {
             m->residual, m->component);
     if (r->dashpots)
       fprintf(f, "  zeta %.3g", m->zeta);
-    for (int j = 0; j < m->ncontacts && j < 3; j++)
-      fprintf(f, "  c%d(%s-%s) %.3f", m->contacts[j].index,
-              m->contacts[j].a_name ? m->contacts[j].a_name : "?",
-              m->contacts[j].b_name ? m->contacts[j].b_name : "?",
-              m->contacts[j].share);
+    for (int j = 0; j < m->ncontacts && j < 3; j++) {
+      const cm_share_t *c = &m->contacts[j];
+      if (c->name) /* a named contact or row: its name */
+        fprintf(f, "  %s %.3f", c->name, c->share);
+      else if (c->a_name) /* a scene's: its index and bodies */
+        fprintf(f, "  c%d(%s-%s) %.3f", c->index, c->a_name,
+                c->b_name ? c->b_name : "?", c->share);
+      else /* a row of J given as matrices */
+        fprintf(f, "  c%d %.3f", c->index, c->share);
+    }
     fprintf(f, "\n");
     if (m->nbodies) {
       fprintf(f, "      bodies:");
