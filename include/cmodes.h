@@ -528,7 +528,19 @@ typedef struct cm_report {
    * tensor that limits omega_max to a relative accuracy of about
    * CM_INERTIA_DELTA_PER_COND x its condition number (docs/math.md) */
   char *warning;
+  /* components tied at the top: those whose largest eigenvalue is within
+   * the solver tolerance (options.tol, relative) of the largest; any of
+   * them sets the step */
+  int nties;         /* how many (1: one sets it; 0: no modes) */
+  int nties_listed;  /* entries below: all, up to CM_TIES_LISTED */
+  int *ties;         /* their component indices, ascending */
+  char **tie_names;  /* a name for each: the part before the first '.'
+                        that all its bodies' names share ("r2" for
+                        "r2.trunk", "r2.leg0", ...), else its first body's
+                        label; NULL entries for matrices */
 } cm_report_t;
+
+#define CM_TIES_LISTED 1000 /* tied components listed (all are counted) */
 
 /* Runs the whole pipeline on a scene. On CM_OK or CM_NOT_CONVERGED *out is a
  * report owned by the caller; on error *out is NULL. */
