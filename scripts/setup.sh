@@ -13,6 +13,7 @@ pkgs=(build-essential cmake pkg-config libsuitesparse-dev libarpack2-dev
       libmicrohttpd-dev curl python3 lammps
       python3-numpy python3-scipy python3-cffi python3-pytest python3-wheel
       python3-setuptools python3-pip libmujoco-dev libmujoco-samples
+      python3-lammps liblammps-dev
       chromium python3-pil python3-vtk9 python3-ase)
 deps() {
   local missing=()
@@ -51,6 +52,9 @@ test)
   deps
   build build
   (cd build && ctest --output-on-failure -j "$jobs")
+  # the Python tests' own count (pytest's summary line in ctest's log)
+  grep -h -E "^[0-9]+ passed.* in [0-9.]+s" build/Testing/Temporary/LastTest.log |
+    sed 's/^/python tests: /' || true
   build build-asan -DCMODES_SANITIZE=ON
   (cd build-asan &&
     ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
