@@ -591,6 +591,16 @@ CM_EXTERN void cm_vectors_destroy(cm_vectors_t **vectors);
 CM_EXTERN char *cm_report_to_json(const cm_report_t *report, int flags);
 /* Human-readable report. */
 CM_EXTERN int cm_report_write_text(const cm_report_t *report, FILE *out);
+/* The HTML page of `cmodes report` (docs/reports.md) for a system, and its
+ * scene (NULL for matrices): runs the analysis with opts (NULL: defaults)
+ * again, with the full arrays its pictures need and, for a scene of up to
+ * 1e5 contacts, the softening plan, and returns the self-contained page in
+ * *html (malloc'd, caller frees). Returns the analysis' status. For
+ * notebooks (Python's Report._repr_html_). */
+CM_EXTERN int cm_report_html(cm_context_t *ctx, const cm_system_t *sys,
+                             const cm_scene_t *scene,
+                             const cm_options_t *opts, const char *title,
+                             char **html);
 
 /* ------------------------------------------------------------------------ */
 /* Spectrum of one operator (no component split): for compare and benches   */

@@ -33,6 +33,7 @@ FUNCTIONS = [
     "cm_options_table_json", "cm_options_set", "cm_options_get",
     "cm_options_validate", "cm_analyze_system", "cm_analyze_vectors",
     "cm_vectors_destroy", "cm_report_destroy", "cm_report_to_json",
+    "cm_report_html",
     "cm_pile_options_init", "cm_generate_pile", "cm_crystal_options_init",
     "cm_generate_crystal", "cm_stack_options_init", "cm_generate_stack",
     "cm_fleet_options_init", "cm_generate_fleet", "cm_bar_options_init",

@@ -616,12 +616,15 @@ class Report:
     (docs/report-format.md): omega_max, status, model, modes (Mode list),
     per_contact, bounds, timestep, counts, components, solver, timings, ...
     to_dict() is exactly that JSON (from cm_report_to_json); vectors is a
-    Vectors object when asked for, else None."""
+    Vectors object when asked for, else None. html() is the page of
+    `cmodes report`, which notebooks show (_repr_html_)."""
 
-    def __init__(self, d, vectors=None):
+    def __init__(self, d, vectors=None, source=None):
         self._d = d
         self.modes = [Mode(m) for m in d.get("modes", [])]
         self.vectors = vectors
+        self._source = source  # (System, options, threads) for html()
+        self._html = None
 
     def to_dict(self):
         return self._d
@@ -643,15 +646,38 @@ class Report:
         """The critical central-difference step, s (None if none)."""
         return self._d["timestep"]["central_difference"]["h"]
 
+    def html(self, title=None):
+        """The HTML page of `cmodes report` for the analysed input
+        (docs/reports.md: headline, spectrum, views, components, softening
+        plan), from cm_report_html: it analyses the input again with the
+        same options (the pictures need the full arrays). Cached."""
+        if self._html is None:
+            if self._source is None:
+                raise _error(-1, "Report.html: this report has no input to "
+                             "draw (reports from analyze() have one)")
+            system, options, threads = self._source
+            ctx = _lib.context(threads)
+            opts = _options(ctx, options)
+            scene = system.scene._ptr if system.scene is not None else \
+                ffi.NULL
+            out = ffi.new("char **")
+            st = lib.cm_report_html(ctx, system._ptr, scene, opts,
+                                    (title or "cmodes report").encode(), out)
+            _lib.raise_for(ctx, st)
+            self._html = _lib.take_string(out[0])
+        return self._html
+
+    def write_html(self, path, title=None):
+        """Writes html() to path (as `cmodes report -o FILE.html`)."""
+        with open(path, "w") as f:
+            f.write(self.html(title))
+
     def _repr_html_(self):
-        cd = self._d["timestep"]["central_difference"]
-        rows = "".join("<tr><td>%d</td><td>%.9g</td><td>%.1e</td></tr>" %
-                       (i + 1, m.omega, m.residual)
-                       for i, m in enumerate(self.modes))
-        return ("<b>cmodes report</b>: omega_max %.9g rad/s, central "
-                "difference h = %s s (certified %s s)<table><tr><th>mode"
-                "</th><th>omega rad/s</th><th>residual</th></tr>%s</table>"
-                % (self._d["omega_max"], cd["h"], cd["certified"], rows))
+        """Notebooks: the page of html() in an iframe (its styles and
+        script stay inside it)."""
+        import html as _h
+        return ('<iframe srcdoc="%s" style="width: 100%%; height: 640px; '
+                'border: 0"></iframe>' % _h.escape(self.html(), quote=True))
 
     def __repr__(self):
         return "<cmodes.Report omega_max=%.9g rad/s modes=%d status=%s>" % (
@@ -700,7 +726,7 @@ def analyze(M, J=None, k=None, *, vectors=False, threads=0, row_names=None,
         lib.cm_report_destroy(out)
         if vectors:
             lib.cm_vectors_destroy(vec)
-    return Report(json.loads(text), v)
+    return Report(json.loads(text), v, (system, dict(options), threads))
 
 
 # ---- generators and importers ------------------------------------------------

@@ -239,6 +239,10 @@ int cm_analyze_vectors(cm_context_t *ctx, const cm_system_t *sys,
 void cm_vectors_destroy(cm_vectors_t **vectors);
 void cm_report_destroy(cm_report_t **report);
 char *cm_report_to_json(const cm_report_t *report, int flags);
+int cm_report_html(cm_context_t *ctx, const cm_system_t *sys,
+ const cm_scene_t *scene,
+ const cm_options_t *opts, const char *title,
+ char **html);
 void cm_pile_options_init(cm_pile_options_t *opts);
 int cm_generate_pile(cm_context_t *ctx,
  const cm_pile_options_t *opts, 

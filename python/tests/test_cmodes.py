@@ -441,3 +441,36 @@ def test_lammps_example(capsys):
     assert int(step) == 2000 and int(atoms) > 0 and int(contacts) > 0
     assert float(frac) == pytest.approx(1e-4 / float(h), abs=1e-4)
     assert 0 < float(h) < 2 / float(omega)
+
+
+# ---- the HTML page (notebooks) ---------------------------------------------
+
+def test_html_page_for_scene_and_matrices(tmp_path):
+    """Report.html() is the page of `cmodes report`: its headline omega_max
+    (data-v, %.17g) equals the report's and the command line's page; a
+    matrix system's page names its rows; _repr_html_ wraps it."""
+    import re
+    scene = cmodes.generate_fleet(count=3)
+    r = cmodes.analyze(scene, modes=3)
+    page = r.html()
+    got = re.search(r'id="s0-h-omega" data-v="([^"]+)"', page).group(1)
+    assert float(got) == r.omega_max
+    scene.write(str(tmp_path / "fleet.json"))
+    p = cli("report", "--modes", "3", str(tmp_path / "fleet.json"), "-o",
+            str(tmp_path / "fleet.html"))
+    assert p.returncode == 0, p.stderr
+    cli_page = (tmp_path / "fleet.html").read_text()
+    assert re.search(r'id="s0-h-omega" data-v="([^"]+)"',
+                     cli_page).group(1) == got
+    assert "r0.hip" in page or "r0.axle" in page  # named contacts
+    frame = r._repr_html_()
+    assert frame.startswith("<iframe srcdoc=") and "&lt;!DOCTYPE html" in frame
+    M, J, k = random_system(2, n=8, nc=5)
+    ref, S = dense_omegas(M, J, k)
+    names = ["joint_%c" % c for c in "abcde"]
+    rm = cmodes.analyze(M, J, k, row_names=names, modes=2)
+    pm = rm.html()
+    assert float(re.search(r'id="s0-h-omega" data-v="([^"]+)"',
+                           pm).group(1)) == pytest.approx(ref[0], rel=1e-12)
+    top = names[top_row(M, J, k)[0]]
+    assert top in pm
