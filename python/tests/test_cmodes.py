@@ -474,3 +474,42 @@ def test_html_page_for_scene_and_matrices(tmp_path):
                            pm).group(1)) == pytest.approx(ref[0], rel=1e-12)
     top = names[top_row(M, J, k)[0]]
     assert top in pm
+
+
+def test_cli_vectors_equal_the_package_and_eigh(tmp_path):
+    """`cmodes analyze --vectors FILE`: the same shapes as
+    analyze(vectors=True), eigenvectors of S (eigh here) and J^T K J phi =
+    omega^2 M phi; names by row and dof."""
+    M, J, k = random_system(4, n=7, nc=5)
+    rows, cols = ["r%d" % i for i in range(5)], ["q%d" % i for i in range(7)]
+    man = write_named_system(tmp_path, M, J, k, rows, cols)
+    out = str(tmp_path / "v.json")
+    p = cli("analyze", "--matrices", man, "--modes", "3", "--vectors", out)
+    assert p.returncode == 0, p.stderr
+    v = json.load(open(out))
+    assert v["format"] == "cmodes-vectors" and v["nmodes"] == 3
+    z, phi = np.array(v["z"]).T, np.array(v["phi"]).T
+    ref, S = dense_omegas(M, J, k)
+    np.testing.assert_allclose(v["omega"], ref[:3], rtol=1e-10)
+    w, U = scipy.linalg.eigh((S + S.T) / 2)
+    for p_ in range(3):
+        assert abs(abs(z[:, p_] @ U[:, -1 - p_]) - 1) < 1e-9
+    order = np.array(v["col_dof"])
+    Mo, Jo = M[np.ix_(order, order)], J[:, order]
+    K = np.diag(k)
+    for p_ in range(3):
+        lhs = Jo.T @ K @ Jo @ phi[:, p_]
+        np.testing.assert_allclose(lhs, ref[p_] ** 2 * Mo @ phi[:, p_],
+                                   rtol=1e-8, atol=1e-8 * np.abs(lhs).max())
+    assert v["row_names"] == rows
+    assert v["col_names"] == [cols[j] for j in order]
+    r = cmodes.analyze(cmodes.read_matrices(man), modes=3, vectors=True)
+    np.testing.assert_allclose(np.abs(r.vectors.z), np.abs(z), atol=1e-12)
+    # a scene: one row per contact, names from the scene
+    p = cli("analyze", os.path.join(DATA, "fleet.json"), "--modes", "1",
+            "--vectors", out)
+    v = json.load(open(out))
+    assert p.returncode == 0 and len(v["row_names"]) == v["nrows"] == 260
+    top = int(np.argmax(np.array(v["z"][0]) ** 2))
+    assert v["row_names"][top].startswith("r") and ".hip" in \
+        v["row_names"][top] and v["row_names"][top].endswith(".y")
