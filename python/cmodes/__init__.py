@@ -78,11 +78,14 @@ def _options(ctx, kw):
 
 # ---- scenes -------------------------------------------------------------------
 
-def _scene_free(p):
+# The destructors hold the library and ffi (default arguments): at
+# interpreter exit, objects still alive are freed in no particular order,
+# and the library must not be unloaded before the last of them.
+def _scene_free(p, lib=lib, ffi=ffi):
     lib.cm_scene_destroy(ffi.new("cm_scene_t **", p))
 
 
-def _system_free(p):
+def _system_free(p, lib=lib, ffi=ffi):
     lib.cm_system_destroy(ffi.new("cm_system_t **", p))
 
 

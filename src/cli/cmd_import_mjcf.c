@@ -285,6 +285,15 @@ int cm__cmd_import_mjcf(int argc, char **argv) {
     const char *g2 = cm__geom_name(m, ct->geom2, y2, b2, sizeof b2);
     fprintf(fr, "%d %s %s %s %s %.17g\n", r, g1, g2, y1, y2, ct->dist);
     snprintf(name, sizeof name, "%s-%s", g1, g2);
+    /* several contact points of one geom pair: "<pair>:2", ":3", ... */
+    int same = 0;
+    size_t nl = strlen(name);
+    for (int q = 0; q < r; q++) {
+      const char *o = json_string_value(json_array_get(rows, (size_t)q));
+      same += !strncmp(o, name, nl) && (!o[nl] || o[nl] == ':');
+    }
+    if (same)
+      snprintf(name + nl, sizeof name - nl, ":%d", same + 1);
     json_array_append_new(rows, json_string(name));
   }
   fprintf(fc, "# col dof body (0-based column of J and M; MuJoCo joint "
