@@ -22,7 +22,8 @@ from . import _lib
 from ._lib import ERRORS, Error, ffi, lib
 
 __all__ = ["analyze", "Scene", "System", "Report", "Mode", "Vectors",
-           "Error", "options", "defaults", "read_matrices", "import_dump",
+           "Error", "options", "defaults", "read_matrices", "contact_rows",
+           "import_dump",
            "import_lammps", "generate_pile", "generate_crystal",
            "generate_stack", "generate_fleet", "generate_bar",
            "library_path", "__version__"]
@@ -518,6 +519,42 @@ def _csr(J, n):
     return (np.ascontiguousarray(A.indptr, dtype=np.int32),
             np.ascontiguousarray(A.indices, dtype=np.int32),
             np.ascontiguousarray(A.data, dtype=np.float64), nr)
+
+
+def contact_rows(jacobians, normals, tangents=False):
+    """Rows of J from per-point translational Jacobians, as Drake
+    (CalcJacobianTranslationalVelocity), Pinocchio or MuJoCo (mj_jac) give
+    them: jacobians (nc, 3, nv), the relative velocity of each contact's two
+    points (J_a - J_b, or one 3 x nv array per contact), normals (nc, 3)
+    unit, pointing from b to a. Returns the (nc, nv) normal rows n^T J_c;
+    with tangents=True (nc * 3, nv): each contact's normal row, then two
+    rows along an orthonormal basis of its tangent plane (any basis: with
+    one k_t for both, the spectrum does not depend on it), the order of a
+    scene's rows (give k as [k_n, k_t, k_t] per contact)."""
+    Jc = np.asarray(jacobians, dtype=np.float64)
+    n = np.asarray(normals, dtype=np.float64).reshape(-1, 3)
+    if Jc.ndim != 3 or Jc.shape[1] != 3 or Jc.shape[0] != n.shape[0]:
+        raise _error(-3, "contact_rows: jacobians has shape %s: expected "
+                     "(%d, 3, nv), one 3 x nv Jacobian per contact" %
+                     (Jc.shape, n.shape[0]), "jacobians")
+    length = np.linalg.norm(n, axis=1)
+    if not np.all(np.abs(length - 1) < 1e-6):
+        i = int(np.argmax(np.abs(length - 1)))
+        raise _error(-3, "contact_rows: normals[%d] has length %.17g: give "
+                     "unit normals" % (i, length[i]), "normals[%d]" % i)
+    rows = np.einsum("ci,civ->cv", n, Jc)
+    if not tangents:
+        return rows
+    # t1: the normal crossed with the axis it is least aligned with
+    axis = np.eye(3)[np.argmin(np.abs(n), axis=1)]
+    t1 = np.cross(n, axis)
+    t1 /= np.linalg.norm(t1, axis=1)[:, None]
+    t2 = np.cross(n, t1)
+    out = np.empty((3 * n.shape[0], Jc.shape[2]))
+    out[0::3] = rows
+    out[1::3] = np.einsum("ci,civ->cv", t1, Jc)
+    out[2::3] = np.einsum("ci,civ->cv", t2, Jc)
+    return out
 
 
 def read_matrices(M, J=None, k=None):

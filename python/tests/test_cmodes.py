@@ -513,3 +513,50 @@ def test_cli_vectors_equal_the_package_and_eigh(tmp_path):
     top = int(np.argmax(np.array(v["z"][0]) ** 2))
     assert v["row_names"][top].startswith("r") and ".hip" in \
         v["row_names"][top] and v["row_names"][top].endswith(".y")
+
+
+# ---- Drake-style input: M and per-point translational Jacobians -------------
+
+def rigid_point_jacobian(nb, b, com, p):
+    """3 x 6nb Jacobian of the velocity of point p fixed to body b (dofs v,
+    w in the world frame): v + w x (p - com) = [I, -[r]x] [v; w]."""
+    J = np.zeros((3, 6 * nb))
+    if b < 0:
+        return J
+    r = np.asarray(p) - np.asarray(com)
+    J[:, 6 * b:6 * b + 3] = np.eye(3)
+    J[:, 6 * b + 3:6 * b + 6] = -np.array([[0, -r[2], r[1]],
+                                           [r[2], 0, -r[0]],
+                                           [-r[1], r[0], 0]])
+    return J
+
+
+@pytest.mark.parametrize("tangential", [False, True])
+def test_contact_rows_equal_the_scene_path(tangential):
+    """A 3-D robot fleet as Drake would hand it over (M, and each contact's
+    point Jacobians): contact_rows + analyze(M, J, k) gives the frequencies
+    of the scene's own analysis."""
+    scene = cmodes.generate_fleet(count=2, payload_fraction=1.0)
+    b, c = scene.bodies, scene.contacts
+    nb, nc = scene.nbodies, scene.ncontacts
+    if tangential:  # give every contact a sticking spring
+        c["stiffness_t"] = 0.5 * c["stiffness"]
+        scene = cmodes.Scene(3, bodies=b, contacts=c)
+    M = np.zeros((6 * nb, 6 * nb))
+    for i in range(nb):
+        M[6 * i:6 * i + 3, 6 * i:6 * i + 3] = b["mass"][i] * np.eye(3)
+        M[6 * i + 3:6 * i + 6, 6 * i + 3:6 * i + 6] = b["inertia"][i]
+    Jc = np.array([rigid_point_jacobian(nb, c["a"][q], b["position"][
+        c["a"][q]], c["point"][q]) - rigid_point_jacobian(
+        nb, c["b"][q], b["position"][c["b"][q]] if c["b"][q] >= 0 else 0,
+        c["point"][q]) for q in range(nc)])
+    J = cmodes.contact_rows(Jc, c["normal"], tangents=tangential)
+    k = np.column_stack([c["stiffness"], c["stiffness_t"],
+                         c["stiffness_t"]]).reshape(-1) if tangential \
+        else c["stiffness"]
+    r = cmodes.analyze(M, J, k, modes=4)
+    ref = cmodes.analyze(scene, modes=4)
+    np.testing.assert_allclose([m.omega for m in r.modes],
+                               [m.omega for m in ref.modes], rtol=1e-9)
+    with pytest.raises(cmodes.InvalidSceneError, match="unit normals"):
+        cmodes.contact_rows(Jc, 2 * c["normal"])
