@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # setup.sh: installs what is missing (Debian 12, as root), builds cmodes, and
-#   run   analyses the bundled reference bar (data/bar2d.json), or
-#   test  builds the tests (also under ASan/UBSan) and runs them with ctest.
-# Usage: scripts/setup.sh run|test|deps|build
+#   run     analyses the bundled reference bar (data/bar2d.json), or
+#   test    builds the tests (also under ASan/UBSan) and runs them with ctest,
+#   install installs the library, headers and Python package (cmake
+#           --install build, under /usr/local) and checks `import cmodes`.
+# Usage: scripts/setup.sh run|test|install|deps|build
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
@@ -62,5 +64,11 @@ test)
     LSAN_OPTIONS=suppressions="$top/tests/lsan.supp" \
     ctest --output-on-failure -j "$jobs" -LE no-sanitizer)
   ;;
-*) echo "usage: scripts/setup.sh run|test|deps|build" >&2; exit 2 ;;
+install)
+  deps; build build
+  cmake --install build >/dev/null
+  (cd / && /usr/bin/python3 -c "import cmodes; print('cmodes', \
+    cmodes.__version__, cmodes.__file__, 'library', cmodes.library_path)")
+  ;;
+*) echo "usage: scripts/setup.sh run|test|install|deps|build" >&2; exit 2 ;;
 esac
