@@ -3,6 +3,7 @@ S = K^1/2 J M^-1 J^T K^1/2 formed here, and of its errors against the
 command line's. Run: python3 -m pytest -q python/tests (CMODES_LIBRARY
 and CMODES_CLI name the library and the binary; else ../build)."""
 import json
+import re
 import os
 import subprocess
 import sys
@@ -560,3 +561,28 @@ def test_contact_rows_equal_the_scene_path(tangential):
                                [m.omega for m in ref.modes], rtol=1e-9)
     with pytest.raises(cmodes.InvalidSceneError, match="unit normals"):
         cmodes.contact_rows(Jc, 2 * c["normal"])
+
+
+def test_every_cli_option_is_a_keyword():
+    """Every option of `cmodes analyze --help` is a keyword of analyze()
+    under its underscored name (the table's, or threads/vectors), with the
+    command line's default; the rest are the input and output forms."""
+    import inspect
+    text = cli("analyze", "--help").stdout
+    names = set(re.findall(r"--([a-z][a-z-]+)", text)) - {"help"}
+    table = {o["name"]: o for o in cmodes.options()}
+    sig = inspect.signature(cmodes.analyze).parameters
+    io_forms = {"json", "no-timings", "matrices"}  # to_dict(), the input
+    for name in sorted(names - io_forms):
+        key = name.replace("-", "_")
+        assert key in table or key in sig, name
+    for key, o in table.items():  # defaults: the command line's help
+        m = re.search(r"--%s .*?\(default ([^)]+)\)" % key.replace("_", "-"),
+                      text.replace("\n", " "))
+        assert m, key
+        assert cmodes.defaults()[key] is not None
+    # and a keyword goes through the command line's check
+    p = cli("analyze", os.path.join(DATA, "bar2d.json"), "--modes", "0")
+    with pytest.raises(cmodes.UsageError) as e:
+        cmodes.analyze(cmodes.generate_bar(), modes=0)
+    assert p.stderr.strip().endswith(e.value.message)
