@@ -916,23 +916,25 @@ static int cm__desc(const void *pa, const void *pb) {
 static void cm__components(FILE *o, const cm__html_item_t *it) {
   const cm_report_t *r = it->report;
   const cm__fields_t *f = it->fields;
-  fprintf(o,
-          "<p>%d independent component%s; component <b>%d</b> sets the "
-          "step.",
-          r->ncomp, r->ncomp == 1 ? "" : "s", r->comp_max);
-  int ties = 0;
-  if (f && f->comp_omega && r->omega_max > 0) {
-    fputs(" Ties (within 1e-9 of &omega;<sub>max</sub>): ", o);
-    for (int c = 0; c < f->ncomp; c++)
-      if (f->comp_omega[c] >= r->omega_max * (1 - 1e-9)) {
-        if (ties < 30)
-          fprintf(o, "%s%d", ties ? ", " : "", c);
-        ties++;
-      }
-    if (ties > 30)
-      fprintf(o, " &hellip; (%d in all)", ties);
-    if (ties == 1)
-      fputs(" none", o);
+  fprintf(o, "<p>%d independent component%s; ", r->ncomp,
+          r->ncomp == 1 ? "" : "s");
+  if (r->nties > 1) { /* the report's ties (components.tied) */
+    fprintf(o,
+            "%d tie at the top frequency (within the solver tolerance %g) "
+            "and set the step: ",
+            r->nties, r->tol);
+    for (int i = 0; i < r->nties_listed && i < 30; i++) {
+      fputs(i ? ", <b>" : "<b>", o);
+      if (r->tie_names[i])
+        cm__esc(o, r->tie_names[i]);
+      fprintf(o, "</b>%s%d%s", r->tie_names[i] ? " (component " : "component ",
+              r->ties[i], r->tie_names[i] ? ")" : "");
+    }
+    if (r->nties > 30)
+      fprintf(o, " &hellip; (%d in all)", r->nties);
+    fputc('.', o);
+  } else {
+    fprintf(o, "component <b>%d</b> sets the step.", r->comp_max);
   }
   fputs("</p>", o);
   /* chart of omega_max per component, descending */
