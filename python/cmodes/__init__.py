@@ -375,17 +375,13 @@ class System:
         nc, n = self._ptr.nc, self._ptr.n
         keep = []
 
-        def carray(names, count, what):
+        def carray(names, count, what, has, per):
             if names is None:
                 return ffi.NULL
             names = list(names)
             if len(names) != count:
                 raise _error(-1, "%s has %d names but %s: one name (or None) "
-                             "per %s" % (what, len(names), "J has %d rows" %
-                                         nc if what == "row_names" else
-                                         "M has %d dofs" % n, "row of J" if
-                                         what == "row_names" else "dof of M"),
-                             what)
+                             "per %s" % (what, len(names), has, per), what)
             arr = ffi.new("char *[]", count + 1)
             for i, nm in enumerate(names):
                 if nm is not None:
@@ -393,8 +389,10 @@ class System:
                     arr[i] = keep[-1]
             keep.append(arr)
             return ffi.cast("const char *const *", arr)
-        rows = carray(row_names, nc, "row_names")
-        cols = carray(col_names, n, "col_names")
+        rows = carray(row_names, nc, "row_names", "J has %d rows" % nc,
+                      "row of J")
+        cols = carray(col_names, n, "col_names", "M has %d dofs" % n,
+                      "dof of M")
         ctx = _lib.context()
         _lib.raise_for(ctx, lib.cm_system_set_names(ctx, self._ptr, rows,
                                                     cols))
