@@ -268,11 +268,15 @@ static int cm__mx_symmetric(cm_context_t *ctx, const cm__mx_sparse_t *M) {
     return CM_OK;
   for (int j = 0; j < M->ncol; j++)
     for (int q = M->p[j]; q < M->p[j + 1]; q++) {
-      int i = M->i[q];
-      double t = 0; /* M(j, i): row j of column i */
-      for (int u = M->p[i]; u < M->p[i + 1]; u++)
-        if (M->i[u] == j)
-          t = M->x[u];
+      int i = M->i[q], lo = M->p[i], hi = M->p[i + 1];
+      while (lo < hi) { /* M(j, i): row j of column i (rows sorted) */
+        int mid = lo + (hi - lo) / 2;
+        if (M->i[mid] < j)
+          lo = mid + 1;
+        else
+          hi = mid;
+      }
+      double t = lo < M->p[i + 1] && M->i[lo] == j ? M->x[lo] : 0;
       if (fabs(t - M->x[q]) > 1e-14 * fmax(1.0, amax))
         return CM__ERR(ctx, CM_INVALID_SCENE, "matrices.M",
                        "matrices.M is not symmetric: M(%d,%d) = %.17g but "
