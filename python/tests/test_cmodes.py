@@ -586,3 +586,30 @@ def test_every_cli_option_is_a_keyword():
     with pytest.raises(cmodes.UsageError) as e:
         cmodes.analyze(cmodes.generate_bar(), modes=0)
     assert p.stderr.splitlines()[0].endswith("--" + e.value.message)
+
+
+def test_export_writes_the_scene_names(tmp_path):
+    """`cmodes export SCENE --matrices DIR` names the manifest's rows by the
+    scene's contacts (rows.txt maps them) and the columns by body and dof;
+    the matrix path's report then names the same bushing axis with the
+    same share as the scene's."""
+    out = tmp_path / "fx"
+    out.mkdir()
+    p = cli("export", os.path.join(DATA, "fleet.json"), "--matrices",
+            str(out))
+    assert p.returncode == 0, p.stderr
+    man = json.load(open(out / "manifest.json"))
+    scene = cmodes.Scene.read(os.path.join(DATA, "fleet.json"))
+    names = scene.contacts["name"]
+    rows = [ln.split() for ln in open(out / "rows.txt")
+            if not ln.startswith("#")]
+    assert [names[int(r[1])] for r in rows] == man["row_names"]
+    assert len(man["col_names"]) == man["n"]
+    assert re.fullmatch(r"r\d+\.[a-z]+\d?\.(x|y|z|rx|ry|rz)",
+                        man["col_names"][0])
+    r = cmodes.analyze(cmodes.read_matrices(str(out / "manifest.json")))
+    ref = cmodes.analyze(scene)
+    c, c0 = r.modes[0].contacts[0], ref.modes[0].contacts[0]
+    assert c["name"].endswith(".y") and ".hip" in c["name"]
+    assert c["share"] == pytest.approx(c0["share"], rel=1e-9)
+    assert r.omega_max == pytest.approx(ref.omega_max, rel=1e-9)
