@@ -256,9 +256,10 @@ typedef struct cm_system {
                           for matrices; INFINITY: singular to rounding) */
   int inertia_cond_body; /* that body, -1 if none */
   double t_assemble_s; /* wall time of assembly */
-  /* names of a system given as matrices (cm_system_set_names; NULL: none):
-   * the report names a row by row_names[row]; col_names[i] names dof i of
-   * M (the input's order, not the system's column order) */
+  /* names of a system given as matrices (cm_system_set_names; NULL: none),
+   * in the input's order: row_names[i] names row i of J (the system's row
+   * r is row row_contact[r]), col_names[i] dof i of M (the system's column
+   * j is dof col_dof[j]) */
   char **row_names;  /* size nc, NULL entries unnamed */
   char **col_names;  /* size n, NULL entries unnamed */
 } cm_system_t;

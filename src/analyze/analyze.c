@@ -210,7 +210,7 @@ static int cm__mode_shares(cm_operator_t *op, const cm_system_t *sys,
     s->index = c;
     s->share = pick[i].share;
     s->name = cm__strdup(scene            ? cm_scene_contact_name(scene, c)
-                         : sys->row_names ? sys->row_names[row]
+                         : sys->row_names ? sys->row_names[c]
                                           : NULL);
     if (sys->dim) {
       s->a_name = cm__strdup(

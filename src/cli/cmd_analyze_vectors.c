@@ -36,7 +36,7 @@ static json_t *cm__vec_names(const cm_vectors_t *v, const cm_system_t *sys,
   json_t *out = json_array();
   for (int r = 0; out && r < v->nrows; r++) {
     const char *nm = scene ? cm_scene_contact_name(scene, v->row_contact[r])
-                           : sys->row_names[r];
+                           : sys->row_names[v->row_contact[r]];
     json_array_append_new(out, nm ? json_string(nm) : json_null());
   }
   return out;

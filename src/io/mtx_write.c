@@ -276,7 +276,7 @@ static int cm__manifest_names(json_t *m, const cm_system_t *s,
   char buf[300], lab[256];
   for (int r = 0; rows && r < s->nc; r++) {
     const char *nm = s->row_names
-                         ? s->row_names[r]
+                         ? s->row_names[s->row_contact[r]]
                          : cm_scene_contact_name(scene, s->row_contact[r]);
     int kind = s->row_kind ? s->row_kind[r] : 0;
     if (nm && kind)
