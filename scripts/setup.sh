@@ -12,10 +12,9 @@ what=${1:-run}
 
 pkgs=(build-essential cmake pkg-config libsuitesparse-dev libarpack2-dev
       libparpack2-dev libopenblas-dev liblapacke-dev libjansson-dev
-      libmicrohttpd-dev curl python3 lammps
+      libmicrohttpd-dev curl python3 lammps python3-lammps liblammps-dev
       python3-numpy python3-scipy python3-cffi python3-pytest python3-wheel
       python3-setuptools python3-pip libmujoco-dev libmujoco-samples
-      python3-lammps liblammps-dev
       chromium python3-pil python3-vtk9 python3-ase)
 deps() {
   local missing=()
@@ -50,6 +49,12 @@ run)
   deps; build build
   ./build/cmodes analyze data/bar2d.json
   ;;
+install)
+  deps; build build
+  cmake --install build >/dev/null
+  (cd / && /usr/bin/python3 -c "import cmodes; print('cmodes', \
+    cmodes.__version__, cmodes.__file__, 'library', cmodes.library_path)")
+  ;;
 test)
   deps
   build build
@@ -63,12 +68,6 @@ test)
     UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
     LSAN_OPTIONS=suppressions="$top/tests/lsan.supp" \
     ctest --output-on-failure -j "$jobs" -LE no-sanitizer)
-  ;;
-install)
-  deps; build build
-  cmake --install build >/dev/null
-  (cd / && /usr/bin/python3 -c "import cmodes; print('cmodes', \
-    cmodes.__version__, cmodes.__file__, 'library', cmodes.library_path)")
   ;;
 *) echo "usage: scripts/setup.sh run|test|install|deps|build" >&2; exit 2 ;;
 esac
