@@ -256,6 +256,12 @@ typedef struct cm_system {
                           for matrices; INFINITY: singular to rounding) */
   int inertia_cond_body; /* that body, -1 if none */
   double t_assemble_s; /* wall time of assembly */
+  /* names of a system given as matrices (cm_system_set_names; NULL: none),
+   * in the input's order: row_names[i] names row i of J (the system's row
+   * r is row row_contact[r]), col_names[i] dof i of M (the system's column
+   * j is dof col_dof[j]) */
+  char **row_names;  /* size nc, NULL entries unnamed */
+  char **col_names;  /* size n, NULL entries unnamed */
 } cm_system_t;
 
 /* Relative error, per unit of inertia_cond, of a body's mass block as
@@ -277,6 +283,15 @@ CM_EXTERN int cm_system_from_matrices(cm_context_t *ctx, int n, int nc,
                                       const int *Jj, const double *Jx,
                                       const double *k, cm_system_t **out);
 CM_EXTERN void cm_system_destroy(cm_system_t **sys);
+/* Names the rows of J (row_names, nc entries: contacts, e.g. "hip_FL.x")
+ * and the dofs of M (col_names, n entries, in M's order) of a system built
+ * from matrices; the report then names its contacts by row. Either array
+ * may be NULL (no names), an entry NULL (that one unnamed); the strings
+ * are copied and replace earlier names. CM_USAGE for a system assembled
+ * from a scene (whose names are the scene's). */
+CM_EXTERN int cm_system_set_names(cm_context_t *ctx, cm_system_t *sys,
+                                  const char *const *row_names,
+                                  const char *const *col_names);
 
 /* ------------------------------------------------------------------------ */
 /* Operator: B = K^1/2 J L^-T with M = L L^T, S = B B^T                      */
@@ -514,7 +529,19 @@ typedef struct cm_report {
    * tensor that limits omega_max to a relative accuracy of about
    * CM_INERTIA_DELTA_PER_COND x its condition number (docs/math.md) */
   char *warning;
+  /* components tied at the top: those whose largest eigenvalue is within
+   * the solver tolerance (options.tol, relative) of the largest; any of
+   * them sets the step */
+  int nties;         /* how many (1: one sets it; 0: no modes) */
+  int nties_listed;  /* entries below: all, up to CM_TIES_LISTED */
+  int *ties;         /* their component indices, ascending */
+  char **tie_names;  /* a name for each: the part before the first '.'
+                        that all its bodies' names share ("r2" for
+                        "r2.trunk", "r2.leg0", ...), else its first body's
+                        label; NULL entries for matrices */
 } cm_report_t;
+
+#define CM_TIES_LISTED 1000 /* tied components listed (all are counted) */
 
 /* Runs the whole pipeline on a scene. On CM_OK or CM_NOT_CONVERGED *out is a
  * report owned by the caller; on error *out is NULL. */
@@ -565,6 +592,16 @@ CM_EXTERN void cm_vectors_destroy(cm_vectors_t **vectors);
 CM_EXTERN char *cm_report_to_json(const cm_report_t *report, int flags);
 /* Human-readable report. */
 CM_EXTERN int cm_report_write_text(const cm_report_t *report, FILE *out);
+/* The HTML page of `cmodes report` (docs/reports.md) for a system, and its
+ * scene (NULL for matrices): runs the analysis with opts (NULL: defaults)
+ * again, with the full arrays its pictures need and, for a scene of up to
+ * 1e5 contacts, the softening plan, and returns the self-contained page in
+ * *html (malloc'd, caller frees). Returns the analysis' status. For
+ * notebooks (Python's Report._repr_html_). */
+CM_EXTERN int cm_report_html(cm_context_t *ctx, const cm_system_t *sys,
+                             const cm_scene_t *scene,
+                             const cm_options_t *opts, const char *title,
+                             char **html);
 
 /* ------------------------------------------------------------------------ */
 /* Spectrum of one operator (no component split): for compare and benches   */

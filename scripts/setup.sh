@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # setup.sh: installs what is missing (Debian 12, as root), builds cmodes, and
-#   run   analyses the bundled reference bar (data/bar2d.json), or
-#   test  builds the tests (also under ASan/UBSan) and runs them with ctest.
-# Usage: scripts/setup.sh run|test|deps|build
+#   run     analyses the bundled reference bar (data/bar2d.json), or
+#   test    builds the tests (also under ASan/UBSan) and runs them with ctest,
+#   install installs the library, headers and Python package (cmake
+#           --install build, under /usr/local) and checks `import cmodes`.
+# Usage: scripts/setup.sh run|test|install|deps|build
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
@@ -10,7 +12,8 @@ what=${1:-run}
 
 pkgs=(build-essential cmake pkg-config libsuitesparse-dev libarpack2-dev
       libparpack2-dev libopenblas-dev liblapacke-dev libjansson-dev
-      libmicrohttpd-dev curl python3 lammps openmpi-bin libopenmpi-dev
+      libmicrohttpd-dev curl python3 lammps python3-lammps liblammps-dev
+      openmpi-bin libopenmpi-dev
       python3-numpy python3-scipy python3-cffi python3-pytest python3-wheel
       python3-setuptools python3-pip libmujoco-dev libmujoco-samples
       chromium python3-pil python3-vtk9 python3-ase
@@ -48,10 +51,19 @@ run)
   deps; build build
   ./build/cmodes analyze data/bar2d.json
   ;;
+install)
+  deps; build build
+  cmake --install build >/dev/null
+  (cd / && /usr/bin/python3 -c "import cmodes; print('cmodes', \
+    cmodes.__version__, cmodes.__file__, 'library', cmodes.library_path)")
+  ;;
 test)
   deps
   build build
   (cd build && ctest --output-on-failure -j "$jobs")
+  # the Python tests' own count (pytest's summary line in ctest's log)
+  grep -h -E "^[0-9]+ passed.* in [0-9.]+s" build/Testing/Temporary/LastTest.log |
+    sed 's/^/python tests: /' || true
   build build-asan -DCMODES_SANITIZE=ON
   (cd build-asan &&
     ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
@@ -66,5 +78,5 @@ test)
     LSAN_OPTIONS=suppressions="$top/tests/lsan.supp" \
     ctest --output-on-failure -L fuzz)
   ;;
-*) echo "usage: scripts/setup.sh run|test|deps|build" >&2; exit 2 ;;
+*) echo "usage: scripts/setup.sh run|test|install|deps|build" >&2; exit 2 ;;
 esac

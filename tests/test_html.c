@@ -104,7 +104,9 @@ CM_TEST(html_page_self_contained) {
   CMT_CONTAINS(out, "id=\"s0-h-cd\" data-v=\"0.003162277660168379\"");
   CMT_CONTAINS(out, "<table class=\"sort\" id=\"campaign\">");
   CMT_CONTAINS(out, "<a href=\"#s1\">");
-  CMT_CONTAINS(out, "Ties (within 1e-9");
+  CMT_CONTAINS(out, "7 tie at the top frequency (within the solver "
+                    "tolerance 1e-10) and set the step: <b>r2</b> "
+                    "(component 2), <b>r3</b> (component 3)");
   free(out);
   snprintf(cmd, sizeof cmd, "rm -f /tmp/cmt_html_%d.html", (int)getpid());
   free(cmt_run(cmd, &code));

@@ -140,7 +140,9 @@ CM_EXTERN int cm_generate_stack_forces(cm_context_t *ctx,
  * bases (chassis + four wheels, axle bushings, tyres on the floor), some
  * carrying a box (four corner contacts). Each robot is its own component.
  * Bodies named "r<i>.trunk", "r<i>.leg<j>", "r<i>.chassis", "r<i>.wheel<j>",
- * "r<i>.box". Models and numbers: docs/generators.md. */
+ * "r<i>.box"; contacts "r<i>.hip<j>.x|y|z", "r<i>.foot<j>",
+ * "r<i>.axle<j>a|b.x|y|z", "r<i>.tyre<j>", "r<i>.box.corner<c>" (names up
+ * to 200000 robots). Models and numbers: docs/generators.md. */
 typedef struct cm_fleet_options {
   int count;               /* robots, >= 1; default 8 */
   uint64_t seed;           /* which robot is which, payload masses; default 1 */

@@ -22,7 +22,8 @@ from . import _lib
 from ._lib import ERRORS, Error, ffi, lib
 
 __all__ = ["analyze", "Scene", "System", "Report", "Mode", "Vectors",
-           "Error", "options", "defaults", "read_matrices", "import_dump",
+           "Error", "options", "defaults", "read_matrices", "contact_rows",
+           "import_dump",
            "import_lammps", "generate_pile", "generate_crystal",
            "generate_stack", "generate_fleet", "generate_bar",
            "library_path", "__version__"]
@@ -78,11 +79,14 @@ def _options(ctx, kw):
 
 # ---- scenes -------------------------------------------------------------------
 
-def _scene_free(p):
+# The destructors hold the library and ffi (default arguments): at
+# interpreter exit, objects still alive are freed in no particular order,
+# and the library must not be unloaded before the last of them.
+def _scene_free(p, lib=lib, ffi=ffi):
     lib.cm_scene_destroy(ffi.new("cm_scene_t **", p))
 
 
-def _system_free(p):
+def _system_free(p, lib=lib, ffi=ffi):
     lib.cm_system_destroy(ffi.new("cm_system_t **", p))
 
 
@@ -335,12 +339,15 @@ class System:
         return cls(out[0], scene)
 
     @classmethod
-    def from_matrices(cls, M, J, k):
+    def from_matrices(cls, M, J, k, row_names=None, col_names=None):
         """M (n x n symmetric positive definite; both triangles or the lower
         one), J (nc x n), k (nc, or one value for all rows): numpy arrays or
         scipy.sparse matrices. Arrays already in the library's layout (CSC
         M, CSR J, int32 indices, float64 values, k float64) are not
-        copied; the library copies them once."""
+        copied; the library copies them once. row_names (nc strings, e.g.
+        "hip_FL.x") name the rows of J (contacts) in the report, col_names
+        (n) the dofs of M (cm_system_set_names); None entries stay
+        unnamed."""
         Mp, Mi, Mx, n = _csc(M)
         Jp, Jj, Jx, nc = _csr(J, n)
         kk = np.asarray(k, dtype=np.float64)
@@ -357,7 +364,55 @@ class System:
             ctx, n, nc, _ptr(Mp, "int"), _ptr(Mi, "int"), _ptr(Mx, "double"),
             _ptr(Jp, "int"), _ptr(Jj, "int"), _ptr(Jx, "double"),
             _ptr(kk, "double"), out))
-        return cls(out[0])
+        system = cls(out[0])
+        if row_names is not None or col_names is not None:
+            system.set_names(row_names, col_names)
+        return system
+
+    def set_names(self, row_names=None, col_names=None):
+        """Names the rows of J (nc) and the dofs of M (n, in M's order) of a
+        system given as matrices; the report names its contacts by row."""
+        nc, n = self._ptr.nc, self._ptr.n
+        keep = []
+
+        def carray(names, count, what, has, per):
+            if names is None:
+                return ffi.NULL
+            names = list(names)
+            if len(names) != count:
+                raise _error(-1, "%s has %d names but %s: one name (or None) "
+                             "per %s" % (what, len(names), has, per), what)
+            arr = ffi.new("char *[]", count + 1)
+            for i, nm in enumerate(names):
+                if nm is not None:
+                    keep.append(ffi.new("char[]", str(nm).encode()))
+                    arr[i] = keep[-1]
+            keep.append(arr)
+            return ffi.cast("const char *const *", arr)
+        rows = carray(row_names, nc, "row_names", "J has %d rows" % nc,
+                      "row of J")
+        cols = carray(col_names, n, "col_names", "M has %d dofs" % n,
+                      "dof of M")
+        ctx = _lib.context()
+        _lib.raise_for(ctx, lib.cm_system_set_names(ctx, self._ptr, rows,
+                                                    cols))
+
+    def _names(self, p, count):
+        if p == ffi.NULL:
+            return None
+        return [None if p[i] == ffi.NULL else ffi.string(p[i]).decode()
+                for i in range(count)]
+
+    @property
+    def row_names(self):
+        """Names of the rows of J (None: none; for a scene's system, the
+        scene names its contacts)."""
+        return self._names(self._ptr.row_names, self._ptr.nc)
+
+    @property
+    def col_names(self):
+        """Names of the dofs of M, in M's order (None: none)."""
+        return self._names(self._ptr.col_names, self._ptr.n)
 
 
     def matrices(self):
@@ -464,6 +519,42 @@ def _csr(J, n):
             np.ascontiguousarray(A.data, dtype=np.float64), nr)
 
 
+def contact_rows(jacobians, normals, tangents=False):
+    """Rows of J from per-point translational Jacobians, as Drake
+    (CalcJacobianTranslationalVelocity), Pinocchio or MuJoCo (mj_jac) give
+    them: jacobians (nc, 3, nv), the relative velocity of each contact's two
+    points (J_a - J_b, or one 3 x nv array per contact), normals (nc, 3)
+    unit, pointing from b to a. Returns the (nc, nv) normal rows n^T J_c;
+    with tangents=True (nc * 3, nv): each contact's normal row, then two
+    rows along an orthonormal basis of its tangent plane (any basis: with
+    one k_t for both, the spectrum does not depend on it), the order of a
+    scene's rows (give k as [k_n, k_t, k_t] per contact)."""
+    Jc = np.asarray(jacobians, dtype=np.float64)
+    n = np.asarray(normals, dtype=np.float64).reshape(-1, 3)
+    if Jc.ndim != 3 or Jc.shape[1] != 3 or Jc.shape[0] != n.shape[0]:
+        raise _error(-3, "contact_rows: jacobians has shape %s: expected "
+                     "(%d, 3, nv), one 3 x nv Jacobian per contact" %
+                     (Jc.shape, n.shape[0]), "jacobians")
+    length = np.linalg.norm(n, axis=1)
+    if not np.all(np.abs(length - 1) < 1e-6):
+        i = int(np.argmax(np.abs(length - 1)))
+        raise _error(-3, "contact_rows: normals[%d] has length %.17g: give "
+                     "unit normals" % (i, length[i]), "normals[%d]" % i)
+    rows = np.einsum("ci,civ->cv", n, Jc)
+    if not tangents:
+        return rows
+    # t1: the normal crossed with the axis it is least aligned with
+    axis = np.eye(3)[np.argmin(np.abs(n), axis=1)]
+    t1 = np.cross(n, axis)
+    t1 /= np.linalg.norm(t1, axis=1)[:, None]
+    t2 = np.cross(n, t1)
+    out = np.empty((3 * n.shape[0], Jc.shape[2]))
+    out[0::3] = rows
+    out[1::3] = np.einsum("ci,civ->cv", t1, Jc)
+    out[2::3] = np.einsum("ci,civ->cv", t2, Jc)
+    return out
+
+
 def read_matrices(M, J=None, k=None):
     """A System from Matrix Market files: a manifest (JSON {"M", "J", "k"},
     as `cmodes export` writes) or the three files; the reader of
@@ -513,9 +604,12 @@ class Vectors:
            = 1), J^T K J phi = omega^2 M phi; for matrices in M's order
       row_contact, row_kind (0 normal, 1-2 tangents), col_body, col_dof:
            what each row and column is (col_dof: for matrices the index
-           in M)."""
+           in M)
+      row_names, col_names: names of the rows (the contact's) and, for
+           matrices, of the dofs (lists; None when there are none)."""
 
-    def __init__(self, v, matrices):
+    def __init__(self, v, system):
+        matrices = system.scene is None
         nm, nr, nd = v.nmodes, v.nrows, v.ndofs
 
         def mat(p, rows):
@@ -541,6 +635,15 @@ class Vectors:
             self.col_body = self.col_body[order]
             self.col_dof = self.col_dof[order]
         self.phi = phi
+        # names: for matrices the system's (row_names: rows of J, col_names:
+        # the rows of phi, M's order); for a scene its contact names by row
+        if matrices:
+            self.row_names = system.row_names
+            self.col_names = system.col_names
+        else:
+            names = system.scene.contacts["name"]
+            self.row_names = [names[c] for c in self.row_contact]
+            self.col_names = None
 
     def __repr__(self):
         return "<cmodes.Vectors z%s phi%s>" % (self.z.shape, self.phi.shape)
@@ -551,12 +654,15 @@ class Report:
     (docs/report-format.md): omega_max, status, model, modes (Mode list),
     per_contact, bounds, timestep, counts, components, solver, timings, ...
     to_dict() is exactly that JSON (from cm_report_to_json); vectors is a
-    Vectors object when asked for, else None."""
+    Vectors object when asked for, else None. html() is the page of
+    `cmodes report`, which notebooks show (_repr_html_)."""
 
-    def __init__(self, d, vectors=None):
+    def __init__(self, d, vectors=None, source=None):
         self._d = d
         self.modes = [Mode(m) for m in d.get("modes", [])]
         self.vectors = vectors
+        self._source = source  # (System, options, threads) for html()
+        self._html = None
 
     def to_dict(self):
         return self._d
@@ -578,15 +684,38 @@ class Report:
         """The critical central-difference step, s (None if none)."""
         return self._d["timestep"]["central_difference"]["h"]
 
+    def html(self, title=None):
+        """The HTML page of `cmodes report` for the analysed input
+        (docs/reports.md: headline, spectrum, views, components, softening
+        plan), from cm_report_html: it analyses the input again with the
+        same options (the pictures need the full arrays). Cached."""
+        if self._html is None:
+            if self._source is None:
+                raise _error(-1, "Report.html: this report has no input to "
+                             "draw (reports from analyze() have one)")
+            system, options, threads = self._source
+            ctx = _lib.context(threads)
+            opts = _options(ctx, options)
+            scene = system.scene._ptr if system.scene is not None else \
+                ffi.NULL
+            out = ffi.new("char **")
+            st = lib.cm_report_html(ctx, system._ptr, scene, opts,
+                                    (title or "cmodes report").encode(), out)
+            _lib.raise_for(ctx, st)
+            self._html = _lib.take_string(out[0])
+        return self._html
+
+    def write_html(self, path, title=None):
+        """Writes html() to path (as `cmodes report -o FILE.html`)."""
+        with open(path, "w") as f:
+            f.write(self.html(title))
+
     def _repr_html_(self):
-        cd = self._d["timestep"]["central_difference"]
-        rows = "".join("<tr><td>%d</td><td>%.9g</td><td>%.1e</td></tr>" %
-                       (i + 1, m.omega, m.residual)
-                       for i, m in enumerate(self.modes))
-        return ("<b>cmodes report</b>: omega_max %.9g rad/s, central "
-                "difference h = %s s (certified %s s)<table><tr><th>mode"
-                "</th><th>omega rad/s</th><th>residual</th></tr>%s</table>"
-                % (self._d["omega_max"], cd["h"], cd["certified"], rows))
+        """Notebooks: the page of html() in an iframe (its styles and
+        script stay inside it)."""
+        import html as _h
+        return ('<iframe srcdoc="%s" style="width: 100%%; height: 640px; '
+                'border: 0"></iframe>' % _h.escape(self.html(), quote=True))
 
     def __repr__(self):
         return "<cmodes.Report omega_max=%.9g rad/s modes=%d status=%s>" % (
@@ -595,14 +724,20 @@ class Report:
 
 # ---- analysis -----------------------------------------------------------------
 
-def analyze(M, J=None, k=None, *, vectors=False, threads=0, **options):
+def analyze(M, J=None, k=None, *, vectors=False, threads=0, row_names=None,
+            col_names=None, **options):
     """Analyses a Scene, a System, a scene file path, or matrices M, J, k
-    (numpy or scipy.sparse; the general-M path). Keyword options are the
-    command line's analysis options (underscored names). vectors=True adds
-    the mode shapes (Report.vectors). Returns a Report; raises an Error
-    subclass on failure."""
+    (numpy or scipy.sparse; the general-M path; row_names and col_names
+    name the rows of J and the dofs of M as System.from_matrices). Keyword
+    options are the command line's analysis options (underscored names).
+    vectors=True adds the mode shapes (Report.vectors). Returns a Report;
+    raises an Error subclass on failure."""
     ctx = _lib.context(threads)
     opts = _options(ctx, options)
+    if (row_names is not None or col_names is not None) and J is None:
+        raise _error(-1, "analyze: row_names and col_names go with matrices "
+                     "M, J, k (a scene names its contacts; a System: "
+                     "System.set_names)", "row_names")
     if isinstance(M, System):
         system = M
     elif isinstance(M, Scene):
@@ -613,7 +748,7 @@ def analyze(M, J=None, k=None, *, vectors=False, threads=0, **options):
         if J is None or k is None:
             raise _error(-1, "analyze(M, J, k): J and k are needed with M",
                          "J" if J is None else "k")
-        system = System.from_matrices(M, J, k)
+        system = System.from_matrices(M, J, k, row_names, col_names)
     scene = system.scene._ptr if system.scene is not None else ffi.NULL
     out = ffi.new("cm_report_t **")
     vec = ffi.new("cm_vectors_t **") if vectors else None
@@ -624,12 +759,12 @@ def analyze(M, J=None, k=None, *, vectors=False, threads=0, **options):
     _lib.raise_for(ctx, st)
     try:
         text = _lib.take_string(lib.cm_report_to_json(out[0], 0))
-        v = Vectors(vec[0], system.scene is None) if vectors else None
+        v = Vectors(vec[0], system) if vectors else None
     finally:
         lib.cm_report_destroy(out)
         if vectors:
             lib.cm_vectors_destroy(vec)
-    return Report(json.loads(text), v)
+    return Report(json.loads(text), v, (system, dict(options), threads))
 
 
 # ---- generators and importers ------------------------------------------------

@@ -71,6 +71,8 @@ typedef struct cm_system {
  double inertia_cond; 
  int inertia_cond_body; 
  double t_assemble_s; 
+ char **row_names; 
+ char **col_names; 
 } cm_system_t;
 typedef struct cm_contact {
  int a, b; 
@@ -217,6 +219,9 @@ int cm_system_read_matrices(cm_context_t *ctx, const char *m_path,
  cm_system_t **out);
 int cm_scene_find_body(const cm_scene_t *scene, const char *name);
 void cm_system_destroy(cm_system_t **sys);
+int cm_system_set_names(cm_context_t *ctx, cm_system_t *sys,
+ const char *const *row_names,
+ const char *const *col_names);
 void cm_options_init(cm_options_t *opts);
 char *cm_options_table_json(void);
 int cm_options_set(cm_context_t *ctx, cm_options_t *opts,
@@ -234,6 +239,10 @@ int cm_analyze_vectors(cm_context_t *ctx, const cm_system_t *sys,
 void cm_vectors_destroy(cm_vectors_t **vectors);
 void cm_report_destroy(cm_report_t **report);
 char *cm_report_to_json(const cm_report_t *report, int flags);
+int cm_report_html(cm_context_t *ctx, const cm_system_t *sys,
+ const cm_scene_t *scene,
+ const cm_options_t *opts, const char *title,
+ char **html);
 void cm_pile_options_init(cm_pile_options_t *opts);
 int cm_generate_pile(cm_context_t *ctx,
  const cm_pile_options_t *opts, 

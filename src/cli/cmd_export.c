@@ -4,6 +4,7 @@
 #include "args.h"
 #include "cli.h"
 #include "cmodes.h"
+#include "internal.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -92,7 +93,7 @@ int cm__cmd_export(int argc, char **argv) {
   if (!st)
     st = cm_system_assemble(&ctx, s, &sys);
   if (!st)
-    st = cm_system_write_matrices(&ctx, sys, dir, flags, scene_path);
+    st = cm__system_write_matrices_named(&ctx, sys, s, dir, flags, scene_path);
   if (st) {
     fprintf(stderr, "cmodes export: %s\n", ctx.message);
   } else {

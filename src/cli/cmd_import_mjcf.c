@@ -285,6 +285,15 @@ int cm__cmd_import_mjcf(int argc, char **argv) {
     const char *g2 = cm__geom_name(m, ct->geom2, y2, b2, sizeof b2);
     fprintf(fr, "%d %s %s %s %s %.17g\n", r, g1, g2, y1, y2, ct->dist);
     snprintf(name, sizeof name, "%s-%s", g1, g2);
+    /* several contact points of one geom pair: "<pair>:2", ":3", ... */
+    int same = 0;
+    size_t nl = strlen(name);
+    for (int q = 0; q < r; q++) {
+      const char *o = json_string_value(json_array_get(rows, (size_t)q));
+      same += !strncmp(o, name, nl) && (!o[nl] || o[nl] == ':');
+    }
+    if (same)
+      snprintf(name + nl, sizeof name - nl, ":%d", same + 1);
     json_array_append_new(rows, json_string(name));
   }
   fprintf(fc, "# col dof body (0-based column of J and M; MuJoCo joint "
@@ -297,16 +306,16 @@ int cm__cmd_import_mjcf(int argc, char **argv) {
     json_array_append_new(cols, json_string(dn));
   }
   json_t *man = json_pack(
-      "{s:s,s:i,s:s,s:s,s:s,s:s,s:s,s:i,s:i,s:s,s:{s:s,s:s,s:f,s:f,s:s,s:o,"
-      "s:o}}",
+      "{s:s,s:i,s:s,s:s,s:s,s:s,s:s,s:i,s:i,s:s,s:o,s:o,s:{s:s,s:s,s:f,s:f,"
+      "s:s}}",
       "format", "cmodes-matrices", "version", 1, "M", "M.mtx", "J", "J.mtx",
       "k", "k.mtx", "rows", "rows.txt", "cols", "cols.txt", "n", nv, "nc", nc,
-      "source", path, "meta", "importer", "mjcf", "mujoco", mj_versionString(),
-      "time_s", d->time, "mujoco_timestep_s", m->opt.timestep, "stiffness",
+      "source", path, "row_names", rows, "col_names", cols, "meta", "importer",
+      "mjcf", "mujoco", mj_versionString(), "time_s", d->time,
+      "mujoco_timestep_s", m->opt.timestep, "stiffness",
       kfix > 0 ? "option --k"
                : "solref/solimp: k = 1/(dmax^2 tau^2 zeta^2) "
-                 "/ A_cc",
-      "row_names", rows, "col_names", cols);
+                 "/ A_cc");
   rows = cols = NULL;
   char mpath[4096];
   snprintf(mpath, sizeof mpath, "%s/manifest.json", out);

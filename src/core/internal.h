@@ -163,4 +163,15 @@ int cm__uf_find(int *parent, int i);
 /* strdup that returns NULL on NULL or failure. */
 char *cm__strdup(const char *s);
 
+/* Frees an array of n malloc'd names (entries may be NULL) and the array;
+ * accepts NULL (system names, matrices.c). */
+void cm__free_names(char **names, int n);
+
+/* cm_system_write_matrices with the manifest's row_names and col_names
+ * taken from the scene sys was assembled from (scene may be NULL; a matrix
+ * system's own names are written either way). mtx_write.c. */
+int cm__system_write_matrices_named(cm_context_t *ctx, const cm_system_t *sys,
+                                    const cm_scene_t *scene, const char *dir,
+                                    int flags, const char *source);
+
 #endif

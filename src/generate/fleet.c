@@ -114,21 +114,27 @@ static int cm__fl_body(cm__fleet_t *F, double m, const double I[3], cm__v3 p,
   return cm__gen_body(F->ctx, F->s, m, I, p, F->named ? name : NULL);
 }
 
+/* A contact named by `name` (a printf format with the robot and part
+ * index) when the fleet is named. */
 static int cm__fl_contact(cm__fleet_t *F, int a, int b, cm__v3 p, cm__v3 n,
-                          double k, double preload) {
-  int st = cm__gen_contact(F->ctx, F->s, a, b, p, n, k, NULL);
+                          double k, double preload, const char *name) {
+  int st = cm__gen_contact(F->ctx, F->s, a, b, p, n, k, F->named ? name : NULL);
   return st < 0 ? st : cm__darr_push(F->ctx, &F->f, preload);
 }
 
-/* Three orthogonal contacts at p joining a (carried) and b (carrier); the
- * vertical one carries `up_load` newtons. */
+/* Three orthogonal contacts at p joining a (carried) and b (carrier),
+ * named "<name>.x", ".y", ".z" by their axis; the vertical one carries
+ * `up_load` newtons. */
 static int cm__fl_bushing(cm__fleet_t *F, int a, int b, cm__v3 p, double k,
-                          double up_load) {
-  int st = cm__fl_contact(F, a, b, p, cm__v3make(1, 0, 0), k, 0);
-  if (st >= 0)
-    st = cm__fl_contact(F, a, b, p, cm__v3make(0, 1, 0), k, 0);
-  if (st >= 0)
-    st = cm__fl_contact(F, a, b, p, cm__v3make(0, 0, 1), k, up_load);
+                          double up_load, const char *name) {
+  static const char axis[3] = {'x', 'y', 'z'};
+  int st = CM_OK;
+  for (int d = 0; d < 3 && st >= 0; d++) {
+    char nm[80];
+    snprintf(nm, sizeof nm, "%s.%c", name, axis[d]);
+    st = cm__fl_contact(F, a, b, p, cm__v3make(d == 0, d == 1, d == 2), k,
+                        d == 2 ? up_load : 0, nm);
+  }
   return st;
 }
 
@@ -143,8 +149,10 @@ static int cm__fl_box(cm__fleet_t *F, int robot, int on, double x, double y,
   for (int c = 0; c < 4 && box >= 0; c++) {
     cm__v3 p = cm__v3make(x + ((c & 1) ? 0.5 : -0.5) * L[0],
                           y + ((c & 2) ? 0.5 : -0.5) * L[1], z);
+    char nm[64];
+    snprintf(nm, sizeof nm, "r%d.box.corner%d", robot, c);
     int st = cm__fl_contact(F, box, on, p, cm__v3make(0, 0, 1), BOX_CORNER_K,
-                            0.25 * m * F->g);
+                            0.25 * m * F->g, nm);
     if (st < 0)
       return st;
   }
@@ -173,13 +181,16 @@ static int cm__fl_quadruped(cm__fleet_t *F, int r, double x, double y,
     int leg = cm__fl_body(F, Q_LEG_M, Il, cm__v3make(hx, hy, 0.5 * Q_LEG_LEN),
                           r, "leg", j);
     int st = leg;
+    char hip[48], foot[48];
+    snprintf(hip, sizeof hip, "r%d.hip%d", r, j);
+    snprintf(foot, sizeof foot, "r%d.foot%d", r, j);
     if (st >= 0)
       st = cm__fl_bushing(F, trunk, leg, cm__v3make(hx, hy, zt), Q_HIP_K,
-                          carried);
+                          carried, hip);
     if (st >= 0)
       st = cm__fl_contact(F, leg, CM_WORLD, cm__v3make(hx, hy, 0),
                           cm__v3make(0, 0, 1), Q_FOOT_K,
-                          carried + Q_LEG_M * F->g);
+                          carried + Q_LEG_M * F->g, foot);
     if (st < 0)
       return st;
   }
@@ -208,13 +219,18 @@ static int cm__fl_wheeled(cm__fleet_t *F, int r, double x, double y,
     int wh =
         cm__fl_body(F, W_WHEEL_M, Iw, cm__v3make(wx, wy, R), r, "wheel", j);
     int st = wh;
-    for (int e = -1; e <= 1 && st >= 0; e += 2)
+    char nm[48];
+    for (int e = -1; e <= 1 && st >= 0; e += 2) {
+      /* axle<j>a at -y, axle<j>b at +y of the wheel's centre */
+      snprintf(nm, sizeof nm, "r%d.axle%d%c", r, j, e < 0 ? 'a' : 'b');
       st = cm__fl_bushing(F, ch, wh, cm__v3make(wx, wy + e * W_HUB, R),
-                          W_AXLE_K, 0.5 * carried);
+                          W_AXLE_K, 0.5 * carried, nm);
+    }
+    snprintf(nm, sizeof nm, "r%d.tyre%d", r, j);
     if (st >= 0)
       st = cm__fl_contact(F, wh, CM_WORLD, cm__v3make(wx, wy, 0),
                           cm__v3make(0, 0, 1), W_TYRE_K,
-                          carried + W_WHEEL_M * F->g);
+                          carried + W_WHEEL_M * F->g, nm);
     if (st < 0)
       return st;
   }

@@ -651,11 +651,54 @@ static char *cm__relative(const char *manifest, const char *rel) {
   return p;
 }
 
+/* The manifest's optional "row_names" (one per row of J) and "col_names"
+ * (one per dof of M): arrays of strings or nulls, given to the system. */
+static int cm__manifest_names(cm_context_t *ctx, const char *path,
+                              json_t *root, cm_system_t *sys) {
+  static const char *const key[2] = {"row_names", "col_names"};
+  const char **names[2] = {NULL, NULL};
+  int want[2] = {sys->nc, sys->n}, st = CM_OK;
+  for (int w = 0; w < 2 && !st; w++) {
+    json_t *a = json_object_get(root, key[w]);
+    if (!a || json_is_null(a))
+      continue;
+    if (!json_is_array(a) || json_array_size(a) != (size_t)want[w]) {
+      char got[64];
+      snprintf(got, sizeof got, json_is_array(a) ? "has %zu names" : "is not "
+               "an array", json_array_size(a));
+      st = CM__ERR(ctx, CM_PARSE, key[w],
+                   "%s: \"%s\" %s but %s %d %s: give one name (or null) "
+                   "per %s",
+                   path, key[w], got, w ? "M has" : "J has", want[w],
+                   w ? "dofs" : "rows", w ? "dof of M" : "row of J");
+      break;
+    }
+    names[w] = calloc((size_t)want[w] + 1, sizeof(char *));
+    if (!names[w]) {
+      st = CM__ERR(ctx, CM_NOMEM, NULL, "out of memory");
+      break;
+    }
+    for (int i = 0; i < want[w] && !st; i++) {
+      json_t *v = json_array_get(a, (size_t)i);
+      if (json_is_string(v))
+        names[w][i] = json_string_value(v);
+      else if (!json_is_null(v))
+        st = CM__ERR(ctx, CM_PARSE, key[w],
+                     "%s: %s[%d] is not a string (a name) or null", path,
+                     key[w], i);
+    }
+  }
+  if (!st && (names[0] || names[1]))
+    st = cm_system_set_names(ctx, sys, names[0], names[1]);
+  free(names[0]), free(names[1]);
+  return st;
+}
+
 int cm_system_read_manifest(cm_context_t *ctx, const char *path,
                             cm_system_t **out) {
   static const char *const allowed[] = {
       "format", "version", "M", "J", "k", "B", "S", "rows", "cols", "n",
-      "nc", "ncomp", "source", "meta", NULL};
+      "nc", "ncomp", "source", "meta", "row_names", "col_names", NULL};
   static const char *const need[] = {"M", "J", "k"};
   /* ---- check inputs ---- */
   if (!out || !path)
@@ -688,8 +731,8 @@ int cm_system_read_manifest(cm_context_t *ctx, const char *path,
       if (!ok && !st)
         st = CM__ERR(ctx, CM_PARSE, key,
                      "%s: unknown key \"%s\" (a manifest names \"M\", \"J\" "
-                     "and \"k\"; also allowed: format, version, B, S, rows, "
-                     "cols, n, nc, ncomp, source, meta)",
+                     "and \"k\"; also allowed: row_names, col_names, format, "
+                     "version, B, S, rows, cols, n, nc, ncomp, source, meta)",
                      path, key);
     }
   char *file[3] = {NULL, NULL, NULL};
@@ -704,9 +747,13 @@ int cm_system_read_manifest(cm_context_t *ctx, const char *path,
     else if (!(file[i] = cm__relative(path, json_string_value(v))))
       st = CM__ERR(ctx, CM_NOMEM, NULL, "out of memory");
   }
-  json_decref(root);
   if (!st)
     st = cm_system_read_matrices(ctx, file[0], file[1], file[2], out);
+  if (!st)
+    st = cm__manifest_names(ctx, path, root, *out);
+  if (st)
+    cm_system_destroy(out);
+  json_decref(root);
   for (int i = 0; i < 3; i++)
     free(file[i]);
   return st;

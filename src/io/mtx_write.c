@@ -260,8 +260,52 @@ static int cm__write_operator(cm__out_t *o, const cm_system_t *s, int flags) {
   return st;
 }
 
+/* row_names and col_names of the manifest, in the files' row and column
+ * order: a matrix system's own names, or a scene's (a row: its contact's
+ * name, ".t1"/".t2" for tangent rows, when some contact is named; a
+ * column: "<body label>.<dof>"). Keys left out when there are none. */
+static int cm__manifest_names(json_t *m, const cm_system_t *s,
+                              const cm_scene_t *scene) {
+  static const char *const d2[3] = {"x", "y", "theta"};
+  static const char *const d3[6] = {"x", "y", "z", "rx", "ry", "rz"};
+  int named = 0;
+  for (int c = 0; scene && c < scene->ncontacts && !named; c++)
+    named = cm_scene_contact_name(scene, c) != NULL;
+  json_t *rows = named || s->row_names ? json_array() : NULL;
+  json_t *cols = scene || s->col_names ? json_array() : NULL;
+  char buf[300], lab[256];
+  for (int r = 0; rows && r < s->nc; r++) {
+    const char *nm = s->row_names
+                         ? s->row_names[s->row_contact[r]]
+                         : cm_scene_contact_name(scene, s->row_contact[r]);
+    int kind = s->row_kind ? s->row_kind[r] : 0;
+    if (nm && kind)
+      snprintf(buf, sizeof buf, "%s.t%d", nm, kind);
+    json_array_append_new(rows,
+                          !nm ? json_null() : json_string(kind ? buf : nm));
+  }
+  for (int j = 0; cols && j < s->n; j++) {
+    const char *nm = NULL;
+    if (scene) {
+      int d = s->col_dof[j];
+      snprintf(buf, sizeof buf, "%s.%s",
+               cm_scene_body_label(scene, s->col_body[j], lab, sizeof lab),
+               scene->dim == 2 ? d2[d % 3] : d3[d % 6]);
+      nm = buf;
+    } else { /* a matrix system: column j is dof col_dof[j] of its M */
+      nm = s->col_names[s->col_dof[j]];
+    }
+    json_array_append_new(cols, nm ? json_string(nm) : json_null());
+  }
+  if (rows)
+    json_object_set_new(m, "row_names", rows);
+  if (cols)
+    json_object_set_new(m, "col_names", cols);
+  return CM_OK;
+}
+
 static int cm__write_manifest(cm__out_t *o, const cm_system_t *s, int flags,
-                              const char *source) {
+                              const char *source, const cm_scene_t *scene) {
   json_t *m = json_pack("{s:s,s:i,s:s,s:s,s:s,s:s,s:s,s:i,s:i,s:i}", "format",
                         "cmodes-matrices", "version", 1, "M", "M.mtx", "J",
                         "J.mtx", "k", "k.mtx", "rows", "rows.txt", "cols",
@@ -274,6 +318,7 @@ static int cm__write_manifest(cm__out_t *o, const cm_system_t *s, int flags,
     json_object_set_new(m, "S", json_string("S.mtx"));
   if (source)
     json_object_set_new(m, "source", json_string(source));
+  cm__manifest_names(m, s, scene);
   int st = cm__open(o, "manifest.json");
   if (!st) {
     json_dumpf(m, o->f, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
@@ -286,6 +331,12 @@ static int cm__write_manifest(cm__out_t *o, const cm_system_t *s, int flags,
 
 int cm_system_write_matrices(cm_context_t *ctx, const cm_system_t *sys,
                              const char *dir, int flags, const char *source) {
+  return cm__system_write_matrices_named(ctx, sys, NULL, dir, flags, source);
+}
+
+int cm__system_write_matrices_named(cm_context_t *ctx, const cm_system_t *sys,
+                                    const cm_scene_t *scene, const char *dir,
+                                    int flags, const char *source) {
   if (!sys || !dir)
     return CM__ERR(ctx, CM_USAGE, NULL,
                    "cm_system_write_matrices: NULL "
@@ -301,7 +352,7 @@ int cm_system_write_matrices(cm_context_t *ctx, const cm_system_t *sys,
   if (!st && (flags & (CM_MTX_WRITE_B | CM_MTX_WRITE_S)) && sys->nc > 0)
     st = cm__write_operator(&o, sys, flags);
   if (!st)
-    st = cm__write_manifest(&o, sys, sys->nc > 0 ? flags : 0, source);
+    st = cm__write_manifest(&o, sys, sys->nc > 0 ? flags : 0, source, scene);
   if (o.f)
     fclose(o.f);
   free(o.path);

@@ -150,6 +150,12 @@ static int cm__factor(cm_context_t *ctx, cm_operator_t *op) {
     int j = (int)op->L->minor;
     if (op->L->Perm)
       j = ((int *)op->L->Perm)[j];
+    if (!s->dim && s->block) /* matrices, block-diagonal M: M's dof */
+      return CM__ERR(ctx, CM_NOT_SPD, "M",
+                     "M: not positive definite (the diagonal block of M "
+                     "holding dof %d, 0-based, fails its Cholesky "
+                     "factorization); M must be symmetric positive definite",
+                     s->col_dof[j]);
     if (s->col_body && s->col_body[j] >= 0) {
       char path[64];
       snprintf(path, sizeof path, "bodies[%d]", s->col_body[j]);

@@ -101,11 +101,19 @@ static const char *cm__label(const cm_scene_t *s, int b, char *buf,
 }
 
 /* "c12 name (a-b)" for contact c. */
-static void cm__contact_label(FILE *o, const cm_scene_t *s, int c) {
+/* "c3 name (a-b)"; for matrices (no scene) "c3 name" with the row's name
+ * from the report (may be NULL). */
+static void cm__contact_label(FILE *o, const cm_scene_t *s, int c,
+                              const char *row_name) {
   char ba[128], bb[128];
   fprintf(o, "c%d", c);
-  if (!s)
+  if (!s) {
+    if (row_name) {
+      fputc(' ', o);
+      cm__esc(o, row_name);
+    }
     return;
+  }
   const char *nm = cm_scene_contact_name(s, c);
   if (nm) {
     fputc(' ', o);
@@ -256,7 +264,8 @@ static void cm__headline(FILE *o, const char *p, const cm__html_item_t *it) {
       fprintf(o, " <span class=\"bad\">+ %d tied</span>", ties);
     fputs("<br>", o);
     for (int i = 0; i < m->ncontacts && i < 3; i++) {
-      cm__contact_label(o, it->scene, m->contacts[i].index);
+      cm__contact_label(o, it->scene, m->contacts[i].index,
+                        m->contacts[i].name);
       fprintf(o, " <b>%.1f%%</b><br>", 100 * m->contacts[i].share);
     }
   } else {
@@ -491,7 +500,7 @@ static void cm__contact_line(FILE *o, const cm_scene_t *s, const cm__draw_t *d,
           H - cm__px(d, v->ay, q[v->ay], sc, oy), col, 1 + 3 * t);
   if (titled) {
     fputs("><title>", o);
-    cm__contact_label(o, s, c);
+    cm__contact_label(o, s, c, NULL);
     fprintf(o, ": share %.3g, k %.4g N/m</title></line>", d->e[c],
             s->contacts[c].stiffness);
   } else {
@@ -642,7 +651,7 @@ static void cm__view(FILE *o, const cm_scene_t *s, const cm__draw_t *d,
             "stroke=\"#0b8a8a\" stroke-width=\"2\"><title>",
             cm__px(d, v->ax, 0.5 * (p[v->ax] + e[v->ax]), sc, ox),
             H - cm__px(d, v->ay, 0.5 * (p[v->ay] + e[v->ay]), sc, oy));
-    cm__contact_label(o, s, c);
+    cm__contact_label(o, s, c, NULL);
     fprintf(o, ": soften to k &times; %.3f</title></circle>", d->sp->factor[q]);
   }
   fprintf(o, "</svg><div class=\"cap\">%s</div></div>", v->name);
@@ -769,7 +778,8 @@ static void cm__modes(FILE *o, const cm__html_item_t *it) {
       fprintf(o, "<td>%.3g</td>", m->zeta);
     fprintf(o, "<td>%d</td><td class=\"l\">", m->component);
     for (int j = 0; j < m->ncontacts && j < 3; j++) {
-      cm__contact_label(o, it->scene, m->contacts[j].index);
+      cm__contact_label(o, it->scene, m->contacts[j].index,
+                        m->contacts[j].name);
       fprintf(o, " %.3f%s", m->contacts[j].share,
               j + 1 < m->ncontacts && j < 2 ? "; " : "");
     }
@@ -842,7 +852,7 @@ static void cm__sensitivity(FILE *o, const char *p, const cm__html_item_t *it) {
     double k = s ? s->contacts[c].stiffness : NAN, e = top[q].e;
     cum += e;
     fputs("<tr><td class=\"l\">", o);
-    cm__contact_label(o, s, c);
+    cm__contact_label(o, s, c, NULL);
     fputs("</td><td>", o);
     cm__n(o, k);
     fprintf(o, "</td><td>%.4f</td><td>%.4f</td><td>", e, cum);
@@ -889,7 +899,7 @@ static void cm__sensitivity(FILE *o, const char *p, const cm__html_item_t *it) {
   for (int q = 0; q < sp->n && q < CM__HTML_PLAN_ROWS; q++) {
     int c = sp->contact[q];
     fputs("<tr><td class=\"l\">", o);
-    cm__contact_label(o, s, c);
+    cm__contact_label(o, s, c, NULL);
     fprintf(o, "</td><td>%.6g</td><td>%.6g</td><td>%.3f</td></tr>",
             s->contacts[c].stiffness, s->contacts[c].stiffness * sp->factor[q],
             sp->factor[q]);
@@ -914,23 +924,25 @@ static int cm__desc(const void *pa, const void *pb) {
 static void cm__components(FILE *o, const cm__html_item_t *it) {
   const cm_report_t *r = it->report;
   const cm__fields_t *f = it->fields;
-  fprintf(o,
-          "<p>%d independent component%s; component <b>%d</b> sets the "
-          "step.",
-          r->ncomp, r->ncomp == 1 ? "" : "s", r->comp_max);
-  int ties = 0;
-  if (f && f->comp_omega && r->omega_max > 0) {
-    fputs(" Ties (within 1e-9 of &omega;<sub>max</sub>): ", o);
-    for (int c = 0; c < f->ncomp; c++)
-      if (f->comp_omega[c] >= r->omega_max * (1 - 1e-9)) {
-        if (ties < 30)
-          fprintf(o, "%s%d", ties ? ", " : "", c);
-        ties++;
-      }
-    if (ties > 30)
-      fprintf(o, " &hellip; (%d in all)", ties);
-    if (ties == 1)
-      fputs(" none", o);
+  fprintf(o, "<p>%d independent component%s; ", r->ncomp,
+          r->ncomp == 1 ? "" : "s");
+  if (r->nties > 1) { /* the report's ties (components.tied) */
+    fprintf(o,
+            "%d tie at the top frequency (within the solver tolerance %g) "
+            "and set the step: ",
+            r->nties, r->tol);
+    for (int i = 0; i < r->nties_listed && i < 30; i++) {
+      fputs(i ? ", <b>" : "<b>", o);
+      if (r->tie_names[i])
+        cm__esc(o, r->tie_names[i]);
+      fprintf(o, "</b>%s%d%s", r->tie_names[i] ? " (component " : "component ",
+              r->ties[i], r->tie_names[i] ? ")" : "");
+    }
+    if (r->nties > 30)
+      fprintf(o, " &hellip; (%d in all)", r->nties);
+    fputc('.', o);
+  } else {
+    fprintf(o, "component <b>%d</b> sets the step.", r->comp_max);
   }
   fputs("</p>", o);
   /* chart of omega_max per component, descending */
@@ -1130,7 +1142,8 @@ static void cm__campaign(FILE *o, const cm__html_item_t *it, int n) {
     cm__td_num(o, r->comp_max, "%.0f");
     fputs("<td class=\"l\">", o);
     if (r->nmodes > 0 && r->modes[0].ncontacts > 0) {
-      cm__contact_label(o, it[i].scene, r->modes[0].contacts[0].index);
+      cm__contact_label(o, it[i].scene, r->modes[0].contacts[0].index,
+                        r->modes[0].contacts[0].name);
       fprintf(o, " %.3f", r->modes[0].contacts[0].share);
     }
     fputs("</td></tr>", o);

@@ -155,6 +155,12 @@ json_t *cm__report_json(const cm_report_t *r, int flags) {
   json_object_set_new(cp, "sets_step", r->comp_max >= 0
                                            ? json_integer(r->comp_max)
                                            : json_null());
+  json_object_set_new(cp, "tied", json_integer(r->nties));
+  json_t *tied = json_array();
+  for (int i = 0; i < r->nties_listed; i++)
+    json_array_append_new(tied, json_pack("{s:i,s:o}", "index", r->ties[i],
+                                          "name", cm__str(r->tie_names[i])));
+  json_object_set_new(cp, "tied_components", tied);
   json_t *top = json_array();
   for (int i = 0; i < r->ncomp_listed; i++) {
     const cm_component_t *c = &r->components[i];

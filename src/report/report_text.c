@@ -77,11 +77,16 @@ int cm_report_write_text(const cm_report_t *r, FILE *f) {
             m->residual, m->component);
     if (r->dashpots)
       fprintf(f, "  zeta %.3g", m->zeta);
-    for (int j = 0; j < m->ncontacts && j < 3; j++)
-      fprintf(f, "  c%d(%s-%s) %.3f", m->contacts[j].index,
-              m->contacts[j].a_name ? m->contacts[j].a_name : "?",
-              m->contacts[j].b_name ? m->contacts[j].b_name : "?",
-              m->contacts[j].share);
+    for (int j = 0; j < m->ncontacts && j < 3; j++) {
+      const cm_share_t *c = &m->contacts[j];
+      if (c->name) /* a named contact or row: its name */
+        fprintf(f, "  %s %.3f", c->name, c->share);
+      else if (c->a_name) /* a scene's: its index and bodies */
+        fprintf(f, "  c%d(%s-%s) %.3f", c->index, c->a_name,
+                c->b_name ? c->b_name : "?", c->share);
+      else /* a row of J given as matrices */
+        fprintf(f, "  c%d %.3f", c->index, c->share);
+    }
     fprintf(f, "\n");
     if (m->nbodies) {
       fprintf(f, "      bodies:");
@@ -102,8 +107,19 @@ int cm_report_write_text(const cm_report_t *r, FILE *f) {
     fprintf(f, ", free motions %d, zero modes %d", r->free_motions,
             r->zero_modes);
   fprintf(f, "\ncomponents %d", r->ncomp);
-  if (r->comp_max >= 0)
+  if (r->nties > 1) { /* several at the top (to the solver tolerance) */
+    fprintf(f, "; %d tie at the top frequency (to tol %g) and set the step:",
+            r->nties, r->tol);
+    for (int i = 0; i < r->nties_listed && i < 20; i++)
+      fprintf(f, "%s %s%s%d%s", i ? "," : "",
+              r->tie_names[i] ? r->tie_names[i] : "",
+              r->tie_names[i] ? " (component " : "component ", r->ties[i],
+              r->tie_names[i] ? ")" : "");
+    if (r->nties > 20)
+      fprintf(f, " and %d more", r->nties - 20);
+  } else if (r->comp_max >= 0) {
     fprintf(f, "; component %d sets the step", r->comp_max);
+  }
   fprintf(f, "\nsolver  %s, nev %d, ncv %d, iterations %d, matvecs %d, %s, "
              "tol %g\n",
           r->method, r->nev, r->ncv, r->iterations, r->matvecs,

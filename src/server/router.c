@@ -808,7 +808,7 @@ void cm__route(cm__server_t *srv, const cm__request_t *req, cm__response_t *r) {
       cm__metrics_route(srv, r);
   } else if (!strcmp(p, "/v1/analyze")) {
     r->route = "/v1/analyze";
-    if (cm__only(req, "POST", r))
+    if (cm__only(req, "POST", r) && !cm__matrices_route(srv, req, r))
       cm__analyze(srv, req, r);
   } else if (!strcmp(p, "/v1/scenes")) {
     r->route = "/v1/scenes";

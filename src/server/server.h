@@ -203,6 +203,12 @@ void cm__route(cm__server_t *srv, const cm__request_t *req,
 int cm__route_early(cm__server_t *srv, const cm__request_t *req,
                     cm__response_t *resp);
 
+/* POST /v1/analyze with {"matrices": ..., "options": ...} (matrices.c): 1
+ * when the body is that (its root object has a "matrices" key), resp then
+ * filled; 0: a scene body, for the router. */
+int cm__matrices_route(cm__server_t *srv, const cm__request_t *req,
+                       cm__response_t *resp);
+
 /* Splits "a=1&b=x%20y" into req's query arrays, decoding in place in buf.
  * Returns 0 or CM_LIMIT when there are too many parameters. */
 int cm__query_parse(char *buf, cm__request_t *req);

@@ -287,3 +287,52 @@ int cm_system_from_matrices(cm_context_t *ctx, int n, int nc, const int *Mp,
   *out = sys;
   return CM_OK;
 }
+
+/* ---- names ---------------------------------------------------------------- */
+
+void cm__free_names(char **names, int n) {
+  for (int i = 0; names && i < n; i++)
+    free(names[i]);
+  free(names);
+}
+
+/* A copy of n names (NULL entries kept), or NULL with *fail set. */
+static char **cm__copy_names(const char *const *src, int n, int *fail) {
+  char **out = calloc((size_t)n + 1, sizeof(char *));
+  if (!out) {
+    *fail = 1;
+    return NULL;
+  }
+  for (int i = 0; i < n; i++)
+    if (src[i] && !(out[i] = cm__strdup(src[i]))) {
+      cm__free_names(out, n);
+      *fail = 1;
+      return NULL;
+    }
+  return out;
+}
+
+int cm_system_set_names(cm_context_t *ctx, cm_system_t *sys,
+                        const char *const *row_names,
+                        const char *const *col_names) {
+  if (!sys)
+    return CM__ERR(ctx, CM_USAGE, NULL, "cm_system_set_names: NULL system");
+  if (sys->dim)
+    return CM__ERR(ctx, CM_USAGE, NULL,
+                   "cm_system_set_names: this system was assembled from a "
+                   "scene; its rows and bodies are named by the scene's "
+                   "contacts and bodies");
+  int fail = 0;
+  char **rows = row_names ? cm__copy_names(row_names, sys->nc, &fail) : NULL;
+  char **cols = col_names && !fail ? cm__copy_names(col_names, sys->n, &fail)
+                                   : NULL;
+  if (fail) {
+    cm__free_names(rows, sys->nc);
+    return CM__ERR(ctx, CM_NOMEM, NULL, "out of memory");
+  }
+  cm__free_names(sys->row_names, sys->nc);
+  cm__free_names(sys->col_names, sys->n);
+  sys->row_names = rows;
+  sys->col_names = cols;
+  return CM_OK;
+}
