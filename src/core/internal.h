@@ -76,6 +76,8 @@ int cm__scene_is_v2(const cm_scene_t *s);
  * a tangential spring (or, with_dashpots, a tangential dashpot). A
  * report's start vector lists each contact's rows in this count. */
 int cm__contact_nrows(int dim, const cm_contact_t *ct, int with_dashpots);
+/* R (row-major, body -> world) of the unit quaternion q = (w, x, y, z). */
+void cm__quat_to_R(const double *q, double *R);
 /* cm_system_assemble with row weights wk k + wg c (springs k, dashpots c):
  * (1, 0) is the undamped system; (h^2, 2h) the damped-step operator at h;
  * (0, 1) the dashpots alone. Tangent rows are included where k_t > 0, or

@@ -53,8 +53,9 @@ void cm_system_destroy(cm_system_t **sp) {
 
 /* ---- small geometry ----------------------------------------------------- */
 
-/* R (row-major) from the unit quaternion q = (w, x, y, z), body -> world. */
-static void cm__quat_to_R(const double *q, double *R) {
+/* R (row-major) from the unit quaternion q = (w, x, y, z), body -> world
+ * (verify's rigid-body model uses it too). */
+void cm__quat_to_R(const double *q, double *R) {
   double w = q[0], x = q[1], y = q[2], z = q[3];
   R[0] = 1 - 2 * (y * y + z * z), R[1] = 2 * (x * y - w * z),
   R[2] = 2 * (x * z + w * y);

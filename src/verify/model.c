@@ -21,17 +21,6 @@ static void cm__cross(const double *a, const double *b, double *c) {
   c[2] = a[0] * b[1] - a[1] * b[0];
 }
 
-/* R (row-major) of the unit quaternion q = (w, x, y, z). */
-static void cm__qR(const double *q, double *R) {
-  double w = q[0], x = q[1], y = q[2], z = q[3];
-  R[0] = 1 - 2 * (y * y + z * z), R[1] = 2 * (x * y - w * z),
-  R[2] = 2 * (x * z + w * y);
-  R[3] = 2 * (x * y + w * z), R[4] = 1 - 2 * (x * x + z * z),
-  R[5] = 2 * (y * z - w * x);
-  R[6] = 2 * (x * z - w * y), R[7] = 2 * (y * z + w * x),
-  R[8] = 1 - 2 * (x * x + y * y);
-}
-
 static void cm__mv(const double *R, const double *v, double *out) {
   for (int i = 0; i < 3; i++)
     out[i] = R[3 * i] * v[0] + R[3 * i + 1] * v[1] + R[3 * i + 2] * v[2];
@@ -108,7 +97,7 @@ static int cm__vmodel_bodies(cm_context_t *ctx, const cm_scene_t *s,
       Iw[0] = Iw[4] = Iw[8] = b->inertia[0];
     } else {
       double R[9], T[9];
-      cm__qR(b->orientation, R);
+      cm__quat_to_R(b->orientation, R);
       for (int r = 0; r < 3; r++) /* T = R Ib */
         for (int c = 0; c < 3; c++)
           T[3 * r + c] = R[3 * r] * b->inertia[c] +
@@ -389,7 +378,7 @@ void cm__vstate_free(cm__vstate_t *s) {
 static void cm__vstate_L(const cm__vmodel_t *m, int j, const double *Q,
                          const double *om, double *L) {
   double R[9], a[3], b[3];
-  cm__qR(Q, R);
+  cm__quat_to_R(Q, R);
   for (int i = 0; i < 3; i++) /* a = R^T om */
     a[i] = R[i] * om[0] + R[3 + i] * om[1] + R[6 + i] * om[2];
   cm__mv(m->Iw + 9 * j, a, b);
@@ -443,7 +432,7 @@ static void cm__vpoint(const cm__vmodel_t *m, const cm__vstate_t *s, int b,
     return;
   }
   double R[9], rr[3];
-  cm__qR(s->Q + 4 * j, R);
+  cm__quat_to_R(s->Q + 4 * j, R);
   cm__mv(R, r, rr);
   for (int t = 0; t < 3; t++) {
     com[t] += s->X[3 * j + t];
@@ -482,7 +471,7 @@ static double cm__vgap(const cm__vmodel_t *m, const cm__vstate_t *s, int c,
   int j = (b >= 0 && m->body_dof[b] >= 0) ? m->body_dof[b] / m->d : -1;
   if (j >= 0) {
     double R[9];
-    cm__qR(s->Q + 4 * j, R);
+    cm__quat_to_R(s->Q + 4 * j, R);
     cm__mv(R, m->nrm + 3 * c, nb);
   } else {
     memcpy(nb, m->nrm + 3 * c, 3 * sizeof *nb);
@@ -506,7 +495,7 @@ static void cm__vrow_dir(const cm__vmodel_t *m, const cm__vstate_t *s, int r,
     return;
   }
   double R[9];
-  cm__qR(s->Q + 4 * j, R);
+  cm__quat_to_R(s->Q + 4 * j, R);
   cm__mv(R, m->dir + 3 * r, d);
 }
 
@@ -633,7 +622,7 @@ int cm__vstate_force(const cm__vmodel_t *m, const cm__vstate_t *s,
 void cm__vstate_omega(const cm__vmodel_t *m, const double *Q, int j,
                       const double *L, double *om) {
   double R[9], a[3], b[3];
-  cm__qR(Q, R);
+  cm__quat_to_R(Q, R);
   for (int i = 0; i < 3; i++) /* a = R^T L */
     a[i] = R[i] * L[0] + R[3 + i] * L[1] + R[6 + i] * L[2];
   cm__mv(m->Iwinv + 9 * j, a, b);
