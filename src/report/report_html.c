@@ -1181,13 +1181,45 @@ int cm__report_write_html(FILE *out, const cm__html_item_t *items, int n,
   return ferror(out) ? CM_IO : CM_OK;
 }
 
+/* The page of one analysed scene in memory (*html, *len): the softening
+ * plan (only for scenes that solve quickly: it re-solves the scene up to 8
+ * times), then the page; frees r and f. st: the analysis' status. */
+int cm__report_html_mem(cm_context_t *ctx, const cm_scene_t *scene,
+                        const cm_options_t *opts, const char *title,
+                        cm_report_t *r, cm__fields_t *f, int st, char **html,
+                        size_t *len) {
+  cm__soften_t sp = {0};
+  int st2 = st >= 0 && scene && scene->ncontacts <= 100000
+                ? cm__soften_plan(ctx, scene, opts, r, f, 0, &sp)
+                : st;
+  if (st2 >= 0) {
+    FILE *m = open_memstream(html, len);
+    if (!m) {
+      st2 = CM__ERR(ctx, CM_NOMEM, NULL, "out of memory");
+    } else {
+      cm__html_item_t it = {title, scene, r, f, scene ? &sp : NULL};
+      st2 = cm__report_write_html(m, &it, 1, title);
+      if (fclose(m) && !st2)
+        st2 = CM__ERR(ctx, CM_NOMEM, NULL, "out of memory writing the page");
+    }
+  }
+  cm__soften_free(&sp);
+  cm__fields_free(f);
+  cm_report_destroy(&r);
+  if (st2 < 0) {
+    free(*html);
+    *html = NULL, *len = 0;
+    return st2;
+  }
+  return st;
+}
+
 int cm__report_html_scene(cm_context_t *ctx, const cm_scene_t *scene,
                           const cm_options_t *opts, const char *title,
                           char **html, size_t *len) {
   *html = NULL, *len = 0;
   cm_report_t *r = NULL;
   cm__fields_t f = {.want = opts && opts->modes > 0 ? opts->modes : 6};
-  cm__soften_t sp = {0};
   cm_options_t def;
   if (!opts) {
     cm_options_init(&def);
@@ -1198,31 +1230,7 @@ int cm__report_html_scene(cm_context_t *ctx, const cm_scene_t *scene,
     cm__fields_free(&f);
     return st;
   }
-  /* the plan re-solves the scene up to 8 times: only for scenes that
-   * solve quickly */
-  int st2 = scene->ncontacts <= 100000
-                ? cm__soften_plan(ctx, scene, opts, r, &f, 0, &sp)
-                : CM_OK;
-  if (st2 >= 0) {
-    FILE *m = open_memstream(html, len);
-    if (!m) {
-      st2 = CM__ERR(ctx, CM_NOMEM, NULL, "out of memory");
-    } else {
-      cm__html_item_t it = {title, scene, r, &f, &sp};
-      st2 = cm__report_write_html(m, &it, 1, title);
-      if (fclose(m) && !st2)
-        st2 = CM_IO;
-    }
-  }
-  cm__soften_free(&sp);
-  cm__fields_free(&f);
-  cm_report_destroy(&r);
-  if (st2 < 0) {
-    free(*html);
-    *html = NULL, *len = 0;
-    return st2;
-  }
-  return st;
+  return cm__report_html_mem(ctx, scene, opts, title, r, &f, st, html, len);
 }
 
 int cm__report_track_html(cm_context_t *ctx, FILE *out, const char *text,

@@ -52,6 +52,10 @@ int cm__report_write_html(FILE *out, const cm__html_item_t *items, int n,
 /* Analyses scene (fields, and the softening plan up to 1e5 contacts) and
  * returns its page (malloc'd, caller frees) in *html, *len: for the
  * server. */
+int cm__report_html_mem(cm_context_t *ctx, const cm_scene_t *scene,
+                        const cm_options_t *opts, const char *title,
+                        cm_report_t *r, cm__fields_t *f, int st, char **html,
+                        size_t *len);
 int cm__report_html_scene(cm_context_t *ctx, const cm_scene_t *scene,
                           const cm_options_t *opts, const char *title,
                           char **html, size_t *len);
