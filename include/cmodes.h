@@ -584,6 +584,51 @@ CM_EXTERN int cm_analyze_vectors(cm_context_t *ctx, const cm_system_t *sys,
                                  cm_vectors_t **vectors);
 CM_EXTERN void cm_vectors_destroy(cm_vectors_t **vectors);
 
+/* Analysis object: one scene (or system) analysed by the pipeline of
+ * cm_analyze_system, its report and, on request, its modes' shapes kept
+ * for the caller, so a front end (cmodes verify, the server) asks for what
+ * it needs without running the pipeline again (docs/c-api.md).
+ *   create: checks opts (copied; NULL: defaults) and, when sys is NULL,
+ *           assembles the system from scene (owned by the analysis). The
+ *           scene, a given sys and opts->warm_start are borrowed: they must
+ *           outlive the analysis. sys given with a scene must be assembled
+ *           from it (as for cm_analyze_system); scene may be NULL with sys.
+ *   solve:  runs the pipeline once; flags CM_ANALYSIS_VECTORS also keeps
+ *           the modes' shapes. CM_OK, CM_NOT_CONVERGED (a partial report)
+ *           or an error (then no report). Solving again replaces both.
+ * Statuses: CM_USAGE for NULL arguments, bad options, a mode out of range
+ * or asking for results before a solve; the pipeline's otherwise. */
+typedef struct cm_analysis cm_analysis_t;
+#define CM_ANALYSIS_VECTORS 1
+CM_EXTERN int cm_analysis_create(cm_context_t *ctx, const cm_scene_t *scene,
+                                 const cm_system_t *sys,
+                                 const cm_options_t *opts,
+                                 cm_analysis_t **out);
+CM_EXTERN int cm_analysis_solve(cm_context_t *ctx, cm_analysis_t *analysis,
+                                int flags);
+/* The system analysed (borrowed; never NULL after create). */
+CM_EXTERN const cm_system_t *
+cm_analysis_system(const cm_analysis_t *analysis);
+/* The report of the last solve, borrowed (NULL before a solve or after a
+ * failed one); the same bits as cm_analyze_system's. */
+CM_EXTERN const cm_report_t *
+cm_analysis_report(const cm_analysis_t *analysis);
+/* Hands the report to the caller (cm_report_destroy); NULL as above. */
+CM_EXTERN cm_report_t *cm_analysis_take_report(cm_analysis_t *analysis);
+/* All modes' shapes (borrowed; NULL unless solved with
+ * CM_ANALYSIS_VECTORS). */
+CM_EXTERN const cm_vectors_t *
+cm_analysis_vectors(const cm_analysis_t *analysis);
+/* Report mode k (0 = the highest): its omega and pointers (borrowed, NULL
+ * allowed for what is not wanted) to its column of phi (ndofs), z and xi
+ * (nrows) in cm_analysis_vectors(). CM_USAGE naming k when out of range or
+ * when the analysis holds no shapes. */
+CM_EXTERN int cm_analysis_mode(cm_context_t *ctx,
+                               const cm_analysis_t *analysis, int k,
+                               double *omega, const double **phi,
+                               const double **z, const double **xi);
+CM_EXTERN void cm_analysis_destroy(cm_analysis_t **analysis);
+
 /* JSON report (docs/report-format.md): malloc'd text, caller frees; NULL on
  * failure. flags: CM_JSON_INDENT for pretty output, CM_JSON_NO_TIMINGS to
  * omit the timings (for bitwise comparisons). */

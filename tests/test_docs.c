@@ -20,6 +20,9 @@
 #define main docs_api_stages_main
 #include "../docs/examples/api_stages.c"
 #undef main
+#define main docs_api_analysis_main
+#include "../docs/examples/api_analysis.c"
+#undef main
 
 /* ---- helpers -------------------------------------------------------------- */
 
@@ -160,6 +163,50 @@ CM_TEST(docs_api_stages_example) {
   CMT_REL(docs_number_after(out, "omega 2 = "), sqrt(1e5), 1e-9);
   CMT_REL(docs_number_after(out, "RK4 "), 2 * sqrt(2) / sqrt(4e5), 5e-7);
   free(out);
+}
+
+static int docs_run_analysis(void) {
+  char path[1024], prog[] = "api_analysis";
+  snprintf(path, sizeof path, "%s/data/bar2d.json", CM_SOURCE_DIR);
+  char *argv[] = {prog, path, NULL};
+  return docs_api_analysis_main(2, argv);
+}
+
+/* The analysis object's example on the bar: the rocking mode's shape is
+ * 1/sqrt(I) on the rotation, so its gaps are +-d/sqrt(I) = +-sqrt(2); the
+ * bounce's are 1/sqrt(m) on y, gaps 1/sqrt(2) of the same sign. */
+CM_TEST(docs_api_analysis_example) {
+  int rc = -1;
+  char *out = docs_capture(docs_run_analysis, &rc);
+  CMT_EQ_INT(rc, 0);
+  CMT_CONTAINS(out, "omega_max 632.4555320 rad/s, 2 modes");
+  CMT_CONTAINS(out, "mode 1 omega 632.4555320 rad/s, phi^T M phi "
+                    "1.000000000000, gaps");
+  CMT_CONTAINS(out, "mode 2 omega 316.2277660 rad/s, phi^T M phi "
+                    "1.000000000000, gaps");
+  double k = 1e5, m = 2, I = 0.005, d = 0.1;
+  CMT_REL(docs_number_after(out, "mode 1 omega "), sqrt(2 * k * d * d / I),
+          1e-9);
+  CMT_REL(docs_number_after(out, "mode 2 omega "), sqrt(2 * k / m), 1e-9);
+  const char *g1 = out ? strstr(out, "mode 1") : NULL;
+  const char *g2 = out ? strstr(out, "mode 2") : NULL;
+  double a1, b1, a2, b2;
+  CMT_TRUE(g1 && sscanf(strstr(g1, "gaps") + 4, "%lf %lf", &a1, &b1) == 2);
+  CMT_TRUE(g2 && sscanf(strstr(g2, "gaps") + 4, "%lf %lf", &a2, &b2) == 2);
+  CMT_REL(fabs(a1), d / sqrt(I), 1e-7); /* printed to 7 decimals */
+  CMT_REL(a1, -b1, 1e-9);
+  CMT_REL(fabs(a2), 1 / sqrt(m), 1e-7);
+  CMT_REL(a2, b2, 1e-9);
+  free(out);
+}
+
+/* docs/c-api.md shows docs/examples/api_analysis.c verbatim. */
+CM_TEST(docs_c_api_analysis_listing) {
+  char *md = docs_read("docs/c-api.md");
+  char *src = docs_read("docs/examples/api_analysis.c");
+  if (md && src)
+    CMT_TRUE(strstr(md, src) != NULL);
+  free(md), free(src);
 }
 
 /* docs/c-api.md shows docs/examples/api_bar.c verbatim. */

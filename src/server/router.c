@@ -1,8 +1,9 @@
 /* router.c: the routes of `cmodes serve`, shared by the HTTP and --stdio
  * transports: authentication, limits, JSON errors, analyses through the
  * solve queue, the scene sessions and metrics. A report is made by the same
- * library calls as `cmodes analyze --json` (the scene reader, assembly,
- * cm_analyze_system, cm_report_to_json), so the numbers are the same bits.
+ * library calls as `cmodes analyze --json` (the scene reader, assembly and
+ * the pipeline through the analysis object cm_analysis_*,
+ * cm_report_to_json), so the numbers are the same bits.
  * Not for sockets, headers on the wire or logging (http.c, stdio.c). */
 #include "report/report_html.h"
 #include "server.h"
@@ -392,33 +393,35 @@ static int cm__collect_options(cm__server_t *srv, const cm__request_t *req,
 static int cm__run(cm__server_t *srv, cm_context_t *ctx, const cm_scene_t *s,
                    const cm_options_t *opts, cm_report_t **rep,
                    int *retry_after_s) {
-  cm_system_t *sys = NULL;
+  cm_analysis_t *an = NULL;
   *rep = NULL;
   /* a small scene on one thread: a parallel region costs more than it
    * saves, and on a busy machine its barrier waits for a descheduled
    * thread (same bits either way: the kernels are deterministic) */
   ctx->threads = s->ncontacts < CM__SMALL_SCENE ? 1 : 0;
-  int st = cm_system_assemble(ctx, s, &sys);
+  int st = cm_analysis_create(ctx, s, NULL, opts, &an); /* assembles */
   if (st < 0)
     return st;
   /* what the budget cannot stop is refused before it queues */
-  if ((st = cm__dense_check(ctx, sys, opts, srv->cfg.max_dense))) {
-    cm_system_destroy(&sys);
+  if ((st = cm__dense_check(ctx, cm_analysis_system(an), opts,
+                            srv->cfg.max_dense))) {
+    cm_analysis_destroy(&an);
     return st;
   }
   st = cm__queue_enter(&srv->queue, retry_after_s);
   if (st) {
-    cm_system_destroy(&sys);
+    cm_analysis_destroy(&an);
     return CM__ERR(ctx, CM_BUSY, NULL,
                    "the solve queue is full (%d admitted,"
                    " --queue); retry after %d s",
                    srv->queue.depth, *retry_after_s);
   }
   double t0 = cm__now();
-  st = cm_analyze_system(ctx, sys, s, opts, rep);
+  st = cm_analysis_solve(ctx, an, 0);
   double dt = cm__now() - t0;
   cm__queue_leave(&srv->queue, dt);
-  cm_system_destroy(&sys);
+  *rep = cm_analysis_take_report(an);
+  cm_analysis_destroy(&an);
   if (*rep)
     cm__metrics_solve(srv->metrics, dt, (*rep)->matvecs, (*rep)->status);
   /* a spectrum past the range of doubles must not pass as a number */

@@ -71,7 +71,7 @@ static void cm__vpred_free(cm__vpred_t *p) {
 }
 
 /* Eigenvector of report mode i, from the pipeline's mode shapes (the
- * report's own vectors, cm_analyze_vectors), scattered to the harness' rows
+ * report's own vectors, cm_analysis_vectors), scattered to the harness' rows
  * (z: nr): scene row r is row row_kind[r] of contact row_contact[r]; both
  * sides use the tangent convention of docs/math.md, so the entries carry
  * over. */
@@ -98,18 +98,17 @@ static int cm__vpredict(cm_context_t *ctx, const cm_scene_t *scene,
   if (aopt.modes < want)
     aopt.modes = want;
   /* one analysis: the report and, when asked, its modes' shapes */
-  cm_report_t *rep = NULL;
-  cm_system_t *sys = NULL;
-  cm_vectors_t *vec = NULL;
-  int st = cm_system_assemble(ctx, scene, &sys);
+  cm_analysis_t *an = NULL;
+  int st = cm_analysis_create(ctx, scene, NULL, &aopt, &an);
   if (!st)
-    st = want_vectors ? cm_analyze_vectors(ctx, sys, scene, &aopt, &rep, &vec)
-                      : cm_analyze_system(ctx, sys, scene, &aopt, &rep);
+    st = cm_analysis_solve(ctx, an, want_vectors ? CM_ANALYSIS_VECTORS : 0);
   if (st < 0) {
-    cm_system_destroy(&sys);
+    cm_analysis_destroy(&an);
     return st;
   }
   st = CM_OK;
+  const cm_report_t *rep = cm_analysis_report(an);
+  const cm_vectors_t *vec = cm_analysis_vectors(an);
   p->omega_max = rep->omega_max, p->pc_omega_max = rep->pc_omega_max;
   p->h_cd = rep->central_difference.h_s, p->h_rk4 = rep->rk4.h_s;
   p->h_cd_undamped = rep->cd_undamped.h_s;
@@ -149,9 +148,7 @@ static int cm__vpredict(cm_context_t *ctx, const cm_scene_t *scene,
         st = cm__vmode_vector(ctx, m, vec, i, p->z + (size_t)t * m->nr);
     }
   }
-  cm_vectors_destroy(&vec);
-  cm_system_destroy(&sys);
-  cm_report_destroy(&rep);
+  cm_analysis_destroy(&an);
   if (st < 0)
     cm__vpred_free(p);
   return st < 0 ? st : CM_OK;
