@@ -124,6 +124,13 @@ def main(argv):
             limit = int(args.pop(0))
         elif a == "--list":
             listn = int(args.pop(0))
+        elif a in ("-h", "--help"):
+            print(__doc__)
+            return 0
+        elif a.startswith("-"):
+            print(f"check-function-length: unknown option {a}; see --help",
+                  file=sys.stderr)
+            return 2
         else:
             root = a
     root = root or os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
