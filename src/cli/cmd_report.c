@@ -225,7 +225,7 @@ static int cm__report_opt(int c, const char *arg, cm__rargs_t *a) {
     }
     return 1;
   case O_THREADS:
-    return cm__arg_int("report", "--threads", arg, &a->threads);
+    return cm__arg_threads("report", arg, &a->threads);
   case O_MATRICES:
     a->matrices = 1;
     return 1;

@@ -503,7 +503,7 @@ static int cm__track_parse(int argc, char **argv, cm__track_opts_t *o,
       o->cold = 1;
       break;
     case O_THREADS:
-      ok = cm__arg_int(cmd, "--threads", optarg, &ctx->threads);
+      ok = cm__arg_threads(cmd, optarg, &ctx->threads);
       break;
     case 'o':
       o->out = optarg;

@@ -361,6 +361,8 @@ static int cm__verify_number_opt(int c, const char *arg, cm__vargs_t *a) {
       o->bisect_steps = (long)x;
     if (c == O_SEED)
       o->seed = (uint64_t)x;
+    if (c == O_THREADS && ok)
+      ok = cm__arg_threads_ok("verify", x);
     if (c == O_THREADS)
       a->threads = (int)x;
     return ok;

@@ -35,8 +35,12 @@ int cm__error_at(cm_context_t *ctx, int status, const char *file, int line,
 /* Wall-clock seconds from a monotonic clock. */
 double cm__now(void);
 
-/* Threads to use for ctx (ctx->threads, or the OpenMP default). */
+/* Threads to use for ctx (ctx->threads, at most cm__threads_max(), or the
+ * OpenMP default). */
 int cm__threads(const cm_context_t *ctx);
+/* The most threads worth starting: 4 x the processors OpenMP sees (more
+ * only oversubscribes; 100000 made OpenMP abort). */
+int cm__threads_max(void);
 
 /* Forces single-threaded BLAS so reductions inside ARPACK and LAPACK do not
  * depend on the thread count (parallelism lives in our own kernels). */

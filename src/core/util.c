@@ -16,9 +16,19 @@ double cm__now(void) {
   return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
+int cm__threads_max(void) {
+#ifdef _OPENMP
+  int procs = omp_get_num_procs();
+#else
+  int procs = 1;
+#endif
+  return 4 * (procs > 0 ? procs : 1);
+}
+
 int cm__threads(const cm_context_t *ctx) {
-  if (ctx && ctx->threads > 0)
-    return ctx->threads;
+  if (ctx && ctx->threads > 0) /* the library caps what the CLI refuses */
+    return ctx->threads < cm__threads_max() ? ctx->threads
+                                            : cm__threads_max();
 #ifdef _OPENMP
   return omp_get_max_threads();
 #else

@@ -1,0 +1,142 @@
+/* test_robust.c: the importer and the CLI against hostile input (issue #18
+ * item 5): far-away atoms, contact explosions, absurd thread counts, write
+ * errors, endless input, overflowing lever arms. Each gets a clear message
+ * and a non-zero exit, never a hang, a crash or a silently wrong number. */
+#include "cmodes.h"
+#include "cmtest.h"
+
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static const char dump_head[] = "ITEM: TIMESTEP\n0\nITEM: NUMBER OF ATOMS\n%d\n"
+                                "ITEM: BOX BOUNDS ff ff ff\n0 1\n0 1\n0 1\n"
+                                "ITEM: ATOMS id x y z radius\n";
+
+/* Two atoms at x = +-1e308 (their span overflows) made the cell list loop
+ * forever; a span of 1e14 contact ranges cannot resolve contacts either. */
+CM_TEST(robust_import_far_atoms) {
+  char dir[64], path[128], text[1024], cmd[512], want[256];
+  if (!cmt_tmpdir(dir, sizeof dir)) {
+    CMT_FAIL("mkdtemp");
+    return;
+  }
+  snprintf(path, sizeof path, "%s/far.dump", dir);
+  static const char *const atoms[] = {
+      "1 1e308 0.5 0.5 0.1\n2 -1e308 0.5 0.5 0.1\n",
+      "1 0.5 0.5 0.5 0.1\n2 0.5 2e13 0.5 0.1\n"};
+  static const char *const where[] = {":10: atom 1 at x = 1e+308",
+                                      ":11: atom 2 at y = 2e+13"};
+  for (int c = 0; c < 2; c++) {
+    int n = snprintf(text, sizeof text, dump_head, 2);
+    snprintf(text + n, sizeof text - (size_t)n, "%s", atoms[c]);
+    cmt_write_text(path, text);
+    snprintf(cmd, sizeof cmd,
+             "timeout 20 %s import dump %s --k 1 --density 1 2>&1 >/dev/null",
+             CM_BINARY, path);
+    int code;
+    char *out = cmt_run(cmd, &code);
+    CMT_EQ_INT(code, cm_status_exit(CM_INVALID_SCENE));
+    snprintf(want, sizeof want, "%s%s", path, where[c]);
+    CMT_CONTAINS(out, want);
+    CMT_CONTAINS(out, "cannot resolve contacts");
+    free(out);
+  }
+  unlink(path);
+  rmdir(dir);
+}
+
+/* n atoms that all overlap: exactly n (n - 1) / 2 pairs; one more than the
+ * cap stops the search with CM_LIMIT and says how to raise it. */
+CM_TEST(robust_import_max_contacts) {
+  enum { N = 200 };
+  char dir[64], path[128], cmd[512];
+  if (!cmt_tmpdir(dir, sizeof dir)) {
+    CMT_FAIL("mkdtemp");
+    return;
+  }
+  snprintf(path, sizeof path, "%s/over.dump", dir);
+  size_t cap = 64 * N + 256, len = 0;
+  char *text = malloc(cap);
+  len += (size_t)snprintf(text, cap, dump_head, N);
+  for (int i = 0; i < N; i++) /* all within 0.01 of the centre, r = 0.1 */
+    len += (size_t)snprintf(text + len, cap - len, "%d %.6f %.6f %.6f 0.1\n",
+                            i + 1, 0.5 + 1e-4 * (i % 7), 0.5 + 1e-4 * (i % 11),
+                            0.5 + 1e-4 * i / 4.0);
+  cmt_write_text(path, text);
+  free(text);
+  cm_context_t ctx;
+  cm_context_init(&ctx);
+  cm_dump_options_t o;
+  cm_dump_options_init(&o);
+  cm_dump_t *d = NULL;
+  CMT_EQ_INT(cm_dump_read(&ctx, path, &o, &d), CM_OK);
+  cm_dump_contact_t *c = NULL;
+  int count = -1;
+  o.max_contacts = N * (N - 1) / 2;
+  CMT_EQ_INT(cm_dump_find_contacts(&ctx, d, &o, &c, &count), CM_OK);
+  CMT_EQ_INT(count, N * (N - 1) / 2);
+  free(c);
+  c = NULL;
+  o.max_contacts = N * (N - 1) / 2 - 1;
+  CMT_EQ_INT(cm_dump_find_contacts(&ctx, d, &o, &c, &count), CM_LIMIT);
+  CMT_TRUE(c == NULL);
+  CMT_CONTAINS(ctx.message, "more than 19899 contacts among 200 atoms");
+  CMT_CONTAINS(ctx.message, "--max-contacts");
+  cm_dump_destroy(&d);
+  /* the default: physical memory / 1 KiB, at most 2^31 - 1 */
+  double mem = (double)sysconf(_SC_PHYS_PAGES) * (double)sysconf(_SC_PAGESIZE);
+  long want = mem / 1024 > INT_MAX ? INT_MAX : (long)(mem / 1024);
+  CMT_EQ_INT(cm_dump_default_max_contacts(), want);
+  /* the CLI: --max-contacts, exit code of CM_LIMIT */
+  snprintf(cmd, sizeof cmd,
+           "%s import dump %s --k 1 --density 1 --max-contacts 1000 2>&1 "
+           ">/dev/null",
+           CM_BINARY, path);
+  int code;
+  char *out = cmt_run(cmd, &code);
+  CMT_EQ_INT(code, cm_status_exit(CM_LIMIT));
+  CMT_CONTAINS(out, "more than 1000 contacts among 200 atoms");
+  free(out);
+  unlink(path);
+  rmdir(dir);
+}
+
+/* --threads past 4 x the processors is refused by every command (100000
+ * made OpenMP abort); the library caps a context's count the same way. */
+CM_TEST(robust_threads_cap) {
+  static const char *const cmds[] = {
+      "analyze x", "import dump x --k 1", "export x --matrices /tmp",
+      "report x",  "compare x",           "verify x",
+      "track x y"};
+  for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++) {
+    char cmd[512];
+    int code;
+    snprintf(cmd, sizeof cmd, "%s %s --threads 100000 2>&1 </dev/null",
+             CM_BINARY, cmds[i]);
+    char *out = cmt_run(cmd, &code);
+    if (code != 2)
+      CMT_FAIL("cmodes %s --threads 100000: exit %d, expected 2:\n%s", cmds[i],
+               code, out);
+    CMT_CONTAINS(out, "--threads 100000: more than 4 x the");
+    free(out);
+  }
+  /* the library: a context asking for 100000 threads analyses normally */
+  cm_scene_t *s = cmt_data_scene("pile2d.json");
+  if (!s)
+    return;
+  cm_context_t ctx;
+  cm_context_init(&ctx);
+  cm_report_t *r1 = NULL, *r2 = NULL;
+  ctx.threads = 1;
+  CMT_EQ_INT(cm_analyze(&ctx, s, NULL, &r1), CM_OK);
+  ctx.threads = 100000;
+  CMT_EQ_INT(cm_analyze(&ctx, s, NULL, &r2), CM_OK);
+  if (r1 && r2)
+    CMT_TRUE(r1->omega_max == r2->omega_max);
+  cm_report_destroy(&r1);
+  cm_report_destroy(&r2);
+  cm_scene_destroy(&s);
+}
