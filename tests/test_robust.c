@@ -140,3 +140,53 @@ CM_TEST(robust_threads_cap) {
   cm_report_destroy(&r2);
   cm_scene_destroy(&s);
 }
+
+/* A full disk (/dev/full) fails every command that writes, on standard
+ * output and on -o files: exit code 3 and a message, never exit 0 over a
+ * lost result. */
+CM_TEST(robust_write_errors) {
+  if (access("/dev/full", W_OK) != 0) {
+    printf("no /dev/full: skipped\n");
+    return;
+  }
+
+  static const struct {
+    const char *args; /* %s: the data folder */
+    const char *want; /* in stderr */
+  } cases[] = {
+      {"analyze %s/data/bar2d.json >/dev/full", "cannot write standard output"},
+      {"analyze %s/data/bar2d.json --json >/dev/full",
+       "cannot write standard output"},
+      {"analyze %s/data/bar2d.json --vectors /dev/full >/dev/null",
+       "/dev/full"},
+      {"generate bar >/dev/full", "cannot write standard output"},
+      {"generate bar -o /dev/full", "cannot write /dev/full"},
+      {"convert %s/data/bar2d.json - >/dev/full",
+       "cannot write standard output"},
+      {"options --markdown >/dev/full", "cannot write standard output"},
+      {"report %s/data/bar2d.json -o /dev/full", "/dev/full"},
+      {"import dump %s/data/lammps/pile.dump --k 2000 --density 2500 -q "
+       ">/dev/full",
+       "cannot write standard output"},
+      {"import dump %s/data/lammps/pile.dump --k 2000 --density 2500 -q "
+       "-o /dev/full",
+       "/dev/full"},
+      {"track %s/data/lammps/pile.dump --k 2000 --density 2500 -q "
+       "-o /dev/full",
+       "cannot write /dev/full"},
+      {"track %s/data/lammps/pile.dump --k 2000 --density 2500 -q "
+       ">/dev/full",
+       "cannot write standard output"},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    char args[512], cmd[1024];
+    snprintf(args, sizeof args, cases[i].args, CM_SOURCE_DIR);
+    snprintf(cmd, sizeof cmd, "%s 2>&1 %s </dev/null", CM_BINARY, args);
+    int code;
+    char *out = cmt_run(cmd, &code);
+    if (code != 3)
+      CMT_FAIL("cmodes %s: exit %d, expected 3:\n%s", args, code, out);
+    CMT_CONTAINS(out, cases[i].want);
+    free(out);
+  }
+}

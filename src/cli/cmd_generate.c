@@ -451,8 +451,11 @@ int cm__cmd_generate(int argc, char **argv) {
     st = CM_IO;
   } else {
     st = cm_scene_write_json(&ctx, s, out);
-    if (out_path && fclose(out) && !st)
+    if (out_path && (ferror(out) | (fclose(out) != 0)) && !st) {
       st = CM_IO;
+      snprintf(ctx.message, sizeof ctx.message, "cannot write %s: %s", out_path,
+               strerror(errno));
+    }
     if (st)
       fprintf(stderr, "cmodes generate: %s\n", ctx.message);
   }

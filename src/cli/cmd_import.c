@@ -130,9 +130,13 @@ static int cm__write_scene(cm_context_t *ctx, const cm_scene_t *s,
   }
   int st = binary ? cm_scene_write_binary(ctx, s, f)
                   : cm_scene_write_json(ctx, s, f);
-  if (output && fclose(f) && !st) {
-    snprintf(ctx->message, sizeof ctx->message, "cannot write %s", output);
+  if (output && (ferror(f) | (fclose(f) != 0)) && !st)
     st = CM_IO;
+  if (st && output) { /* name the file the scene did not reach */
+    char why[256];
+    snprintf(why, sizeof why, "%.255s", ctx->message);
+    snprintf(ctx->message, sizeof ctx->message, "cannot write %.512s: %s",
+             output, why[0] ? why : "a write failed (disk full?)");
   }
   return st;
 }

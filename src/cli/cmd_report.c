@@ -116,7 +116,7 @@ static int cm__write_exports(cm_context_t *ctx, const cm__rep_item_t *it,
     int st =
         k ? cm__fields_write_vtk(ctx, f, it->scene, it->report, &it->fields)
           : cm__fields_write_dump(ctx, f, it->scene, it->report, &it->fields);
-    if (fclose(f) && !st)
+    if ((ferror(f) | (fclose(f) != 0)) && !st)
       st = CM_IO;
     if (st) {
       fprintf(stderr, "cmodes report: %s: %s\n", paths[k],
@@ -162,7 +162,7 @@ static int cm__report_track(cm_context_t *ctx, const char *path,
   int st = f ? cm__report_track_html(ctx, f, text ? text : "", len,
                                      title ? title : path)
              : CM_IO;
-  if (f && fclose(f) && !st)
+  if (f && (ferror(f) | (fclose(f) != 0)) && !st)
     st = CM_IO;
   free(text);
   if (st)
@@ -329,7 +329,7 @@ static int cm__report_write(cm_context_t *ctx, const cm__rargs_t *a, int n,
                       : n == 1 ? html[0].title
                                : "cmodes campaign";
       int s2 = cm__report_write_html(f, html, n, t);
-      if (fclose(f) || s2) {
+      if ((ferror(f) | (fclose(f) != 0)) || s2) {
         fprintf(stderr, "cmodes report: writing %s failed\n", a->out);
         st = CM_IO;
       }
