@@ -190,3 +190,57 @@ CM_TEST(robust_write_errors) {
     free(out);
   }
 }
+
+/* An endless input (/dev/zero, a FIFO that never ends) stops at the input
+ * limit (CMODES_MAX_INPUT, here 2 MB) or at the 1 MiB line limit of the
+ * line readers, with a message naming the limit and how to raise it. */
+CM_TEST(robust_endless_input) {
+  static const struct {
+    const char *args; /* %s: the source folder */
+    const char *want;
+  } cases[] = {
+      {"analyze /dev/zero", "/dev/zero: more than 2000000 bytes of input"},
+      {"analyze - </dev/zero", "<stdin>: more than 2000000 bytes"},
+      {"convert /dev/zero x.json", "CMODES_MAX_INPUT"},
+      {"import dump /dev/zero --k 1 --density 1",
+       "/dev/zero:1: a line longer than 1048576 bytes"},
+      {"track /dev/zero --k 1 --density 1",
+       "/dev/zero:1: a line longer than 1048576 bytes"},
+      {"analyze --matrices /dev/zero /dev/zero /dev/zero",
+       "/dev/zero:1: a line longer than"},
+      {"report --track /dev/zero -o /dev/null",
+       "/dev/zero: more than 2000000 bytes"},
+      /* snapshots without end: a valid dump, repeated forever */
+      {"import dump - --k 2000 --density 2500 -q -o /dev/null < <(while "
+       "cat %s/data/lammps/pile.dump; do :; done)",
+       "-:"},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    char args[512], cmd[1024];
+    snprintf(args, sizeof args, cases[i].args, CM_SOURCE_DIR);
+    snprintf(cmd, sizeof cmd,
+             "bash -c 'CMODES_MAX_INPUT=2e6 timeout 60 %s 2>&1 %s "
+             ">/dev/null'",
+             CM_BINARY, args);
+    int code;
+    char *out = cmt_run(cmd, &code);
+    if (code != cm_status_exit(CM_LIMIT))
+      CMT_FAIL("cmodes %s: exit %d, expected %d:\n%s", args, code,
+               cm_status_exit(CM_LIMIT), out);
+    CMT_CONTAINS(out, cases[i].want);
+    if (i == 7)
+      CMT_CONTAINS(out, "more than 2000000 bytes of input");
+    free(out);
+  }
+  /* under the limit the same readers work: the pile (5507 contacts) */
+  char cmd[1024];
+  snprintf(cmd, sizeof cmd,
+           "CMODES_MAX_INPUT=2e6 %s import dump %s/data/lammps/pile.dump --k "
+           "2000 --density 2500 2>&1 >/dev/null",
+           CM_BINARY, CM_SOURCE_DIR);
+  int code;
+  char *out = cmt_run(cmd, &code);
+  CMT_EQ_INT(code, 0);
+  CMT_CONTAINS(out, "2000 particles");
+  free(out);
+}

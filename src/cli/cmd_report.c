@@ -127,6 +127,8 @@ static int cm__write_exports(cm_context_t *ctx, const cm__rep_item_t *it,
   return CM_OK;
 }
 
+size_t cm__input_limit(void); /* core/util.c */
+
 /* --track: the page of a `cmodes track --format jsonl` file. */
 static int cm__report_track(cm_context_t *ctx, const char *path,
                             const char *out, const char *title) {
@@ -138,7 +140,20 @@ static int cm__report_track(cm_context_t *ctx, const char *path,
   char *text = NULL;
   size_t len = 0, cap = 0, got;
   char buf[65536];
+  size_t limit = cm__input_limit();
   while (in && (got = fread(buf, 1, sizeof buf, in)) > 0) {
+    if (len + got > limit) { /* /dev/zero, an endless FIFO */
+      free(text);
+      if (in != stdin)
+        fclose(in);
+      fprintf(stderr,
+              "cmodes report: %s: more than %zu bytes of input, the input "
+              "limit (physical memory / 4 unless CMODES_MAX_INPUT=BYTES is "
+              "set): an endless stream? Set CMODES_MAX_INPUT to read a "
+              "larger input\n",
+              path, limit);
+      return cm_status_exit(CM_LIMIT);
+    }
     if (len + got + 1 > cap) {
       cap = 2 * (len + got + 1);
       char *t = realloc(text, cap);
