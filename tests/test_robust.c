@@ -244,3 +244,52 @@ CM_TEST(robust_endless_input) {
   CMT_CONTAINS(out, "2000 particles");
   free(out);
 }
+
+/* A lever arm past 1e150 m (given as arm_a, or as point - position) is
+ * refused naming the field; 1e100 m still analyses to the analytic omega:
+ * one body (m = I = 1), one contact of k = 1e-200 at arm r = 1e100 normal
+ * to it: omega^2 = k (1/m + r^2/I) = 1 + 1e-200. */
+CM_TEST(robust_huge_lever_arms) {
+  static const struct {
+    const char *arm; /* the contact's arm or point keys */
+    const char *want;
+  } bad[] = {
+      {"\"point\": [0, 0], \"arm_a\": [1e160, 0], \"arm_b\": [0, 0]",
+       "contacts[0].arm_a: a lever arm of 1e+160 m"},
+      {"\"point\": [0, 0], \"arm_a\": [0, 0], \"arm_b\": [0, -2e155]",
+       "contacts[0].arm_b: a lever arm of 2e+155 m"},
+      {"\"point\": [1e154, 0]", "contacts[0].point: a lever arm of 1e+154 m"},
+  };
+  char text[1024];
+  cm_context_t ctx;
+  cm_context_init(&ctx);
+  for (int i = 0; i < 4; i++) {
+    const char *arm = i < 3 ? bad[i].arm : "\"point\": [1e100, 0]";
+    /* case 1 joins a to body b (its arm_b counts), the others a to the
+     * world */
+    snprintf(text, sizeof text,
+             "{\"format\": \"cmodes-scene\", \"version\": 2, \"dim\": 2, "
+             "\"bodies\": [{\"name\": \"a\", \"mass\": 1, \"inertia\": 1, "
+             "\"position\": [0, 0]}%s], \"contacts\": [{\"a\": \"a\", %s%s, "
+             "\"normal\": [0, 1], \"stiffness\": 1e-200}]}",
+             i == 1 ? ", {\"name\": \"b\", \"mass\": 1, \"inertia\": 1, "
+                      "\"position\": [0, 0]}"
+                    : "",
+             i == 1 ? "\"b\": \"b\", " : "", arm);
+    cm_scene_t *s = NULL;
+    int st = cm_scene_parse_json(&ctx, text, strlen(text), "arm.json", &s);
+    if (i < 3) {
+      CMT_EQ_INT(st, CM_INVALID_SCENE);
+      CMT_CONTAINS(ctx.message, bad[i].want);
+      CMT_TRUE(s == NULL);
+    } else {
+      CMT_EQ_INT(st, CM_OK);
+      cm_report_t *r = NULL;
+      CMT_EQ_INT(cm_analyze(&ctx, s, NULL, &r), CM_OK);
+      if (r)
+        CMT_REL(r->omega_max, 1.0, 1e-12);
+      cm_report_destroy(&r);
+    }
+    cm_scene_destroy(&s);
+  }
+}
