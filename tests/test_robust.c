@@ -6,6 +6,7 @@
 #include "cmtest.h"
 
 #include <limits.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -292,4 +293,112 @@ CM_TEST(robust_huge_lever_arms) {
     }
     cm_scene_destroy(&s);
   }
+}
+
+/* Normals of any nonzero finite length are normalised on reading (their
+ * squares underflowed to "zero length" or overflowed to "length inf"); a
+ * scene built in memory with such a normal gets its true length named. */
+CM_TEST(robust_normal_lengths) {
+  static const char *const normals[] = {"1e-200, 0", "0, 1e200", "1e-320, 0",
+                                        "3, 4"};
+  char text[1024];
+  cm_context_t ctx;
+  cm_context_init(&ctx);
+  for (int i = 0; i < 4; i++) {
+    snprintf(text, sizeof text,
+             "{\"format\": \"cmodes-scene\", \"version\": 1, \"dim\": 2, "
+             "\"bodies\": [{\"name\": \"bar\", \"mass\": 2.0, \"inertia\": "
+             "0.005, \"position\": [0, 0]}], \"contacts\": [{\"a\": \"bar\", "
+             "\"point\": [0, 0], \"normal\": [%s], \"stiffness\": 1e5}]}",
+             normals[i]);
+    cm_scene_t *s = NULL;
+    CMT_EQ_INT(cm_scene_parse_json(&ctx, text, strlen(text), "n.json", &s),
+               CM_OK);
+    if (!s)
+      continue;
+    /* unit now: the translation along it alone, omega = sqrt(k / m) */
+    const double *n = s->contacts[0].normal;
+    CMT_REL(n[0] * n[0] + n[1] * n[1], 1.0, 1e-15);
+    cm_report_t *r = NULL;
+    CMT_EQ_INT(cm_analyze(&ctx, s, NULL, &r), CM_OK);
+    if (r)
+      CMT_REL(r->omega_max, sqrt(1e5 / 2.0), 1e-12);
+    cm_report_destroy(&r);
+    if (i < 2) { /* set in memory, unnormalised: the length is named */
+      s->contacts[0].normal[0] = i ? 0 : 1e-200;
+      s->contacts[0].normal[1] = i ? 1e200 : 0;
+      CMT_EQ_INT(cm_scene_validate(&ctx, s), CM_INVALID_SCENE);
+      CMT_CONTAINS(ctx.message,
+                   i ? "contacts[0].normal: not a unit vector (length 1e+200)"
+                     : "contacts[0].normal: not a unit vector (length 1");
+      CMT_CONTAINS(ctx.message, i ? "divide by its length" : "e-200)");
+    }
+    cm_scene_destroy(&s);
+  }
+}
+
+/* A scene error of a dump-built scene names the dump's file, line and
+ * atom, not bodies[i] of a scene the user never saw. */
+CM_TEST(robust_dump_scene_errors_name_line) {
+  char dir[64], path[128], text[1024], want[256];
+  if (!cmt_tmpdir(dir, sizeof dir)) {
+    CMT_FAIL("mkdtemp");
+    return;
+  }
+  snprintf(path, sizeof path, "%s/big.dump", dir);
+  int n = snprintf(text, sizeof text,
+                   "ITEM: TIMESTEP\n0\nITEM: NUMBER OF ATOMS\n2\n"
+                   "ITEM: BOX BOUNDS ff ff ff\n0 1\n0 1\n0 1\n"
+                   "ITEM: ATOMS id x y z radius mass\n");
+  /* radius 1e200, mass 1e300: inertia 2/5 m r^2 overflows */
+  snprintf(text + n, sizeof text - (size_t)n,
+           "7 0.5 0.5 0.5 1e200 1e300\n9 0.5 0.5 0.6 1e200 1\n");
+  cmt_write_text(path, text);
+  cm_context_t ctx;
+  cm_context_init(&ctx);
+  cm_dump_options_t o;
+  cm_dump_options_init(&o);
+  o.k = 1;
+  cm_scene_t *s = NULL;
+  CMT_EQ_INT(cm_import_dump(&ctx, path, &o, &s), CM_INVALID_SCENE);
+  CMT_TRUE(s == NULL);
+  snprintf(want, sizeof want, "%s:10: atom 7: bodies[0].inertia", path);
+  CMT_CONTAINS(ctx.message, want);
+  unlink(path);
+  rmdir(dir);
+}
+
+/* The top-level name as docs/scene-format.md says: a string (or null),
+ * kept, written back in JSON; another type refused naming the key. */
+CM_TEST(robust_scene_name_as_documented) {
+  const char *fmt = "{\"format\": \"cmodes-scene\", \"version\": 1, \"dim\": "
+                    "2, \"name\": %s, \"bodies\": [{\"mass\": 1, "
+                    "\"inertia\": 1, \"position\": [0, 0]}]}";
+  char text[512];
+  cm_context_t ctx;
+  cm_context_init(&ctx);
+  cm_scene_t *s = NULL;
+  snprintf(text, sizeof text, fmt, "\"my pile\"");
+  CMT_EQ_INT(cm_scene_parse_json(&ctx, text, strlen(text), "n.json", &s),
+             CM_OK);
+  if (s) {
+    CMT_TRUE(s->name && !strcmp(s->name, "my pile"));
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    CMT_EQ_INT(cm_scene_write_json(&ctx, s, f), CM_OK);
+    fclose(f);
+    CMT_CONTAINS(buf, "\"name\": \"my pile\"");
+    free(buf);
+  }
+  cm_scene_destroy(&s);
+  snprintf(text, sizeof text, fmt, "null");
+  CMT_EQ_INT(cm_scene_parse_json(&ctx, text, strlen(text), "n.json", &s),
+             CM_OK);
+  CMT_TRUE(s && !s->name);
+  cm_scene_destroy(&s);
+  snprintf(text, sizeof text, fmt, "5");
+  CMT_EQ_INT(cm_scene_parse_json(&ctx, text, strlen(text), "n.json", &s),
+             CM_INVALID_SCENE);
+  CMT_CONTAINS(ctx.message, "name: expected a string");
 }

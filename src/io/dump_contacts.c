@@ -926,6 +926,34 @@ static int cm__add_contact(cm_context_t *ctx, const cm_dump_t *d,
   return cm_scene_add_contact(ctx, s, &k, NULL);
 }
 
+/* A scene error at bodies[i] or contacts[q] (ctx->path) of the scene built
+ * from a dump: prefixes the message with the dump's file, line and atom id
+ * (both atoms of a pair), so it points at the input, not at a scene the
+ * user never saw. Returns st. */
+static int cm__dump_where(cm_context_t *ctx, const cm_dump_t *d,
+                          const cm_dump_contact_t *c, int nc, int st) {
+  if (!ctx || !ctx->path[0])
+    return st;
+  int i = -1, j = -1, k;
+  if (sscanf(ctx->path, "bodies[%d]", &k) == 1 && k >= 0 && k < d->natoms)
+    i = k;
+  else if (sscanf(ctx->path, "contacts[%d]", &k) == 1 && k >= 0 && k < nc)
+    i = c[k].i, j = c[k].j;
+  if (i < 0)
+    return st;
+  char where[256], msg[sizeof ctx->message];
+  if (j >= 0)
+    snprintf(where, sizeof where, "%s:%ld: atom %ld (and atom %ld, line %ld)",
+             d->source ? d->source : "dump", d->line[i], d->id[i], d->id[j],
+             d->line[j]);
+  else
+    snprintf(where, sizeof where, "%s:%ld: atom %ld",
+             d->source ? d->source : "dump", d->line[i], d->id[i]);
+  snprintf(msg, sizeof msg, "%s", ctx->message);
+  snprintf(ctx->message, sizeof ctx->message, "%s: %.700s", where, msg);
+  return st;
+}
+
 int cm_dump_to_scene(cm_context_t *ctx, const cm_dump_t *d,
                      const cm_dump_options_t *o, cm_scene_t **out) {
   /* ---- check inputs ---- */
@@ -964,6 +992,8 @@ int cm_dump_to_scene(cm_context_t *ctx, const cm_dump_t *d,
   }
   free(warn);
   free(mass);
+  if (st < 0)
+    cm__dump_where(ctx, d, c, nc, st);
   free(c);
   if (st < 0) {
     cm_scene_destroy(&s);

@@ -388,10 +388,10 @@ static int cm__contact_geom(cm__rd_t *rd, const cm_scene_t *s,
   if ((st = cm__vec(rd, v, &p, s->dim, c->normal,
                     s->dim == 2 ? "[nx, ny]" : "[nx, ny, nz]")))
     return st;
-  double nn = 0;
+  int nonzero = 0; /* not the squares: 1e-200 underflows, yet has a length */
   for (int j = 0; j < s->dim; j++)
-    nn += c->normal[j] * c->normal[j];
-  if (!(nn > 0))
+    nonzero |= c->normal[j] != 0;
+  if (!nonzero)
     return cm__bad_at(rd, &p, "zero length; give the normal from b to a%s",
                       NULL);
   v = cm__rv(rec, CM__CK_STIFFNESS);

@@ -194,13 +194,26 @@ void cm_contact_init(cm_contact_t *c) {
 
 /* Unit length, left alone when already unit to rounding (so a written and
  * re-read scene keeps its bits). */
+/* Euclidean length of v without overflow or underflow (scaled by the
+ * largest component): 1e200 and 1e-200 have lengths, not inf and 0. */
+static double cm__length(const double *v, int n) {
+  double m = 0, s = 0;
+  for (int i = 0; i < n; i++)
+    m = fmax(m, fabs(v[i]));
+  if (!(m > 0) || !isfinite(m))
+    return m;
+  for (int i = 0; i < n; i++)
+    s += (v[i] / m) * (v[i] / m);
+  return m * sqrt(s);
+}
+
 static void cm__normalize(double *v, int n) {
   double s = 0;
   for (int i = 0; i < n; i++)
     s += v[i] * v[i];
   if (fabs(s - 1.0) <= 4 * DBL_EPSILON)
     return;
-  s = sqrt(s);
+  s = cm__length(v, n); /* any nonzero finite vector, however long */
   if (s > 0 && isfinite(s))
     for (int i = 0; i < n; i++)
       v[i] /= s;
@@ -453,17 +466,17 @@ static int cm__validate_contact(cm_context_t *ctx, const cm_scene_t *s, int i) {
   if (!cm__finite_n(c->normal, d))
     return CM__ERR(ctx, CM_INVALID_SCENE, CM__P("normal"),
                    "%s: not a finite number (NaN or infinity)", path);
-  double nn = 0;
-  for (int j = 0; j < d; j++)
-    nn += c->normal[j] * c->normal[j];
-  if (!(nn > 0))
+  double len = cm__length(c->normal, d); /* 1e-200 is not "zero" */
+  if (!(len > 0))
     return CM__ERR(ctx, CM_INVALID_SCENE, CM__P("normal"),
                    "%s: zero length; give the unit normal from b to a", path);
-  if (!(fabs(nn - 1.0) < 1e-9))
+  if (!(fabs(len * len - 1.0) < 1e-9))
     return CM__ERR(ctx, CM_INVALID_SCENE, CM__P("normal"),
-                   "%s: not a unit vector (length %.17g); normalise it, or "
-                   "add contacts with cm_scene_add_contact, which does",
-                   path, sqrt(nn));
+                   "%s: not a unit vector (length %.*g); normalise it "
+                   "(divide by its length), or add contacts with "
+                   "cm_scene_add_contact, which does for any nonzero "
+                   "length",
+                   path, fabs(len - 1) < 1e-3 ? 17 : 6, len);
   if (!isfinite(c->stiffness))
     return CM__ERR(ctx, CM_INVALID_SCENE, CM__P("stiffness"),
                    "%s: not a finite number (NaN or infinity)", path);
