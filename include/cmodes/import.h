@@ -57,6 +57,9 @@ typedef struct cm_dump_options {
   const cm_contact_model_t *model; /* contact laws from an input deck
                           (cm_lammps_deck_apply), or NULL: then k or young
                           give the normal stiffness alone. Not owned */
+  long max_contacts;   /* the contact search stops with CM_LIMIT past this
+                          many contacts; 0 = the default from physical
+                          memory (cm_dump_default_max_contacts) */
 } cm_dump_options_t;
 
 /* Defaults as documented above (dim 3, last snapshot, no stiffness: one of
@@ -119,10 +122,16 @@ typedef struct cm_dump_contact {
                         periodic boundary) */
 } cm_dump_contact_t;
 
+/* The default contact cap: physical memory / 1 KiB (what the import and a
+ * later analysis need per contact, with room to spare), at most 2^31 - 1;
+ * 1e7 when the memory size is unknown. Cannot fail. */
+CM_EXTERN long cm_dump_default_max_contacts(void);
+
 /* Finds every pair with overlap > -touch_tol with a cell list (OpenMP,
  * deterministic), then the wall contacts. Order: pairs by (i, j), then
  * walls by (wall, i). *out (malloc'd, caller frees) holds *count contacts.
- * Errors: CM_USAGE (bad walls), CM_NOMEM. */
+ * Errors: CM_USAGE (bad walls), CM_LIMIT (more than opts->max_contacts:
+ * the search stops early), CM_NOMEM. */
 CM_EXTERN int cm_dump_find_contacts(cm_context_t *ctx, const cm_dump_t *dump,
                                     const cm_dump_options_t *opts,
                                     cm_dump_contact_t **out, int *count);

@@ -182,6 +182,7 @@ typedef struct cm_dump_options {
  int threads; 
  int periodic; 
  const cm_contact_model_t *model; 
+ long max_contacts; 
 } cm_dump_options_t;
 const char *cm_status_name(int status);
 const char *cm_status_message(int status);

@@ -39,6 +39,24 @@ int cm__arg_int(const char *cmd, const char *opt, const char *s, int *v) {
   return 1;
 }
 
+int cm__threads_max(void); /* core/util.c */
+
+int cm__arg_threads_ok(const char *cmd, double n) {
+  int max = cm__threads_max();
+  if (n <= max)
+    return 1;
+  fprintf(stderr,
+          "cmodes %s: --threads %.0f: more than 4 x the %d processors "
+          "(at most %d); give --threads %d or fewer (0 = the OpenMP "
+          "default)\n",
+          cmd, n, max / 4, max, max);
+  return 0;
+}
+
+int cm__arg_threads(const char *cmd, const char *s, int *v) {
+  return cm__arg_int(cmd, "--threads", s, v) && cm__arg_threads_ok(cmd, *v);
+}
+
 int cm__arg_long(const char *cmd, const char *opt, const char *s, long *v) {
   double x;
   if (!cm__arg_whole(cmd, opt, s, 1e15, &x))

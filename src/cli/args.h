@@ -16,6 +16,11 @@
 int cm__arg_int(const char *cmd, const char *opt, const char *s, int *v);
 int cm__arg_long(const char *cmd, const char *opt, const char *s, long *v);
 int cm__arg_num(const char *cmd, const char *opt, const char *s, double *v);
+/* --threads N: an integer in 0..4 x the processors (cm__threads_max);
+ * cm__arg_threads_ok checks an already parsed count. Print and return 0
+ * when out of range. */
+int cm__arg_threads(const char *cmd, const char *s, int *v);
+int cm__arg_threads_ok(const char *cmd, double n);
 
 /* getopt_long code of table row i: CM__OPT_CODE + i. */
 #define CM__OPT_CODE 0x1000

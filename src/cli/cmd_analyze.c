@@ -64,7 +64,7 @@ int cm__cmd_analyze(int argc, char **argv) {
   while (ok && (c = getopt_long(argc, argv, "k:h", longopts, NULL)) != -1) {
     switch (c) {
     case O_THREADS:
-      ok = cm__arg_int("analyze", "--threads", optarg, &ctx.threads);
+      ok = cm__arg_threads("analyze", optarg, &ctx.threads);
       break;
     case O_JSON:
       json = 1;

@@ -92,7 +92,7 @@ static int cm__compare_args(int argc, char **argv, cm__cargs_t *a) {
   while (ok && (c = getopt_long(argc, argv, "k:h", longopts, NULL)) != -1) {
     switch (c) {
     case 'T':
-      ok = cm__arg_int("compare", "--threads", optarg, &a->threads);
+      ok = cm__arg_threads("compare", optarg, &a->threads);
       break;
     case 'D':
       ok = cm__arg_int("compare", "--max-dense", optarg, &a->max_dense);

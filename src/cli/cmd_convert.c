@@ -29,8 +29,10 @@ int cm__cmd_convert(int argc, char **argv) {
   const char *out = argv[2];
   int binary = cm__ends_with(out, ".cmsb");
   if (!binary && strcmp(out, "-") && !cm__ends_with(out, ".json")) {
-    fprintf(stderr, "cmodes convert: %s: the output must end in .json or "
-                    ".cmsb (or be - for JSON on standard output)\n", out);
+    fprintf(stderr,
+            "cmodes convert: %s: the output must end in .json or "
+            ".cmsb (or be - for JSON on standard output)\n",
+            out);
     return cm_status_exit(CM_USAGE);
   }
   cm_context_t ctx;
@@ -47,7 +49,7 @@ int cm__cmd_convert(int argc, char **argv) {
     }
     st = binary ? cm_scene_write_binary(&ctx, s, f)
                 : cm_scene_write_json(&ctx, s, f);
-    if (f != stdout && fclose(f) && !st)
+    if (f != stdout && (ferror(f) | (fclose(f) != 0)) && !st)
       st = CM_IO;
   }
   if (st)

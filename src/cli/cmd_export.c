@@ -65,7 +65,7 @@ int cm__cmd_export(int argc, char **argv) {
       flags |= CM_MTX_WRITE_S;
       break;
     case O_THREADS:
-      if (!cm__arg_int("export", "--threads", optarg, &ctx.threads))
+      if (!cm__arg_threads("export", optarg, &ctx.threads))
         return cm_status_exit(CM_USAGE);
       break;
     case 'h':

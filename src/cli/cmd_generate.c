@@ -344,6 +344,27 @@ static int cm__write_forces(const char *path, const double *f, int n) {
   return CM_OK;
 }
 
+/* Writes the scene to out_path (or stdout); a write error (a full disk)
+ * fails with CM_IO and a message. */
+static int cm__gen_write(cm_context_t *ctx, const cm_scene_t *s,
+                         const char *out_path) {
+  FILE *out = out_path ? fopen(out_path, "w") : stdout;
+  if (!out) {
+    fprintf(stderr, "cmodes generate: --output %s: cannot open: %s\n", out_path,
+            strerror(errno));
+    return CM_IO;
+  }
+  int st = cm_scene_write_json(ctx, s, out);
+  if (out_path && (ferror(out) | (fclose(out) != 0)) && !st) {
+    st = CM_IO;
+    snprintf(ctx->message, sizeof ctx->message, "cannot write %s: %s", out_path,
+             strerror(errno));
+  }
+  if (st)
+    fprintf(stderr, "cmodes generate: %s\n", ctx->message);
+  return st;
+}
+
 int cm__cmd_generate(int argc, char **argv) {
   cm__args_t A;
   memset(&A, 0, sizeof A);
@@ -443,19 +464,7 @@ int cm__cmd_generate(int argc, char **argv) {
       fprintf(stderr, "cmodes generate %s: %s\n", kind, ctx.message);
     return cm_status_exit(st);
   }
-  /* ---- write ---- */
-  FILE *out = out_path ? fopen(out_path, "w") : stdout;
-  if (!out) {
-    fprintf(stderr, "cmodes generate: --output %s: cannot open: %s\n", out_path,
-            strerror(errno));
-    st = CM_IO;
-  } else {
-    st = cm_scene_write_json(&ctx, s, out);
-    if (out_path && fclose(out) && !st)
-      st = CM_IO;
-    if (st)
-      fprintf(stderr, "cmodes generate: %s\n", ctx.message);
-  }
+  st = cm__gen_write(&ctx, s, out_path);
   if (!st && forces_path)
     st = cm__write_forces(forces_path, f, s->ncontacts);
   free(f);

@@ -70,6 +70,8 @@ static void cm__import_usage(FILE *f) {
 "  -o, --output FILE     write the scene there (default: stdout); binary\n"
 "                        when FILE ends in .cmsb\n"
 "  --threads N           threads for the contact search\n"
+"  --max-contacts N      stop with an error past N contacts (default:\n"
+"                        physical memory / 1 KiB; 0 = that default)\n"
 "  -q, --quiet           no summary on stderr\n"
 "  -h, --help            this help\n"
 "\n"
@@ -128,9 +130,13 @@ static int cm__write_scene(cm_context_t *ctx, const cm_scene_t *s,
   }
   int st = binary ? cm_scene_write_binary(ctx, s, f)
                   : cm_scene_write_json(ctx, s, f);
-  if (output && fclose(f) && !st) {
-    snprintf(ctx->message, sizeof ctx->message, "cannot write %s", output);
+  if (output && (ferror(f) | (fclose(f) != 0)) && !st)
     st = CM_IO;
+  if (st && output) { /* name the file the scene did not reach */
+    char why[256];
+    snprintf(why, sizeof why, "%.255s", ctx->message);
+    snprintf(ctx->message, sizeof ctx->message, "cannot write %.512s: %s",
+             output, why[0] ? why : "a write failed (disk full?)");
   }
   return st;
 }
@@ -203,7 +209,7 @@ int cm__cmd_import(int argc, char **argv) {
   enum {
     O_DIM = 256, O_TIMESTEP, O_DENSITY, O_THICK, O_RADIUS, O_K, O_YOUNG,
     O_POISSON, O_TOL, O_PLANE, O_CYL, O_WALLB, O_PERIODIC, O_THREADS,
-    O_DECK, O_DUMP, O_VAR
+    O_DECK, O_DUMP, O_VAR, O_MAXC
   };
   static const struct option longopts[] = {
       {"dim", required_argument, 0, O_DIM},
@@ -223,6 +229,7 @@ int cm__cmd_import(int argc, char **argv) {
       {"deck", required_argument, 0, O_DECK},
       {"dump", required_argument, 0, O_DUMP},
       {"var", required_argument, 0, O_VAR},
+      {"max-contacts", required_argument, 0, O_MAXC},
       {"output", required_argument, 0, 'o'},
       {"quiet", no_argument, 0, 'q'},
       {"help", no_argument, 0, 'h'},
@@ -325,8 +332,12 @@ int cm__cmd_import(int argc, char **argv) {
       }
       vars[nvars++] = optarg;
       break;
+    case O_MAXC:
+      if (!cm__arg_long("import", "--max-contacts", optarg, &o.max_contacts))
+        return cm_status_exit(CM_USAGE);
+      break;
     case O_THREADS:
-      if (!cm__arg_int("import", "--threads", optarg, &o.threads))
+      if (!cm__arg_threads("import", optarg, &o.threads))
         return cm_status_exit(CM_USAGE);
       ctx.threads = o.threads;
       break;

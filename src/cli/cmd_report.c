@@ -116,7 +116,7 @@ static int cm__write_exports(cm_context_t *ctx, const cm__rep_item_t *it,
     int st =
         k ? cm__fields_write_vtk(ctx, f, it->scene, it->report, &it->fields)
           : cm__fields_write_dump(ctx, f, it->scene, it->report, &it->fields);
-    if (fclose(f) && !st)
+    if ((ferror(f) | (fclose(f) != 0)) && !st)
       st = CM_IO;
     if (st) {
       fprintf(stderr, "cmodes report: %s: %s\n", paths[k],
@@ -126,6 +126,8 @@ static int cm__write_exports(cm_context_t *ctx, const cm__rep_item_t *it,
   }
   return CM_OK;
 }
+
+size_t cm__input_limit(void); /* core/util.c */
 
 /* --track: the page of a `cmodes track --format jsonl` file. */
 static int cm__report_track(cm_context_t *ctx, const char *path,
@@ -138,7 +140,20 @@ static int cm__report_track(cm_context_t *ctx, const char *path,
   char *text = NULL;
   size_t len = 0, cap = 0, got;
   char buf[65536];
+  size_t limit = cm__input_limit();
   while (in && (got = fread(buf, 1, sizeof buf, in)) > 0) {
+    if (len + got > limit) { /* /dev/zero, an endless FIFO */
+      free(text);
+      if (in != stdin)
+        fclose(in);
+      fprintf(stderr,
+              "cmodes report: %s: more than %zu bytes of input, the input "
+              "limit (physical memory / 4 unless CMODES_MAX_INPUT=BYTES is "
+              "set): an endless stream? Set CMODES_MAX_INPUT to read a "
+              "larger input\n",
+              path, limit);
+      return cm_status_exit(CM_LIMIT);
+    }
     if (len + got + 1 > cap) {
       cap = 2 * (len + got + 1);
       char *t = realloc(text, cap);
@@ -162,7 +177,7 @@ static int cm__report_track(cm_context_t *ctx, const char *path,
   int st = f ? cm__report_track_html(ctx, f, text ? text : "", len,
                                      title ? title : path)
              : CM_IO;
-  if (f && fclose(f) && !st)
+  if (f && (ferror(f) | (fclose(f) != 0)) && !st)
     st = CM_IO;
   free(text);
   if (st)
@@ -225,7 +240,7 @@ static int cm__report_opt(int c, const char *arg, cm__rargs_t *a) {
     }
     return 1;
   case O_THREADS:
-    return cm__arg_int("report", "--threads", arg, &a->threads);
+    return cm__arg_threads("report", arg, &a->threads);
   case O_MATRICES:
     a->matrices = 1;
     return 1;
@@ -329,7 +344,7 @@ static int cm__report_write(cm_context_t *ctx, const cm__rargs_t *a, int n,
                       : n == 1 ? html[0].title
                                : "cmodes campaign";
       int s2 = cm__report_write_html(f, html, n, t);
-      if (fclose(f) || s2) {
+      if ((ferror(f) | (fclose(f) != 0)) || s2) {
         fprintf(stderr, "cmodes report: writing %s failed\n", a->out);
         st = CM_IO;
       }

@@ -11,6 +11,7 @@
 #include "cmodes.h"
 #include "internal.h"
 
+#include <errno.h>
 #include <getopt.h>
 #include <math.h>
 #include <stdint.h>
@@ -503,7 +504,7 @@ static int cm__track_parse(int argc, char **argv, cm__track_opts_t *o,
       o->cold = 1;
       break;
     case O_THREADS:
-      ok = cm__arg_int(cmd, "--threads", optarg, &ctx->threads);
+      ok = cm__arg_threads(cmd, optarg, &ctx->threads);
       break;
     case 'o':
       o->out = optarg;
@@ -676,7 +677,12 @@ int cm__cmd_track(int argc, char **argv) {
   }
   free(kv), free(lines), free(snaps);
   cm_lammps_deck_destroy(&deck);
-  if (f != stdout)
-    fclose(f);
+  /* a write error (full disk) fails the run; stdout: main.c checks */
+  int bad = f != stdout && (ferror(f) | (fclose(f) != 0));
+  if (bad && !st) {
+    st = CM_IO;
+    snprintf(ctx.message, sizeof ctx.message, "cannot write %s: %s", o.out,
+             errno ? strerror(errno) : "a write failed (disk full?)");
+  }
   return st ? cm__track_fail(&ctx, st) : 0;
 }

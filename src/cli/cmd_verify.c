@@ -268,7 +268,11 @@ static int cm__plot(cm_context_t *ctx, const cm_scene_t *scene,
   }
   if (f) {
     cm__svg(f, 3, E, n, h, labels);
-    fclose(f);
+    if (ferror(f) |
+        (fclose(f) != 0)) { /* a full disk: no half-written plot passes */
+      fprintf(stderr, "cmodes verify: --plot: cannot write '%s'\n", path);
+      st = CM_IO;
+    }
   }
   for (int t = 0; t < 3; t++)
     free(E[t]);
@@ -361,6 +365,8 @@ static int cm__verify_number_opt(int c, const char *arg, cm__vargs_t *a) {
       o->bisect_steps = (long)x;
     if (c == O_SEED)
       o->seed = (uint64_t)x;
+    if (c == O_THREADS && ok)
+      ok = cm__arg_threads_ok("verify", x);
     if (c == O_THREADS)
       a->threads = (int)x;
     return ok;

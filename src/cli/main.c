@@ -3,6 +3,7 @@
 #include "cli.h"
 #include "cmodes.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -18,6 +19,24 @@ static void cm__usage(FILE *out, const cm__cmd_t *cmds, int n) {
     fprintf(out, "  %-9s %s\n", cmds[i].name, cmds[i].help);
   fprintf(out, "\n'cmodes COMMAND --help' describes one command; "
                "'cmodes --version' prints the version.\n");
+}
+
+/* Flushes and closes standard output: a write error there (a full disk,
+ * /dev/full, a closed pipe) fails the command with exit code 3 (CM_IO)
+ * instead of exiting 0 over a truncated result. */
+static int cm__close_stdout(const char *cmd, int code) {
+  errno = 0;
+  int bad = fflush(stdout) != 0 || ferror(stdout);
+  int err = errno;
+  if (fclose(stdout) != 0 && !bad) {
+    bad = 1;
+    err = errno;
+  }
+  if (!bad)
+    return code;
+  fprintf(stderr, "%s: cannot write standard output: %s\n", cmd,
+          err ? strerror(err) : "a write failed (disk full?)");
+  return code ? code : cm_status_exit(CM_IO);
 }
 
 int main(int argc, char **argv) {
@@ -42,18 +61,18 @@ int main(int argc, char **argv) {
   int n = (int)(sizeof cmds / sizeof cmds[0]);
   if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
     cm__usage(argc < 2 ? stderr : stdout, cmds, n);
-    return argc < 2 ? cm_status_exit(CM_USAGE) : 0;
+    return cm__close_stdout("cmodes", argc < 2 ? cm_status_exit(CM_USAGE) : 0);
   }
   if (!strcmp(argv[1], "--version")) {
     printf("cmodes %s\n", CM_VERSION_STRING);
-    return 0;
+    return cm__close_stdout("cmodes", 0);
   }
   for (int i = 0; i < n; i++)
     if (!strcmp(argv[1], cmds[i].name)) {
       char prog[32];
       snprintf(prog, sizeof prog, "cmodes %s", cmds[i].name);
       argv[1] = prog; /* getopt prints "cmodes COMMAND: ..." */
-      return cmds[i].fn(argc - 1, argv + 1);
+      return cm__close_stdout(prog, cmds[i].fn(argc - 1, argv + 1));
     }
   fprintf(stderr, "cmodes: unknown command '%s'\n\n", argv[1]);
   cm__usage(stderr, cmds, n);

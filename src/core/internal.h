@@ -8,6 +8,7 @@
 
 #include <stdarg.h>
 #include <stddef.h>
+#include <stdio.h>
 
 /* Records status, location and a formatted message in ctx; returns status.
  * path may be NULL. Cannot fail. */
@@ -35,8 +36,28 @@ int cm__error_at(cm_context_t *ctx, int status, const char *file, int line,
 /* Wall-clock seconds from a monotonic clock. */
 double cm__now(void);
 
-/* Threads to use for ctx (ctx->threads, or the OpenMP default). */
+/* Threads to use for ctx (ctx->threads, at most cm__threads_max(), or the
+ * OpenMP default). */
 int cm__threads(const cm_context_t *ctx);
+/* The input limit, bytes: CMODES_MAX_INPUT (a number of bytes, 1e9 style
+ * allowed) or physical memory / 4 (1 GiB when unknown). Readers stop there
+ * so an endless stream (/dev/zero, a FIFO) cannot exhaust memory. */
+size_t cm__input_limit(void);
+/* The longest line a line reader (dump, Matrix Market) takes: 1 MiB. */
+#define CM__MAX_LINE ((size_t)1 << 20)
+/* getline with limits: reads one line (newline kept) into *buf (grown,
+ * NUL-terminated); returns its length, -1 at end of input, -2 past
+ * cm__input_limit() bytes in all (*total counts them), -3 for a line longer
+ * than CM__MAX_LINE, -4 out of memory. */
+long cm__getline_limited(char **buf, size_t *cap, FILE *f, size_t *total);
+/* The error for a negative cm__getline_limited result r (not -1) at line
+ * lineno (0: none) of src: CM_LIMIT naming the limit and CMODES_MAX_INPUT,
+ * or CM_NOMEM. */
+int cm__input_error(cm_context_t *ctx, const char *src, long lineno, long r);
+
+/* The most threads worth starting: 4 x the processors OpenMP sees (more
+ * only oversubscribes; 100000 made OpenMP abort). */
+int cm__threads_max(void);
 
 /* Forces single-threaded BLAS so reductions inside ARPACK and LAPACK do not
  * depend on the thread count (parallelism lives in our own kernels). */

@@ -3,9 +3,11 @@
 #include "internal.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 #ifdef _OPENMP
 #include <omp.h>
 #endif
@@ -16,9 +18,89 @@ double cm__now(void) {
   return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
+size_t cm__input_limit(void) {
+  const char *env = getenv("CMODES_MAX_INPUT");
+  if (env && *env) {
+    char *end;
+    double v = strtod(env, &end);
+    if (end != env && !*end && v >= 1 && v < 1.8e19)
+      return (size_t)v;
+  }
+  long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGESIZE);
+  if (pages <= 0 || size <= 0)
+    return (size_t)1 << 30;
+  return (size_t)((double)pages * (double)size / 4);
+}
+
+long cm__getline_limited(char **buf, size_t *cap, FILE *f, size_t *total) {
+  size_t limit = cm__input_limit(), n = 0;
+  long r = 0;
+  int c = EOF;
+  flockfile(f);
+  while ((c = getc_unlocked(f)) != EOF) {
+    if (n + 2 > *cap) {
+      size_t nc = *cap ? 2 * *cap : 256;
+      char *nb = realloc(*buf, nc);
+      if (!nb) {
+        r = -4;
+        break;
+      }
+      *buf = nb, *cap = nc;
+    }
+    (*buf)[n++] = (char)c;
+    if (++*total > limit) {
+      r = -2;
+      break;
+    }
+    if (c == '\n')
+      break;
+    if (n > CM__MAX_LINE) {
+      r = -3;
+      break;
+    }
+  }
+  funlockfile(f);
+  if (r)
+    return r;
+  if (n == 0)
+    return -1;
+  (*buf)[n] = 0;
+  return (long)n;
+}
+
+int cm__input_error(cm_context_t *ctx, const char *src, long lineno, long r) {
+  char where[64] = "";
+  if (lineno > 0)
+    snprintf(where, sizeof where, ":%ld", lineno);
+  if (r == -3)
+    return CM__ERR(ctx, CM_LIMIT, NULL,
+                   "%s%s: a line longer than %zu bytes: not a text file of "
+                   "this format (binary data, /dev/zero?)",
+                   src, where, CM__MAX_LINE);
+  if (r == -2)
+    return CM__ERR(ctx, CM_LIMIT, NULL,
+                   "%s%s: more than %zu bytes of input, the input limit "
+                   "(physical memory / 4 unless CMODES_MAX_INPUT=BYTES is "
+                   "set): an endless stream (/dev/zero, a FIFO)? Set "
+                   "CMODES_MAX_INPUT to read a larger input",
+                   src, where, cm__input_limit());
+  return CM__ERR(ctx, CM_NOMEM, NULL, "%s%s: out of memory reading the input",
+                 src, where);
+}
+
+int cm__threads_max(void) {
+#ifdef _OPENMP
+  int procs = omp_get_num_procs();
+#else
+  int procs = 1;
+#endif
+  return 4 * (procs > 0 ? procs : 1);
+}
+
 int cm__threads(const cm_context_t *ctx) {
-  if (ctx && ctx->threads > 0)
-    return ctx->threads;
+  if (ctx && ctx->threads > 0) /* the library caps what the CLI refuses */
+    return ctx->threads < cm__threads_max() ? ctx->threads
+                                            : cm__threads_max();
 #ifdef _OPENMP
   return omp_get_max_threads();
 #else

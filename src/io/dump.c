@@ -162,13 +162,18 @@ typedef struct {
   size_t cap;
   long lineno;        /* number of the current line */
   int eof;
+  int err;            /* a limit hit (CM_LIMIT, CM_NOMEM; message set) */
+  size_t total;       /* bytes read */
 } cm__rd_t;
 
-/* Reads the next line, stripping the newline; 0 at end of file. */
+/* Reads the next line, stripping the newline; 0 at end of file or at the
+ * input limits (r->err: an endless /dev/zero or FIFO stops there). */
 static int cm__next(cm__rd_t *r) {
-  ssize_t n = getline(&r->buf, &r->cap, r->f);
+  long n = cm__getline_limited(&r->buf, &r->cap, r->f, &r->total);
   if (n < 0) {
     r->eof = 1;
+    if (n < -1)
+      r->err = cm__input_error(r->ctx, r->path, r->lineno + 1, n);
     return 0;
   }
   r->lineno++;
@@ -205,6 +210,8 @@ static const char *cm__excerpt(const char *s, char *buf, size_t size) {
 #define CM__DERR(r, st, ...) CM__ERR((r)->ctx, (st), (r)->path, __VA_ARGS__)
 
 static int cm__truncated(cm__rd_t *r, const char *what) {
+  if (r->err) /* not the end: a limit (its message is set) */
+    return r->err;
   return CM__DERR(r, CM_PARSE,
                   "%s:%ld: truncated file: it ends %s; the dump was cut "
                   "short (a run still writing it?): take an earlier "
@@ -673,7 +680,7 @@ int cm_dump_read(cm_context_t *ctx, const char *path,
   if (opts->dim != 2 && opts->dim != 3)
     return CM__ERR(ctx, CM_USAGE, "dim", "dim %d: expected 2 or 3",
                    opts->dim);
-  cm__rd_t r = {ctx, opts, path, NULL, NULL, 0, 0, 0};
+  cm__rd_t r = {ctx, opts, path, NULL, NULL, 0, 0, 0, 0, 0};
   r.f = strcmp(path, "-") ? fopen(path, "r") : stdin;
   if (!r.f)
     return CM__ERR(ctx, CM_IO, path, "%s: cannot open: %s", path,
@@ -717,6 +724,8 @@ int cm_dump_read(cm_context_t *ctx, const char *path,
       cm_dump_destroy(&d);
     }
   }
+  if (!st && r.err)
+    st = r.err;
   if (r.f != stdin)
     fclose(r.f);
   free(r.buf);

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define CM__PI 3.14159265358979323846
 
@@ -84,11 +85,45 @@ static void cm__grid_free(cm__grid_t *g) {
   free(g->cell);
 }
 
+/* The atom farthest from the origin along axis a (for messages). */
+static int cm__far_atom(const cm_dump_t *d, int a) {
+  int far = 0;
+  for (int i = 1; i < d->natoms; i++)
+    if (fabs(d->x[3 * i + a]) > fabs(d->x[3 * far + a]))
+      far = i;
+  return far;
+}
+
+/* Refuses an extent of the atoms (hi - lo per axis, hi[a] - g->lo[a]) that
+ * makes the cell list meaningless: not a finite number (atoms at +-1e308),
+ * or so wide that the spacing of doubles there exceeds 1e-3 of the contact
+ * range h (extent > 4e12 h), or a contact range that is not finite. */
+static int cm__check_extent(cm_context_t *ctx, const cm_dump_t *d, int dim,
+                            const cm__grid_t *g, const double hi[3]) {
+  for (int a = 0; a < dim; a++) {
+    if (g->per[a])
+      continue;
+    double ext = hi[a] - g->lo[a];
+    if (isfinite(ext) && isfinite(g->h) && ext <= 4e12 * g->h)
+      continue;
+    int i = cm__far_atom(d, a);
+    return CM__ERR(ctx, CM_INVALID_SCENE, "atoms",
+                   "%s:%ld: atom %ld at %c = %g: the atoms span %g m along "
+                   "%c against a contact range of %g m (2 r_max + "
+                   "touch_tol); positions spread over more than 4e12 "
+                   "contact ranges cannot resolve contacts: fix or remove "
+                   "the far-away atom (or check the units)",
+                   d->source ? d->source : "dump", d->line[i], d->id[i],
+                   "xyz"[a], d->x[3 * i + a], ext, "xyz"[a], g->h);
+  }
+  return CM_OK;
+}
+
 /* Bins the atoms into cells of edge >= 2 rmax + tol (counting sort, serial:
  * deterministic). The cell count is capped near 2n by enlarging h. */
 static int cm__grid_build(cm_context_t *ctx, const cm_dump_t *d, int dim,
                           double tol, const int per[3], cm__grid_t *g) {
-  int n = d->natoms;
+  int n = d->natoms, st;
   memset(g, 0, sizeof *g);
   g->dim = dim;
   memcpy(g->per, per, sizeof g->per);
@@ -119,6 +154,8 @@ static int cm__grid_build(cm_context_t *ctx, const cm_dump_t *d, int dim,
                        g->h);
       hi[a] = d->box[a][1];
     }
+  if ((st = cm__check_extent(ctx, d, dim, g, hi)))
+    return st;
   for (;;) { /* count in double first: a far-away atom must not overflow */
     double cells = 1, pc[3] = {1, 1, 1};
     for (int a = 0; a < dim; a++)
@@ -278,6 +315,36 @@ static int cm__pairs_of(const cm_dump_t *d, const cm__grid_t *g, double tol,
   return count;
 }
 
+long cm_dump_default_max_contacts(void) {
+  long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGESIZE);
+  if (pages <= 0 || size <= 0)
+    return 10000000L;
+  double cap = (double)pages * (double)size / 1024.0;
+  return cap > 2147483647.0 ? 2147483647L : (long)cap;
+}
+
+/* The contact cap in force (opts->max_contacts or the default). */
+static long cm__max_contacts(const cm_dump_options_t *o) {
+  long cap = o->max_contacts > 0 ? o->max_contacts
+                                 : cm_dump_default_max_contacts();
+  return cap > 2147483647L ? 2147483647L : cap;
+}
+
+static int cm__too_many(cm_context_t *ctx, const cm_dump_t *d,
+                        const cm_dump_options_t *o, long cap) {
+  return CM__ERR(ctx, CM_LIMIT, "max_contacts",
+                 "%s: more than %ld contacts among %d atoms (over %.3g per "
+                 "atom; a packing has about 6-12): stopped the search at "
+                 "the contact limit %ld%s; check the radius or diameter "
+                 "column and the units, or raise the limit (--max-contacts "
+                 "N) if the memory allows",
+                 d->source ? d->source : "dump", cap, d->natoms,
+                 d->natoms ? 2.0 * (double)cap / d->natoms : 0.0, cap,
+                 o->max_contacts > 0 ? " (--max-contacts)"
+                                     : " (the default: physical memory / "
+                                       "1 KiB)");
+}
+
 /* All pairs, ordered by (i, j): count per atom in parallel, prefix sum,
  * fill in parallel into the precomputed offsets. */
 static int cm__find_pairs(cm_context_t *ctx, const cm_dump_t *d,
@@ -297,13 +364,32 @@ static int cm__find_pairs(cm_context_t *ctx, const cm_dump_t *d,
     return CM__ERR(ctx, CM_NOMEM, NULL, "out of memory");
   }
   int bad = n; /* smallest atom that coincides with another */
+  long cap = cm__max_contacts(o), seen = 0;
+  int over = 0; /* the count passed cap: stop early */
 #pragma omp parallel for schedule(dynamic, 256) num_threads(threads) \
     reduction(min : bad)
   for (int i = 0; i < n; i++) {
+    int stop;
+#pragma omp atomic read
+    stop = over;
+    if (stop)
+      continue;
     int c = cm__pairs_of(d, &g, tol, i, NULL);
     if (c < 0 && i < bad)
       bad = i;
     off[i + 1] = c < 0 ? 0 : c;
+    long now;
+#pragma omp atomic capture
+    now = seen += off[i + 1];
+    if (now > cap) {
+#pragma omp atomic write
+      over = 1;
+    }
+  }
+  if (over) {
+    free(off);
+    cm__grid_free(&g);
+    return cm__too_many(ctx, d, o, cap);
   }
   if (bad < n) {
     int j = -1 - cm__pairs_of(d, &g, tol, bad, NULL);
@@ -318,14 +404,14 @@ static int cm__find_pairs(cm_context_t *ctx, const cm_dump_t *d,
   for (int i = 0; i < n; i++)
     off[i + 1] += off[i];
   long total = off[n];
-  cm_dump_contact_t *c = total <= 1000000000L
-                             ? malloc((size_t)(total ? total : 1) * sizeof *c)
-                             : NULL;
+  cm_dump_contact_t *c = malloc((size_t)(total ? total : 1) * sizeof *c);
   if (!c) {
     free(off);
     cm__grid_free(&g);
-    return CM__ERR(ctx, total > 1000000000L ? CM_LIMIT : CM_NOMEM, NULL,
-                   "%ld contacts: too many or out of memory", total);
+    return CM__ERR(ctx, CM_NOMEM, NULL,
+                   "out of memory for %ld contacts (%.3g GB); lower "
+                   "--max-contacts to stop earlier",
+                   total, (double)total * sizeof *c / 1e9);
   }
 #pragma omp parallel for schedule(dynamic, 256) num_threads(threads)
   for (int i = 0; i < n; i++)
@@ -405,6 +491,8 @@ int cm_dump_find_contacts(cm_context_t *ctx, const cm_dump_t *d,
   if (st)
     return st;
   int threads = o->threads > 0 ? o->threads : cm__threads(ctx);
+  if (threads > cm__threads_max())
+    threads = cm__threads_max();
   /* ---- pairs ---- */
   cm_dump_contact_t *c = NULL;
   int np = 0;
@@ -430,6 +518,10 @@ int cm_dump_find_contacts(cm_context_t *ctx, const cm_dump_t *d,
       }
       nw += r;
     }
+  if ((long)np + nw > cm__max_contacts(o)) {
+    free(c);
+    return cm__too_many(ctx, d, o, cm__max_contacts(o));
+  }
   if (nw > 0) {
     cm_dump_contact_t *cc = realloc(c, (size_t)(np + nw) * sizeof *cc);
     if (!cc) {
@@ -834,6 +926,34 @@ static int cm__add_contact(cm_context_t *ctx, const cm_dump_t *d,
   return cm_scene_add_contact(ctx, s, &k, NULL);
 }
 
+/* A scene error at bodies[i] or contacts[q] (ctx->path) of the scene built
+ * from a dump: prefixes the message with the dump's file, line and atom id
+ * (both atoms of a pair), so it points at the input, not at a scene the
+ * user never saw. Returns st. */
+static int cm__dump_where(cm_context_t *ctx, const cm_dump_t *d,
+                          const cm_dump_contact_t *c, int nc, int st) {
+  if (!ctx || !ctx->path[0])
+    return st;
+  int i = -1, j = -1, k;
+  if (sscanf(ctx->path, "bodies[%d]", &k) == 1 && k >= 0 && k < d->natoms)
+    i = k;
+  else if (sscanf(ctx->path, "contacts[%d]", &k) == 1 && k >= 0 && k < nc)
+    i = c[k].i, j = c[k].j;
+  if (i < 0)
+    return st;
+  char where[256], msg[sizeof ctx->message];
+  if (j >= 0)
+    snprintf(where, sizeof where, "%s:%ld: atom %ld (and atom %ld, line %ld)",
+             d->source ? d->source : "dump", d->line[i], d->id[i], d->id[j],
+             d->line[j]);
+  else
+    snprintf(where, sizeof where, "%s:%ld: atom %ld",
+             d->source ? d->source : "dump", d->line[i], d->id[i]);
+  snprintf(msg, sizeof msg, "%s", ctx->message);
+  snprintf(ctx->message, sizeof ctx->message, "%s: %.700s", where, msg);
+  return st;
+}
+
 int cm_dump_to_scene(cm_context_t *ctx, const cm_dump_t *d,
                      const cm_dump_options_t *o, cm_scene_t **out) {
   /* ---- check inputs ---- */
@@ -872,6 +992,8 @@ int cm_dump_to_scene(cm_context_t *ctx, const cm_dump_t *d,
   }
   free(warn);
   free(mass);
+  if (st < 0)
+    cm__dump_where(ctx, d, c, nc, st);
   free(c);
   if (st < 0) {
     cm_scene_destroy(&s);

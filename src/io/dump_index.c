@@ -15,15 +15,12 @@ int cm__dump_timesteps(cm_context_t *ctx, const char *path, long **steps,
   if (!f)
     return CM__ERR(ctx, CM_IO, path, "%s: cannot open: %s", path,
                    strerror(errno));
-  char line[512];
-  long lineno = 0, *v = NULL;
+  char *line = NULL; /* lines and bytes bounded: /dev/zero stops */
+  size_t lcap = 0, total = 0;
+  long lineno = 0, *v = NULL, got = -1;
   int cnt = 0, cap = 0, st = CM_OK, want = 0;
-  while (!st && fgets(line, sizeof line, f)) {
+  while (!st && (got = cm__getline_limited(&line, &lcap, f, &total)) >= 0) {
     lineno++;
-    size_t len = strlen(line);
-    while (len == sizeof line - 1 && line[len - 1] != '\n' &&
-           fgets(line, sizeof line, f)) /* skip the rest of a long line */
-      len = strlen(line);
     if (want) {
       char *end;
       errno = 0;
@@ -52,8 +49,11 @@ int cm__dump_timesteps(cm_context_t *ctx, const char *path, long **steps,
       want = 1;
     }
   }
+  if (!st && got < -1)
+    st = cm__input_error(ctx, path, lineno + 1, got);
   if (!st && ferror(f))
     st = CM__ERR(ctx, CM_IO, path, "%s: read error", path);
+  free(line);
   fclose(f);
   if (!st && !cnt)
     st = CM__ERR(ctx, CM_PARSE, path,

@@ -54,12 +54,16 @@ typedef struct {
   char *buf;
   size_t cap;
   long lineno;
+  size_t total; /* bytes read */
+  long err;     /* < -1: cm__getline_limited stopped at a limit */
 } cm__lines_t;
 
 static int cm__getline(cm__lines_t *l) {
-  ssize_t n = getline(&l->buf, &l->cap, l->f);
-  if (n < 0)
+  long n = cm__getline_limited(&l->buf, &l->cap, l->f, &l->total);
+  if (n < 0) { /* the end, or a limit: /dev/zero stops (l->err) */
+    l->err = n;
     return 0;
+  }
   l->lineno++;
   while (n > 0 && (l->buf[n - 1] == '\n' || l->buf[n - 1] == '\r'))
     l->buf[--n] = 0;
@@ -168,7 +172,7 @@ static int cm__mm_scan(cm_context_t *ctx, const char *path, const char *name,
   memset(mm, 0, sizeof *mm);
   mm->path = path;
   mm->name = name;
-  cm__lines_t l = {fopen(path, "r"), NULL, 0, 0};
+  cm__lines_t l = {fopen(path, "r"), NULL, 0, 0, 0, 0};
   if (!l.f)
     return CM__ERR(ctx, CM_IO, path, "%s: cannot open %s: %s", path, name,
                    strerror(errno));
@@ -289,6 +293,8 @@ static int cm__mm_scan(cm_context_t *ctx, const char *path, const char *name,
                  "%s:%ld: more %s than the %ld declared on line %ld", path,
                  l.lineno, mm->array ? "values" : "entries", mm->nnz,
                  mm->size_line);
+  if (l.err < -1) /* a limit, not the end the messages above assumed */
+    st = cm__input_error(ctx, path, l.lineno + 1, l.err);
   fclose(l.f);
   free(l.buf);
   return st;
@@ -297,7 +303,7 @@ static int cm__mm_scan(cm_context_t *ctx, const char *path, const char *name,
 /* Line of entry (i, j) (0-based) in a coordinate file, or of (j, i) for a
  * symmetric one; 0 if absent. Only used on error paths. */
 static long cm__mm_find_line(const char *path, long i, long j, int sym) {
-  cm__lines_t l = {fopen(path, "r"), NULL, 0, 0};
+  cm__lines_t l = {fopen(path, "r"), NULL, 0, 0, 0, 0};
   long found = 0;
   if (!l.f)
     return 0;

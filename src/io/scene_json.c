@@ -388,10 +388,10 @@ static int cm__contact_geom(cm__rd_t *rd, const cm_scene_t *s,
   if ((st = cm__vec(rd, v, &p, s->dim, c->normal,
                     s->dim == 2 ? "[nx, ny]" : "[nx, ny, nz]")))
     return st;
-  double nn = 0;
+  int nonzero = 0; /* not the squares: 1e-200 underflows, yet has a length */
   for (int j = 0; j < s->dim; j++)
-    nn += c->normal[j] * c->normal[j];
-  if (!(nn > 0))
+    nonzero |= c->normal[j] != 0;
+  if (!nonzero)
     return cm__bad_at(rd, &p, "zero length; give the normal from b to a%s",
                       NULL);
   v = cm__rv(rec, CM__CK_STIFFNESS);
@@ -699,13 +699,19 @@ int cm_scene_parse_json(cm_context_t *ctx, const char *text, size_t len,
 }
 
 /* Reads a whole stream into memory: a regular file in one allocation of
- * its size (plus a NUL), anything else by doubling. */
-static char *cm__slurp(FILE *f, size_t *len) {
-  size_t cap = 1 << 16, n = 0;
+ * its size (plus a NUL), anything else by doubling; *over is set (and NULL
+ * returned) past cm__input_limit() bytes: /dev/zero or an endless FIFO. */
+static char *cm__slurp(FILE *f, size_t *len, int *over) {
+  size_t cap = 1 << 16, n = 0, limit = cm__input_limit();
+  *over = 0;
   if (!fseek(f, 0, SEEK_END)) {
     long end = ftell(f);
     if (end >= 0 && !fseek(f, 0, SEEK_SET))
       cap = (size_t)end + 1;
+    if (end >= 0 && (size_t)end > limit) {
+      *over = 1;
+      return NULL;
+    }
   }
   clearerr(f);
   char *buf = malloc(cap);
@@ -719,6 +725,11 @@ static char *cm__slurp(FILE *f, size_t *len) {
       }
       break;
     }
+    if (n > limit) {
+      *over = 1;
+      free(buf);
+      return NULL;
+    }
     char *nb = realloc(buf, cap * 2);
     if (!nb) {
       free(buf);
@@ -726,6 +737,11 @@ static char *cm__slurp(FILE *f, size_t *len) {
     }
     buf = nb;
     cap *= 2;
+  }
+  if (buf && n > limit) {
+    *over = 1;
+    free(buf);
+    return NULL;
   }
   *len = n;
   return buf;
@@ -739,9 +755,12 @@ int cm_scene_read_file(cm_context_t *ctx, const char *path, cm_scene_t **out) {
     return CM__ERR(ctx, CM_IO, path, "%s: cannot open: %s", path,
                    strerror(errno));
   size_t len = 0;
-  char *text = cm__slurp(f, &len);
+  int over = 0;
+  char *text = cm__slurp(f, &len, &over);
   if (!use_stdin)
     fclose(f);
+  if (over)
+    return cm__input_error(ctx, use_stdin ? "<stdin>" : path, 0, -2);
   if (!text)
     return CM__ERR(ctx, CM_IO, path, "%s: cannot read the file", path);
   const char *src = use_stdin ? "<stdin>" : path;

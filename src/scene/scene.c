@@ -194,13 +194,26 @@ void cm_contact_init(cm_contact_t *c) {
 
 /* Unit length, left alone when already unit to rounding (so a written and
  * re-read scene keeps its bits). */
+/* Euclidean length of v without overflow or underflow (scaled by the
+ * largest component): 1e200 and 1e-200 have lengths, not inf and 0. */
+static double cm__length(const double *v, int n) {
+  double m = 0, s = 0;
+  for (int i = 0; i < n; i++)
+    m = fmax(m, fabs(v[i]));
+  if (!(m > 0) || !isfinite(m))
+    return m;
+  for (int i = 0; i < n; i++)
+    s += (v[i] / m) * (v[i] / m);
+  return m * sqrt(s);
+}
+
 static void cm__normalize(double *v, int n) {
   double s = 0;
   for (int i = 0; i < n; i++)
     s += v[i] * v[i];
   if (fabs(s - 1.0) <= 4 * DBL_EPSILON)
     return;
-  s = sqrt(s);
+  s = cm__length(v, n); /* any nonzero finite vector, however long */
   if (s > 0 && isfinite(s))
     for (int i = 0; i < n; i++)
       v[i] /= s;
@@ -323,6 +336,53 @@ static int cm__spd3(const double *I) {
 #define CM__P(field)                                                           \
   (snprintf(path, sizeof path, "%s[%d].%s", kind, i, (field)), path)
 
+/* Longest lever arm a contact may have, m: r^2 (in r x n, J M^-1 J^T)
+ * stays far from overflow (issue #18 reported arms above ~1e154 giving a
+ * translation-only omega with exit 0). */
+#define CM__ARM_MAX 1e150
+
+/* The lever arm of side b (0: a, 1: b) of contact c: arm_a / arm_b, or
+ * point - position of the body: its largest component (0 for the world or
+ * a fixed body). */
+static double cm__arm_mag(const cm_scene_t *s, const cm_contact_t *c,
+                          int side) {
+  int body = side ? c->b : c->a, d = s->dim;
+  double m = 0;
+  if (body < 0 || body >= s->nbodies || s->bodies[body].fixed)
+    return 0; /* the world or a fixed body: no rotational entry */
+  for (int j = 0; j < d; j++) {
+    double r = c->has_arms ? (side ? c->arm_b[j] : c->arm_a[j])
+                           : c->point[j] - s->bodies[body].position[j];
+    m = fmax(m, fabs(r));
+  }
+  return m;
+}
+
+/* Refuses a lever arm longer than CM__ARM_MAX (explicit arms, or the
+ * distance from a body's position to the contact point). */
+static int cm__check_arms(cm_context_t *ctx, const cm_scene_t *s, int i) {
+  const char *kind = "contacts";
+  char path[64];
+  const cm_contact_t *c = &s->contacts[i];
+  for (int side = 0; side < 2; side++) {
+    double m = cm__arm_mag(s, c, side);
+    if (!(m > CM__ARM_MAX))
+      continue;
+    const char *field = c->has_arms ? (side ? "arm_b" : "arm_a") : "point";
+    return CM__ERR(ctx, CM_INVALID_SCENE, CM__P(field),
+                   "%s: a lever arm of %g m (%s) is longer than %g m: its "
+                   "square leaves no room in double precision for the "
+                   "rotational entries of J M^-1 J^T; check the units, or "
+                   "rescale the lengths",
+                   path, m,
+                   c->has_arms ? "the given arm"
+                   : side      ? "from body b's position to the point"
+                               : "from body a's position to the point",
+                   CM__ARM_MAX);
+  }
+  return CM_OK;
+}
+
 static int cm__validate_body(cm_context_t *ctx, const cm_scene_t *s, int i) {
   const cm_body_t *b = &s->bodies[i];
   const char *kind = "bodies";
@@ -406,17 +466,17 @@ static int cm__validate_contact(cm_context_t *ctx, const cm_scene_t *s, int i) {
   if (!cm__finite_n(c->normal, d))
     return CM__ERR(ctx, CM_INVALID_SCENE, CM__P("normal"),
                    "%s: not a finite number (NaN or infinity)", path);
-  double nn = 0;
-  for (int j = 0; j < d; j++)
-    nn += c->normal[j] * c->normal[j];
-  if (!(nn > 0))
+  double len = cm__length(c->normal, d); /* 1e-200 is not "zero" */
+  if (!(len > 0))
     return CM__ERR(ctx, CM_INVALID_SCENE, CM__P("normal"),
                    "%s: zero length; give the unit normal from b to a", path);
-  if (!(fabs(nn - 1.0) < 1e-9))
+  if (!(fabs(len * len - 1.0) < 1e-9))
     return CM__ERR(ctx, CM_INVALID_SCENE, CM__P("normal"),
-                   "%s: not a unit vector (length %.17g); normalise it, or "
-                   "add contacts with cm_scene_add_contact, which does",
-                   path, sqrt(nn));
+                   "%s: not a unit vector (length %.*g); normalise it "
+                   "(divide by its length), or add contacts with "
+                   "cm_scene_add_contact, which does for any nonzero "
+                   "length",
+                   path, fabs(len - 1) < 1e-3 ? 17 : 6, len);
   if (!isfinite(c->stiffness))
     return CM__ERR(ctx, CM_INVALID_SCENE, CM__P("stiffness"),
                    "%s: not a finite number (NaN or infinity)", path);
@@ -435,7 +495,7 @@ static int cm__validate_contact(cm_context_t *ctx, const cm_scene_t *s, int i) {
   if (c->has_arms && (!cm__finite_n(c->arm_a, d) || !cm__finite_n(c->arm_b, d)))
     return CM__ERR(ctx, CM_INVALID_SCENE, CM__P("arm_a"),
                    "%s: the lever arms must be finite numbers", path);
-  return CM_OK;
+  return cm__check_arms(ctx, s, i);
 }
 
 /* First index in [0, n) that check rejects, or n. The checks run on all
