@@ -102,7 +102,31 @@ static void cm__dof_name(const mjModel *m, int j, char *out, size_t n) {
     snprintf(out, n, "%s", jn);
 }
 
-int cm__cmd_import_mjcf(int argc, char **argv) {
+/* Parsed arguments of `cmodes import mjcf`. */
+typedef struct {
+  const char *path;     /* MODEL.xml */
+  const char *out;      /* -o DIR */
+  const char *keyframe; /* --keyframe: index or name, or NULL */
+  double settle_s;      /* --settle: seconds simulated, 0 = none */
+  double kfix;          /* --k: one stiffness for all rows (N/m), 0 = none */
+  int quiet;            /* -q: no summary line on stderr */
+} cm__mjcf_args_t;
+
+/* The contact system read from MuJoCo, dense, with its workspace. */
+typedef struct {
+  int nv;      /* dofs: columns of J, order of M */
+  int nc;      /* active contacts: rows of J */
+  double *J;   /* J, row-major, room for ncon rows of nv */
+  double *k;   /* stiffness of each row, N/m, size ncon */
+  int *con;    /* index into d->contact of each row, size ncon */
+  double *jp1; /* translational Jacobian of body 1, 3 x nv */
+  double *jp2; /* translational Jacobian of body 2, 3 x nv */
+  double *w;   /* M^-1 row, size nv */
+  double *M;   /* mj_fullM, nv x nv */
+} cm__mj_system_t;
+
+/* Reads the command line into a; returns -1 to go on, else the exit code. */
+static int cm__mjcf_parse(int argc, char **argv, cm__mjcf_args_t *a) {
   static const struct option longopts[] = {
       {"keyframe", required_argument, 0, 'K'},
       {"settle", required_argument, 0, 'S'},
@@ -111,19 +135,18 @@ int cm__cmd_import_mjcf(int argc, char **argv) {
       {"quiet", no_argument, 0, 'q'},
       {"help", no_argument, 0, 'h'},
       {0, 0, 0, 0}};
-  const char *keyframe = NULL, *out = NULL;
-  double settle = 0, kfix = 0;
-  int quiet = 0, c;
+  int c;
+  memset(a, 0, sizeof *a);
   optind = 1;
   while ((c = getopt_long(argc, argv, "o:qh", longopts, NULL)) != -1) {
     char *end = NULL;
     switch (c) {
     case 'K':
-      keyframe = optarg;
+      a->keyframe = optarg;
       break;
     case 'S':
-      settle = strtod(optarg, &end);
-      if (!*optarg || *end || !(settle >= 0) || !isfinite(settle)) {
+      a->settle_s = strtod(optarg, &end);
+      if (!*optarg || *end || !(a->settle_s >= 0) || !isfinite(a->settle_s)) {
         fprintf(stderr,
                 "cmodes import mjcf: --settle: '%s' is not a "
                 "number >= 0\n",
@@ -132,8 +155,8 @@ int cm__cmd_import_mjcf(int argc, char **argv) {
       }
       break;
     case 'k':
-      kfix = strtod(optarg, &end);
-      if (!*optarg || *end || !(kfix > 0) || !isfinite(kfix)) {
+      a->kfix = strtod(optarg, &end);
+      if (!*optarg || *end || !(a->kfix > 0) || !isfinite(a->kfix)) {
         fprintf(stderr,
                 "cmodes import mjcf: --k: '%s' is not a number "
                 "> 0\n",
@@ -142,10 +165,10 @@ int cm__cmd_import_mjcf(int argc, char **argv) {
       }
       break;
     case 'o':
-      out = optarg;
+      a->out = optarg;
       break;
     case 'q':
-      quiet = 1;
+      a->quiet = 1;
       break;
     case 'h':
       cm__mjcf_usage(stdout);
@@ -155,99 +178,107 @@ int cm__cmd_import_mjcf(int argc, char **argv) {
       return cm_status_exit(CM_USAGE);
     }
   }
-  if (optind + 1 != argc || !out || (keyframe && settle > 0)) {
+  if (optind + 1 != argc || !a->out || (a->keyframe && a->settle_s > 0)) {
     fprintf(stderr, "cmodes import mjcf: expected one MODEL.xml, -o DIR, "
                     "and at most one of --keyframe and --settle\n");
     cm__mjcf_usage(stderr);
     return cm_status_exit(CM_USAGE);
   }
-  const char *path = argv[optind];
-  /* ---- load and bring to a contact configuration ---- */
-  char err[1024] = "";
-  mjModel *m = mj_loadXML(path, NULL, err, sizeof err);
-  if (!m) {
-    fprintf(stderr, "cmodes import mjcf: %s: %s\n", path, err);
-    return cm_status_exit(CM_PARSE);
-  }
-  mjData *d = mj_makeData(m);
-  int rc = 0;
-  if (keyframe) {
+  a->path = argv[optind];
+  return -1;
+}
+
+/* Brings d to the contact configuration: keyframe or settled, then
+ * mj_forward; returns 0 or the exit code. */
+static int cm__mjcf_pose(const mjModel *m, mjData *d,
+                         const cm__mjcf_args_t *a) {
+  if (a->keyframe) {
     char *end;
-    long key = strtol(keyframe, &end, 10);
+    long key = strtol(a->keyframe, &end, 10);
     if (*end)
-      key = mj_name2id(m, mjOBJ_KEY, keyframe);
+      key = mj_name2id(m, mjOBJ_KEY, a->keyframe);
     if (key < 0 || key >= m->nkey) {
       fprintf(stderr,
               "cmodes import mjcf: --keyframe %s: the model has "
               "%d keyframes\n",
-              keyframe, m->nkey);
-      rc = cm_status_exit(CM_USAGE);
-      goto done;
+              a->keyframe, m->nkey);
+      return cm_status_exit(CM_USAGE);
     }
     mj_resetDataKeyframe(m, d, (int)key);
   }
-  long steps = (long)ceil(settle / m->opt.timestep);
+  long steps = (long)ceil(a->settle_s / m->opt.timestep);
   for (long s = 0; s < steps; s++)
     mj_step(m, d);
   mj_forward(m, d);
-  /* ---- rows: the active contacts along their normals ---- */
-  int nv = m->nv, nc = 0;
-  double *J = calloc((size_t)(d->ncon + 1) * (size_t)nv, sizeof(double));
-  double *k = calloc((size_t)d->ncon + 1, sizeof(double));
-  int *con = calloc((size_t)d->ncon + 1, sizeof(int));
-  double *jp1 = calloc(3 * (size_t)nv + 1, sizeof(double));
-  double *jp2 = calloc(3 * (size_t)nv + 1, sizeof(double));
-  double *w = calloc((size_t)nv + 1, sizeof(double));
-  double *M = calloc((size_t)nv * (size_t)nv + 1, sizeof(double));
-  if (!J || !k || !con || !jp1 || !jp2 || !w || !M) {
-    fprintf(stderr, "cmodes import mjcf: out of memory\n");
-    rc = cm_status_exit(CM_NOMEM);
-    goto free_all;
-  }
+  return 0;
+}
+
+/* Frees the arrays of s (cannot fail; s may be partly allocated). */
+static void cm__mj_system_free(cm__mj_system_t *s) {
+  free(s->J), free(s->k), free(s->con), free(s->jp1), free(s->jp2);
+  free(s->w), free(s->M);
+}
+
+/* Allocates s for nv dofs and up to ncon rows; CM_NOMEM on failure (then
+ * the caller still frees s). */
+static int cm__mj_system_alloc(cm__mj_system_t *s, int nv, int ncon) {
+  memset(s, 0, sizeof *s);
+  s->nv = nv;
+  s->J = calloc((size_t)(ncon + 1) * (size_t)nv, sizeof(double));
+  s->k = calloc((size_t)ncon + 1, sizeof(double));
+  s->con = calloc((size_t)ncon + 1, sizeof(int));
+  s->jp1 = calloc(3 * (size_t)nv + 1, sizeof(double));
+  s->jp2 = calloc(3 * (size_t)nv + 1, sizeof(double));
+  s->w = calloc((size_t)nv + 1, sizeof(double));
+  s->M = calloc((size_t)nv * (size_t)nv + 1, sizeof(double));
+  if (!s->J || !s->k || !s->con || !s->jp1 || !s->jp2 || !s->w || !s->M)
+    return CM_NOMEM;
+  return CM_OK;
+}
+
+/* One J row and stiffness per active contact along its normal, then M. */
+static void cm__mjcf_rows(const mjModel *m, mjData *d, double kfix,
+                          cm__mj_system_t *s) {
+  int nv = s->nv;
   for (int i = 0; i < d->ncon; i++) {
     const mjContact *ct = &d->contact[i];
     if (ct->exclude)
       continue;
     int b1 = m->geom_bodyid[ct->geom1], b2 = m->geom_bodyid[ct->geom2];
-    mj_jac(m, d, jp1, NULL, ct->pos, b1);
-    mj_jac(m, d, jp2, NULL, ct->pos, b2);
-    double *row = J + (size_t)nc * nv, amax = 0;
+    mj_jac(m, d, s->jp1, NULL, ct->pos, b1);
+    mj_jac(m, d, s->jp2, NULL, ct->pos, b2);
+    double *row = s->J + (size_t)s->nc * nv, amax = 0;
     for (int j = 0; j < nv; j++) { /* n^T (J_2 - J_1) */
       for (int a = 0; a < 3; a++)
-        row[j] += ct->frame[a] * (jp2[a * nv + j] - jp1[a * nv + j]);
+        row[j] += ct->frame[a] * (s->jp2[a * nv + j] - s->jp1[a * nv + j]);
       amax = fmax(amax, fabs(row[j]));
     }
     if (amax == 0) { /* between bodies without dofs */
       memset(row, 0, sizeof(double) * (size_t)nv);
       continue;
     }
-    mj_solveM(m, d, w, row, 1); /* A_cc = row M^-1 row^T */
+    mj_solveM(m, d, s->w, row, 1); /* A_cc = row M^-1 row^T */
     double acc = 0;
     for (int j = 0; j < nv; j++)
-      acc += row[j] * w[j];
+      acc += row[j] * s->w[j];
     double tau = fmax(ct->solref[0], 2 * m->opt.timestep);
     double zeta = ct->solref[1], dmax = ct->solimp[1];
     double kmj = 1 / (dmax * dmax * tau * tau * zeta * zeta);
-    k[nc] = kfix > 0 ? kfix : kmj / acc;
-    con[nc++] = i;
+    s->k[s->nc] = kfix > 0 ? kfix : kmj / acc;
+    s->con[s->nc++] = i;
   }
-  mj_fullM(m, M, d->qM);
-  /* ---- write ---- */
-  mkdir(out, 0777); /* may exist */
-  FILE *fm = cm__mj_open(out, "M.mtx"), *fj = cm__mj_open(out, "J.mtx");
-  FILE *fk = cm__mj_open(out, "k.mtx"), *fr = cm__mj_open(out, "rows.txt");
-  FILE *fc = cm__mj_open(out, "cols.txt");
-  json_t *rows = json_array(), *cols = json_array();
-  if (!fm || !fj || !fk || !fr || !fc) {
-    rc = cm_status_exit(CM_IO);
-    goto close;
-  }
-  long nzm = 0, nzj = 0;
+  mj_fullM(m, s->M, d->qM);
+}
+
+/* M.mtx: the lower triangle of M, symmetric coordinate form. */
+static void cm__mjcf_write_M(FILE *fm, const cm__mj_system_t *s,
+                             const char *path) {
+  int nv = s->nv;
+  const double *M = s->M;
+  long nzm = 0;
   for (int j = 0; j < nv; j++)
     for (int i = j; i < nv; i++)
       nzm += M[(size_t)i * nv + j] != 0;
-  for (size_t q = 0; q < (size_t)nc * nv; q++)
-    nzj += J[q] != 0;
   fprintf(fm,
           "%%%%MatrixMarket matrix coordinate real symmetric\n"
           "%% M: MuJoCo's joint-space mass matrix (mj_fullM) of %s\n"
@@ -257,6 +288,15 @@ int cm__cmd_import_mjcf(int argc, char **argv) {
     for (int i = j; i < nv; i++)
       if (M[(size_t)i * nv + j] != 0)
         fprintf(fm, "%d %d %.17g\n", i + 1, j + 1, M[(size_t)i * nv + j]);
+}
+
+/* J.mtx: the nonzeros of J, general coordinate form. */
+static void cm__mjcf_write_J(FILE *fj, const cm__mj_system_t *s) {
+  int nv = s->nv, nc = s->nc;
+  const double *J = s->J;
+  long nzj = 0;
+  for (size_t q = 0; q < (size_t)nc * nv; q++)
+    nzj += J[q] != 0;
   fprintf(fj,
           "%%%%MatrixMarket matrix coordinate real general\n"
           "%% J: one row per active contact (rows.txt), n^T (J_2 - "
@@ -266,16 +306,26 @@ int cm__cmd_import_mjcf(int argc, char **argv) {
     for (int j = 0; j < nv; j++)
       if (J[(size_t)r * nv + j] != 0)
         fprintf(fj, "%d %d %.17g\n", r + 1, j + 1, J[(size_t)r * nv + j]);
+}
+
+/* k.mtx: the stiffness of each row, array form. */
+static void cm__mjcf_write_k(FILE *fk, const cm__mj_system_t *s, double kfix) {
   fprintf(fk,
           "%%%%MatrixMarket matrix array real general\n"
           "%% k: stiffness of each row, N/m (%s)\n%d 1\n",
-          kfix > 0 ? "--k" : "from solref/solimp", nc);
-  for (int r = 0; r < nc; r++)
-    fprintf(fk, "%.17g\n", k[r]);
+          kfix > 0 ? "--k" : "from solref/solimp", s->nc);
+  for (int r = 0; r < s->nc; r++)
+    fprintf(fk, "%.17g\n", s->k[r]);
+}
+
+/* rows.txt, and each row's name "geom1-geom2" (":2", ":3", ... for more
+ * contact points of one geom pair) appended to rows. */
+static void cm__mjcf_write_rows(FILE *fr, const mjModel *m, const mjData *d,
+                                const cm__mj_system_t *s, json_t *rows) {
   fprintf(fr, "# row geom1 geom2 body1 body2 dist_m (0-based row of J; "
               "MuJoCo names)\n");
-  for (int r = 0; r < nc; r++) {
-    const mjContact *ct = &d->contact[con[r]];
+  for (int r = 0; r < s->nc; r++) {
+    const mjContact *ct = &d->contact[s->con[r]];
     char b1[160], b2[160], b3[64], b4[64], name[400];
     const char *y1 =
         cm__mj_name(m, mjOBJ_BODY, m->geom_bodyid[ct->geom1], "body", b3, 64);
@@ -285,7 +335,6 @@ int cm__cmd_import_mjcf(int argc, char **argv) {
     const char *g2 = cm__geom_name(m, ct->geom2, y2, b2, sizeof b2);
     fprintf(fr, "%d %s %s %s %s %.17g\n", r, g1, g2, y1, y2, ct->dist);
     snprintf(name, sizeof name, "%s-%s", g1, g2);
-    /* several contact points of one geom pair: "<pair>:2", ":3", ... */
     int same = 0;
     size_t nl = strlen(name);
     for (int q = 0; q < r; q++) {
@@ -296,54 +345,106 @@ int cm__cmd_import_mjcf(int argc, char **argv) {
       snprintf(name + nl, sizeof name - nl, ":%d", same + 1);
     json_array_append_new(rows, json_string(name));
   }
+}
+
+/* cols.txt, and each dof's name appended to cols. */
+static void cm__mjcf_write_cols(FILE *fc, const mjModel *m, json_t *cols) {
   fprintf(fc, "# col dof body (0-based column of J and M; MuJoCo joint "
               "names, .x .. .rz for free and ball joints)\n");
-  for (int j = 0; j < nv; j++) {
+  for (int j = 0; j < m->nv; j++) {
     char dn[200], bb[64];
     cm__dof_name(m, j, dn, sizeof dn);
     fprintf(fc, "%d %s %s\n", j, dn,
             cm__mj_name(m, mjOBJ_BODY, m->dof_bodyid[j], "body", bb, 64));
     json_array_append_new(cols, json_string(dn));
   }
+}
+
+/* manifest.json naming the files, rows and cols (both taken) and the
+ * source; returns 0 or the exit code, with the summary line unless -q. */
+static int cm__mjcf_write_manifest(const mjModel *m, const mjData *d,
+                                   const cm__mjcf_args_t *a,
+                                   const cm__mj_system_t *s, json_t *rows,
+                                   json_t *cols) {
+  int rc = 0;
   json_t *man = json_pack(
       "{s:s,s:i,s:s,s:s,s:s,s:s,s:s,s:i,s:i,s:s,s:o,s:o,s:{s:s,s:s,s:f,s:f,"
       "s:s}}",
       "format", "cmodes-matrices", "version", 1, "M", "M.mtx", "J", "J.mtx",
-      "k", "k.mtx", "rows", "rows.txt", "cols", "cols.txt", "n", nv, "nc", nc,
-      "source", path, "row_names", rows, "col_names", cols, "meta", "importer",
-      "mjcf", "mujoco", mj_versionString(), "time_s", d->time,
+      "k", "k.mtx", "rows", "rows.txt", "cols", "cols.txt", "n", s->nv, "nc",
+      s->nc, "source", a->path, "row_names", rows, "col_names", cols, "meta",
+      "importer", "mjcf", "mujoco", mj_versionString(), "time_s", d->time,
       "mujoco_timestep_s", m->opt.timestep, "stiffness",
-      kfix > 0 ? "option --k"
-               : "solref/solimp: k = 1/(dmax^2 tau^2 zeta^2) "
-                 "/ A_cc");
-  rows = cols = NULL;
+      a->kfix > 0 ? "option --k"
+                  : "solref/solimp: k = 1/(dmax^2 tau^2 zeta^2) "
+                    "/ A_cc");
   char mpath[4096];
-  snprintf(mpath, sizeof mpath, "%s/manifest.json", out);
+  snprintf(mpath, sizeof mpath, "%s/manifest.json", a->out);
   if (!man || json_dump_file(man, mpath, JSON_INDENT(2))) {
     fprintf(stderr, "cmodes import mjcf: cannot write %s\n", mpath);
     rc = cm_status_exit(CM_IO);
   }
   json_decref(man);
-  if (!rc && !quiet)
+  if (!rc && !a->quiet)
     fprintf(stderr,
             "cmodes import mjcf: %s: t = %g s, %d dofs, %d active "
             "contacts of %d; wrote %s\n",
-            path, d->time, nv, nc, d->ncon, mpath);
-close:
-  json_decref(rows), json_decref(cols);
-  if (fm)
-    fclose(fm);
-  if (fj)
-    fclose(fj);
-  if (fk)
-    fclose(fk);
-  if (fr)
-    fclose(fr);
-  if (fc)
-    fclose(fc);
-free_all:
-  free(J), free(k), free(con), free(jp1), free(jp2), free(w), free(M);
-done:
+            a->path, d->time, s->nv, s->nc, d->ncon, mpath);
+  return rc;
+}
+
+/* Writes the system to the directory a->out; returns 0 or the exit code. */
+static int cm__mjcf_write(const mjModel *m, const mjData *d,
+                          const cm__mjcf_args_t *a, const cm__mj_system_t *s) {
+  int rc = 0;
+  mkdir(a->out, 0777); /* may exist */
+  FILE *fm = cm__mj_open(a->out, "M.mtx"), *fj = cm__mj_open(a->out, "J.mtx");
+  FILE *fk = cm__mj_open(a->out, "k.mtx"),
+       *fr = cm__mj_open(a->out, "rows.txt");
+  FILE *fc = cm__mj_open(a->out, "cols.txt");
+  json_t *rows = json_array(), *cols = json_array();
+  if (!fm || !fj || !fk || !fr || !fc) {
+    rc = cm_status_exit(CM_IO);
+    json_decref(rows), json_decref(cols);
+  } else {
+    cm__mjcf_write_M(fm, s, a->path);
+    cm__mjcf_write_J(fj, s);
+    cm__mjcf_write_k(fk, s, a->kfix);
+    cm__mjcf_write_rows(fr, m, d, s, rows);
+    cm__mjcf_write_cols(fc, m, cols);
+    rc = cm__mjcf_write_manifest(m, d, a, s, rows, cols);
+  }
+  FILE *all[] = {fm, fj, fk, fr, fc};
+  for (int i = 0; i < 5; i++)
+    if (all[i])
+      fclose(all[i]);
+  return rc;
+}
+
+int cm__cmd_import_mjcf(int argc, char **argv) {
+  cm__mjcf_args_t a;
+  int rc = cm__mjcf_parse(argc, argv, &a);
+  if (rc >= 0)
+    return rc;
+  char err[1024] = "";
+  mjModel *m = mj_loadXML(a.path, NULL, err, sizeof err);
+  if (!m) {
+    fprintf(stderr, "cmodes import mjcf: %s: %s\n", a.path, err);
+    return cm_status_exit(CM_PARSE);
+  }
+  mjData *d = mj_makeData(m);
+  rc = cm__mjcf_pose(m, d, &a);
+  if (!rc) {
+    cm__mj_system_t s;
+    if (cm__mj_system_alloc(&s, m->nv, d->ncon)) {
+      fprintf(stderr, "cmodes import mjcf: out of memory\n");
+      rc = cm_status_exit(CM_NOMEM);
+    } else {
+      cm__mjcf_rows(m, d, a.kfix, &s);
+      rc = cm__mjcf_write(m, d, &a, &s);
+    }
+    cm__mj_system_free(&s);
+  }
   mj_deleteData(d);
   mj_deleteModel(m);
   return rc;

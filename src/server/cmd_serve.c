@@ -127,65 +127,155 @@ static int cm__read_token(const char *file, char *tok, size_t size) {
   return CM_OK;
 }
 
+/* Long options of `cmodes serve` (getopt_long values past any char). */
+enum {
+  O_LISTEN = 256,
+  O_TOKEN,
+  O_QUEUE,
+  O_BODY,
+  O_CONTACTS,
+  O_BODIES,
+  O_DEPTH,
+  O_SESSIONS,
+  O_IDLE,
+  O_SOLVE,
+  O_CONN,
+  O_CONN_IP,
+  O_INFLIGHT,
+  O_ELEMENTS,
+  O_PARSE,
+  O_HEADER_T,
+  O_MIN_RATE,
+  O_IDLE_T,
+  O_DENSE,
+  O_DRAIN,
+  O_STDIO,
+  O_QUIET
+};
+
+/* The options of `cmodes serve`, in --help order. */
+static const struct option cm__serve_opts[] = {
+    {"listen", required_argument, 0, O_LISTEN},
+    {"token-file", required_argument, 0, O_TOKEN},
+    {"queue", required_argument, 0, O_QUEUE},
+    {"max-body-bytes", required_argument, 0, O_BODY},
+    {"max-contacts", required_argument, 0, O_CONTACTS},
+    {"max-bodies", required_argument, 0, O_BODIES},
+    {"max-depth", required_argument, 0, O_DEPTH},
+    {"max-sessions", required_argument, 0, O_SESSIONS},
+    {"session-idle", required_argument, 0, O_IDLE},
+    {"max-solve-seconds", required_argument, 0, O_SOLVE},
+    {"max-connections", required_argument, 0, O_CONN},
+    {"max-connections-per-ip", required_argument, 0, O_CONN_IP},
+    {"max-inflight-bytes", required_argument, 0, O_INFLIGHT},
+    {"max-elements", required_argument, 0, O_ELEMENTS},
+    {"max-parse-bytes", required_argument, 0, O_PARSE},
+    {"header-timeout", required_argument, 0, O_HEADER_T},
+    {"min-rate", required_argument, 0, O_MIN_RATE},
+    {"idle-timeout", required_argument, 0, O_IDLE_T},
+    {"max-dense", required_argument, 0, O_DENSE},
+    {"drain-seconds", required_argument, 0, O_DRAIN},
+    {"stdio", no_argument, 0, O_STDIO},
+    {"quiet", no_argument, 0, O_QUIET},
+    {"help", no_argument, 0, 'h'},
+    {0, 0, 0, 0}};
+
+/* Sets the numeric limit option c (named name) from arg; CM_USAGE for a bad
+ * value or an unknown option. */
+static int cm__serve_limit(cm__server_config_t *cfg, int c, const char *name,
+                           const char *arg) {
+  int st;
+  double v;
+  switch (c) {
+  case O_QUEUE:
+    if (!(st = cm__count(name, arg, 1, 1e6, &v)))
+      cfg->queue = (int)v;
+    break;
+  case O_BODY:
+    if (!(st = cm__count(name, arg, 64, 1e12, &v)))
+      cfg->max_body_bytes = (size_t)v;
+    break;
+  case O_CONTACTS:
+    if (!(st = cm__count(name, arg, 1, 1e9, &v)))
+      cfg->max_contacts = (int)v;
+    break;
+  case O_BODIES:
+    if (!(st = cm__count(name, arg, 1, 1e9, &v)))
+      cfg->max_bodies = (int)v;
+    break;
+  case O_DEPTH:
+    if (!(st = cm__count(name, arg, 2, 1000, &v)))
+      cfg->max_depth = (int)v;
+    break;
+  case O_SESSIONS:
+    if (!(st = cm__count(name, arg, 1, 1e6, &v)))
+      cfg->max_sessions = (int)v;
+    break;
+  case O_IDLE:
+    if (!(st = cm__count(name, arg, 0.001, 1e9, &v)))
+      cfg->session_idle_s = v;
+    break;
+  case O_SOLVE:
+    if (!(st = cm__count(name, arg, 0, 1e9, &v)))
+      cfg->max_solve_s = v;
+    break;
+  case O_CONN:
+    if (!(st = cm__count(name, arg, 1, 1e5, &v)))
+      cfg->max_connections = (int)v;
+    break;
+  case O_CONN_IP:
+    if (!(st = cm__count(name, arg, 0, 1e5, &v)))
+      cfg->max_connections_per_ip = (int)v;
+    break;
+  case O_INFLIGHT:
+    if (!(st = cm__count(name, arg, 64, 1e13, &v)))
+      cfg->max_inflight_bytes = (size_t)v;
+    break;
+  case O_ELEMENTS:
+    if (!(st = cm__count(name, arg, 16, 1e12, &v)))
+      cfg->max_elements = (size_t)v;
+    break;
+  case O_PARSE:
+    if (!(st = cm__count(name, arg, 4096, 1e13, &v)))
+      cfg->max_parse_bytes = (size_t)v;
+    break;
+  case O_HEADER_T:
+    if (!(st = cm__count(name, arg, 0.1, 86400, &v)))
+      cfg->header_timeout_s = v;
+    break;
+  case O_MIN_RATE:
+    if (!(st = cm__count(name, arg, 0, 1e12, &v)))
+      cfg->min_rate = v;
+    break;
+  case O_IDLE_T:
+    if (!(st = cm__count(name, arg, 1, 86400, &v)))
+      cfg->idle_timeout_s = v;
+    break;
+  case O_DENSE:
+    if (!(st = cm__count(name, arg, 8, 1e5, &v)))
+      cfg->max_dense = (int)v;
+    break;
+  case O_DRAIN:
+    if (!(st = cm__count(name, arg, 0, 1e9, &v)))
+      cfg->drain_s = v;
+    break;
+  default:
+    fprintf(stderr, "cmodes serve: see 'cmodes serve --help'\n");
+    st = CM_USAGE;
+  }
+  return st;
+}
+
 int cm__cmd_serve(int argc, char **argv) {
-  enum {
-    O_LISTEN = 256,
-    O_TOKEN,
-    O_QUEUE,
-    O_BODY,
-    O_CONTACTS,
-    O_BODIES,
-    O_DEPTH,
-    O_SESSIONS,
-    O_IDLE,
-    O_SOLVE,
-    O_CONN,
-    O_CONN_IP,
-    O_INFLIGHT,
-    O_ELEMENTS,
-    O_PARSE,
-    O_HEADER_T,
-    O_MIN_RATE,
-    O_IDLE_T,
-    O_DENSE,
-    O_DRAIN,
-    O_STDIO,
-    O_QUIET
-  };
-  static const struct option longopts[] = {
-      {"listen", required_argument, 0, O_LISTEN},
-      {"token-file", required_argument, 0, O_TOKEN},
-      {"queue", required_argument, 0, O_QUEUE},
-      {"max-body-bytes", required_argument, 0, O_BODY},
-      {"max-contacts", required_argument, 0, O_CONTACTS},
-      {"max-bodies", required_argument, 0, O_BODIES},
-      {"max-depth", required_argument, 0, O_DEPTH},
-      {"max-sessions", required_argument, 0, O_SESSIONS},
-      {"session-idle", required_argument, 0, O_IDLE},
-      {"max-solve-seconds", required_argument, 0, O_SOLVE},
-      {"max-connections", required_argument, 0, O_CONN},
-      {"max-connections-per-ip", required_argument, 0, O_CONN_IP},
-      {"max-inflight-bytes", required_argument, 0, O_INFLIGHT},
-      {"max-elements", required_argument, 0, O_ELEMENTS},
-      {"max-parse-bytes", required_argument, 0, O_PARSE},
-      {"header-timeout", required_argument, 0, O_HEADER_T},
-      {"min-rate", required_argument, 0, O_MIN_RATE},
-      {"idle-timeout", required_argument, 0, O_IDLE_T},
-      {"max-dense", required_argument, 0, O_DENSE},
-      {"drain-seconds", required_argument, 0, O_DRAIN},
-      {"stdio", no_argument, 0, O_STDIO},
-      {"quiet", no_argument, 0, O_QUIET},
-      {"help", no_argument, 0, 'h'},
-      {0, 0, 0, 0}};
   cm__server_config_t cfg;
   cm__server_config_init(&cfg);
   int c, st = CM_OK;
-  double v;
   optind = 1;
   int li = -1;
-  while (!st && (c = getopt_long(argc, argv, "h", longopts, &li)) != -1) {
+  while (!st && (c = getopt_long(argc, argv, "h", cm__serve_opts, &li)) != -1) {
     char name[40];
-    snprintf(name, sizeof name, "--%s", li >= 0 ? longopts[li].name : "?");
+    snprintf(name, sizeof name, "--%s",
+             li >= 0 ? cm__serve_opts[li].name : "?");
     li = -1;
     switch (c) {
     case O_LISTEN:
@@ -199,78 +289,6 @@ int cm__cmd_serve(int argc, char **argv) {
     case O_TOKEN:
       st = cm__read_token(optarg, cfg.token, sizeof cfg.token);
       break;
-    case O_QUEUE:
-      if (!(st = cm__count(name, optarg, 1, 1e6, &v)))
-        cfg.queue = (int)v;
-      break;
-    case O_BODY:
-      if (!(st = cm__count(name, optarg, 64, 1e12, &v)))
-        cfg.max_body_bytes = (size_t)v;
-      break;
-    case O_CONTACTS:
-      if (!(st = cm__count(name, optarg, 1, 1e9, &v)))
-        cfg.max_contacts = (int)v;
-      break;
-    case O_BODIES:
-      if (!(st = cm__count(name, optarg, 1, 1e9, &v)))
-        cfg.max_bodies = (int)v;
-      break;
-    case O_DEPTH:
-      if (!(st = cm__count(name, optarg, 2, 1000, &v)))
-        cfg.max_depth = (int)v;
-      break;
-    case O_SESSIONS:
-      if (!(st = cm__count(name, optarg, 1, 1e6, &v)))
-        cfg.max_sessions = (int)v;
-      break;
-    case O_IDLE:
-      if (!(st = cm__count(name, optarg, 0.001, 1e9, &v)))
-        cfg.session_idle_s = v;
-      break;
-    case O_SOLVE:
-      if (!(st = cm__count(name, optarg, 0, 1e9, &v)))
-        cfg.max_solve_s = v;
-      break;
-    case O_CONN:
-      if (!(st = cm__count(name, optarg, 1, 1e5, &v)))
-        cfg.max_connections = (int)v;
-      break;
-    case O_CONN_IP:
-      if (!(st = cm__count(name, optarg, 0, 1e5, &v)))
-        cfg.max_connections_per_ip = (int)v;
-      break;
-    case O_INFLIGHT:
-      if (!(st = cm__count(name, optarg, 64, 1e13, &v)))
-        cfg.max_inflight_bytes = (size_t)v;
-      break;
-    case O_ELEMENTS:
-      if (!(st = cm__count(name, optarg, 16, 1e12, &v)))
-        cfg.max_elements = (size_t)v;
-      break;
-    case O_PARSE:
-      if (!(st = cm__count(name, optarg, 4096, 1e13, &v)))
-        cfg.max_parse_bytes = (size_t)v;
-      break;
-    case O_HEADER_T:
-      if (!(st = cm__count(name, optarg, 0.1, 86400, &v)))
-        cfg.header_timeout_s = v;
-      break;
-    case O_MIN_RATE:
-      if (!(st = cm__count(name, optarg, 0, 1e12, &v)))
-        cfg.min_rate = v;
-      break;
-    case O_IDLE_T:
-      if (!(st = cm__count(name, optarg, 1, 86400, &v)))
-        cfg.idle_timeout_s = v;
-      break;
-    case O_DENSE:
-      if (!(st = cm__count(name, optarg, 8, 1e5, &v)))
-        cfg.max_dense = (int)v;
-      break;
-    case O_DRAIN:
-      if (!(st = cm__count(name, optarg, 0, 1e9, &v)))
-        cfg.drain_s = v;
-      break;
     case O_STDIO:
       cfg.stdio = 1;
       break;
@@ -281,8 +299,7 @@ int cm__cmd_serve(int argc, char **argv) {
       cm__serve_usage(stdout);
       return 0;
     default:
-      fprintf(stderr, "cmodes serve: see 'cmodes serve --help'\n");
-      st = CM_USAGE;
+      st = cm__serve_limit(&cfg, c, name, optarg);
     }
   }
   if (!st && optind < argc) {
