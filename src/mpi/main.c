@@ -1,5 +1,5 @@
 /* main.c: `cmodes-mpi`: `convert IN OUT` (the partitioned layout) and
- * `analyze [options] SCENE` over MPI ranks (docs/mpi.md). Each rank reads
+ * `analyze [options] SCENE` over MPI ranks (docs/distributed.md). Each rank reads
  * its part of the scene; components on one rank are solved there by the
  * serial pipeline; components cut by the partition by PARPACK over the
  * ranks that hold them (span.c); rank 0 gathers the records and prints the
@@ -81,7 +81,7 @@ static int cm__mpi_convert(int argc, char **argv, int rank) {
     if (!rank)
       printf("usage: cmodes-mpi convert IN OUT\n\n"
              "Reads a scene (JSON or binary, as `cmodes analyze` does) and\n"
-             "writes the partitioned layout of docs/mpi.md that each rank of\n"
+             "writes the partitioned layout of docs/distributed.md that each rank of\n"
              "`cmodes-mpi analyze` reads its own part of. Runs on one\n"
              "process (rank 0 under mpirun).\n");
     return 0;
@@ -617,7 +617,7 @@ static void cm__analyze_usage(FILE *f) {
   fprintf(f, "usage: mpirun -np N cmodes-mpi analyze [options] SCENE.cmpart\n"
              "\nThe report of `cmodes analyze` computed over MPI ranks, each\n"
              "reading only its part of a partitioned scene (write one with\n"
-             "`cmodes-mpi convert SCENE OUT.cmpart`; docs/mpi.md).\n\n"
+             "`cmodes-mpi convert SCENE OUT.cmpart`; docs/distributed.md).\n\n"
              "analysis options (as `cmodes analyze`):\n");
   cm__opt_usage(f, NULL);
   fprintf(f, "other options:\n"
@@ -950,7 +950,7 @@ static void cm__usage(FILE *f) {
   fprintf(f, "usage: cmodes-mpi convert IN OUT.cmpart\n"
              "       mpirun -np N cmodes-mpi analyze [options] "
              "SCENE.cmpart\n\n"
-             "cmodes over MPI (docs/mpi.md).\n");
+             "cmodes over MPI (docs/distributed.md).\n");
 }
 
 int main(int argc, char **argv) {

@@ -1,4 +1,4 @@
-/* mpi_internal.h: what the parts of cmodes-mpi share (docs/mpi.md): error
+/* mpi_internal.h: what the parts of cmodes-mpi share (docs/distributed.md): error
  * agreement across ranks, the halo plan, the solve of a component spread
  * over ranks and the records gathered into the report. */
 #ifndef CM_MPI_INTERNAL_H

@@ -1,4 +1,4 @@
-/* part.c: the partitioned scene layout (part.h, docs/mpi.md): the writer
+/* part.c: the partitioned scene layout (part.h, docs/distributed.md): the writer
  * (serial: `cmodes-mpi convert`), positioned reads of one rank's part, the
  * labels of the report and the partition into contiguous body ranges. */
 #define _FILE_OFFSET_BITS 64

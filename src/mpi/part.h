@@ -1,4 +1,4 @@
-/* part.h: the partitioned scene layout of cmodes-mpi (docs/mpi.md): fixed
+/* part.h: the partitioned scene layout of cmodes-mpi (docs/distributed.md): fixed
  * little-endian sections that let each rank read only its bodies and
  * contacts with positioned reads, and the per-rank reader and partition.
  * Not for the serial binary format (io/scene_bin.c). No MPI here. */

@@ -1,4 +1,4 @@
-/* span.c: a component spread over several ranks (docs/mpi.md): the halo
+/* span.c: a component spread over several ranks (docs/distributed.md): the halo
  * plan (which owned bodies each neighbour needs), the distributed operator
  * S = B B^T with B = K^1/2 J L^-T built from the rank's own rows (the serial
  * assembly on its bodies and its halo), PARPACK's Lanczos on it from a start

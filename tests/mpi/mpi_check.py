@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""cmodes-mpi against the serial cmodes (docs/mpi.md), run by ctest.
+"""cmodes-mpi against the serial cmodes (docs/distributed.md), run by ctest.
 
   mpi_check.py CMODES CMODES_MPI DATA_DIR CASE
 

@@ -1,4 +1,4 @@
-# cmodes-mpi against the serial cmodes (tests/mpi/mpi_check.py, docs/mpi.md):
+# cmodes-mpi against the serial cmodes (tests/mpi/mpi_check.py, docs/distributed.md):
 # oversubscribed mpirun with up to 4 ranks; skipped (77) with a reason when
 # cmodes-mpi was not built.
 set(CM_MPI_BIN "")
