@@ -1,6 +1,6 @@
 /* main.c: `cmodes-mpi`: `convert IN OUT` (the partitioned layout) and
- * `analyze [options] SCENE` over MPI ranks (docs/distributed.md). Each rank reads
- * its part of the scene; components on one rank are solved there by the
+ * `analyze [options] SCENE` over MPI ranks (docs/distributed.md). Each rank
+ * reads its part of the scene; components on one rank are solved there by the
  * serial pipeline; components cut by the partition by PARPACK over the
  * ranks that hold them (span.c); rank 0 gathers the records and prints the
  * report with the serial writers. */
@@ -81,7 +81,8 @@ static int cm__mpi_convert(int argc, char **argv, int rank) {
     if (!rank)
       printf("usage: cmodes-mpi convert IN OUT\n\n"
              "Reads a scene (JSON or binary, as `cmodes analyze` does) and\n"
-             "writes the partitioned layout of docs/distributed.md that each rank of\n"
+             "writes the partitioned layout of docs/distributed.md that each "
+             "rank of\n"
              "`cmodes-mpi analyze` reads its own part of. Runs on one\n"
              "process (rank 0 under mpirun).\n");
     return 0;
@@ -350,7 +351,9 @@ static int cm__local_solve(cm_context_t *ctx, const cm__mpi_part_t *P,
         gcomp[sys->body_comp[b]] = cm__part_comp_of(P->f, L.bpos[b]);
     cm__local_records(P, &L, sys, r, gcomp, out);
     cm__local_sums(P, &L, r, sums, more);
-    st = CM_OK; /* not converged: counted in the sums */
+    if (st == CM_NOT_CONVERGED && strstr(ctx->message, "time budget"))
+      sums->timed_out += 1; /* the serial solve's --max-seconds */
+    st = CM_OK;             /* not converged: counted in the sums */
   }
   free(gcomp);
   cm_report_destroy(&r);
@@ -741,8 +744,8 @@ static int cm__cut_components(const cm__mpi_part_t *P, int *span) {
 /* Each cut component in turn on the ranks that hold part of it. */
 static int cm__solve_cut(cm_context_t *ctx, const cm__mpi_part_t *P,
                          const int *span, int nspan, int *members,
-                         const cm_options_t *opts, cm__dbuf_t *recs,
-                         cm__mpi_sums_t *sums, int st) {
+                         const cm_options_t *opts, double deadline,
+                         cm__dbuf_t *recs, cm__mpi_sums_t *sums, int st) {
   for (int i = 0; st >= 0 && i < nspan; i++) {
     int cc = span[i], nmem = 0, me = 0;
     int64_t cb0 = (int64_t)P->f->comp[2 * cc];
@@ -756,7 +759,8 @@ static int cm__solve_cut(cm_context_t *ctx, const cm__mpi_part_t *P,
     MPI_Comm_split(MPI_COMM_WORLD, me ? 0 : MPI_UNDEFINED, P->rank, &sub);
     int sst = CM_OK;
     if (me) {
-      sst = cm__mpi_span_solve(ctx, P, cc, sub, members, opts, recs, sums);
+      sst = cm__mpi_span_solve(ctx, P, cc, sub, members, opts, deadline, recs,
+                               sums);
       MPI_Comm_free(&sub);
     }
     st = cm__mpi_agree(ctx, sst < 0 ? sst : (st > sst ? st : sst),
@@ -853,7 +857,7 @@ static int cm__gather_report(cm_context_t *ctx, const cm__mpi_part_t *P,
 }
 
 static void cm__print_report(const cm_report_t *rep, const cm__args_t *a,
-                             int st) {
+                             int st, int timed_out) {
   if (a->json) {
     char *text = cm_report_to_json(
         rep, CM_JSON_INDENT | (a->notime ? CM_JSON_NO_TIMINGS : 0));
@@ -864,7 +868,13 @@ static void cm__print_report(const cm_report_t *rep, const cm__args_t *a,
     cm_report_write_text(rep, stdout);
   }
   fflush(stdout);
-  if (st == CM_NOT_CONVERGED)
+  if (st == CM_NOT_CONVERGED && timed_out)
+    fprintf(stderr,
+            "cmodes-mpi analyze: warning: not converged: the "
+            "eigen-solve stopped by its time budget (--max-seconds "
+            "%g); the report is partial (solver.converged false)\n",
+            a->opts.max_seconds);
+  else if (st == CM_NOT_CONVERGED)
     fprintf(stderr, "cmodes-mpi analyze: warning: not converged: a "
                     "component's modes did not meet --tol within "
                     "--max-iter; the report is partial (solver.converged "
@@ -916,16 +926,24 @@ static int cm__mpi_analyze(int argc, char **argv, int rank, int np) {
    * local analyses and the cut components (a union bound) */
   cm_options_t sopts = a.opts;
   sopts.failure_probability = a.opts.failure_probability / (np + nspan);
+  /* --max-seconds: one budget for the local and the cut solves, from here
+   * (each rank's clock; the cut solves stop when any rank is past it) */
+  double deadline =
+      a.opts.max_seconds > 0 ? MPI_Wtime() + a.opts.max_seconds : 0;
   if (!st)
     st = cm__local_solve(&ctx, &P, span, nspan, &sopts, &recs, &sums, &more);
   st = cm__mpi_agree(&ctx, st, MPI_COMM_WORLD);
-  st = cm__solve_cut(&ctx, &P, span, nspan, members, &sopts, &recs, &sums, st);
+  st = cm__solve_cut(&ctx, &P, span, nspan, members, &sopts, deadline, &recs,
+                     &sums, st);
   if (recs.nomem)
     st = CM__ERR(&ctx, CM_NOMEM, NULL, "out of memory (records)");
   st = cm__mpi_agree(&ctx, st, MPI_COMM_WORLD);
   /* ---- the report on rank 0 ---- */
   if (st >= 0) {
     int warn = st; /* not converged: a partial report, exit 5 */
+    double timed = 0;
+    MPI_Allreduce(&sums.timed_out, &timed, 1, MPI_DOUBLE, MPI_SUM,
+                  MPI_COMM_WORLD);
     st = cm__gather_report(&ctx, &P, &a, nspan, &recs, &sums, &more, t_read,
                            &rep);
     int fs = !st && !rank && rep ? rep->status : CM_OK;
@@ -933,7 +951,7 @@ static int cm__mpi_analyze(int argc, char **argv, int rank, int np) {
     if (!st)
       st = warn > fs ? warn : fs;
     if (st >= 0 && !rank)
-      cm__print_report(rep, &a, st);
+      cm__print_report(rep, &a, st, timed > 0);
   }
   if (st < 0 && !rank)
     fprintf(stderr, "cmodes-mpi analyze: %s: %s\n", cm_status_message(st),

@@ -244,7 +244,46 @@ def case_partition(cm, cmpi, data, tmp):
     return fails
 
 
-def case_errors(cmpi, data, tmp):
+def time_budget(cm, cmpi, data, pile):
+    """--max-seconds on the cut 3D pile: a budget already spent after the
+    first product stops PARPACK on every rank together (exit 5 as the
+    serial cmodes with the same budget, converged false, the warning
+    naming the time budget, an omega_max the Rayleigh quotient of a
+    partial basis: > 0 and at most the converged one); a generous budget
+    changes nothing (the serial omega_max to 1e-10)."""
+    fails = []
+    full = json.loads(run([cm, "analyze", "--json",
+                           os.path.join(data, "pile3d.json")]).stdout)
+    ser = run([cm, "analyze", "--max-seconds", "1e-6", "--json",
+               os.path.join(data, "pile3d.json")])
+    for np in (2, 3):
+        r = mpirun(np, [cmpi, "analyze", "--max-seconds", "1e-6", "--json",
+                        pile])
+        code = r.returncode if r.returncode != 1 else \
+            (5 if "Exit code:    5" in r.stderr else 1)
+        if code != ser.returncode or code != 5:
+            fails.append(f"time budget np={np}: exit {r.returncode}, serial "
+                         f"{ser.returncode}")
+            continue
+        rep_ = json.loads(r.stdout)
+        om = rep_["omega_max"]
+        if rep_["solver"]["converged"] is not False or \
+                "stopped by its time budget" not in r.stderr or \
+                not (0 < om <= full["omega_max"] * (1 + REL)):
+            fails.append(f"time budget np={np}: converged "
+                         f"{rep_['solver']['converged']}, omega_max {om} "
+                         f"(converged {full['omega_max']}), {r.stderr}")
+        print(f"time budget np={np}: exit {code}, omega_max {om} of "
+              f"{full['omega_max']}, matvecs {rep_['solver']['matvecs']}",
+              flush=True)
+    r = mpirun(2, [cmpi, "analyze", "--max-seconds", "600", "--json", pile])
+    if r.returncode != 0 or rel(json.loads(r.stdout)["omega_max"],
+                                full["omega_max"]) > REL:
+        fails.append(f"generous budget: exit {r.returncode}")
+    return fails
+
+
+def case_errors(cm, cmpi, data, tmp):
     fails = []
     part = os.path.join(tmp, "bar2d.cmpart")
     run([cmpi, "convert", os.path.join(data, "bar2d.json"),
@@ -284,6 +323,7 @@ def case_errors(cmpi, data, tmp):
             "warning: not converged" not in r.stderr:
         fails.append("not converged: no partial report and warning")
     print(f"not converged: exit {r.returncode}", flush=True)
+    fails += time_budget(cm, cmpi, data, pile)
     for name, args, code, text in cases:
         r = mpirun(2, args)
         msgs = [l for l in r.stderr.splitlines()
@@ -314,7 +354,7 @@ def main():
         elif case == "partition":
             fails = case_partition(cm, cmpi, data, tmp)
         else:
-            fails = case_errors(cmpi, data, tmp)
+            fails = case_errors(cm, cmpi, data, tmp)
     for f in fails:
         print("FAIL:", f)
     return 1 if fails else 0
