@@ -9,6 +9,7 @@
 #include "analyze/analyze_internal.h"
 #include "cli/args.h"
 
+#include "mpi_alloc.h" /* last: malloc, calloc, realloc tracked */
 #include <getopt.h>
 #include <math.h>
 #include <stdio.h>
@@ -392,7 +393,9 @@ static int cm__share_contact(const cm__part_file_t *f, int64_t p,
   s->index = (int)orig;
   int named;
   s->name = cm__part_contact_name(f, p, &named);
-  if (s->name && !named) {
+  if (!s->name) /* a read or an allocation failed ("" when unnamed) */
+    return CM_NOMEM;
+  if (!named) {
     free(s->name);
     s->name = NULL;
   }
@@ -502,9 +505,10 @@ static int cm__report_lists(cm_context_t *ctx, const cm__part_file_t *f,
       st = CM_NOMEM;
       break;
     }
-    for (int j = 0; j < nl && j < 20; j++) {
+    for (int j = 0; j < nl && j < 20 && !st; j++) {
       c->body_names[j] = cm__part_body_label(f, (int64_t)p[13 + j]);
       c->nlisted++;
+      st = c->body_names[j] ? CM_OK : CM_NOMEM;
     }
   }
   free(md), free(cp);
@@ -977,7 +981,9 @@ int main(int argc, char **argv) {
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &np);
   int code;
-  if (argc < 2) {
+  if (cm__mpi_alloc_init(rank) < 0) { /* the same on every rank */
+    code = cm_status_exit(CM_USAGE);
+  } else if (argc < 2) {
     if (!rank)
       cm__usage(stderr);
     code = cm_status_exit(CM_USAGE);
@@ -991,6 +997,9 @@ int main(int argc, char **argv) {
     if (rank) /* one copy of the messages: rank 0 prints them */
       (void)!freopen("/dev/null", "w", stderr);
     code = cm__mpi_analyze(argc - 1, argv + 1, rank, np);
+    if (cm__mpi_alloc_traced()) /* the test's count (stdout: rank > 0 too) */
+      printf("cmodes-mpi: rank %d: %ld tracked allocations\n", rank,
+             cm__mpi_alloc_count());
   } else {
     if (!rank)
       fprintf(stderr,

@@ -7,6 +7,7 @@
 
 #include "analyze/analyze_internal.h"
 
+#include "mpi_alloc.h" /* last: malloc, calloc, realloc tracked */
 #include <arpack/parpack.h>
 #include <float.h>
 #include <lapacke.h>

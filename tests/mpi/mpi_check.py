@@ -7,7 +7,8 @@ CASE is equal:SCENE (np = 1..4 give the serial omega_max, top modes, bounds
 and counts to 1e-10 relative; the same bits on a repeated run with the same
 np), partition (a scene smaller than np, ranks with no bodies, a component
 spread over every rank) or errors (a missing file, a file missing on one
-rank, a truncated file, a JSON scene: one message, the exit code, no hang).
+rank, a truncated file, a JSON scene: one message, the exit code, no hang)
+or oom (an allocation failing on one rank: one message, exit 1, no hang).
 Exits 77 (skip) when cmodes-mpi was not built or mpirun is missing."""
 import json
 import math
@@ -339,6 +340,64 @@ def case_errors(cm, cmpi, data, tmp):
     return fails
 
 
+def mpirun_env(np, args, env):
+    cmd = ["mpirun", "--oversubscribe", "-np", str(np)]
+    if os.geteuid() == 0:
+        cmd.insert(1, "--allow-run-as-root")
+    for k in env:
+        cmd += ["-x", k]
+    return subprocess.run(cmd + args, capture_output=True, text=True,
+                          timeout=TIMEOUT, env=dict(ENV, **env))
+
+
+def case_oom(cmpi, data, tmp):
+    """Out of memory on one rank, injected (CMODES_MPI_FAIL_ALLOC=RANK:N
+    makes that rank's N-th tracked allocation fail; RANK:0 counts them):
+    on the 3D pile cut over 2 ranks, for either rank and N spread over
+    its allocations (reading, halo plan, operator, basis, bound, gather,
+    report), every rank ends within the timeout with one message naming
+    the rank and exit 1; one past the last gives the uninjected report.
+    MPI_CHECK_OOM_ALL=1 tries every N (by hand: minutes)."""
+    fails = []
+    pile = os.path.join(tmp, "pile3d.cmpart")
+    run([cmpi, "convert", os.path.join(data, "pile3d.json"),
+         pile]).check_returncode()
+    args = [cmpi, "analyze", "--json", "--no-timings", pile]
+    ref = mpirun(2, args)
+    if ref.returncode != 0:
+        return [f"oom: the uninjected run exits {ref.returncode}"]
+    every = os.environ.get("MPI_CHECK_OOM_ALL") == "1"
+    for rank in (0, 1):
+        r = mpirun_env(2, args, {"CMODES_MPI_FAIL_ALLOC": f"{rank}:0"})
+        m = re.search(rf"cmodes-mpi: rank {rank}: (\d+) tracked", r.stdout)
+        if r.returncode != 0 or not m:
+            fails.append(f"oom rank {rank}: no count ({r.returncode})")
+            continue
+        k = int(m.group(1))
+        ns = range(1, k + 1) if every else \
+            sorted({1 + (k - 1) * i // 7 for i in range(8)})
+        for n in list(ns) + [k + 1]:
+            r = mpirun_env(2, args, {"CMODES_MPI_FAIL_ALLOC": f"{rank}:{n}"})
+            own = [l for l in r.stderr.splitlines()
+                   if l.startswith("cmodes-mpi analyze")]
+            out = "".join(l + "\n" for l in r.stdout.splitlines()
+                          if not l.startswith("cmodes-mpi: rank"))
+            if n > k:
+                if r.returncode != 0 or out != ref.stdout:
+                    fails.append(f"oom rank {rank}: {n} > {k} allocations "
+                                 f"changed the run ({r.returncode})")
+                continue
+            failed = r.returncode == 1 or "Exit code:    1" in r.stderr
+            if not failed or len(own) != 1 or \
+                    "out of memory" not in own[0] or \
+                    f"(rank {rank})" not in own[0]:
+                fails.append(f"oom rank {rank} allocation {n}/{k}: exit "
+                             f"{r.returncode}, messages {own}")
+            print(f"oom rank {rank} allocation {n}/{k}: exit "
+                  f"{r.returncode}: {own}", flush=True)
+    return fails
+
+
 def main():
     cm, cmpi, data, case = sys.argv[1:5]
     if not cmpi or not os.path.exists(cmpi):
@@ -351,6 +410,8 @@ def main():
         sanitizer_env(tmp)
         if case.startswith("equal:"):
             fails = case_equal(cm, cmpi, data, case[6:], tmp)
+        elif case == "oom":
+            fails = case_oom(cmpi, data, tmp)
         elif case == "partition":
             fails = case_partition(cm, cmpi, data, tmp)
         else:

@@ -6,7 +6,7 @@ if(CMODES_HAVE_MPI)
   set(CM_MPI_BIN $<TARGET_FILE:cmodes_mpi>)
 endif()
 foreach(case equal:bar2d equal:pile2d equal:pile3d equal:pile3d-tangential
-             equal:fleet equal:star partition errors)
+             equal:fleet equal:star partition errors oom)
   string(REPLACE "equal:" "equal_" tname "mpi_${case}")
   string(REPLACE "-" "_" tname "${tname}")
   add_test(NAME ${tname} COMMAND /usr/bin/python3
