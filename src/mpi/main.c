@@ -371,6 +371,11 @@ typedef struct {
   int comp, idx;
 } cm__rec_t;
 
+static int cm__i32_cmp(const void *pa, const void *pb) {
+  int a = *(const int *)pa, b = *(const int *)pb;
+  return (a > b) - (a < b);
+}
+
 static int cm__rec_cmp(const void *pa, const void *pb) {
   const cm__rec_t *a = pa, *b = pb;
   if (a->lambda != b->lambda)
@@ -413,6 +418,63 @@ static int cm__share_body(const cm__part_file_t *f, int64_t p, cm_share_t *s) {
   s->index = (int)orig;
   s->name = cm__part_body_label(f, p);
   return s->name ? CM_OK : CM_NOMEM;
+}
+
+/* Component comp's name as the serial report gives it (cm__comp_name in
+ * analyze.c): the part before the first '.' that all its bodies' names
+ * share, else the label of its first body (the serial's first column:
+ * the file's first body of the component). Reads the names of the
+ * component's bodies until one differs (positioned reads on rank 0).
+ * NULL: out of memory or a read failed. */
+static char *cm__tie_name(const cm__part_file_t *f, int comp) {
+  int64_t b0 = (int64_t)f->comp[2 * comp], b1 = (int64_t)f->comp[2 * comp + 2];
+  char *first = cm__part_body_label(f, b0);
+  if (!first)
+    return NULL;
+  const char *dot = strchr(first, '.');
+  size_t len = dot ? (size_t)(dot - first) : 0; /* shared prefix, 0: none */
+  for (int64_t p = b0 + 1; p < b1 && len; p++) {
+    char *lab = cm__part_body_label(f, p);
+    if (!lab) {
+      free(first);
+      return NULL;
+    }
+    if (strncmp(lab, first, len + 1))
+      len = 0;
+    free(lab);
+  }
+  if (len)
+    first[len] = 0;
+  return first;
+}
+
+/* r->ties (cm__list_ties in analyze.c): the components whose top
+ * eigenvalue (omega_max squared) is within opts->tol (relative) of the
+ * largest, ascending by index, named; cp sorted by omega_max. */
+static int cm__report_ties(const cm__part_file_t *f, const cm_options_t *opts,
+                           const cm__rec_t *cp, size_t nc, cm_report_t *r) {
+  double top = nc ? cp[0].p[1] * cp[0].p[1] : 0;
+  if (!(top > 0) || !r->nmodes)
+    return CM_OK;
+  size_t n = 0;
+  while (n < nc && top - cp[n].p[1] * cp[n].p[1] <= opts->tol * top)
+    n++;
+  int cap = (int)(n < CM_TIES_LISTED ? n : CM_TIES_LISTED);
+  r->ties = calloc((size_t)n + 1, sizeof(int));
+  r->tie_names = calloc((size_t)cap + 1, sizeof(char *));
+  if (!r->ties || !r->tie_names)
+    return CM_NOMEM;
+  for (size_t i = 0; i < n; i++)
+    r->ties[i] = (int)cp[i].p[3];
+  qsort(r->ties, n, sizeof(int), cm__i32_cmp);
+  r->nties = (int)n;
+  for (int i = 0; i < cap; i++) {
+    r->tie_names[i] = cm__tie_name(f, r->ties[i]);
+    r->nties_listed++;
+    if (!r->tie_names[i])
+      return CM_NOMEM;
+  }
+  return CM_OK;
 }
 
 #define CM__NSUMS ((int)(sizeof(cm__mpi_sums_t) / sizeof(double)))
@@ -511,6 +573,8 @@ static int cm__report_lists(cm_context_t *ctx, const cm__part_file_t *f,
       st = c->body_names[j] ? CM_OK : CM_NOMEM;
     }
   }
+  if (!st)
+    st = cm__report_ties(f, opts, cp, nc, r);
   free(md), free(cp);
   if (st)
     return CM__ERR(ctx, st == CM_IO ? CM_IO : CM_NOMEM, f->path,

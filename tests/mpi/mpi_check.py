@@ -108,6 +108,10 @@ def compare(ser, par, tag, fails):
                      f"{ser['components']['count']}")
     for x, y in zip(ca, cb):
         check_close(f"{tag} component omega_max", x, y, fails)
+    for k in ("tied", "tied_components"):  # the components tied at the top
+        if ser["components"][k] != par["components"][k]:
+            fails.append(f"{tag} components.{k}: {par['components'][k]} != "
+                         f"{ser['components'][k]}")
     for k in ("central_difference", "rk4"):
         check_close(f"{tag} timestep.{k}.h", ser["timestep"][k]["h"],
                     par["timestep"][k]["h"], fails)
