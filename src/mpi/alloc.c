@@ -37,7 +37,9 @@ int cm__mpi_alloc_init(int rank) {
 
 long cm__mpi_alloc_count(void) { return cm__alloc_n; }
 
-int cm__mpi_alloc_traced(void) { return cm__alloc_traced; }
+int cm__mpi_alloc_counting(void) {
+  return cm__alloc_traced && cm__alloc_fail == 0;
+}
 
 static int cm__alloc_fails(void) { return ++cm__alloc_n == cm__alloc_fail; }
 

@@ -1061,7 +1061,8 @@ int main(int argc, char **argv) {
     if (rank) /* one copy of the messages: rank 0 prints them */
       (void)!freopen("/dev/null", "w", stderr);
     code = cm__mpi_analyze(argc - 1, argv + 1, rank, np);
-    if (cm__mpi_alloc_traced()) /* the test's count (stdout: rank > 0 too) */
+    if (cm__mpi_alloc_counting()) /* RANK:0: the test's count (stdout,
+                                      as rank > 0 has no stderr) */
       printf("cmodes-mpi: rank %d: %ld tracked allocations\n", rank,
              cm__mpi_alloc_count());
   } else {

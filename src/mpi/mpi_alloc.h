@@ -14,8 +14,8 @@
 int cm__mpi_alloc_init(int rank);
 /* The allocations counted on this rank so far. */
 long cm__mpi_alloc_count(void);
-/* Whether CMODES_MPI_FAIL_ALLOC names this rank. */
-int cm__mpi_alloc_traced(void);
+/* Whether CMODES_MPI_FAIL_ALLOC is RANK:0 for this rank (count only). */
+int cm__mpi_alloc_counting(void);
 
 void *cm__mpi_malloc(size_t n);
 void *cm__mpi_calloc(size_t n, size_t size);
