@@ -5,7 +5,7 @@
 # wall time, the eigen phase, time per product of S, halo messages and
 # bytes per product (largest rank), peak memory per rank, and omega_max's
 # relative difference from the serial one. Not a test: nothing asserts a
-# time. See docs/mpi.md ("Measured").
+# time. See docs/distributed.md ("Measured").
 #
 #   bench/mpi_scaling.sh [--count N] [--np "1 2 4"] [--build DIR] [--out DIR]
 #

@@ -1,4 +1,4 @@
-# cmodes-mpi: the MPI program of docs/mpi.md, built when MPI (C) and
+# cmodes-mpi: the MPI program of docs/distributed.md, built when MPI (C) and
 # ARPACK-ng's PARPACK are found; CMODES_HAVE_MPI tells the tests.
 find_package(MPI COMPONENTS C QUIET)
 pkg_check_modules(PARPACK QUIET IMPORTED_TARGET parpack)

@@ -1,6 +1,6 @@
 /* main.c: `cmodes-mpi`: `convert IN OUT` (the partitioned layout) and
- * `analyze [options] SCENE` over MPI ranks (docs/mpi.md). Each rank reads
- * its part of the scene; components on one rank are solved there by the
+ * `analyze [options] SCENE` over MPI ranks (docs/distributed.md). Each rank
+ * reads its part of the scene; components on one rank are solved there by the
  * serial pipeline; components cut by the partition by PARPACK over the
  * ranks that hold them (span.c); rank 0 gathers the records and prints the
  * report with the serial writers. */
@@ -9,6 +9,7 @@
 #include "analyze/analyze_internal.h"
 #include "cli/args.h"
 
+#include "mpi_alloc.h" /* last: malloc, calloc, realloc tracked */
 #include <getopt.h>
 #include <math.h>
 #include <stdio.h>
@@ -81,7 +82,8 @@ static int cm__mpi_convert(int argc, char **argv, int rank) {
     if (!rank)
       printf("usage: cmodes-mpi convert IN OUT\n\n"
              "Reads a scene (JSON or binary, as `cmodes analyze` does) and\n"
-             "writes the partitioned layout of docs/mpi.md that each rank of\n"
+             "writes the partitioned layout of docs/distributed.md that each "
+             "rank of\n"
              "`cmodes-mpi analyze` reads its own part of. Runs on one\n"
              "process (rank 0 under mpirun).\n");
     return 0;
@@ -350,7 +352,9 @@ static int cm__local_solve(cm_context_t *ctx, const cm__mpi_part_t *P,
         gcomp[sys->body_comp[b]] = cm__part_comp_of(P->f, L.bpos[b]);
     cm__local_records(P, &L, sys, r, gcomp, out);
     cm__local_sums(P, &L, r, sums, more);
-    st = CM_OK; /* not converged: counted in the sums */
+    if (st == CM_NOT_CONVERGED && strstr(ctx->message, "time budget"))
+      sums->timed_out += 1; /* the serial solve's --max-seconds */
+    st = CM_OK;             /* not converged: counted in the sums */
   }
   free(gcomp);
   cm_report_destroy(&r);
@@ -366,6 +370,11 @@ typedef struct {
   double lambda;
   int comp, idx;
 } cm__rec_t;
+
+static int cm__i32_cmp(const void *pa, const void *pb) {
+  int a = *(const int *)pa, b = *(const int *)pb;
+  return (a > b) - (a < b);
+}
 
 static int cm__rec_cmp(const void *pa, const void *pb) {
   const cm__rec_t *a = pa, *b = pb;
@@ -389,7 +398,9 @@ static int cm__share_contact(const cm__part_file_t *f, int64_t p,
   s->index = (int)orig;
   int named;
   s->name = cm__part_contact_name(f, p, &named);
-  if (s->name && !named) {
+  if (!s->name) /* a read or an allocation failed ("" when unnamed) */
+    return CM_NOMEM;
+  if (!named) {
     free(s->name);
     s->name = NULL;
   }
@@ -407,6 +418,63 @@ static int cm__share_body(const cm__part_file_t *f, int64_t p, cm_share_t *s) {
   s->index = (int)orig;
   s->name = cm__part_body_label(f, p);
   return s->name ? CM_OK : CM_NOMEM;
+}
+
+/* Component comp's name as the serial report gives it (cm__comp_name in
+ * analyze.c): the part before the first '.' that all its bodies' names
+ * share, else the label of its first body (the serial's first column:
+ * the file's first body of the component). Reads the names of the
+ * component's bodies until one differs (positioned reads on rank 0).
+ * NULL: out of memory or a read failed. */
+static char *cm__tie_name(const cm__part_file_t *f, int comp) {
+  int64_t b0 = (int64_t)f->comp[2 * comp], b1 = (int64_t)f->comp[2 * comp + 2];
+  char *first = cm__part_body_label(f, b0);
+  if (!first)
+    return NULL;
+  const char *dot = strchr(first, '.');
+  size_t len = dot ? (size_t)(dot - first) : 0; /* shared prefix, 0: none */
+  for (int64_t p = b0 + 1; p < b1 && len; p++) {
+    char *lab = cm__part_body_label(f, p);
+    if (!lab) {
+      free(first);
+      return NULL;
+    }
+    if (strncmp(lab, first, len + 1))
+      len = 0;
+    free(lab);
+  }
+  if (len)
+    first[len] = 0;
+  return first;
+}
+
+/* r->ties (cm__list_ties in analyze.c): the components whose top
+ * eigenvalue (omega_max squared) is within opts->tol (relative) of the
+ * largest, ascending by index, named; cp sorted by omega_max. */
+static int cm__report_ties(const cm__part_file_t *f, const cm_options_t *opts,
+                           const cm__rec_t *cp, size_t nc, cm_report_t *r) {
+  double top = nc ? cp[0].p[1] * cp[0].p[1] : 0;
+  if (!(top > 0) || !r->nmodes)
+    return CM_OK;
+  size_t n = 0;
+  while (n < nc && top - cp[n].p[1] * cp[n].p[1] <= opts->tol * top)
+    n++;
+  int cap = (int)(n < CM_TIES_LISTED ? n : CM_TIES_LISTED);
+  r->ties = calloc((size_t)n + 1, sizeof(int));
+  r->tie_names = calloc((size_t)cap + 1, sizeof(char *));
+  if (!r->ties || !r->tie_names)
+    return CM_NOMEM;
+  for (size_t i = 0; i < n; i++)
+    r->ties[i] = (int)cp[i].p[3];
+  qsort(r->ties, n, sizeof(int), cm__i32_cmp);
+  r->nties = (int)n;
+  for (int i = 0; i < cap; i++) {
+    r->tie_names[i] = cm__tie_name(f, r->ties[i]);
+    r->nties_listed++;
+    if (!r->tie_names[i])
+      return CM_NOMEM;
+  }
+  return CM_OK;
 }
 
 #define CM__NSUMS ((int)(sizeof(cm__mpi_sums_t) / sizeof(double)))
@@ -499,11 +567,14 @@ static int cm__report_lists(cm_context_t *ctx, const cm__part_file_t *f,
       st = CM_NOMEM;
       break;
     }
-    for (int j = 0; j < nl && j < 20; j++) {
+    for (int j = 0; j < nl && j < 20 && !st; j++) {
       c->body_names[j] = cm__part_body_label(f, (int64_t)p[13 + j]);
       c->nlisted++;
+      st = c->body_names[j] ? CM_OK : CM_NOMEM;
     }
   }
+  if (!st)
+    st = cm__report_ties(f, opts, cp, nc, r);
   free(md), free(cp);
   if (st)
     return CM__ERR(ctx, st == CM_IO ? CM_IO : CM_NOMEM, f->path,
@@ -617,7 +688,7 @@ static void cm__analyze_usage(FILE *f) {
   fprintf(f, "usage: mpirun -np N cmodes-mpi analyze [options] SCENE.cmpart\n"
              "\nThe report of `cmodes analyze` computed over MPI ranks, each\n"
              "reading only its part of a partitioned scene (write one with\n"
-             "`cmodes-mpi convert SCENE OUT.cmpart`; docs/mpi.md).\n\n"
+             "`cmodes-mpi convert SCENE OUT.cmpart`; docs/distributed.md).\n\n"
              "analysis options (as `cmodes analyze`):\n");
   cm__opt_usage(f, NULL);
   fprintf(f, "other options:\n"
@@ -741,8 +812,8 @@ static int cm__cut_components(const cm__mpi_part_t *P, int *span) {
 /* Each cut component in turn on the ranks that hold part of it. */
 static int cm__solve_cut(cm_context_t *ctx, const cm__mpi_part_t *P,
                          const int *span, int nspan, int *members,
-                         const cm_options_t *opts, cm__dbuf_t *recs,
-                         cm__mpi_sums_t *sums, int st) {
+                         const cm_options_t *opts, double deadline,
+                         cm__dbuf_t *recs, cm__mpi_sums_t *sums, int st) {
   for (int i = 0; st >= 0 && i < nspan; i++) {
     int cc = span[i], nmem = 0, me = 0;
     int64_t cb0 = (int64_t)P->f->comp[2 * cc];
@@ -756,7 +827,8 @@ static int cm__solve_cut(cm_context_t *ctx, const cm__mpi_part_t *P,
     MPI_Comm_split(MPI_COMM_WORLD, me ? 0 : MPI_UNDEFINED, P->rank, &sub);
     int sst = CM_OK;
     if (me) {
-      sst = cm__mpi_span_solve(ctx, P, cc, sub, members, opts, recs, sums);
+      sst = cm__mpi_span_solve(ctx, P, cc, sub, members, opts, deadline, recs,
+                               sums);
       MPI_Comm_free(&sub);
     }
     st = cm__mpi_agree(ctx, sst < 0 ? sst : (st > sst ? st : sst),
@@ -853,7 +925,7 @@ static int cm__gather_report(cm_context_t *ctx, const cm__mpi_part_t *P,
 }
 
 static void cm__print_report(const cm_report_t *rep, const cm__args_t *a,
-                             int st) {
+                             int st, int timed_out) {
   if (a->json) {
     char *text = cm_report_to_json(
         rep, CM_JSON_INDENT | (a->notime ? CM_JSON_NO_TIMINGS : 0));
@@ -864,7 +936,13 @@ static void cm__print_report(const cm_report_t *rep, const cm__args_t *a,
     cm_report_write_text(rep, stdout);
   }
   fflush(stdout);
-  if (st == CM_NOT_CONVERGED)
+  if (st == CM_NOT_CONVERGED && timed_out)
+    fprintf(stderr,
+            "cmodes-mpi analyze: warning: not converged: the "
+            "eigen-solve stopped by its time budget (--max-seconds "
+            "%g); the report is partial (solver.converged false)\n",
+            a->opts.max_seconds);
+  else if (st == CM_NOT_CONVERGED)
     fprintf(stderr, "cmodes-mpi analyze: warning: not converged: a "
                     "component's modes did not meet --tol within "
                     "--max-iter; the report is partial (solver.converged "
@@ -916,16 +994,24 @@ static int cm__mpi_analyze(int argc, char **argv, int rank, int np) {
    * local analyses and the cut components (a union bound) */
   cm_options_t sopts = a.opts;
   sopts.failure_probability = a.opts.failure_probability / (np + nspan);
+  /* --max-seconds: one budget for the local and the cut solves, from here
+   * (each rank's clock; the cut solves stop when any rank is past it) */
+  double deadline =
+      a.opts.max_seconds > 0 ? MPI_Wtime() + a.opts.max_seconds : 0;
   if (!st)
     st = cm__local_solve(&ctx, &P, span, nspan, &sopts, &recs, &sums, &more);
   st = cm__mpi_agree(&ctx, st, MPI_COMM_WORLD);
-  st = cm__solve_cut(&ctx, &P, span, nspan, members, &sopts, &recs, &sums, st);
+  st = cm__solve_cut(&ctx, &P, span, nspan, members, &sopts, deadline, &recs,
+                     &sums, st);
   if (recs.nomem)
     st = CM__ERR(&ctx, CM_NOMEM, NULL, "out of memory (records)");
   st = cm__mpi_agree(&ctx, st, MPI_COMM_WORLD);
   /* ---- the report on rank 0 ---- */
   if (st >= 0) {
     int warn = st; /* not converged: a partial report, exit 5 */
+    double timed = 0;
+    MPI_Allreduce(&sums.timed_out, &timed, 1, MPI_DOUBLE, MPI_SUM,
+                  MPI_COMM_WORLD);
     st = cm__gather_report(&ctx, &P, &a, nspan, &recs, &sums, &more, t_read,
                            &rep);
     int fs = !st && !rank && rep ? rep->status : CM_OK;
@@ -933,7 +1019,7 @@ static int cm__mpi_analyze(int argc, char **argv, int rank, int np) {
     if (!st)
       st = warn > fs ? warn : fs;
     if (st >= 0 && !rank)
-      cm__print_report(rep, &a, st);
+      cm__print_report(rep, &a, st, timed > 0);
   }
   if (st < 0 && !rank)
     fprintf(stderr, "cmodes-mpi analyze: %s: %s\n", cm_status_message(st),
@@ -950,7 +1036,7 @@ static void cm__usage(FILE *f) {
   fprintf(f, "usage: cmodes-mpi convert IN OUT.cmpart\n"
              "       mpirun -np N cmodes-mpi analyze [options] "
              "SCENE.cmpart\n\n"
-             "cmodes over MPI (docs/mpi.md).\n");
+             "cmodes over MPI (docs/distributed.md).\n");
 }
 
 int main(int argc, char **argv) {
@@ -959,7 +1045,9 @@ int main(int argc, char **argv) {
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &np);
   int code;
-  if (argc < 2) {
+  if (cm__mpi_alloc_init(rank) < 0) { /* the same on every rank */
+    code = cm_status_exit(CM_USAGE);
+  } else if (argc < 2) {
     if (!rank)
       cm__usage(stderr);
     code = cm_status_exit(CM_USAGE);
@@ -973,6 +1061,10 @@ int main(int argc, char **argv) {
     if (rank) /* one copy of the messages: rank 0 prints them */
       (void)!freopen("/dev/null", "w", stderr);
     code = cm__mpi_analyze(argc - 1, argv + 1, rank, np);
+    if (cm__mpi_alloc_counting()) /* RANK:0: the test's count (stdout,
+                                      as rank > 0 has no stderr) */
+      printf("cmodes-mpi: rank %d: %ld tracked allocations\n", rank,
+             cm__mpi_alloc_count());
   } else {
     if (!rank)
       fprintf(stderr,

@@ -1,5 +1,5 @@
-/* mpi_internal.h: what the parts of cmodes-mpi share (docs/mpi.md): error
- * agreement across ranks, the halo plan, the solve of a component spread
+/* mpi_internal.h: what the parts of cmodes-mpi share (docs/distributed.md):
+ * error agreement across ranks, the halo plan, the solve of a component spread
  * over ranks and the records gathered into the report. */
 #ifndef CM_MPI_INTERNAL_H
 #define CM_MPI_INTERNAL_H
@@ -55,6 +55,7 @@ typedef struct {
    * in, messages and bytes it sends per product of S, products, seconds
    * in products */
   double halo_bodies, halo_msgs, halo_bytes, products, t_products;
+  double timed_out; /* solves stopped by --max-seconds */
 } cm__mpi_sums_t;
 
 /* Contact record r with its bodies mapped to sub-scene indices sa, sb
@@ -64,10 +65,13 @@ cm_contact_t cm__contact_to(const cm__part_contact_t *r, int sa, int sb);
 
 /* Solves component comp spread over the ranks of cc (this rank's rank
  * there: the participants), appending its mode and component records to
- * out on cc's rank 0 and adding to sums. */
+ * out on cc's rank 0 and adding to sums. deadline (MPI_Wtime() on this
+ * rank, 0 = none): --max-seconds; past it every rank of cc stops PARPACK
+ * together and the partial basis gives Rayleigh-Ritz pairs (not
+ * converged), as in the serial solve. */
 int cm__mpi_span_solve(cm_context_t *ctx, const cm__mpi_part_t *P, int comp,
                        MPI_Comm cc, const int *members,
-                       const cm_options_t *opts, cm__dbuf_t *out,
-                       cm__mpi_sums_t *sums);
+                       const cm_options_t *opts, double deadline,
+                       cm__dbuf_t *out, cm__mpi_sums_t *sums);
 
 #endif

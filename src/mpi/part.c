@@ -1,9 +1,10 @@
-/* part.c: the partitioned scene layout (part.h, docs/mpi.md): the writer
- * (serial: `cmodes-mpi convert`), positioned reads of one rank's part, the
- * labels of the report and the partition into contiguous body ranges. */
+/* part.c: the partitioned scene layout (part.h, docs/distributed.md): the
+ * writer (serial: `cmodes-mpi convert`), positioned reads of one rank's part,
+ * the labels of the report and the partition into contiguous body ranges. */
 #define _FILE_OFFSET_BITS 64
 #include "part.h"
 
+#include "mpi_alloc.h" /* last: malloc, calloc, realloc tracked */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>

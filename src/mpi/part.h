@@ -1,5 +1,5 @@
-/* part.h: the partitioned scene layout of cmodes-mpi (docs/mpi.md): fixed
- * little-endian sections that let each rank read only its bodies and
+/* part.h: the partitioned scene layout of cmodes-mpi (docs/distributed.md):
+ * fixed little-endian sections that let each rank read only its bodies and
  * contacts with positioned reads, and the per-rank reader and partition.
  * Not for the serial binary format (io/scene_bin.c). No MPI here. */
 #ifndef CM_MPI_PART_H

@@ -1,4 +1,4 @@
-/* span.c: a component spread over several ranks (docs/mpi.md): the halo
+/* span.c: a component spread over several ranks (docs/distributed.md): the halo
  * plan (which owned bodies each neighbour needs), the distributed operator
  * S = B B^T with B = K^1/2 J L^-T built from the rank's own rows (the serial
  * assembly on its bodies and its halo), PARPACK's Lanczos on it from a start
@@ -7,6 +7,7 @@
 
 #include "analyze/analyze_internal.h"
 
+#include "mpi_alloc.h" /* last: malloc, calloc, realloc tracked */
 #include <arpack/parpack.h>
 #include <float.h>
 #include <lapacke.h>
@@ -671,17 +672,20 @@ typedef struct {
   int nloc, ldv, nev, ncv, lworkl, T, TB;
   double *x, *y, *resid, *v, *workd, *workl, *d, *z;
   int *sel;
+  double *rh, *rw, *ru;  /* ncv x ncv, ncv, ncv x ncv: Rayleigh-Ritz */
   cm__share3_t *pk, *mg; /* T + TB picks: contacts, then bodies */
   cm__mbuf_t mb;
   uint64_t seed;                         /* the start vectors' key */
   double scale, gall, omega_upper, lam0; /* s, max Gershgorin row sum of S,
                                             sqrt(gall), top lambda */
-  int nconv, notconv, iterations;
+  int nconv, notconv, iterations, timed_out;
+  double deadline; /* MPI_Wtime() on this rank, 0 = none */
 } cm__span_t;
 
 static void cm__span_free(cm__span_t *S) {
   free(S->x), free(S->y), free(S->resid), free(S->v), free(S->workd);
   free(S->workl), free(S->d), free(S->z), free(S->sel), free(S->pk);
+  free(S->rh), free(S->rw), free(S->ru);
   free(S->mg), free(S->mb.cnt), free(S->mb.dsp), free(S->mb.all);
   cm__dop_free(&S->op);
 }
@@ -715,6 +719,9 @@ static int cm__span_alloc(cm_context_t *ctx, cm__span_t *S,
   S->d = calloc((size_t)ncv, sizeof(double));
   S->z = calloc((size_t)ldv * ncv, sizeof(double));
   S->sel = calloc((size_t)ncv, sizeof(int));
+  S->rh = malloc(sizeof(double) * (size_t)ncv * (size_t)ncv);
+  S->rw = malloc(sizeof(double) * (size_t)ncv);
+  S->ru = malloc(sizeof(double) * (size_t)ncv * (size_t)ncv);
   S->T = opts->top_contacts > 0 ? opts->top_contacts : 1;
   S->TB = opts->top_bodies > 0 ? opts->top_bodies : 1;
   S->pk = malloc(sizeof *S->pk * (size_t)(S->T + S->TB + 2));
@@ -724,8 +731,8 @@ static int cm__span_alloc(cm_context_t *ctx, cm__span_t *S,
   S->mb.all = malloc(sizeof(double) * 3 *
                      (size_t)(S->T > S->TB ? S->T : S->TB) * (size_t)P);
   int st = (!S->x || !S->y || !S->resid || !S->v || !S->workd || !S->workl ||
-            !S->d || !S->z || !S->sel || !S->pk || !S->mg || !S->mb.cnt ||
-            !S->mb.dsp || !S->mb.all)
+            !S->d || !S->z || !S->sel || !S->rh || !S->rw || !S->ru || !S->pk ||
+            !S->mg || !S->mb.cnt || !S->mb.dsp || !S->mb.all)
                ? CM__ERR(ctx, CM_NOMEM, NULL, "out of memory (Lanczos basis)")
                : CM_OK;
   return cm__mpi_agree(ctx, st, S->cc);
@@ -764,12 +771,81 @@ static void cm__span_bounds(cm__span_t *S, cm__mpi_sums_t *sums) {
   op->inv_s = 1 / S->scale;
 }
 
+/* A solve stopped by the deadline: Rayleigh-Ritz on the columns of
+ * PARPACK's basis S->v (destroyed), as the serial ARPACK run does: two
+ * passes of modified Gram-Schmidt with global dot products, H = V^T (S/s) V
+ * summed over cc and taken from cc's rank 0 (the same H on every rank),
+ * the top nev pairs of H, the Ritz vectors V U into S->z (ascending, as
+ * pdseupd leaves them). Collective on cc; returns the pairs found. */
+static int cm__span_rr(cm_context_t *ctx, cm__span_t *S) {
+  int nloc = S->nloc, ldv = S->ldv, ncv = S->ncv, kept = 0;
+  for (int j = 0; j < ncv; j++) {
+    double *v = S->v + (size_t)j * ldv;
+    double n0 = sqrt(cm__dot_all(nloc, v, v, S->cc));
+    if (!(n0 > 0))
+      continue;
+    for (int pass = 0; pass < 2; pass++)
+      for (int i = 0; i < kept; i++) {
+        double *q = S->v + (size_t)i * ldv, c = cm__dot_all(nloc, q, v, S->cc);
+        for (int l = 0; l < nloc; l++)
+          v[l] -= c * q[l];
+      }
+    double n1 = sqrt(cm__dot_all(nloc, v, v, S->cc));
+    if (!(n1 > 1e-8 * n0))
+      continue;
+    double *dst = S->v + (size_t)kept * ldv;
+    for (int l = 0; l < nloc; l++)
+      dst[l] = v[l] / n1;
+    kept++;
+  }
+  if (kept == 0)
+    return 0;
+  double *H = S->rh;
+  for (int j = 0; j < kept; j++) { /* this rank's part of V^T (S/s) V */
+    cm__dop_apply(&S->op, S->v + (size_t)j * ldv, S->y);
+    for (int i = 0; i < kept; i++) {
+      double h = 0, *q = S->v + (size_t)i * ldv;
+      for (int l = 0; l < nloc; l++)
+        h += q[l] * S->y[l] * S->op.inv_s;
+      H[(size_t)j * kept + i] = h;
+    }
+  }
+  MPI_Allreduce(MPI_IN_PLACE, H, kept * kept, MPI_DOUBLE, MPI_SUM, S->cc);
+  MPI_Bcast(H, kept * kept, MPI_DOUBLE, 0, S->cc);
+  for (int j = 0; j < kept; j++) /* symmetric: the mean of both triangles */
+    for (int i = 0; i < j; i++)
+      H[(size_t)j * kept + i] = H[(size_t)i * kept + j] =
+          0.5 * (H[(size_t)j * kept + i] + H[(size_t)i * kept + j]);
+  int k = S->nev < kept ? S->nev : kept;
+  int found = cm__syevr_top(kept, H, k, S->rw, S->ru), fmin = found;
+  MPI_Allreduce(&found, &fmin, 1, MPI_INT, MPI_MIN, S->cc); /* agreed */
+  found = fmin;
+  if (found < 0) {
+    CM__ERR(ctx, CM_NUMERIC, NULL,
+            "component %d: the Rayleigh-Ritz step after the time budget "
+            "failed",
+            S->comp);
+    return -1;
+  }
+  for (int p = 0; p < found; p++) {
+    S->d[p] = S->rw[p] * S->scale;
+    double *y = S->z + (size_t)p * ldv;
+    for (int l = 0; l < nloc; l++) {
+      double t = 0;
+      for (int i = 0; i < kept; i++)
+        t += S->v[(size_t)i * ldv + l] * S->ru[(size_t)p * kept + i];
+      y[l] = t;
+    }
+  }
+  return found;
+}
+
 /* PARPACK's Lanczos on S / s from the start keyed by the global row: the
  * Ritz pairs into S->d, S->z (S->nconv of them). */
 static int cm__span_arpack(cm_context_t *ctx, cm__span_t *S,
                            const cm_options_t *opts) {
   int iparam[11] = {0}, ipntr[14] = {0}, ido = 0, info = 1, st = CM_OK;
-  int nloc = S->nloc, ldv = S->ldv;
+  int nloc = S->nloc, ldv = S->ldv, matvecs = 0;
   S->seed = 0x9e3779b97f4a7c15ULL ^ (uint64_t)S->comp;
   for (int i = 0; i < nloc; i++) /* keyed by the component's global row */
     S->resid[i] = cm__gauss(S->seed, (uint64_t)(S->goff + i));
@@ -790,6 +866,22 @@ static int cm__span_arpack(cm_context_t *ctx, cm__span_t *S,
       yout[i] *= S->op.inv_s;
     if (nloc == 0)
       yout[0] = 0;
+    matvecs++;
+    if (S->deadline > 0) { /* --max-seconds: every rank stops together */
+      int late = MPI_Wtime() > S->deadline, any = 0;
+      MPI_Allreduce(&late, &any, 1, MPI_INT, MPI_MAX, S->cc);
+      if (any) {
+        S->timed_out = 1;
+        break;
+      }
+    }
+  }
+  if (S->timed_out) { /* the serial's estimate of the restarts */
+    int ncv = S->ncv, nev = S->nev;
+    S->iterations = matvecs > ncv ? 1 + (matvecs - ncv) / (ncv - nev) : 0;
+    S->notconv = 1;
+    S->nconv = cm__span_rr(ctx, S);
+    return S->nconv >= 0 ? CM_OK : CM_NUMERIC;
   }
   S->iterations = iparam[2];
   if (info < 0)
@@ -889,6 +981,7 @@ static void cm__span_record(cm__span_t *S, double active, cm__dbuf_t *out,
     sums->ncv = fmax(sums->ncv, S->ncv);
     sums->n_arpack += 1;
     sums->notconv += S->notconv;
+    sums->timed_out += S->timed_out;
   }
   for (int p = 0; p < op->h.P; p++)
     sums->halo_msgs += (op->h.rcnt[p] > 0) + (op->h.scnt[p] > 0);
@@ -901,11 +994,11 @@ static void cm__span_record(cm__span_t *S, double active, cm__dbuf_t *out,
 
 int cm__mpi_span_solve(cm_context_t *ctx, const cm__mpi_part_t *P, int comp,
                        MPI_Comm cc, const int *members,
-                       const cm_options_t *opts, cm__dbuf_t *out,
-                       cm__mpi_sums_t *sums) {
+                       const cm_options_t *opts, double deadline,
+                       cm__dbuf_t *out, cm__mpi_sums_t *sums) {
   cm__span_t S;
   memset(&S, 0, sizeof S);
-  S.P = P, S.cc = cc, S.comp = comp, S.op.h.cc = cc;
+  S.P = P, S.cc = cc, S.comp = comp, S.op.h.cc = cc, S.deadline = deadline;
   MPI_Comm_size(cc, &S.op.h.P);
   MPI_Comm_rank(cc, &S.op.h.q);
   S.q = S.op.h.q;
@@ -941,7 +1034,9 @@ int cm__mpi_span_solve(cm_context_t *ctx, const cm__mpi_part_t *P, int comp,
     cm__span_mode(&S, j, &nmodes, out);
   double pub = 0; /* at least the lambda found, at most Gershgorin's */
   int psteps = 0;
-  if (!st)
+  if (!st && S.timed_out)
+    pub = S.gall; /* past the budget: Gershgorin's bound, no more steps */
+  else if (!st)
     st = cm__span_prob_bound(ctx, &S.op, cc, S.N, S.goff, S.seed, S.scale,
                              opts->failure_probability, &pub, &psteps);
   if (!st) {

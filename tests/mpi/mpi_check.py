@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""cmodes-mpi against the serial cmodes (docs/mpi.md), run by ctest.
+"""cmodes-mpi against the serial cmodes (docs/distributed.md), run by ctest.
 
   mpi_check.py CMODES CMODES_MPI DATA_DIR CASE
 
@@ -7,7 +7,8 @@ CASE is equal:SCENE (np = 1..4 give the serial omega_max, top modes, bounds
 and counts to 1e-10 relative; the same bits on a repeated run with the same
 np), partition (a scene smaller than np, ranks with no bodies, a component
 spread over every rank) or errors (a missing file, a file missing on one
-rank, a truncated file, a JSON scene: one message, the exit code, no hang).
+rank, a truncated file, a JSON scene: one message, the exit code, no hang)
+or oom (an allocation failing on one rank: one message, exit 1, no hang).
 Exits 77 (skip) when cmodes-mpi was not built or mpirun is missing."""
 import json
 import math
@@ -107,6 +108,10 @@ def compare(ser, par, tag, fails):
                      f"{ser['components']['count']}")
     for x, y in zip(ca, cb):
         check_close(f"{tag} component omega_max", x, y, fails)
+    for k in ("tied", "tied_components"):  # the components tied at the top
+        if ser["components"][k] != par["components"][k]:
+            fails.append(f"{tag} components.{k}: {par['components'][k]} != "
+                         f"{ser['components'][k]}")
     for k in ("central_difference", "rk4"):
         check_close(f"{tag} timestep.{k}.h", ser["timestep"][k]["h"],
                     par["timestep"][k]["h"], fails)
@@ -244,7 +249,46 @@ def case_partition(cm, cmpi, data, tmp):
     return fails
 
 
-def case_errors(cmpi, data, tmp):
+def time_budget(cm, cmpi, data, pile):
+    """--max-seconds on the cut 3D pile: a budget already spent after the
+    first product stops PARPACK on every rank together (exit 5 as the
+    serial cmodes with the same budget, converged false, the warning
+    naming the time budget, an omega_max the Rayleigh quotient of a
+    partial basis: > 0 and at most the converged one); a generous budget
+    changes nothing (the serial omega_max to 1e-10)."""
+    fails = []
+    full = json.loads(run([cm, "analyze", "--json",
+                           os.path.join(data, "pile3d.json")]).stdout)
+    ser = run([cm, "analyze", "--max-seconds", "1e-6", "--json",
+               os.path.join(data, "pile3d.json")])
+    for np in (2, 3):
+        r = mpirun(np, [cmpi, "analyze", "--max-seconds", "1e-6", "--json",
+                        pile])
+        code = r.returncode if r.returncode != 1 else \
+            (5 if "Exit code:    5" in r.stderr else 1)
+        if code != ser.returncode or code != 5:
+            fails.append(f"time budget np={np}: exit {r.returncode}, serial "
+                         f"{ser.returncode}")
+            continue
+        rep_ = json.loads(r.stdout)
+        om = rep_["omega_max"]
+        if rep_["solver"]["converged"] is not False or \
+                "stopped by its time budget" not in r.stderr or \
+                not (0 < om <= full["omega_max"] * (1 + REL)):
+            fails.append(f"time budget np={np}: converged "
+                         f"{rep_['solver']['converged']}, omega_max {om} "
+                         f"(converged {full['omega_max']}), {r.stderr}")
+        print(f"time budget np={np}: exit {code}, omega_max {om} of "
+              f"{full['omega_max']}, matvecs {rep_['solver']['matvecs']}",
+              flush=True)
+    r = mpirun(2, [cmpi, "analyze", "--max-seconds", "600", "--json", pile])
+    if r.returncode != 0 or rel(json.loads(r.stdout)["omega_max"],
+                                full["omega_max"]) > REL:
+        fails.append(f"generous budget: exit {r.returncode}")
+    return fails
+
+
+def case_errors(cm, cmpi, data, tmp):
     fails = []
     part = os.path.join(tmp, "bar2d.cmpart")
     run([cmpi, "convert", os.path.join(data, "bar2d.json"),
@@ -284,6 +328,7 @@ def case_errors(cmpi, data, tmp):
             "warning: not converged" not in r.stderr:
         fails.append("not converged: no partial report and warning")
     print(f"not converged: exit {r.returncode}", flush=True)
+    fails += time_budget(cm, cmpi, data, pile)
     for name, args, code, text in cases:
         r = mpirun(2, args)
         msgs = [l for l in r.stderr.splitlines()
@@ -299,6 +344,64 @@ def case_errors(cmpi, data, tmp):
     return fails
 
 
+def mpirun_env(np, args, env):
+    cmd = ["mpirun", "--oversubscribe", "-np", str(np)]
+    if os.geteuid() == 0:
+        cmd.insert(1, "--allow-run-as-root")
+    for k in env:
+        cmd += ["-x", k]
+    return subprocess.run(cmd + args, capture_output=True, text=True,
+                          timeout=TIMEOUT, env=dict(ENV, **env))
+
+
+def case_oom(cmpi, data, tmp):
+    """Out of memory on one rank, injected (CMODES_MPI_FAIL_ALLOC=RANK:N
+    makes that rank's N-th tracked allocation fail; RANK:0 counts them):
+    on the 3D pile cut over 2 ranks, for either rank and N spread over
+    its allocations (reading, halo plan, operator, basis, bound, gather,
+    report), every rank ends within the timeout with one message naming
+    the rank and exit 1; one past the last gives the uninjected report.
+    MPI_CHECK_OOM_ALL=1 tries every N (by hand: minutes)."""
+    fails = []
+    pile = os.path.join(tmp, "pile3d.cmpart")
+    run([cmpi, "convert", os.path.join(data, "pile3d.json"),
+         pile]).check_returncode()
+    args = [cmpi, "analyze", "--json", "--no-timings", pile]
+    ref = mpirun(2, args)
+    if ref.returncode != 0:
+        return [f"oom: the uninjected run exits {ref.returncode}"]
+    every = os.environ.get("MPI_CHECK_OOM_ALL") == "1"
+    for rank in (0, 1):
+        r = mpirun_env(2, args, {"CMODES_MPI_FAIL_ALLOC": f"{rank}:0"})
+        m = re.search(rf"cmodes-mpi: rank {rank}: (\d+) tracked", r.stdout)
+        if r.returncode != 0 or not m:
+            fails.append(f"oom rank {rank}: no count ({r.returncode})")
+            continue
+        k = int(m.group(1))
+        pts = 3 if "ASAN_OPTIONS" in os.environ else 8  # ASan: slower runs
+        ns = range(1, k + 1) if every else \
+            sorted({1 + (k - 1) * i // (pts - 1) for i in range(pts)})
+        for n in list(ns) + [k + 1]:
+            r = mpirun_env(2, args, {"CMODES_MPI_FAIL_ALLOC": f"{rank}:{n}"})
+            own = [l for l in r.stderr.splitlines()
+                   if l.startswith("cmodes-mpi analyze")]
+            out = r.stdout  # the count is printed with RANK:0 only
+            if n > k:
+                if r.returncode != 0 or out != ref.stdout:
+                    fails.append(f"oom rank {rank}: {n} > {k} allocations "
+                                 f"changed the run ({r.returncode})")
+                continue
+            failed = r.returncode == 1 or "Exit code:    1" in r.stderr
+            if not failed or len(own) != 1 or \
+                    "out of memory" not in own[0] or \
+                    f"(rank {rank})" not in own[0]:
+                fails.append(f"oom rank {rank} allocation {n}/{k}: exit "
+                             f"{r.returncode}, messages {own}")
+            print(f"oom rank {rank} allocation {n}/{k}: exit "
+                  f"{r.returncode}: {own}", flush=True)
+    return fails
+
+
 def main():
     cm, cmpi, data, case = sys.argv[1:5]
     if not cmpi or not os.path.exists(cmpi):
@@ -311,10 +414,12 @@ def main():
         sanitizer_env(tmp)
         if case.startswith("equal:"):
             fails = case_equal(cm, cmpi, data, case[6:], tmp)
+        elif case == "oom":
+            fails = case_oom(cmpi, data, tmp)
         elif case == "partition":
             fails = case_partition(cm, cmpi, data, tmp)
         else:
-            fails = case_errors(cmpi, data, tmp)
+            fails = case_errors(cm, cmpi, data, tmp)
     for f in fails:
         print("FAIL:", f)
     return 1 if fails else 0

@@ -1,4 +1,4 @@
-# cmodes-mpi against the serial cmodes (tests/mpi/mpi_check.py, docs/mpi.md):
+# cmodes-mpi against the serial cmodes (tests/mpi/mpi_check.py, docs/distributed.md):
 # oversubscribed mpirun with up to 4 ranks; skipped (77) with a reason when
 # cmodes-mpi was not built.
 set(CM_MPI_BIN "")
@@ -6,7 +6,7 @@ if(CMODES_HAVE_MPI)
   set(CM_MPI_BIN $<TARGET_FILE:cmodes_mpi>)
 endif()
 foreach(case equal:bar2d equal:pile2d equal:pile3d equal:pile3d-tangential
-             equal:fleet equal:star partition errors)
+             equal:fleet equal:star partition errors oom)
   string(REPLACE "equal:" "equal_" tname "mpi_${case}")
   string(REPLACE "-" "_" tname "${tname}")
   add_test(NAME ${tname} COMMAND /usr/bin/python3
