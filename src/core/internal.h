@@ -15,7 +15,7 @@
 int cm__error_at(cm_context_t *ctx, int status, const char *file, int line,
                  const char *path, const char *fmt, ...)
     __attribute__((format(printf, 6, 7)));
-#define CM__ERR(ctx, st, path, ...)                                           \
+#define CM__ERR(ctx, st, path, ...)                                            \
   cm__error_at((ctx), (st), __FILE__, __LINE__, (path), __VA_ARGS__)
 
 /* Loop length below which a kernel runs on one thread: a fork/join costs
@@ -26,7 +26,7 @@ int cm__error_at(cm_context_t *ctx, int status, const char *file, int line,
  * the best one picked at load time (GCC function multiversioning). The
  * project builds with -ffp-contract=off, and the kernels' sums have a fixed
  * order, so every version gives the same bits. */
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && \
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) &&         \
     !defined(CM_NO_CLONES)
 #define CM__CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
 #else
@@ -99,6 +99,10 @@ int cm__scene_is_v2(const cm_scene_t *s);
 int cm__contact_nrows(int dim, const cm_contact_t *ct, int with_dashpots);
 /* R (row-major, body -> world) of the unit quaternion q = (w, x, y, z). */
 void cm__quat_to_R(const double *q, double *R);
+/* Largest eigenvalue of the k x k symmetric tridiagonal (a, b) by bisection,
+ * ||T||_1 into *tn; iw: 2k ints (spectrum/bound.c). */
+double cm__tridiag_top(int k, const double *a, const double *b, double *tn,
+                       int *iw);
 /* cm_system_assemble with row weights wk k + wg c (springs k, dashpots c):
  * (1, 0) is the undamped system; (h^2, 2h) the damped-step operator at h;
  * (0, 1) the dashpots alone. Tangent rows are included where k_t > 0, or
@@ -133,8 +137,7 @@ int cm__scene_contact_from_json(cm_context_t *ctx, const cm_scene_t *s,
                                 const char *arr, int i, cm_contact_t *c,
                                 const char **name);
 int cm__scene_num_from_json(cm_context_t *ctx, const struct json_t *v,
-                            const char *source, const char *path,
-                            double *out);
+                            const char *source, const char *path, double *out);
 int cm__scene_vec_from_json(cm_context_t *ctx, const struct json_t *v,
                             const char *source, const char *path, int n,
                             double *out, const char *what);

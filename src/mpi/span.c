@@ -211,14 +211,8 @@ static int cm__body_chol(int dim, const cm__part_body_t *b, double *L) {
   }
   for (int i = 0; i < 3; i++)
     L[i * 6 + i] = sm;
-  const double *q = b->orientation;
-  double w = q[0], x = q[1], y = q[2], z = q[3], R[9], T[9], Iw[9];
-  R[0] = 1 - 2 * (y * y + z * z), R[1] = 2 * (x * y - w * z),
-  R[2] = 2 * (x * z + w * y);
-  R[3] = 2 * (x * y + w * z), R[4] = 1 - 2 * (x * x + z * z),
-  R[5] = 2 * (y * z - w * x);
-  R[6] = 2 * (x * z - w * y), R[7] = 2 * (y * z + w * x),
-  R[8] = 1 - 2 * (x * x + y * y);
+  double R[9], T[9], Iw[9];
+  cm__quat_to_R(b->orientation, R);
   for (int i = 0; i < 3; i++)
     for (int j = 0; j < 3; j++) {
       double s = 0;
@@ -569,23 +563,6 @@ static double cm__dot_all(int n, const double *x, const double *y,
 #define CM__PB_TARGET 0.04
 #define CM__PB_MAX_STEPS 500
 
-static double cm__pb_top(int k, const double *a, const double *b, double *tn,
-                         lapack_int *iw) {
-  double w[1] = {0}, t = 0;
-  lapack_int found = 0, nsplit = 0;
-  for (int i = 0; i < k; i++) {
-    double r = fabs(a[i]) + (i > 0 ? fabs(b[i - 1]) : 0) +
-               (i + 1 < k ? fabs(b[i]) : 0);
-    t = r > t ? r : t;
-  }
-  *tn = t;
-  if (LAPACKE_dstebz('I', 'E', k, 0, 0, k, k, 0.0, a, b, &found, &nsplit, w, iw,
-                     iw + k) != 0 ||
-      found < 1)
-    return NAN;
-  return w[0];
-}
-
 /* Kuczynski-Wozniakowski's bound (docs/math.md) from a plain Lanczos run
  * on the distributed operator, its start keyed by the global row: every
  * rank runs the same tridiagonal, so all get the same bound. */
@@ -622,7 +599,7 @@ static int cm__span_prob_bound(cm_context_t *ctx, cm__dop_t *op, MPI_Comm cc,
         w[i] -= a[k] * v[i];
       double beta = sqrt(cm__dot_all(nloc, w, w, cc));
       k++;
-      theta = cm__pb_top(k, a, b, &tn, iw);
+      theta = cm__tridiag_top(k, a, b, &tn, iw);
       double r = L / (2.0 * k - 1.0);
       eps = r * r;
       breakdown = !(beta > (double)N * DBL_EPSILON * tn);

@@ -32,9 +32,9 @@
 #define PB_MAX_STEPS 500 /* most steps (then the bound is what it is) */
 
 /* Largest eigenvalue of the k x k tridiagonal (a, b) by bisection (dstebz),
- * and ||T||_1 into *tn; iw: 2k ints. */
-static double pb_top(int k, const double *a, const double *b, double *tn,
-                     lapack_int *iw) {
+ * and ||T||_1 into *tn; iw: 2k ints (cmodes-mpi's distributed bound too). */
+double cm__tridiag_top(int k, const double *a, const double *b, double *tn,
+                       lapack_int *iw) {
   double w[1] = {0}, t = 0;
   lapack_int found = 0, nsplit = 0;
   for (int i = 0; i < k; i++) {
@@ -52,7 +52,7 @@ static double pb_top(int k, const double *a, const double *b, double *tn,
 
 double cm__kw_top(int k, const double *a, const double *b, double *tn) {
   lapack_int *iw = malloc(sizeof(lapack_int) * 2 * ((size_t)k + 1));
-  double t = iw ? pb_top(k, a, b, tn, iw) : NAN;
+  double t = iw ? cm__tridiag_top(k, a, b, tn, iw) : NAN;
   free(iw);
   return t;
 }
@@ -154,7 +154,7 @@ int cm__eig_prob_bound(cm_context_t *ctx, cm_operator_t *op, int comp,
     double beta = pb_step(op, comp, use_S, 1.0 / s, N, v, k ? vp : NULL, bp, w,
                           tmp, &a[k], th);
     k++;
-    theta = pb_top(k, a, b, &tn, iw);
+    theta = cm__tridiag_top(k, a, b, &tn, iw);
     eps = pb_eps(L, k);
     breakdown = !(beta > (double)N * DBL_EPSILON * tn);
     bk = beta;
