@@ -204,6 +204,15 @@ static void cm__pick(cm__pick_t *pick, int *n, int T, int index,
   pick[k].share = share;
 }
 
+/* A copy of s (NULL for NULL); sets *lost when s was not NULL but its copy
+ * could not be made. */
+static char *cm__dup_name(const char *s, int *lost) {
+  char *d = cm__strdup(s);
+  if (s && !d)
+    *lost = 1;
+  return d;
+}
+
 static int cm__mode_shares(cm_operator_t *op, const cm_system_t *sys,
                            const cm_scene_t *scene, const cm_options_t *opts,
                            int comp, const double *z, double lambda,
@@ -218,6 +227,7 @@ static int cm__mode_shares(cm_operator_t *op, const cm_system_t *sys,
     return CM_NOMEM;
   }
   char buf[256];
+  int lost = 0; /* a name copy failed */
   /* contacts: e_c = k_c xi_c^2 / lambda = z_c^2, summed over the
    * contact's rows (consecutive) */
   int np = 0;
@@ -237,14 +247,15 @@ static int cm__mode_shares(cm_operator_t *op, const cm_system_t *sys,
     int c = pick[i].index, row = sys->contact_row[c];
     s->index = c;
     s->share = pick[i].share;
-    s->name = cm__strdup(scene            ? cm_scene_contact_name(scene, c)
-                         : sys->row_names ? sys->row_names[c]
-                                          : NULL);
+    s->name = cm__dup_name(scene            ? cm_scene_contact_name(scene, c)
+                           : sys->row_names ? sys->row_names[c]
+                                            : NULL,
+                           &lost);
     if (sys->dim) {
-      s->a_name = cm__strdup(
-          cm_scene_body_label(scene, sys->row_a[row], buf, sizeof buf));
-      s->b_name = cm__strdup(
-          cm_scene_body_label(scene, sys->row_b[row], buf, sizeof buf));
+      s->a_name = cm__dup_name(
+          cm_scene_body_label(scene, sys->row_a[row], buf, sizeof buf), &lost);
+      s->b_name = cm__dup_name(
+          cm_scene_body_label(scene, sys->row_b[row], buf, sizeof buf), &lost);
     }
   }
   /* bodies: kinetic-energy share of the mass-normalised mode, |u_b|^2 with
@@ -271,12 +282,12 @@ static int cm__mode_shares(cm_operator_t *op, const cm_system_t *sys,
     for (int i = 0; i < np; i++) {
       mode->bodies[i].index = pick[i].index;
       mode->bodies[i].share = pick[i].share;
-      mode->bodies[i].name = cm__strdup(
-          cm_scene_body_label(scene, pick[i].index, buf, sizeof buf));
+      mode->bodies[i].name = cm__dup_name(
+          cm_scene_body_label(scene, pick[i].index, buf, sizeof buf), &lost);
     }
   }
   free(pick), free(u);
-  return CM_OK;
+  return lost ? CM_NOMEM : CM_OK;
 nomem:
   free(pick), free(u);
   return CM_NOMEM;
@@ -417,7 +428,7 @@ static int cm__list_components(cm_operator_t *op, const cm_system_t *sys,
                                const cm_options_t *opts, const cm__eig_t *eig,
                                const double *gersh, const int *crank,
                                cm_report_t *r) {
-  int ncomp = sys->ncomp;
+  int ncomp = sys->ncomp, lost = 0;
   cm__cand_t *ord = malloc(sizeof *ord * ((size_t)ncomp + 1));
   if (!ord)
     return CM_NOMEM;
@@ -460,10 +471,14 @@ static int cm__list_components(cm_operator_t *op, const cm_system_t *sys,
       if (j > 0 && sys->col_body[c0 + j - 1] == b)
         continue;
       if (ci->nlisted < 20)
-        ci->body_names[ci->nlisted++] =
-            cm__strdup(cm_scene_body_label(scene, b, buf, sizeof buf));
+        ci->body_names[ci->nlisted++] = cm__dup_name(
+            cm_scene_body_label(scene, b, buf, sizeof buf), &lost);
       ci->nbodies++;
     }
+  }
+  if (lost) {
+    free(ord);
+    return CM_NOMEM;
   }
   free(ord);
   return cm__list_ties(op, sys, scene, opts, eig, r);

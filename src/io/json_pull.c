@@ -57,6 +57,7 @@ static void cm__jp_fail_at(cm__jp_t *jp, const char *msg, size_t pos,
   if (jp->err)
     return;
   jp->err = 1;
+  jp->nomem = !strncmp(msg, "out of memory", 13);
   jp->token = CM__JT_INVALID;
   cm__jp_linecol(jp, pos, &jp->eline, &jp->ecol);
   size_t n = pos > jp->tok ? pos - jp->tok : 0;

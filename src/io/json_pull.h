@@ -70,6 +70,7 @@ typedef struct {
   int max_depth;     /* deepest allowed (jansson's 2048 by default) */
   int depth_limited; /* the caller's limit was hit (not jansson's) */
   int err;           /* a syntax error was found: emsg, eline, ecol */
+  int nomem;         /* that error was an allocation failure */
   int eline, ecol;
   char emsg[160];
   char *sb; /* scratch for decoded strings (grows; reset by the user) */

@@ -700,8 +700,9 @@ int cm_scene_parse_json(cm_context_t *ctx, const char *text, size_t len,
 
 /* Reads a whole stream into memory: a regular file in one allocation of
  * its size (plus a NUL), anything else by doubling. */
-static char *cm__slurp(FILE *f, size_t *len) {
+static char *cm__slurp(FILE *f, size_t *len, int *nomem) {
   size_t cap = 1 << 16, n = 0;
+  *nomem = 1; /* until the read ends */
   if (!fseek(f, 0, SEEK_END)) {
     long end = ftell(f);
     if (end >= 0 && !fseek(f, 0, SEEK_SET))
@@ -713,6 +714,7 @@ static char *cm__slurp(FILE *f, size_t *len) {
     size_t got = fread(buf + n, 1, cap - n, f);
     n += got;
     if (n < cap) {
+      *nomem = 0;
       if (ferror(f)) {
         free(buf);
         return NULL;
@@ -739,9 +741,13 @@ int cm_scene_read_file(cm_context_t *ctx, const char *path, cm_scene_t **out) {
     return CM__ERR(ctx, CM_IO, path, "%s: cannot open: %s", path,
                    strerror(errno));
   size_t len = 0;
-  char *text = cm__slurp(f, &len);
+  int nomem;
+  char *text = cm__slurp(f, &len, &nomem);
   if (!use_stdin)
     fclose(f);
+  if (!text && nomem)
+    return CM__ERR(ctx, CM_NOMEM, path, "%s: out of memory reading the file",
+                   path);
   if (!text)
     return CM__ERR(ctx, CM_IO, path, "%s: cannot read the file", path);
   const char *src = use_stdin ? "<stdin>" : path;
