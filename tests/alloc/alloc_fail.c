@@ -165,7 +165,7 @@ static int run_server(char **json) {
   }
   char sum[64];
   snprintf(sum, sizeof sum, "%d %d %d %d", h1, h2, h3, h4);
-  *json = strdup(sum);
+  *json = __real_strdup(sum);
   return bad                                                 ? CM_INTERNAL
          : (h1 == 200 && h2 == 201 && h3 == 200 && h4 < 300) ? CM_OK
                                                              : CM_NOMEM;
@@ -202,7 +202,8 @@ static int run_stdio(char **json) {
   json_error_t e;
   json_t *j = json_loads(out, 0, &e);
   json_int_t status = json_integer_value(json_object_get(j, "status"));
-  const char *err = json_string_value(json_object_get(j, "error"));
+  const char *err =
+      json_string_value(json_object_get(json_object_get(j, "body"), "error"));
   if (j && status == 200)
     st = CM_OK;
   else if (j && status == 500 && err && !strcmp(err, "nomem"))
