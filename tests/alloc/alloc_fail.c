@@ -13,7 +13,7 @@
  * OpenBLAS, LAPACK, libgomp and libc-internal allocations (stdio buffers,
  * fmemopen).
  *
- * usage: alloc_fail analyze|server|stdio [SCENE]
+ * usage: alloc_fail analyze|server|stdio [SCENE [lanczos|arpack]]
  * ALLOC_FAIL_TRACE=n prints the call stack of allocation n and runs only
  * that n (for finding the site of a finding). */
 #include "cmodes.h"
@@ -77,6 +77,7 @@ static void arm(long n) {
  */
 
 static const char *g_scene;
+static int g_method = CM_METHOD_AUTO;
 static char *g_text; /* the scene file's text */
 
 /* scene read -> assemble -> factor -> eigen -> report. Returns the status
@@ -92,6 +93,9 @@ static int run_analyze(char **json) {
   if (!st) {
     cm_options_t o;
     cm_options_init(&o);
+    o.method = g_method;
+    if (g_method != CM_METHOD_AUTO)
+      o.dense_max = 0;
     st = cm_analyze(&ctx, scene, &o, &rep);
   }
   if (st >= 0) {
@@ -226,6 +230,10 @@ int main(int argc, char **argv) {
     return 2;
   }
   g_scene = argc > 2 ? argv[2] : CM_SOURCE_DIR "/data/bar2d.json";
+  if (argc > 3)
+    g_method = !strcmp(argv[3], "lanczos")  ? CM_METHOD_LANCZOS
+               : !strcmp(argv[3], "arpack") ? CM_METHOD_ARPACK
+                                            : CM_METHOD_AUTO;
   json_set_alloc_funcs(ss_malloc, ss_free);
   SuiteSparse_config.malloc_func = ss_malloc;
   SuiteSparse_config.calloc_func = ss_calloc;
