@@ -157,7 +157,11 @@ static int cm__solve_comps(cm_context_t *ctx, cm_operator_t *op,
   int st = CM_OK;
   if (first_err < ncomp) {
     *ctx = err_ctx;
-    st = ctx->status ? ctx->status : CM_NUMERIC;
+    st = ctx->status ? ctx->status : status[first_err];
+    if (!ctx->status && st == CM_NOMEM) { /* a backend without a message */
+      snprintf(err_ctx.message, sizeof err_ctx.message, "out of memory");
+      ctx->status = st;
+    }
     char msg[sizeof ctx->message + 32];
     snprintf(msg, sizeof msg, "component %d: %s", first_err, err_ctx.message);
     msg[sizeof ctx->message - 1] = 0;
