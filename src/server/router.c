@@ -4,8 +4,8 @@
  * library calls as `cmodes analyze --json` (the scene reader, assembly,
  * cm_analyze_system, cm_report_to_json), so the numbers are the same bits.
  * Not for sockets, headers on the wire or logging (http.c, stdio.c). */
-#include "report/report_html.h"
 #include "io/json_pull.h"
+#include "report/report_html.h"
 #include "server.h"
 
 #include <ctype.h>

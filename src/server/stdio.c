@@ -74,6 +74,16 @@ static void cm__emit_bad(FILE *out, json_t *id, int status, const char *msg,
   free(r.body);
 }
 
+/* 1 when jansson's failed parse of text ran out of memory: jansson 2.14
+ * reports that as a syntax error or with no text, so the text is checked
+ * again with the pull parser (a text it accepts, or cannot check for lack
+ * of memory, failed for memory). */
+static int cm__parse_oom(const json_error_t *err, const char *text,
+                         size_t len) {
+  return json_error_code(err) == json_error_out_of_memory ||
+         cm__json_check(text, len) != 1;
+}
+
 /* ---- one line ---------------------------------------------------- */
 
 static void cm__line(cm__server_t *srv, const char *line, size_t len,
@@ -109,20 +119,15 @@ static void cm__line(cm__server_t *srv, const char *line, size_t len,
     return;
   }
   json_t *root = json_loadb(line, len, JSON_REJECT_DUPLICATES, &err);
-  if (!root && (json_error_code(&err) == json_error_out_of_memory ||
-                cm__json_check(line, len) != 1)) { /* jansson 2.14 reports
-    running out of memory as a syntax error, or with no text */
-    cm__emit_bad(out, NULL, CM_NOMEM, "out of memory reading the line",
-                 "(line)");
-    return;
-  }
   if (!root || !json_is_object(root)) {
     char msg[300];
+    int oom = !root && cm__parse_oom(&err, line, len);
     snprintf(msg, sizeof msg, "request line:%d: %s", err.column,
-             root ? "expected an object {\"id\", \"method\", \"path\", "
-                    "\"body\"}"
-                  : err.text);
-    cm__emit_bad(out, NULL, CM_PARSE, msg, "(line)");
+             root  ? "expected an object {\"id\", \"method\", \"path\", "
+                     "\"body\"}"
+             : oom ? "out of memory reading the line"
+                   : err.text);
+    cm__emit_bad(out, NULL, oom ? CM_NOMEM : CM_PARSE, msg, "(line)");
     json_decref(root);
     return;
   }
@@ -244,8 +249,7 @@ int cm__serve_stdio(cm__server_t *srv, FILE *in, FILE *out) {
   sigaction(SIGTERM, &sa, NULL);
   sigaction(SIGINT, &sa, NULL);
   signal(SIGPIPE, SIG_IGN);
-  while (!cm__stdio_stop &&
-         !cm__read_line(in, &line, &cap, limit, &n, &oom)) {
+  while (!cm__stdio_stop && !cm__read_line(in, &line, &cap, limit, &n, &oom)) {
     if (oom) {
       cm__emit_bad(out, NULL, CM_NOMEM, "out of memory reading the line",
                    "(line)");
