@@ -751,10 +751,13 @@ static void cm__counts(const cm_system_t *sys, const cm__eig_t *eig,
   r->free_motions = rank < 0 ? -1 : (int)(sys->ndofs - rank);
   r->zero_modes = rank < 0 ? -1 : (int)(sys->nc - rank);
   r->counts_note =
-      rank < 0 ? "the rank of J was not computed: a component has more rows "
-                 "than rank_max_rows (default 20000), past which the sparse "
-                 "QR costs more than the analysis"
-               : NULL;
+      rank == -2 ? "the rank of J was not computed: the solve budget "
+                   "(max_seconds) ran out before the sparse QR of every "
+                   "component"
+      : rank < 0 ? "the rank of J was not computed: a component has more "
+                   "rows than rank_max_rows (default 20000), past which the "
+                   "sparse QR costs more than the analysis"
+                 : NULL;
   r->method = !sys->ncomp                          ? "none"
               : !na                                ? "dense"
               : !nd && it_method != CM_METHOD_AUTO ? cm__method_name(it_method)
@@ -874,8 +877,10 @@ static int cm__analyze_core(cm_context_t *ctx, const cm_system_t *sys,
   r->status = st;
   double t1 = cm__now();
   r->t_eigen = t1 - t0;
-  int st2 = cm__system_rank(ctx, sys, cm__threads(ctx), opts->rank_max_rows,
-                            crank, &rank);
+  /* the counts within the solve budget too (from the eigen-solve's start) */
+  int st2 = cm__system_rank(
+      ctx, sys, cm__threads(ctx), opts->rank_max_rows,
+      opts->max_seconds > 0 ? t0 + opts->max_seconds : 0, crank, &rank);
   if (!st2)
     st2 = cm__collect_modes(op, sys, scene, opts, eig, r);
   if (!st2)
