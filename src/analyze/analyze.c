@@ -714,6 +714,13 @@ const char *cm__model_label(int tangential, int dashpots) {
                     : "normal springs only";
 }
 
+/* The end of the solve budget (max_seconds from t0, the eigen-solve's
+ * start) as a cm__now() time, or 0 for none: the rank counts keep to it
+ * too. */
+static double cm__budget_end(const cm_options_t *opts, double t0) {
+  return opts->max_seconds > 0 ? t0 + opts->max_seconds : 0;
+}
+
 /* rank: of the whole J (cm__system_rank). */
 static void cm__counts(const cm_system_t *sys, const cm__eig_t *eig,
                        const cm_options_t *o, long rank, cm_report_t *r) {
@@ -877,10 +884,8 @@ static int cm__analyze_core(cm_context_t *ctx, const cm_system_t *sys,
   r->status = st;
   double t1 = cm__now();
   r->t_eigen = t1 - t0;
-  /* the counts within the solve budget too (from the eigen-solve's start) */
-  int st2 = cm__system_rank(
-      ctx, sys, cm__threads(ctx), opts->rank_max_rows,
-      opts->max_seconds > 0 ? t0 + opts->max_seconds : 0, crank, &rank);
+  int st2 = cm__system_rank(ctx, sys, cm__threads(ctx), opts->rank_max_rows,
+                            cm__budget_end(opts, t0), crank, &rank);
   if (!st2)
     st2 = cm__collect_modes(op, sys, scene, opts, eig, r);
   if (!st2)
