@@ -5,6 +5,7 @@
  * cm_analyze_system, cm_report_to_json), so the numbers are the same bits.
  * Not for sockets, headers on the wire or logging (http.c, stdio.c). */
 #include "io/json_pull.h"
+#include "jcheck.h" /* json_dumps that never drops a key */
 #include "report/report_html.h"
 #include "server.h"
 

@@ -8,6 +8,7 @@
  * /metrics). No authentication: the pipe is private to the parent process.
  * Requests are handled one at a time. Not for HTTP (http.c). */
 #include "io/json_pull.h"
+#include "jcheck.h" /* json_dumps that never drops a key */
 #include "server.h"
 
 #include <errno.h>
