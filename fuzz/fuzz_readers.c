@@ -42,11 +42,23 @@ static const char *put(int slot, const char *name, const uint8_t *data,
   return path[slot];
 }
 
+/* The scratch folder and its files go at exit. */
+static void cleanup(void) {
+  const char *names[] = {"fuzz.dump", "in.fuzz", "M.mtx", "J.mtx", "k.mtx"};
+  char path[128];
+  for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
+    snprintf(path, sizeof path, "%s/%s", g_dir, names[i]);
+    unlink(path);
+  }
+  rmdir(g_dir);
+}
+
 int LLVMFuzzerInitialize(int *argc, char ***argv) {
   (void)argc, (void)argv;
   snprintf(g_dir, sizeof g_dir, "/tmp/cmodes-fuzz-XXXXXX");
   if (!mkdtemp(g_dir))
     abort();
+  atexit(cleanup);
   return 0;
 }
 
