@@ -30,6 +30,7 @@ static void status_check(const cm_context_t *ctx, int st) {
     abort();
 }
 
+#if FUZZ_READER >= 3
 /* Writes data to g_dir/name; returns the path (static per name slot). */
 static const char *put(int slot, const char *name, const uint8_t *data,
                        size_t size) {
@@ -41,6 +42,7 @@ static const char *put(int slot, const char *name, const uint8_t *data,
   fclose(f);
   return path[slot];
 }
+#endif
 
 /* The scratch folder and its files go at exit. */
 static void cleanup(void) {
