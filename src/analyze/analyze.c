@@ -157,7 +157,11 @@ static int cm__solve_comps(cm_context_t *ctx, cm_operator_t *op,
   int st = CM_OK;
   if (first_err < ncomp) {
     *ctx = err_ctx;
-    st = ctx->status ? ctx->status : CM_NUMERIC;
+    st = ctx->status ? ctx->status : status[first_err];
+    if (!ctx->status && st == CM_NOMEM) { /* a backend without a message */
+      snprintf(err_ctx.message, sizeof err_ctx.message, "out of memory");
+      ctx->status = st;
+    }
     char msg[sizeof ctx->message + 32];
     snprintf(msg, sizeof msg, "component %d: %s", first_err, err_ctx.message);
     msg[sizeof ctx->message - 1] = 0;
@@ -204,6 +208,15 @@ static void cm__pick(cm__pick_t *pick, int *n, int T, int index,
   pick[k].share = share;
 }
 
+/* A copy of s (NULL for NULL); sets *lost when s was not NULL but its copy
+ * could not be made. */
+static char *cm__dup_name(const char *s, int *lost) {
+  char *d = cm__strdup(s);
+  if (s && !d)
+    *lost = 1;
+  return d;
+}
+
 static int cm__mode_shares(cm_operator_t *op, const cm_system_t *sys,
                            const cm_scene_t *scene, const cm_options_t *opts,
                            int comp, const double *z, double lambda,
@@ -218,6 +231,7 @@ static int cm__mode_shares(cm_operator_t *op, const cm_system_t *sys,
     return CM_NOMEM;
   }
   char buf[256];
+  int lost = 0; /* a name copy failed */
   /* contacts: e_c = k_c xi_c^2 / lambda = z_c^2, summed over the
    * contact's rows (consecutive) */
   int np = 0;
@@ -237,14 +251,15 @@ static int cm__mode_shares(cm_operator_t *op, const cm_system_t *sys,
     int c = pick[i].index, row = sys->contact_row[c];
     s->index = c;
     s->share = pick[i].share;
-    s->name = cm__strdup(scene            ? cm_scene_contact_name(scene, c)
-                         : sys->row_names ? sys->row_names[c]
-                                          : NULL);
+    s->name = cm__dup_name(scene            ? cm_scene_contact_name(scene, c)
+                           : sys->row_names ? sys->row_names[c]
+                                            : NULL,
+                           &lost);
     if (sys->dim) {
-      s->a_name = cm__strdup(
-          cm_scene_body_label(scene, sys->row_a[row], buf, sizeof buf));
-      s->b_name = cm__strdup(
-          cm_scene_body_label(scene, sys->row_b[row], buf, sizeof buf));
+      s->a_name = cm__dup_name(
+          cm_scene_body_label(scene, sys->row_a[row], buf, sizeof buf), &lost);
+      s->b_name = cm__dup_name(
+          cm_scene_body_label(scene, sys->row_b[row], buf, sizeof buf), &lost);
     }
   }
   /* bodies: kinetic-energy share of the mass-normalised mode, |u_b|^2 with
@@ -271,12 +286,12 @@ static int cm__mode_shares(cm_operator_t *op, const cm_system_t *sys,
     for (int i = 0; i < np; i++) {
       mode->bodies[i].index = pick[i].index;
       mode->bodies[i].share = pick[i].share;
-      mode->bodies[i].name = cm__strdup(
-          cm_scene_body_label(scene, pick[i].index, buf, sizeof buf));
+      mode->bodies[i].name = cm__dup_name(
+          cm_scene_body_label(scene, pick[i].index, buf, sizeof buf), &lost);
     }
   }
   free(pick), free(u);
-  return CM_OK;
+  return lost ? CM_NOMEM : CM_OK;
 nomem:
   free(pick), free(u);
   return CM_NOMEM;
@@ -417,7 +432,7 @@ static int cm__list_components(cm_operator_t *op, const cm_system_t *sys,
                                const cm_options_t *opts, const cm__eig_t *eig,
                                const double *gersh, const int *crank,
                                cm_report_t *r) {
-  int ncomp = sys->ncomp;
+  int ncomp = sys->ncomp, lost = 0;
   cm__cand_t *ord = malloc(sizeof *ord * ((size_t)ncomp + 1));
   if (!ord)
     return CM_NOMEM;
@@ -460,10 +475,14 @@ static int cm__list_components(cm_operator_t *op, const cm_system_t *sys,
       if (j > 0 && sys->col_body[c0 + j - 1] == b)
         continue;
       if (ci->nlisted < 20)
-        ci->body_names[ci->nlisted++] =
-            cm__strdup(cm_scene_body_label(scene, b, buf, sizeof buf));
+        ci->body_names[ci->nlisted++] = cm__dup_name(
+            cm_scene_body_label(scene, b, buf, sizeof buf), &lost);
       ci->nbodies++;
     }
+  }
+  if (lost) {
+    free(ord);
+    return CM_NOMEM;
   }
   free(ord);
   return cm__list_ties(op, sys, scene, opts, eig, r);
@@ -695,6 +714,13 @@ const char *cm__model_label(int tangential, int dashpots) {
                     : "normal springs only";
 }
 
+/* The end of the solve budget (max_seconds from t0, the eigen-solve's
+ * start) as a cm__now() time, or 0 for none: the rank counts keep to it
+ * too. */
+static double cm__budget_end(const cm_options_t *opts, double t0) {
+  return opts->max_seconds > 0 ? t0 + opts->max_seconds : 0;
+}
+
 /* rank: of the whole J (cm__system_rank). */
 static void cm__counts(const cm_system_t *sys, const cm__eig_t *eig,
                        const cm_options_t *o, long rank, cm_report_t *r) {
@@ -732,10 +758,13 @@ static void cm__counts(const cm_system_t *sys, const cm__eig_t *eig,
   r->free_motions = rank < 0 ? -1 : (int)(sys->ndofs - rank);
   r->zero_modes = rank < 0 ? -1 : (int)(sys->nc - rank);
   r->counts_note =
-      rank < 0 ? "the rank of J was not computed: a component has more rows "
-                 "than rank_max_rows (default 20000), past which the sparse "
-                 "QR costs more than the analysis"
-               : NULL;
+      rank == -2 ? "the rank of J was not computed: the solve budget "
+                   "(max_seconds) ran out before the sparse QR of every "
+                   "component"
+      : rank < 0 ? "the rank of J was not computed: a component has more "
+                   "rows than rank_max_rows (default 20000), past which the "
+                   "sparse QR costs more than the analysis"
+                 : NULL;
   r->method = !sys->ncomp                          ? "none"
               : !na                                ? "dense"
               : !nd && it_method != CM_METHOD_AUTO ? cm__method_name(it_method)
@@ -856,7 +885,7 @@ static int cm__analyze_core(cm_context_t *ctx, const cm_system_t *sys,
   double t1 = cm__now();
   r->t_eigen = t1 - t0;
   int st2 = cm__system_rank(ctx, sys, cm__threads(ctx), opts->rank_max_rows,
-                            crank, &rank);
+                            cm__budget_end(opts, t0), crank, &rank);
   if (!st2)
     st2 = cm__collect_modes(op, sys, scene, opts, eig, r);
   if (!st2)

@@ -74,12 +74,23 @@ static void cm__gemv_t(int m, int n, double alpha, const double *a, int lda,
                        const double *x, double beta, double *y, int th) {
   int nch = (m + CM__B2_CHUNK - 1) / CM__B2_CHUNK;
   double *part = malloc(sizeof(double) * (size_t)nch * (size_t)n);
-  if (!part) { /* cannot fail silently: do it serially in chunk order */
-    for (int j = 0; j < n; j++) {
-      double s = 0;
-      for (int i = 0; i < m; i++)
-        s += a[(size_t)j * lda + i] * x[i];
-      y[j] = beta == 0 ? alpha * s : alpha * s + beta * y[j];
+  if (!part) { /* no scratch: the same chunk sums in the same order,
+                   serially, so the bits do not change */
+    for (int j = 0; j < n;) {
+      int w = j + 4 <= n ? 4 : 1;
+      double s[4] = {0, 0, 0, 0}, p[4];
+      for (int c = 0; c < nch; c++) {
+        int i0 = c * CM__B2_CHUNK;
+        int i1 = i0 + CM__B2_CHUNK < m ? i0 + CM__B2_CHUNK : m;
+        if (w == 4)
+          cm__dot4x2(a + (size_t)j * lda + i0, lda, x + i0, i1 - i0, p);
+        else
+          p[0] = cm__dot8(a + (size_t)j * lda + i0, x + i0, i1 - i0);
+        for (int q = 0; q < w; q++)
+          s[q] += p[q];
+      }
+      for (int q = 0; q < w; q++, j++)
+        y[j] = beta == 0 ? alpha * s[q] : alpha * s[q] + beta * y[j];
     }
     return;
   }

@@ -116,9 +116,13 @@ int cm__dump_timesteps(cm_context_t *ctx, const char *path, long **steps,
 /* Numerical rank of J per component (comp_rank, size ncomp) and in total,
  * from SuiteSparseQR of J (system/rank.c, docs/math.md); components in
  * parallel on threads. A component of more than max_rows rows (> 0) is not
- * factored: its rank is -1, and so is the total. CM_NOMEM on failure. */
+ * factored: its rank is -1, and so is the total. With deadline > 0 (a
+ * cm__now() time), a component whose factorization would start after it
+ * is not factored either (rank -1) and the total is -2: the solve budget
+ * holds for the counts too. CM_NOMEM on failure. */
 int cm__system_rank(cm_context_t *ctx, const cm_system_t *sys, int threads,
-                    int max_rows, int *comp_rank, long *total);
+                    int max_rows, double deadline, int *comp_rank,
+                    long *total);
 int cm__scene_parse_binary(cm_context_t *ctx, const char *buf, size_t len,
                            const char *source, cm_scene_t **out);
 /* A scene from parsed JSON (jansson's json_t): what cm_scene_parse_json

@@ -1,6 +1,7 @@
 /* util.c: timers, threads, deterministic reductions, seeded random numbers,
  * checked allocation. */
 #include "internal.h"
+#include "jcheck.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -190,6 +191,46 @@ int cm__uf_find(int *parent, int i) {
     i = parent[i];
   }
   return i;
+}
+
+_Thread_local int cm__jbad; /* jcheck.h */
+
+typedef struct {
+  char *s;
+  size_t n, cap;
+  int lost; /* an append failed: jansson 2.14 ignores that for keys */
+} cm__jbuf_t;
+
+static int cm__jbuf_add(const char *b, size_t n, void *data) {
+  cm__jbuf_t *o = data;
+  if (o->lost)
+    return -1;
+  if (o->n + n + 1 > o->cap) {
+    size_t cap = o->cap ? o->cap : 256;
+    while (cap < o->n + n + 1)
+      cap *= 2;
+    char *s = realloc(o->s, cap);
+    if (!s) {
+      o->lost = 1;
+      return -1;
+    }
+    o->s = s;
+    o->cap = cap;
+  }
+  memcpy(o->s + o->n, b, n);
+  o->n += n;
+  o->s[o->n] = 0;
+  return 0;
+}
+
+char *cm__json_dumps(const json_t *j, size_t flags) {
+  cm__jbuf_t o = {NULL, 0, 0, 0};
+  if (!j || json_dump_callback(j, cm__jbuf_add, &o, flags) || o.lost ||
+      cm__jbuf_add("", 0, &o)) {
+    free(o.s);
+    return NULL;
+  }
+  return o.s;
 }
 
 char *cm__strdup(const char *s) {

@@ -57,6 +57,7 @@ static void cm__jp_fail_at(cm__jp_t *jp, const char *msg, size_t pos,
   if (jp->err)
     return;
   jp->err = 1;
+  jp->nomem = !strncmp(msg, "out of memory", 13);
   jp->token = CM__JT_INVALID;
   cm__jp_linecol(jp, pos, &jp->eline, &jp->ecol);
   size_t n = pos > jp->tok ? pos - jp->tok : 0;
@@ -971,4 +972,19 @@ int cm__jp_value(cm__jp_t *jp, cm__jv_t *v) {
   }
   jp->depth--;
   return 0;
+}
+
+int cm__json_check(const char *text, size_t len) {
+  cm__jp_t jp;
+  cm__jp_init(&jp, text, len, 0);
+  int t = cm__jp_scan(&jp);
+  if (t == '{' || t == '[')
+    cm__jp_value(&jp, NULL);
+  else
+    cm__jp_fail(&jp, "'[' or '{' expected");
+  if (!jp.err && cm__jp_scan(&jp) != CM__JT_EOF)
+    cm__jp_fail(&jp, "end of file expected");
+  int st = jp.err ? (jp.nomem ? -1 : 1) : 0;
+  cm__jp_free(&jp);
+  return st;
 }

@@ -70,6 +70,7 @@ typedef struct {
   int max_depth;     /* deepest allowed (jansson's 2048 by default) */
   int depth_limited; /* the caller's limit was hit (not jansson's) */
   int err;           /* a syntax error was found: emsg, eline, ecol */
+  int nomem;         /* that error was an allocation failure */
   int eline, ecol;
   char emsg[160];
   char *sb; /* scratch for decoded strings (grows; reset by the user) */
@@ -80,6 +81,11 @@ typedef struct {
 
 void cm__jp_init(cm__jp_t *jp, const char *buf, size_t len, int max_depth);
 void cm__jp_free(cm__jp_t *jp);
+/* Checks that text is one JSON object or array as jansson's json_loadb
+ * reads it: 0 valid, 1 a syntax error, -1 out of memory. For telling
+ * jansson's out-of-memory failures, which 2.14 often reports as syntax
+ * errors, from real ones. */
+int cm__json_check(const char *text, size_t len);
 /* Reads the next token into jp->token (strings decoded into sb at soff).
  * Returns the token; CM__JT_INVALID after a lexical error (jp->err set). */
 int cm__jp_scan(cm__jp_t *jp);

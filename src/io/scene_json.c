@@ -700,10 +700,12 @@ int cm_scene_parse_json(cm_context_t *ctx, const char *text, size_t len,
 
 /* Reads a whole stream into memory: a regular file in one allocation of
  * its size (plus a NUL), anything else by doubling; *over is set (and NULL
- * returned) past cm__input_limit() bytes: /dev/zero or an endless FIFO. */
-static char *cm__slurp(FILE *f, size_t *len, int *over) {
+ * returned) past cm__input_limit() bytes: /dev/zero or an endless FIFO;
+ * *nomem stays set when an allocation failed. */
+static char *cm__slurp(FILE *f, size_t *len, int *over, int *nomem) {
   size_t cap = 1 << 16, n = 0, limit = cm__input_limit();
   *over = 0;
+  *nomem = 1; /* until the read ends */
   if (!fseek(f, 0, SEEK_END)) {
     long end = ftell(f);
     if (end >= 0 && !fseek(f, 0, SEEK_SET))
@@ -719,6 +721,7 @@ static char *cm__slurp(FILE *f, size_t *len, int *over) {
     size_t got = fread(buf + n, 1, cap - n, f);
     n += got;
     if (n < cap) {
+      *nomem = 0;
       if (ferror(f)) {
         free(buf);
         return NULL;
@@ -755,12 +758,15 @@ int cm_scene_read_file(cm_context_t *ctx, const char *path, cm_scene_t **out) {
     return CM__ERR(ctx, CM_IO, path, "%s: cannot open: %s", path,
                    strerror(errno));
   size_t len = 0;
-  int over = 0;
-  char *text = cm__slurp(f, &len, &over);
+  int over = 0, nomem = 0;
+  char *text = cm__slurp(f, &len, &over, &nomem);
   if (!use_stdin)
     fclose(f);
   if (over)
     return cm__input_error(ctx, use_stdin ? "<stdin>" : path, 0, -2);
+  if (!text && nomem)
+    return CM__ERR(ctx, CM_NOMEM, path, "%s: out of memory reading the file",
+                   path);
   if (!text)
     return CM__ERR(ctx, CM_IO, path, "%s: cannot read the file", path);
   const char *src = use_stdin ? "<stdin>" : path;

@@ -404,6 +404,9 @@ static int cm__sr_result(cm__sr_t *r, cm_context_t *ctx, const char *name,
                  "%s:%d:%d: JSON nested deeper than %s of %d levels%s", name,
                  jp->eline, jp->ecol, l->who ? l->who : "the limit",
                  l->max_depth, l->hint_depth ? l->hint_depth : "");
+  } else if (jp->err && jp->nomem) {
+    st = CM__ERR(ctx, CM_NOMEM, path, "%s: out of memory reading the JSON",
+                 name);
   } else if (jp->err) {
     st = CM__ERR(ctx, CM_PARSE, path, "%s:%d:%d: malformed JSON: %s", name,
                  jp->eline, jp->ecol, jp->emsg);

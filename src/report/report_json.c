@@ -3,6 +3,7 @@
  * bit for bit. Not for the human-readable text (report_text.c). */
 #include "report_json.h"
 #include "internal.h"
+#include "jcheck.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -268,9 +269,12 @@ json_t *cm__report_json(const cm_report_t *r, int flags) {
 }
 
 char *cm_report_to_json(const cm_report_t *r, int flags) {
+  cm__jbad = 0;
   json_t *o = cm__report_json(r, flags);
-  if (!o)
+  if (!o || cm__jbad) { /* a member lost to an allocation failure */
+    json_decref(o);
     return NULL;
+  }
   size_t jf = JSON_REAL_PRECISION(17) |
               ((flags & CM_JSON_INDENT) ? JSON_INDENT(2) : JSON_COMPACT);
   char *s = json_dumps(o, jf);

@@ -5,6 +5,8 @@
  * the pipeline through the analysis object cm_analysis_*,
  * cm_report_to_json), so the numbers are the same bits.
  * Not for sockets, headers on the wire or logging (http.c, stdio.c). */
+#include "io/json_pull.h"
+#include "jcheck.h" /* json_dumps that never drops a key */
 #include "report/report_html.h"
 #include "server.h"
 
@@ -252,6 +254,12 @@ static int cm__body_json(cm__server_t *srv, const cm__request_t *req,
   *root = json_loadb(req->body, req->body_len, JSON_REJECT_DUPLICATES, &err);
   if (*root)
     return 0;
+  if (json_error_code(&err) == json_error_out_of_memory ||
+      cm__json_check(req->body, req->body_len) != 1) { /* jansson 2.14
+    reports running out of memory as a syntax error, or with no text */
+    cm__fail(r, CM_NOMEM, "(body)", "out of memory reading the body");
+    return 1;
+  }
   cm__fail(r, CM_PARSE, "(body)", "request body:%d:%d: malformed JSON: %s",
            err.line, err.column, err.text);
   return 1;

@@ -7,6 +7,8 @@
  * the body of a response is the JSON the HTTP route would send (a string for
  * /metrics). No authentication: the pipe is private to the parent process.
  * Requests are handled one at a time. Not for HTTP (http.c). */
+#include "io/json_pull.h"
+#include "jcheck.h" /* json_dumps that never drops a key */
 #include "server.h"
 
 #include <errno.h>
@@ -73,6 +75,16 @@ static void cm__emit_bad(FILE *out, json_t *id, int status, const char *msg,
   free(r.body);
 }
 
+/* 1 when jansson's failed parse of text ran out of memory: jansson 2.14
+ * reports that as a syntax error or with no text, so the text is checked
+ * again with the pull parser (a text it accepts, or cannot check for lack
+ * of memory, failed for memory). */
+static int cm__parse_oom(const json_error_t *err, const char *text,
+                         size_t len) {
+  return json_error_code(err) == json_error_out_of_memory ||
+         cm__json_check(text, len) != 1;
+}
+
 /* ---- one line ---------------------------------------------------- */
 
 static void cm__line(cm__server_t *srv, const char *line, size_t len,
@@ -110,11 +122,13 @@ static void cm__line(cm__server_t *srv, const char *line, size_t len,
   json_t *root = json_loadb(line, len, JSON_REJECT_DUPLICATES, &err);
   if (!root || !json_is_object(root)) {
     char msg[300];
+    int oom = !root && cm__parse_oom(&err, line, len);
     snprintf(msg, sizeof msg, "request line:%d: %s", err.column,
-             root ? "expected an object {\"id\", \"method\", \"path\", "
-                    "\"body\"}"
-                  : err.text);
-    cm__emit_bad(out, NULL, CM_PARSE, msg, "(line)");
+             root  ? "expected an object {\"id\", \"method\", \"path\", "
+                     "\"body\"}"
+             : oom ? "out of memory reading the line"
+                   : err.text);
+    cm__emit_bad(out, NULL, oom ? CM_NOMEM : CM_PARSE, msg, "(line)");
     json_decref(root);
     return;
   }
@@ -196,22 +210,26 @@ static void cm__line(cm__server_t *srv, const char *line, size_t len,
  * length, past limit. Returns 0, or -1 at the end of input (or error) with
  * nothing read. */
 static int cm__read_line(FILE *in, char **line, size_t *cap, size_t limit,
-                         size_t *len) {
+                         size_t *len, int *oom) {
   size_t n = 0;
   int c;
+  *oom = 0; /* the line did not fit in memory: read to its end, unstored */
   while ((c = getc_unlocked(in)) != EOF && c != '\n') {
-    if (n < limit) {
+    if (n < limit && !*oom) {
       if (n + 1 >= *cap) {
         size_t nc = *cap ? 2 * *cap : 4096;
         if (nc > limit + 1)
           nc = limit + 1;
         char *nb = realloc(*line, nc);
-        if (!nb)
-          return -1;
-        *line = nb;
-        *cap = nc;
+        if (nb) {
+          *line = nb;
+          *cap = nc;
+        } else {
+          *oom = 1;
+        }
       }
-      (*line)[n] = (char)c;
+      if (!*oom)
+        (*line)[n] = (char)c;
     }
     n++;
   }
@@ -222,6 +240,7 @@ static int cm__read_line(FILE *in, char **line, size_t *cap, size_t limit,
 int cm__serve_stdio(cm__server_t *srv, FILE *in, FILE *out) {
   char *line = NULL;
   size_t cap = 0, n;
+  int oom;
   /* a line holds a body plus its envelope; a longer one is not stored */
   size_t limit = srv->cfg.max_body_bytes + 65536;
   struct sigaction sa;
@@ -231,7 +250,12 @@ int cm__serve_stdio(cm__server_t *srv, FILE *in, FILE *out) {
   sigaction(SIGTERM, &sa, NULL);
   sigaction(SIGINT, &sa, NULL);
   signal(SIGPIPE, SIG_IGN);
-  while (!cm__stdio_stop && !cm__read_line(in, &line, &cap, limit, &n)) {
+  while (!cm__stdio_stop && !cm__read_line(in, &line, &cap, limit, &n, &oom)) {
+    if (oom) {
+      cm__emit_bad(out, NULL, CM_NOMEM, "out of memory reading the line",
+                   "(line)");
+      continue;
+    }
     if (n > limit) {
       char msg[200];
       snprintf(msg, sizeof msg,

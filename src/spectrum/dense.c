@@ -17,7 +17,7 @@ int cm__syevr_top(int N, double *A, int k, double *w, double *Z) {
   int found = 0;
   int *isuppz = malloc(sizeof(int) * 2 * (size_t)(k > 0 ? k : 1));
   if (!isuppz)
-    return -1;
+    return -2; /* out of memory */
   lapack_int info;
   if (k >= N)
     info = LAPACKE_dsyevr(LAPACK_COL_MAJOR, 'V', 'A', 'U', N, A, N, 0, 0, 0,
@@ -55,6 +55,10 @@ int cm__eig_dense(cm_context_t *ctx, cm_operator_t *op, int comp, int nev,
     cblas_dsyrk(CblasColMajor, CblasUpper, CblasTrans, n, m, 1.0, Bd, m, 0.0,
                 A, n);
   int found = cm__syevr_top(N, A, N, w, Z);
+  if (found == -2) {
+    st = CM__ERR(ctx, CM_NOMEM, NULL, "out of memory in LAPACK dsyevr");
+    goto done;
+  }
   if (found != N) {
     st = CM__ERR(ctx, CM_NUMERIC, NULL,
                  "LAPACK dsyevr failed on a %d x %d operator", N, N);

@@ -336,7 +336,9 @@ static int lz_ritz(lz_proj_t *P, int J, int k, int tridiagonal) {
     e[J - 1] = 0;
     lapack_logical tryrac = 1;
     int found = 0, *isuppz = malloc(sizeof(int) * 2 * (size_t)(k + 1));
-    if (isuppz && J >= 2 &&
+    if (!isuppz) /* out of memory: not the dense fallback (other bits) */
+      return P->found = -2;
+    if (J >= 2 &&
         LAPACKE_dstemr(LAPACK_COL_MAJOR, 'V', 'I', J, d, e, 0, 0, J - k + 1,
                        J, &found, P->theta, P->Y, J, k, isuppz,
                        &tryrac) == 0) {
@@ -849,8 +851,9 @@ static int lz_test(lz_t *L) {
   if (!((J >= nev + 1 && (J - nev - 1) % every == 0) || L->exhausted ||
         J == L->mc || pb_now))
     return 0;
-  if (lz_ritz(&L->P, J, J == L->mc ? L->keep : nev, k == 0) < 0)
-    return -1;
+  int rr = lz_ritz(&L->P, J, J == L->mc ? L->keep : nev, k == 0);
+  if (rr < 0)
+    return rr == -2 ? -2 : -1; /* -2: out of memory */
   double eps23 = pow(DBL_EPSILON, 2.0 / 3.0);
   int f = L->P.found, good = 0;
   for (int i = f - nev > 0 ? f - nev : 0; i < f; i++) {
@@ -899,7 +902,11 @@ static int lz_run(cm_context_t *ctx, lz_t *L, double deadline) {
     lz_extend(L, &s);
     lz_orthogonalise(L, &s);
     lz_advance(L, &s);
-    if (lz_test(L))
+    int tr = lz_test(L);
+    if (tr == -2)
+      return CM__ERR(ctx, CM_NOMEM, NULL,
+                     "out of memory for the projected Lanczos problem");
+    if (tr)
       return CM__ERR(ctx, CM_NUMERIC, NULL,
                      "LAPACK failed on the projected Lanczos problem");
     int pb_left = L->pb_k && !L->pb_done; /* the first cycle, then */
@@ -1169,6 +1176,10 @@ int cm__eig_copies(cm_context_t *ctx, cm_operator_t *op, int comp,
     lz_pairs_add(&F, d.N, lam[i] / d.scale, *vecs + (size_t)i * d.N, th);
   int n0 = F.n;
   double *keep = malloc(sizeof(double) * ((size_t)n0 + 1));
+  if (!keep) {
+    free(F.lam), free(F.U);
+    return CM__ERR(ctx, CM_NOMEM, NULL, "out of memory (search for copies)");
+  }
   for (int i = 0; keep && i < n0; i++)
     keep[i] = F.lam[i];
   st = lz_search(ctx, op, comp, opts, &d, deadline, out, &F, NULL, 0);

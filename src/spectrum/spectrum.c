@@ -94,8 +94,16 @@ int cm__eig_scale(cm_context_t *ctx, cm_operator_t *op, int comp, int use_S,
   cm_context_init(&local);
   /* the row sums cost a pass over B on the block path, but n solves for
    * a general M: there a Rayleigh quotient (two products) does */
-  int ok = dg && gs && m > 0 && cm__op_is_block(op) &&
+  if (!dg || !gs) { /* not the Rayleigh quotient: another seed */
+    free(dg), free(gs);
+    return CM__ERR(ctx, CM_NOMEM, NULL, "out of memory");
+  }
+  int ok = m > 0 && cm__op_is_block(op) &&
            !cm__op_row_bounds(&local, op, comp, dg, gs);
+  if (local.status == CM_NOMEM) {
+    free(dg), free(gs);
+    return CM__ERR(ctx, CM_NOMEM, NULL, "out of memory");
+  }
   for (int i = 0; ok && i < m; i++)
     dmax = dg[i] > dmax ? dg[i] : dmax;
   if (ok) { /* a few entries: the seed follows the operator */

@@ -134,7 +134,8 @@ double cm__kw_top(int k, const double *a, const double *b, double *tn);
 
 /* Symmetric eigen-solve of a dense N x N column-major A (destroyed): the top
  * k pairs (all N when k >= N or all_values), ascending, into w (size N) and
- * Z (N x k). Returns the number found or -1. */
+ * Z (N x k). Returns the number found, -1 (LAPACK failed) or -2 (out of
+ * memory). */
 int cm__syevr_top(int N, double *A, int k, double *w, double *Z);
 
 /* Converts eigenvectors of the operator to unit z over the rows and computes

@@ -69,9 +69,10 @@ static long cm__rank_block(const cm_system_t *s, int r0, int m, int c0, int n,
 }
 
 int cm__system_rank(cm_context_t *ctx, const cm_system_t *s, int threads,
-                    int max_rows, int *comp_rank, long *total) {
+                    int max_rows, double deadline, int *comp_rank,
+                    long *total) {
   *total = 0;
-  int ncomp = s->ncomp, failed = 0;
+  int ncomp = s->ncomp, failed = 0, late = 0;
   /* ---- compute: components in parallel, each with its own context ---- */
 #pragma omp parallel num_threads(threads) if (ncomp > 1)
   {
@@ -84,6 +85,12 @@ int cm__system_rank(cm_context_t *ctx, const cm_system_t *s, int threads,
       int m = s->comp_row[c + 1] - r0, n = s->comp_col[c + 1] - c0;
       if (max_rows > 0 && m > max_rows) { /* too large: unknown */
         comp_rank[c] = -1;
+        continue;
+      }
+      if (deadline > 0 && cm__now() > deadline) { /* past the budget */
+        comp_rank[c] = -1;
+#pragma omp atomic write
+        late = 1;
         continue;
       }
       long rk = cm__rank_block(s, r0, m, c0, n, &cc);
@@ -102,5 +109,7 @@ int cm__system_rank(cm_context_t *ctx, const cm_system_t *s, int threads,
                    "memory)");
   for (int c = 0; c < ncomp && *total >= 0; c++)
     *total = comp_rank[c] < 0 ? -1 : *total + comp_rank[c];
+  if (late)
+    *total = -2;
   return CM_OK;
 }

@@ -1,0 +1,122 @@
+/* fuzz_readers.c: libFuzzer harnesses of the file readers, one binary per
+ * reader (FUZZ_READER selects it; fuzz/CMakeLists.txt):
+ *   1 scene_json  cm_scene_parse_json on the input
+ *   2 scene_bin   the binary scene reader (cm__scene_parse_binary)
+ *   3 dump        cm_dump_read on the input as a text dump file
+ *   4 deck        cm_lammps_deck_read on the input as a deck file (its
+ *                 include and read_data paths resolve in an empty folder)
+ *   5 mtx         cm_system_read_matrices on M, J and k: the input split at
+ *                 lines "%%----" (a missing part repeats the last one)
+ * Every call must return a status of the table in include/cmodes.h and, on
+ * failure, a message; a scene that was read is validated and written
+ * back as JSON. A crash, a sanitizer report, a leak or a broken rule aborts. */
+#define _GNU_SOURCE /* memmem */
+#include "cmodes.h"
+#include "cmodes/import.h"
+#include "internal.h"
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static char g_dir[64];
+
+static void status_check(const cm_context_t *ctx, int st) {
+  if (st > 1 || st < CM_INTERNAL || st == CM_INTERNAL)
+    abort();
+  if (st < 0 && !ctx->message[0])
+    abort();
+}
+
+#if FUZZ_READER >= 3
+/* Writes data to g_dir/name; returns the path (static per name slot). */
+static const char *put(int slot, const char *name, const uint8_t *data,
+                       size_t size) {
+  static char path[3][128];
+  snprintf(path[slot], sizeof path[slot], "%s/%s", g_dir, name);
+  FILE *f = fopen(path[slot], "wb");
+  if (!f || fwrite(data, 1, size, f) != size)
+    abort();
+  fclose(f);
+  return path[slot];
+}
+#endif
+
+/* The scratch folder and its files go at exit. */
+static void cleanup(void) {
+  const char *names[] = {"fuzz.dump", "in.fuzz", "M.mtx", "J.mtx", "k.mtx"};
+  char path[128];
+  for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
+    snprintf(path, sizeof path, "%s/%s", g_dir, names[i]);
+    unlink(path);
+  }
+  rmdir(g_dir);
+}
+
+int LLVMFuzzerInitialize(int *argc, char ***argv) {
+  (void)argc, (void)argv;
+  snprintf(g_dir, sizeof g_dir, "/tmp/cmodes-fuzz-XXXXXX");
+  if (!mkdtemp(g_dir))
+    abort();
+  atexit(cleanup);
+  return 0;
+}
+
+#if FUZZ_READER == 1 || FUZZ_READER == 2
+static void scene_check(cm_context_t *ctx, cm_scene_t *s) {
+  int st = cm_scene_validate(ctx, s);
+  status_check(ctx, st);
+  char *text = cm_scene_to_json(ctx, s);
+  free(text);
+}
+#endif
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+  cm_context_t ctx;
+  cm_context_init(&ctx);
+  ctx.threads = 1;
+  int st;
+#if FUZZ_READER == 1
+  cm_scene_t *s = NULL;
+  st = cm_scene_parse_json(&ctx, (const char *)data, size, "fuzz", &s);
+  if (!st)
+    scene_check(&ctx, s);
+  cm_scene_destroy(&s);
+#elif FUZZ_READER == 2
+  cm_scene_t *s = NULL;
+  st = cm__scene_parse_binary(&ctx, (const char *)data, size, "fuzz", &s);
+  if (!st)
+    scene_check(&ctx, s);
+  cm_scene_destroy(&s);
+#elif FUZZ_READER == 3
+  cm_dump_options_t o;
+  cm_dump_options_init(&o);
+  cm_dump_t *d = NULL;
+  st = cm_dump_read(&ctx, put(0, "fuzz.dump", data, size), &o, &d);
+  cm_dump_destroy(&d);
+#elif FUZZ_READER == 4
+  cm_lammps_deck_t *d = NULL;
+  st = cm_lammps_deck_read(&ctx, put(0, "in.fuzz", data, size), &d);
+  cm_lammps_deck_destroy(&d);
+#elif FUZZ_READER == 5
+  const char *sep = "\n%%----\n", *p = (const char *)data;
+  const char *end = p + size, *path[3];
+  const char *names[3] = {"M.mtx", "J.mtx", "k.mtx"};
+  for (int i = 0; i < 3; i++) {
+    const char *q = memmem(p, (size_t)(end - p), sep, strlen(sep));
+    size_t n = q ? (size_t)(q - p) + 1 : (size_t)(end - p);
+    path[i] = put(i, names[i], (const uint8_t *)p, n);
+    if (q)
+      p = q + strlen(sep);
+  }
+  cm_system_t *sys = NULL;
+  st = cm_system_read_matrices(&ctx, path[0], path[1], path[2], &sys);
+  cm_system_destroy(&sys);
+#else
+#error "FUZZ_READER must be 1..5"
+#endif
+  status_check(&ctx, st);
+  return 0;
+}
