@@ -898,6 +898,17 @@ static int cm__kind(int token) {
   }
 }
 
+/* The ']' that closes an array, at the token after its last element (or
+ * the ']' of an empty one), else "']' expected"; leaves the array's depth. */
+int cm__jp_array_end(cm__jp_t *jp) {
+  if (jp->token != ']') {
+    cm__jp_fail(jp, "']' expected");
+    return -1;
+  }
+  jp->depth--;
+  return 0;
+}
+
 /* An array element: numbers and arrays of numbers are captured. */
 static int cm__jp_elem(cm__jp_t *jp, cm__jelem_t *e) {
   memset(e, 0, sizeof *e);
@@ -925,12 +936,9 @@ static int cm__jp_elem(cm__jp_t *jp, cm__jelem_t *e) {
         break;
       cm__jp_scan(jp);
     }
-    if (jp->token != ']') {
-      cm__jp_fail(jp, "']' expected");
-      return -1;
-    }
   }
-  jp->depth--;
+  if (cm__jp_array_end(jp))
+    return -1;
   return 0;
 }
 
@@ -965,12 +973,9 @@ int cm__jp_value(cm__jp_t *jp, cm__jv_t *v) {
         break;
       cm__jp_scan(jp);
     }
-    if (jp->token != ']') {
-      cm__jp_fail(jp, "']' expected");
-      return -1;
-    }
   }
-  jp->depth--;
+  if (cm__jp_array_end(jp))
+    return -1;
   return 0;
 }
 

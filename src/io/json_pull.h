@@ -91,6 +91,9 @@ int cm__json_check(const char *text, size_t len);
 int cm__jp_scan(cm__jp_t *jp);
 /* Records a syntax error at the current token (first one wins). */
 void cm__jp_fail(cm__jp_t *jp, const char *msg);
+/* The ']' closing an array (after its last element, or an empty one's):
+ * leaves its depth; -1 with "']' expected" at any other token. */
+int cm__jp_array_end(cm__jp_t *jp);
 /* Parses the value whose first token is current (as jansson's parse_value):
  * counts depth, captures it into v when v is not NULL, checks every object
  * for duplicate keys. Returns 0, or -1 after a syntax error. The token

@@ -223,12 +223,9 @@ static int cm__sr_array(cm__sr_t *r, int contacts) {
         break;
       cm__jp_scan(jp);
     }
-    if (jp->token != ']') {
-      cm__jp_fail(jp, "']' expected");
-      return -1;
-    }
   }
-  jp->depth--;
+  if (cm__jp_array_end(jp))
+    return -1;
   r->state[contacts] = failed ? CM__A_FAILED : CM__A_DONE;
   return 0;
 }
