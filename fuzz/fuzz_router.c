@@ -7,6 +7,7 @@
  * status in 100..599 and, for a JSON error, an object with "error" and
  * "message"; otherwise the harness aborts (a finding). Built with
  * -DCMODES_FUZZ=ON and clang (fuzz/README.md). */
+#include "fuzz_server.h"
 #include "server.h"
 
 #include <stdint.h>
@@ -60,18 +61,7 @@ static void session_ensure(void) {
 
 int LLVMFuzzerInitialize(int *argc, char ***argv) {
   (void)argc, (void)argv;
-  cm__server_config_t cfg;
-  cm__server_config_init(&cfg);
-  cfg.max_body_bytes = 1 << 16;
-  cfg.max_contacts = 2000;
-  cfg.max_bodies = 2000;
-  cfg.max_sessions = 8;
-  cfg.max_solve_s = 1;
-  cfg.max_dense = 200;
-  cfg.max_parse_bytes = (size_t)16 << 20;
-  cfg.quiet = 1;
-  if (cm__server_init(&g_srv, &cfg))
-    abort();
+  cm__fuzz_server_init(&g_srv, 0);
   return 0;
 }
 

@@ -3,6 +3,7 @@
  * object with an integer "status" in 100..599, one per non-empty input
  * line; otherwise the harness aborts. Built with -DCMODES_FUZZ=ON and
  * clang (fuzz/README.md). */
+#include "fuzz_server.h"
 #include "server.h"
 
 #include <stdint.h>
@@ -14,19 +15,7 @@ static cm__server_t g_srv;
 
 int LLVMFuzzerInitialize(int *argc, char ***argv) {
   (void)argc, (void)argv;
-  cm__server_config_t cfg;
-  cm__server_config_init(&cfg);
-  cfg.max_body_bytes = 1 << 16;
-  cfg.max_contacts = 2000;
-  cfg.max_bodies = 2000;
-  cfg.max_sessions = 8;
-  cfg.max_solve_s = 1;
-  cfg.max_dense = 200;
-  cfg.max_parse_bytes = (size_t)16 << 20;
-  cfg.stdio = 1;
-  cfg.quiet = 1;
-  if (cm__server_init(&g_srv, &cfg))
-    abort();
+  cm__fuzz_server_init(&g_srv, 1);
   return 0;
 }
 
