@@ -4,11 +4,14 @@
  *    written as JSON and binary into --dir and reused): the streaming
  *    reader (cm_scene_parse_json), the tree reader it replaced (jansson's
  *    json_loadb plus the tree walk, cm__scene_parse_json_tree), jansson's
- *    parse alone, and the binary reader. Each run is a fresh process (fork
- *    and exec of this program) that has the file in memory already: wall time
- * of the read, and its peak RSS (VmHWM) above its RSS before the read, against
- * the bytes of the final scene arrays and against the file. Medians of --reps,
- *    readers interleaved within each repetition.
+ *    parse alone, the binary reader and, when bench/CMakeLists.txt found
+ *    them, yajl's callbacks and simdjson's On-Demand API, each walking
+ *    every number and each converting to a cm_scene_t
+ *    (bench/intake_parsers/parsers.h says what that conversion covers). Each
+ * run is a fresh process (fork and exec of this program) that has the file in
+ * memory already: wall time of the read, and its peak RSS (VmHWM) above its RSS
+ * before the read, against the bytes of the final scene arrays and against the
+ * file. Medians of --reps, readers interleaved within each repetition.
  * 2. The 1e6 POST: the largest pile's JSON POSTed to `cmodes serve`
  *    (/v1/analyze) against `cmodes analyze` of its binary, both wall clock
  *    from the client's side, medians, and the peak RSS of each process.
@@ -18,10 +21,15 @@
  *
  *   build/bench/bench_intake [--sizes 1e5,1e6] [--reps 3] [--dir DIR]
  *                            [--cmodes build/cmodes] [--no-post]
+ *                            [--readers stream,tree,jansson,binary,yajl,
+ *                             yajl-scene,simdjson,simdjson-scene]
  */
 #include "cmodes.h"
 #include "cmodes/generate.h"
 #include "internal.h"
+#ifdef CM_BENCH_PARSERS
+#include "parsers.h" /* yajl and simdjson (bench/intake_parsers/) */
+#endif
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -79,7 +87,7 @@ static char *slurp(const char *path, size_t *len) {
   fseek(f, 0, SEEK_END);
   long n = ftell(f);
   fseek(f, 0, SEEK_SET);
-  char *b = malloc((size_t)n + 1);
+  char *b = calloc((size_t)n + 64, 1); /* simdjson reads 64 bytes past */
   if (b && fread(b, 1, (size_t)n, f) != (size_t)n) {
     free(b);
     b = NULL;
@@ -171,9 +179,31 @@ static void ensure_pile(const char *dir, double size, char *json, char *bin,
 
 /* ---- readers, each in a child -------------------------------------------- */
 
-enum { R_STREAM, R_TREE, R_JANSSON, R_BINARY, R_N };
-static const char *reader_name[] = {"stream (new)", "tree (old)",
-                                    "jansson parse only", "binary"};
+enum {
+  R_STREAM,
+  R_TREE,
+  R_JANSSON,
+  R_BINARY,
+#ifdef CM_BENCH_PARSERS
+  R_YAJL_WALK,
+  R_YAJL_SCENE,
+  R_SIMD_WALK,
+  R_SIMD_SCENE,
+#endif
+  R_N
+};
+static const char *reader_name[] = {"stream (cmodes, to cm_scene_t)",
+                                    "tree (jansson + walk, to cm_scene_t)",
+                                    "jansson parse only",
+                                    "binary",
+                                    "yajl callbacks, numbers only",
+                                    "yajl callbacks, to cm_scene_t",
+                                    "simdjson on-demand, numbers only",
+                                    "simdjson on-demand, to cm_scene_t"};
+static const char *reader_key[] = {"stream",   "tree",          "jansson",
+                                   "binary",   "yajl",          "yajl-scene",
+                                   "simdjson", "simdjson-scene"};
+static int reader_on[R_N]; /* --readers */
 
 typedef struct {
   double secs;
@@ -209,6 +239,17 @@ static void child_read(int reader, const char *path, int fd) {
     st = cm__scene_parse_json_tree(&ctx, text, len, path, &s);
   else if (reader == R_BINARY)
     st = cm__scene_parse_binary(&ctx, text, len, path, &s);
+#ifdef CM_BENCH_PARSERS
+  else if (reader >= R_YAJL_WALK) {
+    double sum = 0;
+    int mode = reader == R_YAJL_SCENE || reader == R_SIMD_SCENE ? CM_BENCH_SCENE
+                                                                : CM_BENCH_WALK;
+    st = reader <= R_YAJL_SCENE ? cm_bench_yajl(text, len, mode, &sum, &s)
+                                : cm_bench_simdjson(text, len, mode, &sum, &s);
+    volatile double sink = sum;
+    (void)sink;
+  }
+#endif
   else {
     json_t *root = json_loadb(text, len, JSON_REJECT_DUPLICATES, NULL);
     st = root ? 0 : 1;
@@ -263,6 +304,8 @@ static void readers_table(const char *json, const char *bin, int reps) {
   for (int rep = 0; rep < reps; rep++)
     for (int k = 0; k < R_N; k++) {
       int reader = (k + rep) % R_N; /* interleaved, rotating */
+      if (!reader_on[reader])
+        continue;
       run_t r;
       if (run_reader(reader, reader == R_BINARY ? bin : json, &r)) {
         fprintf(stderr, "bench_intake: %s failed on %s\n", reader_name[reader],
@@ -272,7 +315,7 @@ static void readers_table(const char *json, const char *bin, int reps) {
       secs[reader][rep] = r.secs;
       cpu[reader][rep] = r.cpu;
       peak[reader][rep] = r.peak_mb;
-      if (reader == R_STREAM)
+      if (r.scene_mb > 0)
         scene_mb = r.scene_mb, nc = r.ncontacts;
     }
   printf("%s: %d contacts, %.1f MB of JSON, scene arrays %.1f MB\n", json, nc,
@@ -282,6 +325,8 @@ static void readers_table(const char *json, const char *bin, int reps) {
          "|\n|---|---|---|---|---|---|---|---|\n");
   double t_stream = 0;
   for (int k = 0; k < R_N; k++) {
+    if (!reader_on[k])
+      continue;
     double t = median(secs[k], reps), pk = median(peak[k], reps);
     double c = median(cpu[k], reps);
     if (k == R_STREAM)
@@ -290,9 +335,45 @@ static void readers_table(const char *json, const char *bin, int reps) {
            reader_name[k], t, mb / t, c, mb / c, pk, pk / scene_mb,
            pk / (mb / 1.048576));
   }
-  printf("stream vs tree: %.1fx faster\n\n",
-         median(secs[R_TREE], reps) / t_stream);
+  if (reader_on[R_TREE] && reader_on[R_STREAM])
+    printf("stream vs tree: %.1fx faster\n",
+           median(secs[R_TREE], reps) / t_stream);
+  printf("\n");
 }
+
+#ifdef CM_BENCH_PARSERS
+/* yajl's and simdjson's scenes against the stream reader's, bit for bit
+ * (bodies and contacts), in this process: the conversions the table times
+ * produce the same scene. */
+static void check_same(const char *json) {
+  size_t len;
+  char *text = slurp(json, &len);
+  cm_context_t ctx;
+  cm_context_init(&ctx);
+  cm_scene_t *own = NULL;
+  if (!text || cm_scene_parse_json(&ctx, text, len, json, &own))
+    die(json, &ctx);
+  for (int p = 0; p < 2; p++) {
+    cm_scene_t *s = NULL;
+    double sum;
+    int st = p ? cm_bench_simdjson(text, len, CM_BENCH_SCENE, &sum, &s)
+               : cm_bench_yajl(text, len, CM_BENCH_SCENE, &sum, &s);
+    long diff = st || !s || s->nbodies != own->nbodies ||
+                s->ncontacts != own->ncontacts;
+    for (int i = 0; !diff && i < own->nbodies; i++)
+      diff += memcmp(&s->bodies[i], &own->bodies[i], sizeof(cm_body_t)) != 0;
+    for (int i = 0; !st && s && i < own->ncontacts && i < s->ncontacts; i++)
+      diff +=
+          memcmp(&s->contacts[i], &own->contacts[i], sizeof(cm_contact_t)) != 0;
+    printf("%s's cm_scene_t: %s\n", p ? "simdjson" : "yajl",
+           diff ? "DIFFERS from the stream reader's"
+                : "bit for bit the stream reader's (bodies, contacts)");
+    cm_scene_destroy(&s);
+  }
+  cm_scene_destroy(&own);
+  free(text);
+}
+#endif
 
 /* ---- the POST -------------------------------------------------------------
  */
@@ -421,6 +502,7 @@ static void post_table(const char *cmodes, const char *json, const char *bin,
 int main(int argc, char **argv) {
   const char *sizes = "1e5,1e6", *dir = "/tmp/bench_intake",
              *cmodes = "build/cmodes";
+  const char *readers = NULL;
   int reps = 3, do_post = 1;
   if (argc == 5 && !strcmp(argv[1], "--child"))
     child_read(atoi(argv[2]), argv[3], atoi(argv[4]));
@@ -435,11 +517,32 @@ int main(int argc, char **argv) {
       cmodes = argv[++i];
     else if (!strcmp(argv[i], "--no-post"))
       do_post = 0;
+    else if (!strcmp(argv[i], "--readers") && i + 1 < argc)
+      readers = argv[++i];
     else {
       fprintf(stderr, "usage: bench_intake [--sizes 1e5,1e6] [--reps 3] "
-                      "[--dir DIR] [--cmodes PATH] [--no-post]\n");
+                      "[--dir DIR] [--cmodes PATH] [--no-post] [--readers "
+                      "LIST]\n");
       return 2;
     }
+  }
+  for (int k = 0; k < R_N; k++)
+    reader_on[k] = !readers;
+  for (const char *p = readers; p && *p;) {
+    size_t n = strcspn(p, ",");
+    int found = 0;
+    for (int k = 0; k < R_N; k++)
+      if (strlen(reader_key[k]) == n && !strncmp(reader_key[k], p, n))
+        reader_on[k] = found = 1;
+    if (!found) {
+      fprintf(stderr, "bench_intake: --readers: '%.*s' is not one of", (int)n,
+              p);
+      for (int k = 0; k < R_N; k++)
+        fprintf(stderr, " %s", reader_key[k]);
+      fprintf(stderr, "\n");
+      return 2;
+    }
+    p += n + (p[n] == ',');
   }
   reps = reps < 1 ? 1 : reps > 16 ? 16 : reps;
   mkdir(dir, 0755);
@@ -448,6 +551,9 @@ int main(int argc, char **argv) {
   snprintf(list, sizeof list, "%s", sizes);
   for (char *tok = strtok(list, ","); tok; tok = strtok(NULL, ",")) {
     ensure_pile(dir, atof(tok), json, bin, sizeof json);
+#ifdef CM_BENCH_PARSERS
+    check_same(json);
+#endif
     readers_table(json, bin, reps);
   }
   if (do_post && json[0])

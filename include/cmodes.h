@@ -586,8 +586,9 @@ CM_EXTERN void cm_vectors_destroy(cm_vectors_t **vectors);
 
 /* Analysis object: one scene (or system) analysed by the pipeline of
  * cm_analyze_system, its report and, on request, its modes' shapes kept
- * for the caller, so a front end (cmodes verify, the server) asks for what
- * it needs without running the pipeline again (docs/c-api.md).
+ * for the caller, so a front end (cmodes verify and compare, the server)
+ * asks for what it needs without running the pipeline again
+ * (docs/c-api.md).
  *   create: checks opts (copied; NULL: defaults) and, when sys is NULL,
  *           assembles the system from scene (owned by the analysis). The
  *           scene, a given sys and opts->warm_start are borrowed: they must

@@ -5,7 +5,9 @@
 #include "cmodes.h"
 #include "cmtest.h"
 
+#include <jansson.h>
 #include <lapacke.h>
+#include <unistd.h>
 
 /* ---- helpers ---------------------------------------------------------------
  */
@@ -758,6 +760,81 @@ CM_TEST(core_compare_cli) {
   CMT_EQ_INT(code, 2);
   CMT_CONTAINS(out, "is not lanczos or arpack");
   free(out);
+}
+
+/* `cmodes compare` runs the pipeline of `cmodes analyze` (the analysis
+ * object): on the fleet (many components, tied robots) its sparse column is
+ * analyze's omega to the bit, and dsyevr on the whole S agrees; with fewer
+ * contacts than modes (bar2d: 2) it compares the 2 there are, which are
+ * sqrt(k/m) analytically; a scene without contacts is an input error. */
+CM_TEST(core_compare_is_analyze) {
+  char cmd[2048];
+  int c1 = -1, c2 = -1;
+  snprintf(cmd, sizeof cmd,
+           "%s analyze --json --no-timings --method lanczos -k 6 "
+           "%s/data/fleet.json",
+           CM_BINARY, CM_SOURCE_DIR);
+  char *rep = cmt_run(cmd, &c1);
+  snprintf(cmd, sizeof cmd,
+           "%s compare --json --no-dsyevd -k 6 %s/data/fleet.json", CM_BINARY,
+           CM_SOURCE_DIR);
+  char *cmp = cmt_run(cmd, &c2);
+  CMT_EQ_INT(c1, 0);
+  CMT_EQ_INT(c2, 0);
+  json_t *r = rep ? json_loads(rep, 0, NULL) : NULL;
+  json_t *c = cmp ? json_loads(cmp, 0, NULL) : NULL;
+  json_t *modes = json_object_get(r, "modes");
+  json_t *runs = json_object_get(c, "runs");
+  json_t *sparse = json_object_get(json_array_get(runs, 0), "omega");
+  json_t *dense = json_object_get(json_array_get(runs, 1), "omega");
+  CMT_EQ_INT((int)json_array_size(modes), 6);
+  CMT_EQ_INT((int)json_array_size(sparse), 6);
+  CMT_EQ_INT((int)json_array_size(dense), 6);
+  for (size_t i = 0; i < json_array_size(sparse); i++) {
+    double a = json_real_value(
+        json_object_get(json_array_get(modes, i), "omega"));
+    double b = json_real_value(json_array_get(sparse, i));
+    double d = json_real_value(json_array_get(dense, i));
+    CMT_TRUE(a == b);                 /* the same bits as analyze */
+    CMT_LE(fabs(b - d) / d, 1e-12);   /* and dense LAPACK agrees */
+  }
+  json_decref(r), json_decref(c);
+  free(rep), free(cmp);
+  snprintf(cmd, sizeof cmd, "%s compare --json %s/data/bar2d.json 2>&1",
+           CM_BINARY, CM_SOURCE_DIR);
+  cmp = cmt_run(cmd, &c1);
+  CMT_EQ_INT(c1, 0);
+  c = cmp ? json_loads(cmp, 0, NULL) : NULL;
+  runs = json_object_get(c, "runs");
+  for (size_t k = 0; k < 3; k++) {
+    json_t *om = json_object_get(json_array_get(runs, k), "omega");
+    CMT_EQ_INT((int)json_array_size(om), 2);
+    /* m = 2, I = 0.005, k = 1e5 at x = +-0.1: rocking sqrt(2 k x^2 / I)
+     * and bouncing sqrt(2 k / m) */
+    CMT_LE(fabs(json_real_value(json_array_get(om, 0)) - sqrt(4e5)), 1e-9);
+    CMT_LE(fabs(json_real_value(json_array_get(om, 1)) - sqrt(1e5)), 1e-9);
+  }
+  json_decref(c);
+  free(cmp);
+  char dir[256], path[512];
+  CMT_TRUE(cmt_tmpdir(dir, sizeof dir) != NULL);
+  snprintf(path, sizeof path, "%s/empty.json", dir);
+  FILE *f = fopen(path, "w");
+  CMT_TRUE(f != NULL);
+  if (f) {
+    fputs("{\"format\": \"cmodes-scene\", \"version\": 1, \"dim\": 2, "
+          "\"bodies\": [{\"mass\": 1, \"inertia\": 1, \"position\": "
+          "[0, 0]}], \"contacts\": []}",
+          f);
+    fclose(f);
+  }
+  snprintf(cmd, sizeof cmd, "%s compare %s 2>&1", CM_BINARY, path);
+  cmp = cmt_run(cmd, &c1);
+  CMT_EQ_INT(c1, 3);
+  CMT_CONTAINS(cmp, "cmodes compare: the scene has no contacts");
+  free(cmp);
+  remove(path);
+  rmdir(dir);
 }
 
 /* Budgets: a Lanczos or ARPACK solve stopped by --max-iter or

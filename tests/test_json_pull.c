@@ -383,6 +383,65 @@ CM_TEST(json_pull_numbers_19_digits) {
   CMT_EQ_INT(bad, 0);
 }
 
+/* Digits are read 8 at a time where they fit (json_pull.c,
+ * cm__jp_digits): every split of a number's digits into 8-byte chunks,
+ * with runs of 0 to 24 leading zeros (inside a chunk, filling chunks,
+ * across them), 1 to 22 significant digits and an integer part of 0 to 20
+ * digits, each read exactly as strtod reads it, and the same digits as
+ * integers as strtoll does. Numbers end at the buffer's end too (no 8
+ * bytes left), and before a non-digit that looks like one ('/', ':'). */
+CM_TEST(json_pull_numbers_chunks) {
+  char num[96];
+  int bad = 0, tried = 0;
+  for (int ip = 0; ip <= 20 && bad < 3; ip++)
+    for (int zeros = 0; zeros <= 24; zeros++)
+      for (int sig = 1; sig <= 22; sig++, tried++) {
+        int n = 0;
+        for (int i = 0; i < ip; i++) /* integer part, no leading zero */
+          num[n++] = (char)('1' + (i + sig) % 9);
+        if (!ip)
+          num[n++] = '0';
+        num[n++] = '.';
+        for (int i = 0; i < zeros; i++)
+          num[n++] = '0';
+        for (int i = 0; i < sig; i++)
+          num[n++] = (char)('0' + (i * 7 + zeros + 3) % 10);
+        int end = tried % 3; /* the end of the buffer, '/', ':' */
+        num[n] = end == 1 ? '/' : ':';
+        num[n + 1] = 0;
+        double want = strtod(num, NULL), got = NAN;
+        cm__jp_t jp;
+        cm__jp_init(&jp, num, (size_t)n + (end ? 1 : 0), 0);
+        int t = cm__jp_scan(&jp);
+        got = jp.num;
+        size_t stop = jp.pos;
+        cm__jp_free(&jp);
+        /* with a '/' or ':' after it the token is not a number (jansson's
+         * lookahead): only its end is checked */
+        if (end ? stop != (size_t)n
+                : t != CM__JT_REAL || memcmp(&got, &want, sizeof got)) {
+          fprintf(stderr, "%.*s: got %.17g want %.17g (token %d, stop %zu)\n",
+                  n, num, got, want, t, stop);
+          bad++;
+        }
+      }
+  CMT_EQ_INT(bad, 0);
+  /* integers of 1 to 19 digits (below 2^63: the first is 1) */
+  for (int nd = 1; nd <= 19 && !bad; nd++) {
+    char in[32];
+    for (int i = 0; i < nd; i++)
+      in[i] = (char)(i ? '9' - i % 10 : '1');
+    in[nd] = 0;
+    cm__jp_t jp;
+    cm__jp_init(&jp, in, (size_t)nd, 0);
+    int t = cm__jp_scan(&jp);
+    if (t != CM__JT_INT || jp.ival != strtoll(in, NULL, 10))
+      bad++, fprintf(stderr, "%s: integer read as %lld\n", in, jp.ival);
+    cm__jp_free(&jp);
+  }
+  CMT_EQ_INT(bad, 0);
+}
+
 CM_TEST(json_pull_limits) {
   const char *doc =
       "{\"format\": \"cmodes-scene\", \"version\": 1, \"dim\": 2, \"bodies\": "

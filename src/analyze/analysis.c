@@ -1,8 +1,8 @@
 /* analysis.c: the analysis object (cm_analysis_*, include/cmodes.h): one
  * system, the options, and the results of one run of the pipeline
  * (analyze.c's driver through cm__analyze_system), kept so front ends
- * (cmodes verify, the server) read the report and the modes' shapes
- * without running the pipeline again. No numerics of its own. */
+ * (cmodes verify and compare, the server) read the report and the modes'
+ * shapes without running the pipeline again. No numerics of its own. */
 #include "analyze/analyze_internal.h"
 #include "analyze/vectors_internal.h"
 

@@ -1,6 +1,7 @@
-/* cmd_compare.c: `cmodes compare SCENE`: the sparse path (Lanczos on B) and
- * dense LAPACK (dsyevr top-k, dsyevd all) on the explicitly formed S of the
- * same scene, with their times and agreement. For users who benchmark
+/* cmd_compare.c: `cmodes compare SCENE`: the sparse path (the pipeline of
+ * `cmodes analyze`, run once through the analysis object cm_analysis_*)
+ * and dense LAPACK (dsyevr top-k, dsyevd all) on the explicitly formed S of
+ * the same system, with their times and agreement. For users who benchmark
  * against dense solvers. Not a benchmark harness (bench/ is). */
 #include "args.h"
 #include "cli.h"
@@ -44,6 +45,7 @@ typedef struct {
 } cm__run_t;
 
 static int cm__dense_run(double *S, int nc, int k, int all, cm__run_t *run) {
+  k = k < nc ? k : nc; /* a scene with fewer contacts than modes */
   double *A = malloc(sizeof(double) * (size_t)nc * (size_t)nc);
   double *w = malloc(sizeof(double) * (size_t)nc);
   double *Z = all ? NULL : malloc(sizeof(double) * (size_t)nc * (size_t)k);
@@ -142,7 +144,7 @@ static double cm__compare_diff(const cm__run_t *runs, int r) {
 
 static void cm__compare_json(const cm_system_t *sys, double t_setup,
                              double t_form, const cm__run_t *runs, int nruns,
-                             const cm_spectrum_t *spec) {
+                             const cm_report_t *rep) {
   printf("{\"contacts\": %d, \"dofs\": %d, \"setup_s\": %.6g, "
          "\"form_dense_s\": %.6g, \"runs\": [",
          sys->nc, sys->n, t_setup, t_form);
@@ -155,13 +157,13 @@ static void cm__compare_json(const cm_system_t *sys, double t_setup,
       printf("%s%.17g", i ? ", " : "", runs[r].omega[i]);
     printf("]}");
   }
-  printf("], \"matvecs\": %d}\n", spec->matvecs);
+  printf("], \"matvecs\": %d}\n", rep->matvecs);
 }
 
 static void cm__compare_text(const char *path, const cm_system_t *sys,
                              double t_setup, double t_form,
                              const cm__run_t *runs, int nruns,
-                             const cm_spectrum_t *spec) {
+                             const cm_report_t *rep) {
   printf("scene %s: %d contacts, %d active dofs\n", path, sys->nc, sys->n);
   printf("setup (assemble, factor, operator) %.4g s; forming dense S "
          "%.4g s\n\n",
@@ -175,19 +177,27 @@ static void cm__compare_text(const char *path, const cm_system_t *sys,
   for (int i = 0; i < runs[0].k; i++)
     printf("| %d | %.12g | %.12g |\n", i + 1, runs[0].omega[i],
            i < runs[1].k ? runs[1].omega[i] : NAN);
-  printf("\n%s: %d matvecs, %d restarts, ncv %d\n", runs[0].name, spec->matvecs,
-         spec->iterations, spec->ncv);
+  printf("\n%s: %d matvecs, %d restarts, ncv %d\n", runs[0].name, rep->matvecs,
+         rep->iterations, rep->ncv);
 }
 
-/* The dense runs on S formed from op: dsyevr, then dsyevd unless no_evd;
- * *nruns counts the runs done (the sparse one is runs[0]). */
-static int cm__compare_dense(cm_context_t *ctx, cm_operator_t *op,
-                             const cm_system_t *sys, const cm__cargs_t *a,
-                             cm__run_t *runs, int *nruns, double *t_form) {
-  double t1 = cm__now();
-  double *S = cm_operator_dense_S(ctx, op);
-  *t_form = cm__now() - t1;
-  int st = S ? CM_OK : ctx->status ? ctx->status : CM_NOMEM;
+/* The dense runs on S = B B^T of sys, formed explicitly from an operator of
+ * its own (the analysis keeps none): dsyevr, then dsyevd unless no_evd;
+ * *nruns counts the runs done (the sparse one is runs[0]). *t_form: the
+ * forming of S alone. */
+static int cm__compare_dense(cm_context_t *ctx, const cm_system_t *sys,
+                             const cm__cargs_t *a, cm__run_t *runs, int *nruns,
+                             double *t_form) {
+  cm_operator_t *op = NULL;
+  int st = cm_operator_create(ctx, sys, &op);
+  double *S = NULL;
+  if (!st) {
+    double t1 = cm__now();
+    S = cm_operator_dense_S(ctx, op);
+    *t_form = cm__now() - t1;
+    st = S ? CM_OK : ctx->status ? ctx->status : CM_NOMEM;
+  }
+  cm_operator_destroy(&op);
   cm__blas_threads(ctx->threads > 0 ? ctx->threads : 2);
   if (!st) {
     runs[1].name = "dsyevr";
@@ -203,6 +213,39 @@ static int cm__compare_dense(cm_context_t *ctx, cm_operator_t *op,
   return st;
 }
 
+/* The sparse run: the pipeline of `cmodes analyze` through the analysis
+ * object, with compare's options (components solved one by one, as
+ * analyze does). A partial result (CM_NOT_CONVERGED) is compared as it is.
+ * Refuses a scene above --max-dense before solving. */
+static int cm__compare_sparse(cm_context_t *ctx, const cm__cargs_t *a,
+                              const cm_scene_t *scene, cm_analysis_t **an,
+                              cm__run_t *run) {
+  int st = cm_analysis_create(ctx, scene, NULL, &a->opts, an); /* assembles */
+  const cm_system_t *sys = st ? NULL : cm_analysis_system(*an);
+  if (!st && sys->nc > a->max_dense)
+    return CM__ERR(ctx, CM_LIMIT, NULL,
+                   "%d contacts: the dense S would need %.3g GB; raise "
+                   "--max-dense to force it",
+                   sys->nc, 8e-9 * sys->nc * (double)sys->nc);
+  if (!st && sys->nc == 0)
+    return CM__ERR(ctx, CM_INVALID_SCENE, NULL,
+                   "the scene has no contacts: S is empty and there are no "
+                   "modes to compare");
+  if (!st)
+    st = cm_analysis_solve(ctx, *an, 0);
+  if (st == CM_NOT_CONVERGED)
+    st = CM_OK;
+  if (st)
+    return st;
+  const cm_report_t *rep = cm_analysis_report(*an);
+  run->name = rep->method;
+  run->seconds = rep->t_eigen;
+  run->k = rep->nmodes < a->opts.modes ? rep->nmodes : a->opts.modes;
+  for (int i = 0; i < run->k; i++)
+    run->omega[i] = rep->modes[i].omega;
+  return CM_OK;
+}
+
 int cm__cmd_compare(int argc, char **argv) {
   cm__cargs_t a;
   memset(&a, 0, sizeof a);
@@ -215,53 +258,32 @@ int cm__cmd_compare(int argc, char **argv) {
   cm_context_t ctx;
   cm_context_init(&ctx);
   ctx.threads = a.threads;
-  /* ---- sparse path ---- */
   cm_scene_t *scene = NULL;
-  cm_system_t *sys = NULL;
-  cm_operator_t *op = NULL;
-  cm_spectrum_t *spec = NULL;
-  int st = cm_scene_read_file(&ctx, argv[optind], &scene);
-  double t0 = cm__now();
-  if (!st)
-    st = cm_system_assemble(&ctx, scene, &sys);
-  if (!st)
-    st = cm_operator_create(&ctx, sys, &op);
-  double t_setup = cm__now() - t0, t_form = 0;
+  cm_analysis_t *an = NULL;
   cm__run_t runs[3];
   memset(runs, 0, sizeof runs);
   int nruns = 0;
-  if (!st && sys->nc > a.max_dense) {
-    st = CM__ERR(&ctx, CM_LIMIT, NULL,
-                 "%d contacts: the dense S would need %.1f GB; raise "
-                 "--max-dense to force it",
-                 sys->nc, 8e-9 * sys->nc * (double)sys->nc);
-  }
-  if (!st) {
-    cm__blas_single_thread();
-    st = cm_spectrum_solve(&ctx, op, -1, &a.opts, &spec);
-    if (st == CM_NOT_CONVERGED)
-      st = CM_OK;
-  }
-  if (!st) {
-    runs[0].name = cm__method_name(spec->method);
-    runs[0].seconds = spec->seconds;
-    runs[0].k = spec->nev < a.opts.modes ? spec->nev : a.opts.modes;
-    for (int i = 0; i < runs[0].k; i++)
-      runs[0].omega[i] = sqrt(spec->lambda[i]);
+  double t_form = 0;
+  int st = cm_scene_read_file(&ctx, argv[optind], &scene);
+  if (!st)
+    st = cm__compare_sparse(&ctx, &a, scene, &an, &runs[0]);
+  const cm_system_t *sys = an ? cm_analysis_system(an) : NULL;
+  const cm_report_t *rep = an ? cm_analysis_report(an) : NULL;
+  if (!st) { /* the dense path: the same system, S formed explicitly */
     nruns = 1;
-    /* ---- dense path: same operator, formed explicitly ---- */
-    st = cm__compare_dense(&ctx, op, sys, &a, runs, &nruns, &t_form);
+    st = cm__compare_dense(&ctx, sys, &a, runs, &nruns, &t_form);
   }
-  if (!st && a.json)
-    cm__compare_json(sys, t_setup, t_form, runs, nruns, spec);
-  else if (!st)
-    cm__compare_text(argv[optind], sys, t_setup, t_form, runs, nruns, spec);
-  if (st)
+  if (!st) {
+    double t_setup = rep->t_assemble + rep->t_factor + rep->t_operator;
+    if (a.json)
+      cm__compare_json(sys, t_setup, t_form, runs, nruns, rep);
+    else
+      cm__compare_text(argv[optind], sys, t_setup, t_form, runs, nruns, rep);
+  } else {
     fprintf(stderr, "cmodes compare: %s\n",
             ctx.message[0] ? ctx.message : cm_status_message(st));
-  cm_spectrum_destroy(&spec);
-  cm_operator_destroy(&op);
-  cm_system_destroy(&sys);
+  }
+  cm_analysis_destroy(&an);
   cm_scene_destroy(&scene);
   return cm_status_exit(st);
 }

@@ -205,170 +205,169 @@ static int cm__import_deck(cm_context_t *ctx, cm_dump_options_t *o,
   return st ? cm__fail(ctx, st) : 0;
 }
 
-int cm__cmd_import(int argc, char **argv) {
-  enum {
-    O_DIM = 256, O_TIMESTEP, O_DENSITY, O_THICK, O_RADIUS, O_K, O_YOUNG,
-    O_POISSON, O_TOL, O_PLANE, O_CYL, O_WALLB, O_PERIODIC, O_THREADS,
-    O_DECK, O_DUMP, O_VAR, O_MAXC
-  };
-  static const struct option longopts[] = {
-      {"dim", required_argument, 0, O_DIM},
-      {"timestep", required_argument, 0, O_TIMESTEP},
-      {"density", required_argument, 0, O_DENSITY},
-      {"thickness", required_argument, 0, O_THICK},
-      {"radius", required_argument, 0, O_RADIUS},
-      {"k", required_argument, 0, O_K},
-      {"young", required_argument, 0, O_YOUNG},
-      {"poisson", required_argument, 0, O_POISSON},
-      {"touch-tol", required_argument, 0, O_TOL},
-      {"wall-plane", required_argument, 0, O_PLANE},
-      {"wall-zcylinder", required_argument, 0, O_CYL},
-      {"wall-bodies", no_argument, 0, O_WALLB},
-      {"periodic", required_argument, 0, O_PERIODIC},
-      {"threads", required_argument, 0, O_THREADS},
-      {"deck", required_argument, 0, O_DECK},
-      {"dump", required_argument, 0, O_DUMP},
-      {"var", required_argument, 0, O_VAR},
-      {"max-contacts", required_argument, 0, O_MAXC},
-      {"output", required_argument, 0, 'o'},
-      {"quiet", no_argument, 0, 'q'},
-      {"help", no_argument, 0, 'h'},
-      {0, 0, 0, 0}};
-  if (argc > 1 && !strcmp(argv[1], "mjcf")) /* MuJoCo: cmd_import_mjcf.c */
-    return cm__cmd_import_mjcf(argc - 1, argv + 1);
-  cm_context_t ctx;
-  cm_context_init(&ctx);
+enum {
+  O_DIM = 256, O_TIMESTEP, O_DENSITY, O_THICK, O_RADIUS, O_K, O_YOUNG,
+  O_POISSON, O_TOL, O_PLANE, O_CYL, O_WALLB, O_PERIODIC, O_THREADS,
+  O_DECK, O_DUMP, O_VAR, O_MAXC
+};
+
+static const struct option cm__import_longopts[] = {
+    {"dim", required_argument, 0, O_DIM},
+    {"timestep", required_argument, 0, O_TIMESTEP},
+    {"density", required_argument, 0, O_DENSITY},
+    {"thickness", required_argument, 0, O_THICK},
+    {"radius", required_argument, 0, O_RADIUS},
+    {"k", required_argument, 0, O_K},
+    {"young", required_argument, 0, O_YOUNG},
+    {"poisson", required_argument, 0, O_POISSON},
+    {"touch-tol", required_argument, 0, O_TOL},
+    {"wall-plane", required_argument, 0, O_PLANE},
+    {"wall-zcylinder", required_argument, 0, O_CYL},
+    {"wall-bodies", no_argument, 0, O_WALLB},
+    {"periodic", required_argument, 0, O_PERIODIC},
+    {"threads", required_argument, 0, O_THREADS},
+    {"deck", required_argument, 0, O_DECK},
+    {"dump", required_argument, 0, O_DUMP},
+    {"var", required_argument, 0, O_VAR},
+    {"max-contacts", required_argument, 0, O_MAXC},
+    {"output", required_argument, 0, 'o'},
+    {"quiet", no_argument, 0, 'q'},
+    {"help", no_argument, 0, 'h'},
+    {0, 0, 0, 0}};
+
+/* The command line of import dump / lammps / liggghts / matrices. */
+typedef struct {
   cm_dump_options_t o;
-  cm_dump_options_init(&o);
-  o.periodic = CM_DUMP_PERIODIC_IMAGE; /* the CLI finds them by default */
-  const char *output = NULL, *deck = NULL, *dump = NULL;
-  const char *vars[33] = {NULL};
-  int nvars = 0;
-  int quiet = 0, c, have_poisson = 0;
+  const char *output, *deck, *dump;
+  const char *vars[33];
+  int nvars, quiet, have_poisson;
+} cm__iargs_t;
+
+/* The options that take one positive number (--touch-tol: >= 0). 1 if
+ * read, 0 after the message. */
+static int cm__import_number(int c, const char *arg, cm_dump_options_t *o) {
+  const char *nm = c == O_DENSITY ? "--density" : c == O_THICK ? "--thickness"
+                   : c == O_RADIUS ? "--radius" : c == O_K ? "--k"
+                   : c == O_YOUNG ? "--young" : "--touch-tol";
   double v;
-  optind = 1;
-  while ((c = getopt_long(argc, argv, "o:qh", longopts, NULL)) != -1) {
-    switch (c) {
-    case O_DIM:
-      if (strcmp(optarg, "2") && strcmp(optarg, "3")) {
-        fprintf(stderr, "cmodes import: --dim '%s': expected 2 or 3\n",
-                optarg);
-        return cm_status_exit(CM_USAGE);
-      }
-      o.dim = optarg[0] - '0';
-      break;
-    case O_TIMESTEP: {
-      char *end;
-      errno = 0;
-      o.timestep = strtol(optarg, &end, 10);
-      if (end == optarg || *end || errno || o.timestep < 0) {
-        fprintf(stderr, "cmodes import: --timestep '%s': expected a step "
-                        ">= 0\n", optarg);
-        return cm_status_exit(CM_USAGE);
-      }
-      break;
-    }
-    case O_DENSITY:
-    case O_THICK:
-    case O_RADIUS:
-    case O_K:
-    case O_YOUNG:
-    case O_TOL: {
-      const char *nm = c == O_DENSITY ? "--density" : c == O_THICK ? "--thickness"
-                       : c == O_RADIUS ? "--radius" : c == O_K ? "--k"
-                       : c == O_YOUNG ? "--young" : "--touch-tol";
-      if (!cm__num_arg(nm, optarg, &v))
-        return cm_status_exit(CM_USAGE);
-      if (c == O_TOL ? !(v >= 0) : !(v > 0)) {
-        fprintf(stderr, "cmodes import: %s %s: expected a number %s 0\n", nm,
-                optarg, c == O_TOL ? ">=" : ">");
-        return cm_status_exit(CM_USAGE);
-      }
-      double *dst = c == O_DENSITY ? &o.density : c == O_THICK ? &o.thickness
-                    : c == O_RADIUS ? &o.radius : c == O_K ? &o.k
-                    : c == O_YOUNG ? &o.young : &o.touch_tol;
-      *dst = v;
-      break;
-    }
-    case O_POISSON:
-      if (!cm__num_arg("--poisson", optarg, &o.poisson))
-        return cm_status_exit(CM_USAGE);
-      have_poisson = 1;
-      break;
-    case O_PLANE:
-      if (cm_dump_options_add_plane(&ctx, &o, optarg))
-        return cm__fail(&ctx, CM_USAGE);
-      break;
-    case O_CYL:
-      if (cm_dump_options_set_cylinder(&ctx, &o, optarg))
-        return cm__fail(&ctx, CM_USAGE);
-      break;
-    case O_WALLB:
-      o.wall_bodies = 1;
-      break;
-    case O_PERIODIC:
-      if (!strcmp(optarg, "ignore") || !strcmp(optarg, "drop"))
-        o.periodic = CM_DUMP_PERIODIC_DROP;
-      else if (!strcmp(optarg, "image"))
-        o.periodic = CM_DUMP_PERIODIC_IMAGE;
-      else if (!strcmp(optarg, "error"))
-        o.periodic = CM_DUMP_PERIODIC_ERROR;
-      else {
-        fprintf(stderr, "cmodes import: --periodic '%s': expected image, "
-                        "drop (or its alias ignore) or error\n", optarg);
-        return cm_status_exit(CM_USAGE);
-      }
-      break;
-    case O_DECK:
-      deck = optarg;
-      break;
-    case O_DUMP:
-      dump = optarg;
-      break;
-    case O_VAR:
-      if (nvars == 32) {
-        fprintf(stderr, "cmodes import: at most 32 --var\n");
-        return cm_status_exit(CM_USAGE);
-      }
-      vars[nvars++] = optarg;
-      break;
-    case O_MAXC:
-      if (!cm__arg_long("import", "--max-contacts", optarg, &o.max_contacts))
-        return cm_status_exit(CM_USAGE);
-      break;
-    case O_THREADS:
-      if (!cm__arg_threads("import", optarg, &o.threads))
-        return cm_status_exit(CM_USAGE);
-      ctx.threads = o.threads;
-      break;
-    case 'o':
-      output = optarg;
-      break;
-    case 'q':
-      quiet = 1;
-      break;
-    case 'h':
-      cm__import_usage(stdout);
+  if (!cm__num_arg(nm, arg, &v))
+    return 0;
+  if (c == O_TOL ? !(v >= 0) : !(v > 0)) {
+    fprintf(stderr, "cmodes import: %s %s: expected a number %s 0\n", nm,
+            arg, c == O_TOL ? ">=" : ">");
+    return 0;
+  }
+  double *dst = c == O_DENSITY ? &o->density : c == O_THICK ? &o->thickness
+                : c == O_RADIUS ? &o->radius : c == O_K ? &o->k
+                : c == O_YOUNG ? &o->young : &o->touch_tol;
+  *dst = v;
+  return 1;
+}
+
+/* --dim, --timestep and --periodic: 1 if read, 0 after the message. */
+static int cm__import_choice(int c, const char *arg, cm_dump_options_t *o) {
+  if (c == O_DIM) {
+    if (strcmp(arg, "2") && strcmp(arg, "3")) {
+      fprintf(stderr, "cmodes import: --dim '%s': expected 2 or 3\n", arg);
       return 0;
-    default:
-      cm__import_usage(stderr);
+    }
+    o->dim = arg[0] - '0';
+  } else if (c == O_TIMESTEP) {
+    char *end;
+    errno = 0;
+    o->timestep = strtol(arg, &end, 10);
+    if (end == arg || *end || errno || o->timestep < 0) {
+      fprintf(stderr, "cmodes import: --timestep '%s': expected a step "
+                      ">= 0\n", arg);
+      return 0;
+    }
+  } else if (!strcmp(arg, "ignore") || !strcmp(arg, "drop"))
+    o->periodic = CM_DUMP_PERIODIC_DROP;
+  else if (!strcmp(arg, "image"))
+    o->periodic = CM_DUMP_PERIODIC_IMAGE;
+  else if (!strcmp(arg, "error"))
+    o->periodic = CM_DUMP_PERIODIC_ERROR;
+  else {
+    fprintf(stderr, "cmodes import: --periodic '%s': expected image, "
+                    "drop (or its alias ignore) or error\n", arg);
+    return 0;
+  }
+  return 1;
+}
+
+/* One option c of getopt_long: -1 to go on, else the exit status (0 after
+ * --help). */
+static int cm__import_option(cm_context_t *ctx, int c, const char *arg,
+                             cm__iargs_t *a) {
+  int ok = 1;
+  switch (c) {
+  case O_DIM:
+  case O_TIMESTEP:
+  case O_PERIODIC:
+    ok = cm__import_choice(c, arg, &a->o);
+    break;
+  case O_DENSITY:
+  case O_THICK:
+  case O_RADIUS:
+  case O_K:
+  case O_YOUNG:
+  case O_TOL:
+    ok = cm__import_number(c, arg, &a->o);
+    break;
+  case O_POISSON:
+    ok = cm__num_arg("--poisson", arg, &a->o.poisson);
+    a->have_poisson = 1;
+    break;
+  case O_PLANE:
+    if (cm_dump_options_add_plane(ctx, &a->o, arg))
+      return cm__fail(ctx, CM_USAGE);
+    break;
+  case O_CYL:
+    if (cm_dump_options_set_cylinder(ctx, &a->o, arg))
+      return cm__fail(ctx, CM_USAGE);
+    break;
+  case O_WALLB:
+    a->o.wall_bodies = 1;
+    break;
+  case O_DECK:
+    a->deck = arg;
+    break;
+  case O_DUMP:
+    a->dump = arg;
+    break;
+  case O_VAR:
+    if (a->nvars == 32) {
+      fprintf(stderr, "cmodes import: at most 32 --var\n");
       return cm_status_exit(CM_USAGE);
     }
+    a->vars[a->nvars++] = arg;
+    break;
+  case O_MAXC:
+    ok = cm__arg_long("import", "--max-contacts", arg, &a->o.max_contacts);
+    break;
+  case O_THREADS:
+    ok = cm__arg_threads("import", arg, &a->o.threads);
+    ctx->threads = a->o.threads;
+    break;
+  case 'o':
+    a->output = arg;
+    break;
+  case 'q':
+    a->quiet = 1;
+    break;
+  case 'h':
+    cm__import_usage(stdout);
+    return 0;
+  default:
+    cm__import_usage(stderr);
+    return cm_status_exit(CM_USAGE);
   }
-  /* ---- operands: matrices MANIFEST | M J k ---- */
-  if (optind < argc && !strcmp(argv[optind], "matrices"))
-    return cm__import_matrices(&ctx, argc - optind - 1, argv + optind + 1);
-  /* ---- operands: lammps | liggghts --deck IN --dump FILE ---- */
-  if (optind < argc && (!strcmp(argv[optind], "lammps") ||
-                        !strcmp(argv[optind], "liggghts"))) {
-    if (optind + 1 != argc || !deck || !dump) {
-      fprintf(stderr, "cmodes import %s: expected --deck IN --dump FILE "
-                      "(and no other operands)\n", argv[optind]);
-      return cm_status_exit(CM_USAGE);
-    }
-    return cm__import_deck(&ctx, &o, deck, vars, dump, output, quiet);
-  }
-  /* ---- operands: dump FILE ---- */
+  return ok ? -1 : cm_status_exit(CM_USAGE);
+}
+
+/* `import dump FILE`: the operands checked, then the dump to a scene. */
+static int cm__import_dump(cm_context_t *ctx, int argc, char **argv,
+                           cm__iargs_t *a) {
   if (optind >= argc || strcmp(argv[optind], "dump")) {
     fprintf(stderr, "cmodes import: expected 'dump FILE'%s%s%s\n\n",
             optind < argc ? " (got '" : "", optind < argc ? argv[optind] : "",
@@ -380,25 +379,59 @@ int cm__cmd_import(int argc, char **argv) {
     fprintf(stderr, "cmodes import dump: expected exactly one FILE\n");
     return cm_status_exit(CM_USAGE);
   }
-  if (o.young > 0 && !have_poisson) {
+  if (a->o.young > 0 && !a->have_poisson) {
     fprintf(stderr, "cmodes import: --young needs --poisson NU\n");
     return cm_status_exit(CM_USAGE);
   }
-  if (deck || dump) {
+  if (a->deck || a->dump) {
     fprintf(stderr, "cmodes import dump: --deck and --dump belong to "
                     "'cmodes import lammps'\n");
     return cm_status_exit(CM_USAGE);
   }
   const char *path = argv[optind + 1];
-  /* ---- import ---- */
   cm_dump_t *d = NULL;
   cm_scene_t *s = NULL;
-  int st = cm_dump_read(&ctx, path, &o, &d);
+  int st = cm_dump_read(ctx, path, &a->o, &d);
   if (!st)
-    st = cm_dump_to_scene(&ctx, d, &o, &s);
+    st = cm_dump_to_scene(ctx, d, &a->o, &s);
   if (!st)
-    st = cm__finish(&ctx, d, &o, s, output, quiet, path);
+    st = cm__finish(ctx, d, &a->o, s, a->output, a->quiet, path);
   cm_dump_destroy(&d);
   cm_scene_destroy(&s);
-  return st ? cm__fail(&ctx, st) : 0;
+  return st ? cm__fail(ctx, st) : 0;
+}
+
+int cm__cmd_import(int argc, char **argv) {
+  if (argc > 1 && !strcmp(argv[1], "mjcf")) /* MuJoCo: cmd_import_mjcf.c */
+    return cm__cmd_import_mjcf(argc - 1, argv + 1);
+  cm_context_t ctx;
+  cm_context_init(&ctx);
+  cm__iargs_t a;
+  memset(&a, 0, sizeof a);
+  cm_dump_options_init(&a.o);
+  a.o.periodic = CM_DUMP_PERIODIC_IMAGE; /* the CLI finds them by default */
+  int c;
+  optind = 1;
+  while ((c = getopt_long(argc, argv, "o:qh", cm__import_longopts, NULL)) !=
+         -1) {
+    int code = cm__import_option(&ctx, c, optarg, &a);
+    if (code >= 0)
+      return code;
+  }
+  /* ---- operands: matrices MANIFEST | M J k ---- */
+  if (optind < argc && !strcmp(argv[optind], "matrices"))
+    return cm__import_matrices(&ctx, argc - optind - 1, argv + optind + 1);
+  /* ---- operands: lammps | liggghts --deck IN --dump FILE ---- */
+  if (optind < argc && (!strcmp(argv[optind], "lammps") ||
+                        !strcmp(argv[optind], "liggghts"))) {
+    if (optind + 1 != argc || !a.deck || !a.dump) {
+      fprintf(stderr, "cmodes import %s: expected --deck IN --dump FILE "
+                      "(and no other operands)\n", argv[optind]);
+      return cm_status_exit(CM_USAGE);
+    }
+    return cm__import_deck(&ctx, &a.o, a.deck, a.vars, a.dump, a.output,
+                           a.quiet);
+  }
+  /* ---- operands: dump FILE ---- */
+  return cm__import_dump(&ctx, argc, argv, &a);
 }

@@ -165,6 +165,126 @@ static int cm__tokens(char *s, char **tok, int max) {
 #define CM__MM_POSITIVE 1 /* every value > 0 (k) */
 #define CM__MM_DIAG 2     /* diagonal entries > 0 (M) */
 
+/* The size line after the banner: "rows cols" (array) or "rows cols
+ * entries" (coordinate) into mm, with the line it stands on. */
+static int cm__mm_size(cm_context_t *ctx, cm__lines_t *l, cm__mm_t *mm) {
+  const char *path = mm->path;
+  char *tok[4];
+  if (!cm__data_line(l))
+    return CM__ERR(ctx, CM_PARSE, path,
+                   "%s:%ld: truncated: no size line after the banner", path,
+                   l->lineno);
+  mm->size_line = l->lineno;
+  long v[3] = {0, 0, 0};
+  int want = mm->array ? 2 : 3;
+  int nt = cm__tokens(l->buf, tok, 4);
+  int ok = nt == want;
+  for (int i = 0; ok && i < want; i++)
+    ok = cm__tok_long(tok[i], &v[i]) && v[i] >= 0 && v[i] < INT_MAX;
+  if (!ok)
+    return CM__ERR(ctx, CM_PARSE, path,
+                   "%s:%ld: expected the size line '%s' with %s", path,
+                   l->lineno, mm->array ? "rows cols" : "rows cols entries",
+                   "non-negative integers");
+  mm->nrow = v[0], mm->ncol = v[1];
+  mm->nnz =
+      mm->array ? (mm->symmetric ? v[0] * (v[0] + 1) / 2 : v[0] * v[1]) : v[2];
+  if (mm->symmetric && mm->nrow != mm->ncol)
+    return CM__ERR(ctx, CM_PARSE, path,
+                   "%s:%ld: a symmetric matrix must be square, this one is "
+                   "%ld x %ld",
+                   path, l->lineno, mm->nrow, mm->ncol);
+  return CM_OK;
+}
+
+/* Where the scan stands in the entries: the one-triangle check of a
+ * symmetric coordinate file needs the first line above and below. */
+typedef struct {
+  long e;          /* entry index (0-based) */
+  long upper_line; /* first line of an entry above the diagonal, 0: none */
+  long lower_line; /* first line of an entry below it, 0: none */
+} cm__mm_pos_t;
+
+/* The (0-based) position of entry e and its value token from the tokens of
+ * its line (nt of them). */
+static int cm__mm_where(cm_context_t *ctx, const cm__lines_t *l,
+                        const cm__mm_t *mm, cm__mm_pos_t *p, char **tok, int nt,
+                        long *i, long *j, const char **vt) {
+  const char *path = mm->path;
+  if (mm->array) {
+    if (nt != 1)
+      return CM__ERR(ctx, CM_PARSE, path,
+                     "%s:%ld: expected one value per line (array format), "
+                     "found %d",
+                     path, l->lineno, nt);
+    *vt = tok[0];
+    /* column-major; symmetric arrays hold the lower triangle */
+    if (mm->symmetric) {
+      long rem = p->e, c;
+      for (c = 0; rem >= mm->nrow - c; c++)
+        rem -= mm->nrow - c;
+      *j = c, *i = c + rem;
+    } else {
+      *i = mm->nrow ? p->e % mm->nrow : 0;
+      *j = mm->nrow ? p->e / mm->nrow : 0;
+    }
+    return CM_OK;
+  }
+  if (nt != 3 || !cm__tok_long(tok[0], i) || !cm__tok_long(tok[1], j))
+    return CM__ERR(ctx, CM_PARSE, path,
+                   "%s:%ld: expected an entry 'row col value' (1-based "
+                   "indices)",
+                   path, l->lineno);
+  if (*i < 1 || *i > mm->nrow || *j < 1 || *j > mm->ncol)
+    return CM__ERR(ctx, CM_PARSE, path,
+                   "%s:%ld: entry (%ld, %ld) is outside the %ld x %ld "
+                   "matrix declared on line %ld",
+                   path, l->lineno, *i, *j, mm->nrow, mm->ncol, mm->size_line);
+  --*i, --*j;
+  *vt = tok[2];
+  if (mm->symmetric && *i < *j && !p->upper_line)
+    p->upper_line = l->lineno;
+  if (mm->symmetric && *i > *j && !p->lower_line)
+    p->lower_line = l->lineno;
+  return CM_OK;
+}
+
+/* Reads and checks entry p->e: its line, position, value and the value
+ * checks. */
+static int cm__mm_entry(cm_context_t *ctx, cm__lines_t *l, const cm__mm_t *mm,
+                        int checks, cm__mm_pos_t *p) {
+  const char *path = mm->path, *name = mm->name;
+  if (!cm__data_line(l))
+    return CM__ERR(ctx, CM_PARSE, path,
+                   "%s:%ld: truncated: the size line (line %ld) declares "
+                   "%ld %s, the file ends after %ld",
+                   path, l->lineno, mm->size_line, mm->nnz,
+                   mm->array ? "values" : "entries", p->e);
+  long i = 0, j = 0;
+  double v;
+  char *tok[4];
+  const char *vt = NULL;
+  int nt = cm__tokens(l->buf, tok, 4);
+  int st = cm__mm_where(ctx, l, mm, p, tok, nt, &i, &j, &vt);
+  if (st)
+    return st;
+  int bad = cm__tok_double(vt, &v);
+  if (bad)
+    return CM__ERR(ctx, CM_PARSE, path, "%s:%ld: %s(%ld,%ld) = '%s' is %s",
+                   path, l->lineno, name, i + 1, j + 1, vt,
+                   bad == 1 ? "not a number" : "not finite (NaN or infinity)");
+  if ((checks & CM__MM_POSITIVE) && !(v > 0))
+    return CM__ERR(ctx, CM_PARSE, path,
+                   "%s:%ld: %s[%ld] = %g: every penalty stiffness must be > 0",
+                   path, l->lineno, name, (mm->nrow == 1 ? j : i) + 1, v);
+  if ((checks & CM__MM_DIAG) && i == j && !(v > 0))
+    return CM__ERR(ctx, CM_NOT_SPD, path,
+                   "%s:%ld: diagonal entry %s(%ld,%ld) = %g is not positive: "
+                   "a mass matrix is positive definite",
+                   path, l->lineno, name, i + 1, j + 1, v);
+  return CM_OK;
+}
+
 /* Scans the whole file: banner, size, every entry (indices in range, values
  * finite, the declared count). Errors name the file and line. */
 static int cm__mm_scan(cm_context_t *ctx, const char *path, const char *name,
@@ -177,117 +297,19 @@ static int cm__mm_scan(cm_context_t *ctx, const char *path, const char *name,
     return CM__ERR(ctx, CM_IO, path, "%s: cannot open %s: %s", path, name,
                    strerror(errno));
   int st = cm__banner(ctx, &l, mm);
-  char *tok[4];
-  /* ---- size line ---- */
-  if (!st && !cm__data_line(&l))
-    st = CM__ERR(ctx, CM_PARSE, path,
-                 "%s:%ld: truncated: no size line after the banner", path,
-                 l.lineno);
-  if (!st) {
-    mm->size_line = l.lineno;
-    long v[3] = {0, 0, 0};
-    int want = mm->array ? 2 : 3;
-    int nt = cm__tokens(l.buf, tok, 4);
-    int ok = nt == want;
-    for (int i = 0; ok && i < want; i++)
-      ok = cm__tok_long(tok[i], &v[i]) && v[i] >= 0 && v[i] < INT_MAX;
-    if (!ok)
-      st = CM__ERR(ctx, CM_PARSE, path,
-                   "%s:%ld: expected the size line '%s' with %s", path,
-                   l.lineno, mm->array ? "rows cols" : "rows cols entries",
-                   "non-negative integers");
-    mm->nrow = v[0], mm->ncol = v[1];
-    mm->nnz = mm->array ? (mm->symmetric ? v[0] * (v[0] + 1) / 2
-                                         : v[0] * v[1])
-                        : v[2];
-    if (!st && mm->symmetric && mm->nrow != mm->ncol)
-      st = CM__ERR(ctx, CM_PARSE, path,
-                   "%s:%ld: a symmetric matrix must be square, this one is "
-                   "%ld x %ld",
-                   path, l.lineno, mm->nrow, mm->ncol);
-  }
-  /* ---- entries ---- */
-  long upper_line = 0, lower_line = 0;
-  for (long e = 0; !st && e < mm->nnz; e++) {
-    if (!cm__data_line(&l)) {
-      st = CM__ERR(ctx, CM_PARSE, path,
-                   "%s:%ld: truncated: the size line (line %ld) declares "
-                   "%ld %s, the file ends after %ld",
-                   path, l.lineno, mm->size_line, mm->nnz,
-                   mm->array ? "values" : "entries", e);
-      break;
-    }
-    long i = 0, j = 0;
-    double v;
-    int nt = cm__tokens(l.buf, tok, 4);
-    const char *vt;
-    if (mm->array) {
-      if (nt != 1) {
-        st = CM__ERR(ctx, CM_PARSE, path,
-                     "%s:%ld: expected one value per line (array format), "
-                     "found %d",
-                     path, l.lineno, nt);
-        break;
-      }
-      vt = tok[0];
-      /* column-major; symmetric arrays hold the lower triangle */
-      if (mm->symmetric) {
-        long rem = e;
-        for (j = 0; rem >= mm->nrow - j; j++)
-          rem -= mm->nrow - j;
-        i = j + rem;
-      } else {
-        i = mm->nrow ? e % mm->nrow : 0;
-        j = mm->nrow ? e / mm->nrow : 0;
-      }
-    } else {
-      if (nt != 3 || !cm__tok_long(tok[0], &i) || !cm__tok_long(tok[1], &j)) {
-        st = CM__ERR(ctx, CM_PARSE, path,
-                     "%s:%ld: expected an entry 'row col value' (1-based "
-                     "indices)",
-                     path, l.lineno);
-        break;
-      }
-      if (i < 1 || i > mm->nrow || j < 1 || j > mm->ncol) {
-        st = CM__ERR(ctx, CM_PARSE, path,
-                     "%s:%ld: entry (%ld, %ld) is outside the %ld x %ld "
-                     "matrix declared on line %ld",
-                     path, l.lineno, i, j, mm->nrow, mm->ncol,
-                     mm->size_line);
-        break;
-      }
-      i--, j--;
-      vt = tok[2];
-      if (mm->symmetric && i < j && !upper_line)
-        upper_line = l.lineno;
-      if (mm->symmetric && i > j && !lower_line)
-        lower_line = l.lineno;
-    }
-    int bad = cm__tok_double(vt, &v);
-    if (bad) {
-      st = CM__ERR(ctx, CM_PARSE, path,
-                   "%s:%ld: %s(%ld,%ld) = '%s' is %s", path, l.lineno, name,
-                   i + 1, j + 1, vt,
-                   bad == 1 ? "not a number" : "not finite (NaN or infinity)");
-      break;
-    }
-    if ((checks & CM__MM_POSITIVE) && !(v > 0))
-      st = CM__ERR(ctx, CM_PARSE, path,
-                   "%s:%ld: %s[%ld] = %g: every penalty stiffness must be > 0",
-                   path, l.lineno, name, (mm->nrow == 1 ? j : i) + 1, v);
-    else if ((checks & CM__MM_DIAG) && i == j && !(v > 0))
-      st = CM__ERR(ctx, CM_NOT_SPD, path,
-                   "%s:%ld: diagonal entry %s(%ld,%ld) = %g is not positive: "
-                   "a mass matrix is positive definite",
-                   path, l.lineno, name, i + 1, j + 1, v);
-  }
-  if (!st && upper_line && lower_line)
-    st = CM__ERR(ctx, CM_PARSE, path,
-                 "%s:%ld: a symmetric file stores one triangle, but this "
-                 "entry is above the diagonal and line %ld is below: keep "
-                 "only the lower (or only the upper) triangle",
-                 path, upper_line > lower_line ? upper_line : lower_line,
-                 upper_line > lower_line ? lower_line : upper_line);
+  if (!st)
+    st = cm__mm_size(ctx, &l, mm);
+  cm__mm_pos_t p = {0, 0, 0};
+  for (; !st && p.e < mm->nnz; p.e++)
+    st = cm__mm_entry(ctx, &l, mm, checks, &p);
+  if (!st && p.upper_line && p.lower_line)
+    st =
+        CM__ERR(ctx, CM_PARSE, path,
+                "%s:%ld: a symmetric file stores one triangle, but this "
+                "entry is above the diagonal and line %ld is below: keep "
+                "only the lower (or only the upper) triangle",
+                path, p.upper_line > p.lower_line ? p.upper_line : p.lower_line,
+                p.upper_line > p.lower_line ? p.lower_line : p.upper_line);
   if (!st && cm__data_line(&l))
     st = CM__ERR(ctx, CM_PARSE, path,
                  "%s:%ld: more %s than the %ld declared on line %ld", path,
