@@ -841,8 +841,9 @@ static void lz_advance(lz_t *L, const lz_step_t *s) {
 /* When the wanted pairs pass the test at J < pb_k steps of the first cycle,
  * the steps left for the bound need only the tridiagonal, not the basis:
  * they run as bound.c's plain three-term recurrence (no omega estimates, no
- * re-orthogonalisation), rolling three vectors (V[:, J], V[:, J + 1] and
- * w) instead of writing pb_k - J fresh basis columns, and their alpha and
+ * re-orthogonalisation; with an explicit B in lz_extend's two fused
+ * passes), rolling three vectors (V[:, J], V[:, J + 1] and w) instead of
+ * writing pb_k - J fresh basis columns, and their alpha and
  * beta extend T in P.H past the J x J block the pairs come from (which,
  * with V[:, 0..J), stays as it is for the extraction). By interlacing, the
  * top eigenvalue of T only grows with the steps, whatever rounding does to
@@ -854,19 +855,32 @@ static void lz_pb_tail(lz_t *L, double deadline) {
   double *prev = L->V + (size_t)(J - 1) * N, *cur = L->V + (size_t)J * N;
   double *buf[3] = {cur, L->V + (size_t)(J + 1) * N, L->w};
   double bprev = L->beta, bk = NAN, eps = DBL_EPSILON;
-  if (L->scl[J] != 1) { /* v_J stored unnormalised (fused steps) */
-    lz_sub_scale(N, cur, 0, cur, L->scl[J], cur, L->nt);
-    L->scl[J] = 1;
+  double f = L->scl[J]; /* cur = f x its stored values (fused steps) */
+  if (!L->fused && f != 1) {
+    lz_sub_scale(N, cur, 0, cur, f, cur, L->nt);
+    f = 1;
   }
   for (int r = 0; k < L->pb_k; r++) {
-    double *nxt = buf[(r + 1) % 3], wv[2], tm = cm__now();
-    cm__eig_apply(L->op, L->comp, L->use_S, L->inv_s, cur, nxt, L->tmp);
-    L->out->t_matvec += cm__now() - tm;
+    double *nxt = buf[(r + 1) % 3], alpha, ww, tm = cm__now();
+    if (L->fused) { /* two passes, as lz_extend's: cur normalised in place */
+      L->half1.in = cur;
+      alpha = f * f * L->inv_s *
+              lz_rows_sq(&L->half1, L->other, L->tmp, NULL, 0, 1, NULL, 0, 0,
+                         L->nt);
+      ww = lz_rows_sq(&L->half2, N, nxt, cur, f, L->inv_s, prev, bprev, alpha,
+                      L->nt);
+      L->out->t_matvec += cm__now() - tm;
+    } else {
+      double wv[2];
+      cm__eig_apply(L->op, L->comp, L->use_S, L->inv_s, cur, nxt, L->tmp);
+      L->out->t_matvec += cm__now() - tm;
+      alpha = lz_sub_dot(N, nxt, bprev, prev, cur, wv, L->nt);
+      lz_sub_scale(N, nxt, alpha, cur, 1.0, nxt, L->nt);
+      ww = cm__nrm2(N, nxt, L->nt);
+      ww *= ww;
+    }
     L->out->matvecs++;
-    double alpha = lz_sub_dot(N, nxt, bprev, prev, cur, wv, L->nt);
-    lz_sub_scale(N, nxt, alpha, cur, 1.0, nxt, L->nt);
-    double beta = cm__nrm2(N, nxt, L->nt);
-    double rowsum = fabs(alpha) + beta + bprev;
+    double beta = sqrt(ww), rowsum = fabs(alpha) + beta + bprev;
     L->anorm = rowsum > L->anorm ? rowsum : L->anorm;
     L->P.H[(size_t)k * m + k] = alpha;
     k++;
@@ -874,9 +888,12 @@ static void lz_pb_tail(lz_t *L, double deadline) {
       bk = beta; /* the Krylov space of the start ends here */
       break;
     }
-    if (k < L->pb_k) {
+    if (k < L->pb_k)
       L->P.H[(size_t)(k - 1) * m + k] = L->P.H[(size_t)k * m + k - 1] = beta;
-      lz_sub_scale(N, nxt, 0, nxt, 1.0 / beta, nxt, L->nt);
+    f = 1.0 / beta; /* nxt: normalised by the next step (fused) */
+    if (!L->fused && k < L->pb_k) {
+      lz_sub_scale(N, nxt, 0, nxt, f, nxt, L->nt);
+      f = 1;
     }
     prev = cur, cur = nxt, bprev = beta;
     if (deadline > 0 && cm__now() > deadline)
