@@ -860,7 +860,8 @@ static void lz_pb_tail(lz_t *L, double deadline) {
     lz_sub_scale(N, cur, 0, cur, f, cur, L->nt);
     f = 1;
   }
-  for (int r = 0; k < L->pb_k; r++) {
+  int kmax = L->pb_k < m ? L->pb_k : m; /* T_k fits in P.H */
+  for (int r = 0; k < kmax; r++) {
     double *nxt = buf[(r + 1) % 3], alpha, ww, tm = cm__now();
     if (L->fused) { /* two passes, as lz_extend's: cur normalised in place */
       L->half1.in = cur;
@@ -888,10 +889,10 @@ static void lz_pb_tail(lz_t *L, double deadline) {
       bk = beta; /* the Krylov space of the start ends here */
       break;
     }
-    if (k < L->pb_k)
+    if (k < kmax)
       L->P.H[(size_t)(k - 1) * m + k] = L->P.H[(size_t)k * m + k - 1] = beta;
     f = 1.0 / beta; /* nxt: normalised by the next step (fused) */
-    if (!L->fused && k < L->pb_k) {
+    if (!L->fused && k < kmax) {
       lz_sub_scale(N, nxt, 0, nxt, f, nxt, L->nt);
       f = 1;
     }
