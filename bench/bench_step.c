@@ -41,6 +41,14 @@ static double cpu_s(void) {
          (double)ru.ru_stime.tv_sec + 1e-6 * (double)ru.ru_stime.tv_usec;
 }
 
+/* minor page faults of the process so far: fresh memory touched (exact
+ * under any load, unlike the times) */
+static double minflt(void) {
+  struct rusage ru;
+  getrusage(RUSAGE_SELF, &ru);
+  return (double)ru.ru_minflt;
+}
+
 static int cmp_double(const void *a, const void *b) {
   double x = *(const double *)a, y = *(const double *)b;
   return (x > y) - (x < y);
@@ -80,7 +88,7 @@ enum { MAXR = 16 };
 typedef struct {
   const char *name;
   int modes;
-  double tot[MAXR], eig[MAXR], cpu[MAXR], ratio, omega;
+  double tot[MAXR], eig[MAXR], cpu[MAXR], flt[MAXR], ratio, omega;
   int matvecs, prob_steps, nmodes;
 } run_t;
 
@@ -88,10 +96,11 @@ static void one(cm_context_t *ctx, const cm_scene_t *s, cm_options_t *o,
                 run_t *R, int r) {
   cm_report_t *rep = NULL;
   o->modes = R->modes;
-  double t0 = now_s(), c0 = cpu_s();
+  double t0 = now_s(), c0 = cpu_s(), f0 = minflt();
   int st = cm_analyze(ctx, s, o, &rep);
   R->tot[r] = now_s() - t0;
   R->cpu[r] = cpu_s() - c0;
+  R->flt[r] = minflt() - f0;
   if (st < 0 || !rep) {
     fprintf(stderr, "bench_step: cm_analyze failed (%s): %s\n",
             cm_status_name(st), ctx->message);
@@ -103,11 +112,11 @@ static void one(cm_context_t *ctx, const cm_scene_t *s, cm_options_t *o,
   R->ratio =
       rep->central_difference.certified_prob_s / rep->central_difference.h_s;
   fprintf(stderr,
-          "  %-5s run %d: total %.3f s (cpu %.3f s)  eigen %.3f s  %d products "
-          "(bound: %d steps)  %d modes  omega_max %.10g  certified_prob / "
-          "critical %.4f%s\n",
-          R->name, r, R->tot[r], R->cpu[r], R->eig[r], R->matvecs,
-          R->prob_steps, R->nmodes, R->omega, R->ratio,
+          "  %-5s run %d: total %.3f s (cpu %.3f s)  eigen %.3f s  fresh "
+          "pages %.0f MiB  %d products (bound: %d steps)  %d modes  "
+          "omega_max %.10g  certified_prob / critical %.4f%s\n",
+          R->name, r, R->tot[r], R->cpu[r], R->eig[r], R->flt[r] / 256,
+          R->matvecs, R->prob_steps, R->nmodes, R->omega, R->ratio,
           rep->status ? "  NOT CONVERGED" : "");
   cm_report_destroy(&rep);
 }
@@ -180,8 +189,8 @@ run:;
   cm_options_t o;
   cm_options_init(&o);
   o.tol = tol;
-  run_t full = {"full", 6, {0}, {0}, {0}, 0, 0, 0, 0, 0};
-  run_t step = {"step", 1, {0}, {0}, {0}, 0, 0, 0, 0, 0};
+  run_t full = {"full", 6, {0}, {0}, {0}, {0}, 0, 0, 0, 0, 0};
+  run_t step = {"step", 1, {0}, {0}, {0}, {0}, 0, 0, 0, 0, 0};
   for (int r = 0; r < reps; r++) { /* interleaved: the same load */
     one(&ctx, s, &o, &full, r);
     one(&ctx, s, &o, &step, r);
@@ -222,18 +231,20 @@ run:;
   printf("%s: %d contacts, tol %g, %d threads, %d interleaved runs "
          "(medians); triad %.1f GB/s\n\n",
          file ? file : "generated pile", s->ncontacts, tol, threads, reps, gbs);
-  printf("| analysis | whole (s) | CPU (s) | eigen phase (s) | products | "
-         "products / mode | eigen / floor | bound steps | "
+  printf("| analysis | whole (s) | CPU (s) | eigen phase (s) | fresh pages "
+         "(MiB) | products | products / mode | eigen / floor | bound steps | "
          "certified_prob / critical |\n"
-         "|---|---|---|---|---|---|---|---|---|\n");
-  printf("| full (--modes 6) | %.3f | %.3f | %.3f | %d | %.1f | %.2f | %d | "
-         "%.4f |\n",
-         ft, fc, fe, full.matvecs, (double)full.matvecs / full.nmodes,
-         fe / (full.matvecs * floor1), full.prob_steps, full.ratio);
-  printf("| step (--modes 1) | %.3f | %.3f | %.3f | %d | %.1f | %.2f | %d | "
-         "%.4f |\n",
-         stt, sc, se, step.matvecs, (double)step.matvecs / step.nmodes,
-         se / (step.matvecs * floor1), step.prob_steps, step.ratio);
+         "|---|---|---|---|---|---|---|---|---|---|\n");
+  printf("| full (--modes 6) | %.3f | %.3f | %.3f | %.0f | %d | %.1f | %.2f | "
+         "%d | %.4f |\n",
+         ft, fc, fe, median(full.flt, reps) / 256, full.matvecs,
+         (double)full.matvecs / full.nmodes, fe / (full.matvecs * floor1),
+         full.prob_steps, full.ratio);
+  printf("| step (--modes 1) | %.3f | %.3f | %.3f | %.0f | %d | %.1f | %.2f | "
+         "%d | %.4f |\n",
+         stt, sc, se, median(step.flt, reps) / 256, step.matvecs,
+         (double)step.matvecs / step.nmodes, se / (step.matvecs * floor1),
+         step.prob_steps, step.ratio);
   printf("\nproduct floor: %.1f MB a product / %.1f GB/s = %.2f ms; one "
          "product measured alone %.2f ms (%.2fx the floor)\n",
          bytes / 1e6, gbs, 1e3 * floor1, 1e3 * t_mv, t_mv / floor1);
