@@ -568,6 +568,82 @@ CM_TEST(core_general_mass_matrix) {
   cm_system_destroy(&sys);
 }
 
+/* One mode of a general M large enough for Lanczos (n = 300 dofs, 400
+ * rows): the pair converges before the probabilistic bound's steps, whose
+ * rest run as plain steps on the implicit operator (lanczos.c,
+ * lz_pb_tail). Against dense LAPACK: omega_max, and the bound above it. */
+CM_TEST(core_general_mass_one_mode) {
+  int n = 300, nc = 400, nz = 0;
+  rng_state = 4242;
+  int *Mp = malloc(sizeof(int) * (size_t)(n + 1));
+  int *Mi = malloc(sizeof(int) * 2 * (size_t)n);
+  int *Jp = malloc(sizeof(int) * (size_t)(nc + 1));
+  int *Jj = malloc(sizeof(int) * 4 * (size_t)nc);
+  double *Mx = malloc(sizeof(double) * 2 * (size_t)n);
+  double *Jx = malloc(sizeof(double) * 4 * (size_t)nc);
+  double *k = malloc(sizeof(double) * (size_t)nc);
+  double *w = malloc(sizeof(double) * (size_t)nc);
+  double *Md = calloc((size_t)n * n, sizeof(double));
+  double *Jd = calloc((size_t)nc * n, sizeof(double));
+  CMT_TRUE(Mp && Mi && Jp && Jj && Mx && Jx && k && w && Md && Jd);
+  if (!(Mp && Mi && Jp && Jj && Mx && Jx && k && w && Md && Jd))
+    goto out;
+  for (int j = 0; j < n; j++) { /* lower triangle CSC, tridiagonal SPD */
+    Mp[j] = nz;
+    Mi[nz] = j, Mx[nz] = 4 + urand(), Md[j * n + j] = Mx[nz], nz++;
+    if (j + 1 < n) {
+      Mi[nz] = j + 1, Mx[nz] = urange(-1, 1);
+      Md[j * n + j + 1] = Md[(j + 1) * n + j] = Mx[nz];
+      nz++;
+    }
+  }
+  Mp[n] = nz;
+  nz = 0;
+  for (int r = 0; r < nc; r++) {
+    Jp[r] = nz;
+    int c0 = (int)(urand() * (n - 4));
+    for (int q = 0; q < 4; q++) {
+      Jj[nz] = c0 + q;
+      Jx[nz] = urange(-1, 1);
+      Jd[r * n + c0 + q] = Jx[nz];
+      nz++;
+    }
+    k[r] = pow(10, urange(3, 5));
+  }
+  Jp[nc] = nz;
+  cm_context_t ctx;
+  cm_context_init(&ctx);
+  cm_system_t *sys = NULL;
+  CMT_EQ_INT(
+      cm_system_from_matrices(&ctx, n, nc, Mp, Mi, Mx, Jp, Jj, Jx, k, &sys), 0);
+  dense_eigs(n, nc, Md, Jd, k, w, NULL);
+  for (int t = 0; sys && t < 2; t++) {
+    cm_options_t o;
+    cm_options_init(&o);
+    o.method = CM_METHOD_LANCZOS;
+    o.modes = 1;
+    if (t)
+      o.tol = 1e-6;
+    cm_report_t *r = NULL;
+    CMT_EQ_INT(cm_analyze_system(&ctx, sys, NULL, &o, &r), 0);
+    if (!r)
+      continue;
+    fprintf(stderr, "  tol %g: omega %.10g (dense %.10g), prob %.10g, %d "
+            "products, %d steps\n", o.tol, r->omega_max, sqrt(w[0]),
+            r->omega_upper_prob, r->matvecs, r->prob_steps);
+    CMT_EQ_INT(r->nmodes, 1);
+    CMT_REL(r->modes[0].omega, sqrt(w[0]), t ? 1e-6 : 1e-9);
+    CMT_LE(sqrt(w[0]) * (1 - 1e-13), r->omega_upper_prob);
+    CMT_LE(r->omega_upper_prob, r->omega_upper * (1 + 1e-15));
+    CMT_TRUE(r->prob_steps > 0);
+    cm_report_destroy(&r);
+  }
+  cm_system_destroy(&sys);
+out:
+  free(Mp), free(Mi), free(Jp), free(Jj), free(Mx), free(Jx), free(k);
+  free(w), free(Md), free(Jd);
+}
+
 /* A block-diagonal M given as general matrices, its 2 x 2 blocks interleaved
  * (dof j pairs with dof j + 20), takes the explicit-B path and agrees with
  * dense LAPACK, bounds included. */

@@ -836,6 +836,75 @@ static void lz_advance(lz_t *L, const lz_step_t *s) {
   L->om_cur[J] = 1;
 }
 
+/* ---- the bound's tail: plain steps after the wanted pairs converged ------ */
+
+/* When the wanted pairs pass the test at J < pb_k steps of the first cycle,
+ * the steps left for the bound need only the tridiagonal, not the basis:
+ * they run as bound.c's plain three-term recurrence (no omega estimates, no
+ * re-orthogonalisation; with an explicit B in lz_extend's two fused
+ * passes), rolling three vectors (V[:, J], V[:, J + 1] and w) instead of
+ * writing pb_k - J fresh basis columns, and their alpha and
+ * beta extend T in P.H past the J x J block the pairs come from (which,
+ * with V[:, 0..J), stays as it is for the extraction). By interlacing, the
+ * top eigenvalue of T only grows with the steps, whatever rounding does to
+ * the orthogonality of the tail, and bound.c's allowance 3 k eps ||T||_1
+ * covers the rounding of a plain run: the bound from k steps holds as it
+ * does for bound.c's own run. Products count among matvecs. */
+static void lz_pb_tail(lz_t *L, double deadline) {
+  int N = L->N, J = L->J, m = L->m, k = J;
+  double *prev = L->V + (size_t)(J - 1) * N, *cur = L->V + (size_t)J * N;
+  double *buf[3] = {cur, L->V + (size_t)(J + 1) * N, L->w};
+  double bprev = L->beta, bk = NAN, eps = DBL_EPSILON;
+  double f = L->scl[J]; /* cur = f x its stored values (fused steps) */
+  if (!L->fused && f != 1) {
+    lz_sub_scale(N, cur, 0, cur, f, cur, L->nt);
+    f = 1;
+  }
+  int kmax = L->pb_k < m ? L->pb_k : m; /* T_k fits in P.H */
+  for (int r = 0; k < kmax; r++) {
+    double *nxt = buf[(r + 1) % 3], alpha, ww, tm = cm__now();
+    if (L->fused) { /* two passes, as lz_extend's: cur normalised in place */
+      L->half1.in = cur;
+      alpha = f * f * L->inv_s *
+              lz_rows_sq(&L->half1, L->other, L->tmp, NULL, 0, 1, NULL, 0, 0,
+                         L->nt);
+      ww = lz_rows_sq(&L->half2, N, nxt, cur, f, L->inv_s, prev, bprev, alpha,
+                      L->nt);
+      L->out->t_matvec += cm__now() - tm;
+    } else {
+      double wv[2];
+      cm__eig_apply(L->op, L->comp, L->use_S, L->inv_s, cur, nxt, L->tmp);
+      L->out->t_matvec += cm__now() - tm;
+      alpha = lz_sub_dot(N, nxt, bprev, prev, cur, wv, L->nt);
+      lz_sub_scale(N, nxt, alpha, cur, 1.0, nxt, L->nt);
+      ww = cm__nrm2(N, nxt, L->nt);
+      ww *= ww;
+    }
+    L->out->matvecs++;
+    double beta = sqrt(ww), rowsum = fabs(alpha) + beta + bprev;
+    L->anorm = rowsum > L->anorm ? rowsum : L->anorm;
+    L->P.H[(size_t)k * m + k] = alpha;
+    k++;
+    if (!(beta > (double)N * eps * L->anorm)) {
+      bk = beta; /* the Krylov space of the start ends here */
+      break;
+    }
+    if (k < kmax)
+      L->P.H[(size_t)(k - 1) * m + k] = L->P.H[(size_t)k * m + k - 1] = beta;
+    f = 1.0 / beta; /* nxt: normalised by the next step (fused) */
+    if (!L->fused && k < kmax) {
+      lz_sub_scale(N, nxt, 0, nxt, f, nxt, L->nt);
+      f = 1;
+    }
+    prev = cur, cur = nxt, bprev = beta;
+    if (deadline > 0 && cm__now() > deadline)
+      break;
+  }
+  L->J = k; /* lz_pb_take reads T_k from P.H */
+  lz_pb_take(L, bk);
+  L->J = J;
+}
+
 /* ---- test: the wanted Ritz pairs of the J x J projected problem --------- */
 
 /* Every step while its ~J^3 flops are small against a matvec's ~4 nnz, else
@@ -910,6 +979,8 @@ static int lz_run(cm_context_t *ctx, lz_t *L, double deadline) {
       return CM__ERR(ctx, CM_NUMERIC, NULL,
                      "LAPACK failed on the projected Lanczos problem");
     int pb_left = L->pb_k && !L->pb_done; /* the first cycle, then */
+    if (pb_left && L->converged && !L->exhausted && L->J < L->pb_k)
+      lz_pb_tail(L, deadline), pb_left = 0; /* the rest is for T alone */
     if (pb_left && (L->J >= L->pb_k || L->exhausted || L->J == L->mc ||
                     (deadline > 0 && cm__now() > deadline)))
       lz_pb_take(L, NAN), pb_left = 0;
