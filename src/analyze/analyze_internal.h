@@ -9,9 +9,8 @@
 /* Eigen-solves of every component of op into eig[0 .. ncomp) (small ones
  * densely and in parallel, large ones by Lanczos, opts->warm_start over
  * scene rows). CM_OK, CM_NOT_CONVERGED or an error. */
-int cm__solve_all(cm_context_t *ctx, cm_operator_t *op,
-                  const cm_system_t *sys, const cm_options_t *opts,
-                  cm__eig_t *eig);
+int cm__solve_all(cm_context_t *ctx, cm_operator_t *op, const cm_system_t *sys,
+                  const cm_options_t *opts, cm__eig_t *eig);
 /* Scene row of every system row (malloc'd, caller frees; NULL: no memory):
  * contacts in scene order, each with its normal row, then its tangents. */
 int *cm__scene_rows(const cm_system_t *sys);
@@ -23,6 +22,9 @@ double cm__inertia_delta(const cm_system_t *sys);
 /* The report's time steps from r's omega_max, omega_lower and bounds and
  * the options (also used by cmodes-mpi, src/mpi/). Cannot fail. */
 void cm__report_steps(const cm_options_t *o, cm_report_t *r);
+/* With dashpots: appends the dashpot warning (LAMMPS' second run) to
+ * r->warning (also used by cmodes-mpi). CM_OK or CM_NOMEM. */
+int cm__dashpot_warning(cm_report_t *r);
 /* The report's model label (static string). */
 const char *cm__model_label(int tangential, int dashpots);
 /* With dashpots in the scene: the coupled damped central-difference limit

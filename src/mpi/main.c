@@ -247,7 +247,6 @@ static int cm__local_scene(cm_context_t *ctx, const cm__mpi_part_t *P,
           sl[s] = L->slot[side[s] - P->b0];
       }
       cm_contact_t ct = cm__contact_to(pc, sl[0], sl[1]);
-      ct.damping_n = ct.damping_t = 0; /* refused earlier */
       if (!st && cm_scene_add_contact(ctx, L->sub, &ct, NULL) < 0)
         st = ctx->status;
       L->cidx[L->nsc++] = (int)k;
@@ -328,6 +327,21 @@ static void cm__local_sums(const cm__mpi_part_t *P, const cm__local_t *L,
     more->free_motions += r->free_motions, more->zero_modes += r->zero_modes;
 }
 
+/* The local report's damped limit (damped.c on this rank's components)
+ * into the sums, its component in the file's numbering. */
+static void cm__local_damped(const cm_report_t *r, const int *gcomp,
+                             cm__mpi_sums_t *sums) {
+  if (!r->dashpots || r->damped_component < 0)
+    return;
+  double h = r->central_difference.h_s, c = gcomp[r->damped_component];
+  if (h < sums->damp_h || (h == sums->damp_h && c < sums->damp_comp)) {
+    sums->damp_h = h, sums->damp_comp = c, sums->damp_zeta = r->damped_zeta;
+  }
+  sums->damp_iter = fmax(sums->damp_iter, r->damped_iterations);
+  if (r->central_difference.certified_s < sums->damp_cert)
+    sums->damp_cert = r->central_difference.certified_s, sums->damp_cw = 0;
+}
+
 /* The components on this rank alone: the serial pipeline on their scene. */
 static int cm__local_solve(cm_context_t *ctx, const cm__mpi_part_t *P,
                            const int *span, int nspan, const cm_options_t *opts,
@@ -352,6 +366,7 @@ static int cm__local_solve(cm_context_t *ctx, const cm__mpi_part_t *P,
         gcomp[sys->body_comp[b]] = cm__part_comp_of(P->f, L.bpos[b]);
     cm__local_records(P, &L, sys, r, gcomp, out);
     cm__local_sums(P, &L, r, sums, more);
+    cm__local_damped(r, gcomp, sums);
     if (st == CM_NOT_CONVERGED && strstr(ctx->message, "time budget"))
       sums->timed_out += 1; /* the serial solve's --max-seconds */
     st = CM_OK;             /* not converged: counted in the sums */
@@ -582,6 +597,43 @@ static int cm__report_lists(cm_context_t *ctx, const cm__part_file_t *f,
   return CM_OK;
 }
 
+/* With dashpots, the damped step as cm__damped_step leaves it: the
+ * coupled limit (the smallest of the ranks' groups), its certified step,
+ * the listed modes' own limits; the undamped steps move to cd_undamped. */
+static int cm__report_damped(const cm__mpi_sums_t *sums,
+                             const cm__mpi_more_t *more, cm_report_t *r) {
+  r->cd_undamped = r->central_difference;
+  r->damped_component = -1;
+  if (!(more->dashpots > 0))
+    return CM_OK;
+  double h = INFINITY;
+  for (int i = 0; i < r->nmodes; i++)
+    h = fmin(h,
+             cm_step_central_difference(r->modes[i].omega, r->modes[i].zeta));
+  r->damped_modal_h_s = isfinite(h) ? h : NAN;
+  if (!(r->omega_max > 0) || !isfinite(h) || !isfinite(sums->damp_h))
+    return CM_OK; /* no mode: the notes already say why */
+  r->damped_iterations = (int)sums->damp_iter;
+  r->damped_component = (int)sums->damp_comp;
+  r->damped_zeta = sums->damp_zeta;
+  r->central_difference.h_s = sums->damp_h;
+  r->central_difference.certified_s = fmin(sums->damp_cert, sums->damp_h);
+  r->central_difference.certified_prob_s = NAN;
+  if (sums->damp_cw > 0) /* a cut component's: no factorization */
+    r->central_difference.note =
+        sums->damp_cw > 1
+            ? "certified by a Collatz-Wielandt bound: a component spread "
+              "over MPI ranks is not factored (the serial cmodes factors "
+              "4 M - h^2 K - 2 h C up to 300,000 dofs), so the certified "
+              "step can be below the serial one"
+            : "certified by Gershgorin bounds: a component spread over MPI "
+              "ranks is not factored (the serial cmodes factors 4 M - h^2 K "
+              "- 2 h C up to 300,000 dofs) and its Collatz-Wielandt bound "
+              "did not certify a step above them, so the certified step can "
+              "be below the serial one";
+  return cm__dashpot_warning(r);
+}
+
 static int cm__build_report(cm_context_t *ctx, const cm__part_file_t *f,
                             const cm_options_t *opts, const double *recs,
                             size_t nrec, const cm__mpi_sums_t *sums,
@@ -609,8 +661,8 @@ static int cm__build_report(cm_context_t *ctx, const cm__part_file_t *f,
   r->failure_probability = opts->failure_probability;
   r->prob_steps = (int)(more->prob_steps + sums->prob_steps);
   r->tangential = more->tangential > 0;
-  r->dashpots = 0;
-  r->model = cm__model_label(r->tangential, 0);
+  r->dashpots = more->dashpots > 0;
+  r->model = cm__model_label(r->tangential, r->dashpots);
   r->nrows = (int)sums->rows;
   r->nbodies = (int)f->h.nbodies;
   r->moving_bodies = (int)more->moving;
@@ -651,6 +703,11 @@ static int cm__build_report(cm_context_t *ctx, const cm__part_file_t *f,
   r->t_factor = more->t_factor;
   r->t_assemble = more->t_assemble;
   cm__report_steps(opts, r);
+  st = cm__report_damped(sums, more, r);
+  if (st) {
+    cm_report_destroy(&r);
+    return CM__ERR(ctx, CM_NOMEM, NULL, "out of memory (report)");
+  }
   r->deck_timestep_s = f->h.timestep;
   r->deck_fraction = f->h.timestep > 0 && r->central_difference.h_s > 0
                          ? f->h.timestep / r->central_difference.h_s
@@ -865,6 +922,21 @@ static void cm__combine(const double *all, int W, int np, cm__mpi_sums_t *S,
     S->ncv -= s.ncv;
     S->ncv = fmax(S->ncv, s.ncv);
   }
+  /* the damped limit: the smallest over the ranks (ties: the lower
+   * component), the smallest certified step, the most solves */
+  S->damp_h = S->damp_cert = INFINITY, S->damp_comp = -1;
+  S->damp_zeta = S->damp_iter = S->damp_cw = 0;
+  for (int q = 0; q < np; q++) {
+    cm__mpi_sums_t s;
+    memcpy(&s, all + (size_t)q * W, sizeof s);
+    if (s.damp_h < S->damp_h ||
+        (s.damp_h == S->damp_h && s.damp_comp < S->damp_comp))
+      S->damp_h = s.damp_h, S->damp_comp = s.damp_comp,
+      S->damp_zeta = s.damp_zeta;
+    if (s.damp_cert < S->damp_cert)
+      S->damp_cert = s.damp_cert, S->damp_cw = s.damp_cw;
+    S->damp_iter = fmax(S->damp_iter, s.damp_iter);
+  }
   S->t_eigen /= np, S->t_operator /= np; /* means over the ranks */
   M->t_factor /= np, M->t_assemble /= np;
 }
@@ -969,6 +1041,7 @@ static int cm__mpi_analyze(int argc, char **argv, int rank, int np) {
   memset(&sums, 0, sizeof sums);
   memset(&more, 0, sizeof more);
   sums.pc_contact = -1;
+  sums.damp_h = sums.damp_cert = INFINITY, sums.damp_comp = -1;
   int *span = malloc(sizeof(int) * ((size_t)np + 1)), nspan = 0;
   int *members = malloc(sizeof(int) * ((size_t)np + 1));
   cm_report_t *rep = NULL;
@@ -981,11 +1054,12 @@ static int cm__mpi_analyze(int argc, char **argv, int rank, int np) {
   if (!st) {
     MPI_Allreduce(&more.dashpots, &dash, 1, MPI_DOUBLE, MPI_SUM,
                   MPI_COMM_WORLD);
-    if (dash > 0)
-      st = CM__ERR(&ctx, CM_USAGE, "contacts",
-                   "%s: the scene has dashpots: the damped-step search is "
-                   "not distributed yet; analyze it with 'cmodes analyze'",
-                   a.path);
+    P.dashpots = dash > 0;
+    if (dash > 0 && a.opts.damping_ratio > 0) /* as cm_analyze_system */
+      st = CM__ERR(&ctx, CM_USAGE, "damping_ratio",
+                   "damping_ratio: the scene has dashpots, whose damping "
+                   "the step already includes (C = J^T G J); a modal ratio "
+                   "on top would count it twice: leave damping_ratio at 0");
   }
   /* ---- solve: components on one rank, then the cut ones ---- */
   if (!st)

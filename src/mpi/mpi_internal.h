@@ -41,6 +41,7 @@ typedef struct {
   int64_t *corig;               /* c1 - c0: scene index of each contact */
   int64_t *borig;               /* b1 - b0 */
   uint64_t *bcs;                /* b1 - b0 + 1: owned contacts per body */
+  int dashpots;                 /* the scene has dashpots (all ranks) */
 } cm__mpi_part_t;
 
 /* Sums over the rank's part that go into the report's counts. */
@@ -56,6 +57,12 @@ typedef struct {
    * in products */
   double halo_bodies, halo_msgs, halo_bytes, products, t_products;
   double timed_out; /* solves stopped by --max-seconds */
+  /* with dashpots, the damped central-difference limit of this rank's
+   * groups (its components alone; a cut component on its first rank),
+   * the smallest: the limit, its certified step, the mode's zeta and
+   * component, the search's solves, 1 when the certified step came from
+   * a Collatz-Wielandt bound of a cut component (INFINITY, -1: none) */
+  double damp_h, damp_cert, damp_zeta, damp_comp, damp_iter, damp_cw;
 } cm__mpi_sums_t;
 
 /* Contact record r with its bodies mapped to sub-scene indices sa, sb

@@ -155,9 +155,15 @@ def derived(data, scene, tmp):
     with open(src) as f:
         doc = json.load(f)
     doc["version"] = 2
-    for c in doc["contacts"]:
+    for i, c in enumerate(doc["contacts"]):
         if kind == "tangential":
             c["stiffness_t"] = 0.5 * c["stiffness"]
+        elif kind == "damped":  # zeta about 0.2 to 1: the step moves;
+            # tangential dashpots without a tangential spring on every
+            # other contact (rows of C that K does not have)
+            c["damping_n"] = 30.0 if doc["dim"] == 2 else 5.0
+            if doc["dim"] == 3 and i % 2:
+                c["damping_t"] = 3.0
         else:
             c["damping_n"] = 1.0
     out = os.path.join(tmp, scene + ".json")
@@ -197,6 +203,76 @@ def case_equal(cm, cmpi, data, scene, tmp):
             if r2.stdout != r.stdout:
                 fails.append(f"np={np}: a repeated run gave other bits")
         print(f"{scene} np={np}: checked", flush=True)
+    return fails
+
+
+def case_damped(cm, cmpi, data, scene, tmp):
+    """With dashpots (docs/distributed.md, "The damped step"): np = 1..4
+    give the serial report's damped central-difference limit, its modal
+    limit and the limiting mode's zeta to 1e-10 relative (and everything
+    compare() checks); the component is the serial one or tied with it;
+    the certified step is at most the serial one (the same bits at np = 1,
+    where nothing is cut; below it, with a reason, when a component is
+    cut: no distributed factorization) and positive; a repeated run with
+    the same np gives the same bits."""
+    part = os.path.join(tmp, scene + ".cmpart")
+    src = derived(data, scene, tmp)
+    r = run([cmpi, "convert", src, part])
+    if r.returncode:
+        return [f"convert: {r.stderr}"]
+    serial_text = subprocess.run(
+        [cm, "analyze", "--json", "--no-timings", src], capture_output=True,
+        text=True, check=True, timeout=TIMEOUT).stdout
+    ser = json.loads(serial_text)
+    scd = ser["timestep"]["central_difference"]
+    if scd["model"] is None or "dashpots" not in scd["model"] or \
+            scd["component"] is None:
+        return [f"{scene}: the serial report has no damped step"]
+    fails = []
+    nps = (1, 3) if "ASAN_OPTIONS" in os.environ else (1, 2, 3, 4)
+    for np in nps:
+        r = mpirun(np, [cmpi, "analyze", "--json", "--no-timings", part])
+        if r.returncode:
+            fails.append(f"np={np}: exit {r.returncode}: {r.stderr[-400:]}")
+            continue
+        par = json.loads(r.stdout)
+        tag = f"{scene} np={np}"
+        compare(ser, par, tag, fails)
+        pcd = par["timestep"]["central_difference"]
+        for k in ("h", "modal_limit", "zeta"):
+            check_close(f"{tag} central_difference.{k}", scd[k], pcd[k],
+                        fails)
+        for k in ("h", "certified"):
+            check_close(f"{tag} undamped.{k}", scd["undamped"][k],
+                        pcd["undamped"][k], fails)
+        for m, (a, b) in enumerate(zip(ser["modes"], par["modes"])):
+            if abs(a["zeta"] - b["zeta"]) > REL * max(a["zeta"], 1e-300):
+                fails.append(f"{tag} modes[{m}].zeta {b['zeta']} != "
+                             f"{a['zeta']}")
+        if pcd["component"] != scd["component"] and \
+                pcd["component"] not in [t["index"] for t in
+                                         ser["components"]["tied_components"]]:
+            fails.append(f"{tag} component {pcd['component']} != "
+                         f"{scd['component']}")
+        if pcd["model"] != scd["model"] or par["warning"] != ser["warning"]:
+            fails.append(f"{tag}: model or warning differ")
+        if not (0 < pcd["certified"] <= scd["certified"] * (1 + REL)):
+            fails.append(f"{tag}: certified {pcd['certified']} not in "
+                         f"(0, {scd['certified']}]")
+        if np == 1 and r.stdout != serial_text:
+            fails.append(f"{tag}: not the serial report byte for byte")
+        if pcd["certified"] < scd["certified"] * (1 - REL) and \
+                "not factored" not in pcd.get("reason", ""):
+            fails.append(f"{tag}: a lower certified step without a reason")
+        if np in (2, 3) and "ASAN_OPTIONS" not in os.environ:
+            r2 = mpirun(np, [cmpi, "analyze", "--json", "--no-timings",
+                             part])
+            if r2.stdout != r.stdout:
+                fails.append(f"{tag}: a repeated run gave other bits")
+        print(f"{tag}: h {pcd['h']!r} (serial {scd['h']!r}), certified "
+              f"{pcd['certified']:.6g} (serial {scd['certified']:.6g}), "
+              f"zeta {pcd['zeta']:.6g}, {pcd['damped_solves']} solves",
+              flush=True)
     return fails
 
 
@@ -314,7 +390,9 @@ def case_errors(cm, cmpi, data, tmp):
         ("JSON scene", [cmpi, "analyze", os.path.join(data, "bar2d.json")],
          3, "cmodes-mpi convert"),
         ("bad option", [cmpi, "analyze", "--modes", "0", part], 2, "modes"),
-        ("dashpots", [cmpi, "analyze", dash], 2, "dashpots"),
+        ("damping ratio and dashpots",
+         [cmpi, "analyze", "--damping-ratio", "0.1", dash], 2,
+         "damping_ratio: the scene has dashpots"),
     ]
     pile = os.path.join(tmp, "pile3d.cmpart")
     run([cmpi, "convert", os.path.join(data, "pile3d.json"),
@@ -412,7 +490,9 @@ def main():
         return 77
     with tempfile.TemporaryDirectory() as tmp:
         sanitizer_env(tmp)
-        if case.startswith("equal:"):
+        if case.startswith("damped:"):
+            fails = case_damped(cm, cmpi, data, case[7:], tmp)
+        elif case.startswith("equal:"):
             fails = case_equal(cm, cmpi, data, case[6:], tmp)
         elif case == "oom":
             fails = case_oom(cmpi, data, tmp)
