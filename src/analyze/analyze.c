@@ -4,8 +4,8 @@
  * dashpots, the damped limit (damped.c). Options and their checks are in
  * options.c. Not for output formats (report/report_json.c, report_text.c). */
 #include "analyze/analyze_internal.h"
-#include "analyze/fields.h"
 #include "analyze/vectors_internal.h"
+#include "analyze/fields.h"
 
 #include <float.h>
 #include <math.h>
@@ -62,8 +62,7 @@ int *cm__scene_rows(const cm_system_t *sys) {
   for (int c = 0; c < ncon; c++)
     base[c + 1] += base[c];
   for (int r = 0; r < nc; r++)
-    srow[r] =
-        base[sys->row_contact[r]] + (sys->row_kind ? sys->row_kind[r] : 0);
+    srow[r] = base[sys->row_contact[r]] + (sys->row_kind ? sys->row_kind[r] : 0);
   free(base);
   return srow;
 }
@@ -109,8 +108,7 @@ static int cm__solve_comps(cm_context_t *ctx, cm_operator_t *op,
       small[nsmall++] = c;
   }
   /* small components: dense, in parallel, each sequential inside */
-#pragma omp parallel for schedule(dynamic, 1)                                  \
-    num_threads(cm__threads(ctx)) if (nsmall > 1)
+#pragma omp parallel for schedule(dynamic, 1) num_threads(cm__threads(ctx)) if (nsmall > 1)
   for (int i = 0; i < nsmall; i++) {
     cm_context_t local;
     cm_context_init(&local);
@@ -143,8 +141,8 @@ static int cm__solve_comps(cm_context_t *ctx, cm_operator_t *op,
     double pb = niter && (m < n ? m : n) > CM__PROB_DENSE_MAX
                     ? opts->failure_probability / niter
                     : 0;
-    status[c] =
-        cm__eig_component(&err_ctx, op, c, opts, start, deadline, pb, &eig[c]);
+    status[c] = cm__eig_component(&err_ctx, op, c, opts, start, deadline, pb,
+                                  &eig[c]);
     if (status[c] < 0) {
       first_err = c;
     } else if (status[c] == CM_NOT_CONVERGED) {
@@ -177,8 +175,9 @@ static int cm__solve_comps(cm_context_t *ctx, cm_operator_t *op,
   return st;
 }
 
-int cm__solve_all(cm_context_t *ctx, cm_operator_t *op, const cm_system_t *sys,
-                  const cm_options_t *opts, cm__eig_t *eig) {
+int cm__solve_all(cm_context_t *ctx, cm_operator_t *op,
+                  const cm_system_t *sys, const cm_options_t *opts,
+                  cm__eig_t *eig) {
   return cm__solve_comps(ctx, op, sys, opts, eig, 0);
 }
 
@@ -190,7 +189,8 @@ typedef struct {
 } cm__pick_t;
 
 /* Keeps the top T by share (ties: lower index) in pick[0..*n). */
-static void cm__pick(cm__pick_t *pick, int *n, int T, int index, double share) {
+static void cm__pick(cm__pick_t *pick, int *n, int T, int index,
+                     double share) {
   int k = *n;
   if (k == T && !(share > pick[k - 1].share ||
                   (share == pick[k - 1].share && index < pick[k - 1].index)))
@@ -311,8 +311,7 @@ static double cm__mode_zeta(const cm_system_t *sys, int r0, int m,
   return 0.5 * omega * s;
 }
 
-/* ---- modes: the global top k over all components --------------------------
- */
+/* ---- modes: the global top k over all components -------------------------- */
 
 typedef struct {
   double lambda; /* eigenvalue */
@@ -361,9 +360,9 @@ static int cm__collect_modes(cm_operator_t *op, const cm_system_t *sys,
     md->component = cand[i].comp;
     md->zeta = cm__mode_zeta(sys, r0, m, e->z + (size_t)cand[i].idx * (size_t)m,
                              md->omega);
-    st =
-        cm__mode_shares(op, sys, scene, opts, cand[i].comp,
-                        e->z + (size_t)cand[i].idx * (size_t)m, md->lambda, md);
+    st = cm__mode_shares(op, sys, scene, opts, cand[i].comp,
+                         e->z + (size_t)cand[i].idx * (size_t)m, md->lambda,
+                         md);
   }
   free(cand);
   return st;
@@ -385,8 +384,8 @@ static char *cm__comp_name(cm_operator_t *op, const cm_system_t *sys,
   const char *dot = strchr(first, '.');
   size_t len = dot ? (size_t)(dot - first) : 0;
   for (int j = 1; j < n && len; j++) {
-    const char *b =
-        cm_scene_body_label(scene, sys->col_body[c0 + j], buf, sizeof buf);
+    const char *b = cm_scene_body_label(scene, sys->col_body[c0 + j], buf,
+                                        sizeof buf);
     if (strncmp(b, first, len + 1))
       len = 0;
   }
@@ -426,8 +425,7 @@ static int cm__list_ties(cm_operator_t *op, const cm_system_t *sys,
   return CM_OK;
 }
 
-/* ---- components listing ----------------------------------------------------
- */
+/* ---- components listing ---------------------------------------------------- */
 
 static int cm__list_components(cm_operator_t *op, const cm_system_t *sys,
                                const cm_scene_t *scene,
@@ -477,8 +475,8 @@ static int cm__list_components(cm_operator_t *op, const cm_system_t *sys,
       if (j > 0 && sys->col_body[c0 + j - 1] == b)
         continue;
       if (ci->nlisted < 20)
-        ci->body_names[ci->nlisted++] =
-            cm__dup_name(cm_scene_body_label(scene, b, buf, sizeof buf), &lost);
+        ci->body_names[ci->nlisted++] = cm__dup_name(
+            cm_scene_body_label(scene, b, buf, sizeof buf), &lost);
       ci->nbodies++;
     }
   }
@@ -490,23 +488,23 @@ static int cm__list_components(cm_operator_t *op, const cm_system_t *sys,
   return cm__list_ties(op, sys, scene, opts, eig, r);
 }
 
-/* ---- the probabilistic upper bound
- * ------------------------------------------- */
+/* ---- the probabilistic upper bound ------------------------------------------- */
 
 /* The probabilistic upper bound of every component solved iteratively
  * (the Lanczos solve's own first cycle, or where it could not take it, a
  * warm start or ARPACK, bound.c's plain run of its own), each with failure
  * probability delta / (their number), so that the scene's fails with
- * probability at most delta (a union bound); for a dense component, or one of
- * operator size N <= 200 (where the theorem needs about as many steps as N),
- * its dense lambda_max (1 + 4 N eps) (dsyevr is backward stable). Each is at
- * least the solve's lambda_max (a Rayleigh quotient) and at most its Gershgorin
+ * probability at most delta (a union bound); for a dense component, or one of operator
+ * size N <= 200 (where the theorem needs about as many steps as N), its
+ * dense lambda_max (1 + 4 N eps) (dsyevr is backward stable). Each is at least
+ * the solve's lambda_max (a Rayleigh quotient) and at most its Gershgorin
  * bound. A run whose Ritz value passes the solve's lambda_max by more than
  * 1e-6 means the solve missed the top mode: that component is flagged not
  * converged and the status says so. */
 static int cm__prob_bound(cm_context_t *ctx, cm_operator_t *op,
                           const cm_system_t *sys, const cm_options_t *opts,
-                          cm__eig_t *eig, const double *gersh, cm_report_t *r) {
+                          cm__eig_t *eig, const double *gersh,
+                          cm_report_t *r) {
   int niter = cm__prob_count(op, sys, opts), st = CM_OK;
   double delta = opts->failure_probability, umax = 0;
   r->failure_probability = delta;
@@ -556,8 +554,7 @@ static int cm__prob_bound(cm_context_t *ctx, cm_operator_t *op,
   return st;
 }
 
-/* ---- bounds, steps, counts --------------------------------------------------
- */
+/* ---- bounds, steps, counts -------------------------------------------------- */
 
 void cm__report_steps(const cm_options_t *o, cm_report_t *r) {
   static const char *none = "no contacts: no contact mode limits the step";
@@ -632,8 +629,8 @@ int cm__dashpot_warning(cm_report_t *r) {
   char *t = malloc(n);
   if (!t)
     return CM_NOMEM;
-  snprintf(t, n, "%s%s%s", r->warning ? r->warning : "", r->warning ? "; " : "",
-           w);
+  snprintf(t, n, "%s%s%s", r->warning ? r->warning : "",
+           r->warning ? "; " : "", w);
   free(r->warning);
   r->warning = t;
   return CM_OK;
@@ -748,7 +745,7 @@ static void cm__counts(const cm_system_t *sys, const cm__eig_t *eig,
     else {
       na++;
       it_method = it_method < 0 || it_method == eig[c].method ? eig[c].method
-                                                              : CM_METHOD_AUTO;
+                                                               : CM_METHOD_AUTO;
     }
     r->iterations += eig[c].iterations;
     r->matvecs += eig[c].matvecs;
@@ -820,8 +817,9 @@ int cm__analyze_system(cm_context_t *ctx, const cm_system_t *sys,
 }
 
 int cm__analyze_system_fields(cm_context_t *ctx, const cm_system_t *sys,
-                              const cm_scene_t *scene, const cm_options_t *opts,
-                              cm_report_t **out, cm__fields_t *f) {
+                              const cm_scene_t *scene,
+                              const cm_options_t *opts, cm_report_t **out,
+                              cm__fields_t *f) {
   return cm__analyze_core(ctx, sys, scene, opts, out, NULL, f);
 }
 
@@ -899,9 +897,8 @@ static int cm__analyze_core(cm_context_t *ctx, const cm_system_t *sys,
   if (!st2 && f) /* fields.c: full arrays for pictures and exports */
     st2 = cm__fields_fill(f, op, sys, scene, eig, diag, r);
   if (st2) {
-    st = ctx->status
-             ? ctx->status
-             : CM__ERR(ctx, CM_NOMEM, NULL, "out of memory in the report");
+    st = ctx->status ? ctx->status : CM__ERR(ctx, CM_NOMEM, NULL,
+                                             "out of memory in the report");
     goto done;
   }
   r->omega_max = r->nmodes ? r->modes[0].omega : 0;

@@ -9,8 +9,9 @@
 /* Eigen-solves of every component of op into eig[0 .. ncomp) (small ones
  * densely and in parallel, large ones by Lanczos, opts->warm_start over
  * scene rows). CM_OK, CM_NOT_CONVERGED or an error. */
-int cm__solve_all(cm_context_t *ctx, cm_operator_t *op, const cm_system_t *sys,
-                  const cm_options_t *opts, cm__eig_t *eig);
+int cm__solve_all(cm_context_t *ctx, cm_operator_t *op,
+                  const cm_system_t *sys, const cm_options_t *opts,
+                  cm__eig_t *eig);
 /* Scene row of every system row (malloc'd, caller frees; NULL: no memory):
  * contacts in scene order, each with its normal row, then its tangents. */
 int *cm__scene_rows(const cm_system_t *sys);
