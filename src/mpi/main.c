@@ -766,12 +766,14 @@ typedef struct {
 
 /* Parses analyze's arguments: -1 to go on, else the exit code. */
 static int cm__analyze_args(int argc, char **argv, int rank, cm__args_t *a) {
-  enum { O_THREADS = 256, O_JSON, O_NOTIME, O_PART };
+  enum { O_THREADS = 256, O_JSON, O_NOTIME, O_PART, O_MATRICES, O_VECTORS };
   static const struct option own[] = {
       {"threads", required_argument, 0, O_THREADS},
       {"json", no_argument, 0, O_JSON},
       {"no-timings", no_argument, 0, O_NOTIME},
       {"partition", no_argument, 0, O_PART},
+      {"matrices", no_argument, 0, O_MATRICES},
+      {"vectors", required_argument, 0, O_VECTORS},
       {"help", no_argument, 0, 'h'},
       {0, 0, 0, 0}};
   struct option longopts[64];
@@ -794,6 +796,18 @@ static int cm__analyze_args(int argc, char **argv, int rank, cm__args_t *a) {
       break;
     case O_PART:
       a->part = 1;
+      break;
+    case O_MATRICES: /* cmodes analyze's, refused by name */
+      fprintf(stderr, "cmodes-mpi analyze: --matrices: a matrix system "
+                      "(M, J, k) is not partitioned over ranks; analyze it "
+                      "with 'cmodes analyze --matrices'\n");
+      ok = 0;
+      break;
+    case O_VECTORS:
+      fprintf(stderr, "cmodes-mpi analyze: --vectors: the mode shapes are "
+                      "not gathered from the ranks; write them with "
+                      "'cmodes analyze --vectors FILE'\n");
+      ok = 0;
       break;
     case 'h':
       if (!rank)
@@ -1021,6 +1035,29 @@ static void cm__print_report(const cm_report_t *rep, const cm__args_t *a,
                     "false)\n");
 }
 
+/* With components cut by the partition (solved by PARPACK only): the
+ * options of `cmodes analyze` that choose another solver are refused by
+ * name (docs/distributed.md, "Options"). */
+static int cm__cut_options(cm_context_t *ctx, const cm_options_t *o, int nspan,
+                           int np) {
+  if (o->method == CM_METHOD_DENSE || o->method == CM_METHOD_LANCZOS)
+    return CM__ERR(ctx, CM_USAGE, "method",
+                   "--method %s: %d component(s) spread over the %d ranks "
+                   "are solved by PARPACK only (no distributed dense or "
+                   "Lanczos solve); use --method auto or arpack, or run "
+                   "'cmodes analyze'",
+                   o->method == CM_METHOD_DENSE ? "dense" : "lanczos", nspan,
+                   np);
+  if (o->chebyshev >= 2)
+    return CM__ERR(ctx, CM_USAGE, "chebyshev",
+                   "--chebyshev %d: %d component(s) spread over the %d "
+                   "ranks are solved by PARPACK on S itself (no distributed "
+                   "Chebyshev filter); leave --chebyshev at 0, or run "
+                   "'cmodes analyze'",
+                   o->chebyshev, nspan, np);
+  return CM_OK;
+}
+
 static int cm__mpi_analyze(int argc, char **argv, int rank, int np) {
   cm__args_t a;
   int code = cm__analyze_args(argc, argv, rank, &a);
@@ -1064,6 +1101,9 @@ static int cm__mpi_analyze(int argc, char **argv, int rank, int np) {
   /* ---- solve: components on one rank, then the cut ones ---- */
   if (!st)
     nspan = cm__cut_components(&P, span);
+  if (!st && nspan > 0) /* the same on every rank: the options that a cut
+                           component's PARPACK solve cannot honour */
+    st = cm__cut_options(&ctx, &a.opts, nspan, np);
   /* the probabilistic bound's failure probability split over the np
    * local analyses and the cut components (a union bound) */
   cm_options_t sopts = a.opts;

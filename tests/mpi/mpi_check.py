@@ -276,6 +276,98 @@ def case_damped(cm, cmpi, data, scene, tmp):
     return fails
 
 
+# Every option of the single options table (`cmodes options --json`), a
+# value other than its default and what cmodes-mpi does with it on the 3D
+# pile cut over 2 ranks: "same" (the serial report: compare() and every
+# step), or "refused" (exit 2, one message naming the option). A new
+# option in the table fails the test until it is classified here.
+OPTION_CASES = {
+    "modes": [("3", "same")],
+    "tol": [("1e-8", "same")],
+    "method": [("arpack", "same"), ("auto", "same"), ("dense", "refused"),
+               ("lanczos", "refused")],
+    "ncv": [("30", "same")],
+    "max_iter": [("500", "same")],
+    "max_seconds": [("600", "same")],
+    "dense_max": [("10", "same"), ("20000", "same")],
+    "chebyshev": [("1", "same"), ("4", "refused")],
+    "damping_ratio": [("0.1", "same")],
+    "newmark_gamma": [("0.6", "same")],
+    "newmark_beta": [("0.2", "same")],
+    "freq_tol": [("0.02", "same")],
+    "failure_probability": [("1e-6", "same")],
+    "rank_max_rows": [("0", "same")],
+    "top_contacts": [("2", "same")],
+    "top_bodies": [("7", "same")],
+    "top_components": [("1", "same")],
+}
+# cmodes analyze's own options (not in the table): accepted as in cmodes,
+# or refused naming them
+OTHER_CASES = {"--threads": (["--threads", "1"], "same"),
+               "--json": ([], "same"), "--no-timings": ([], "same"),
+               "--matrices": (["--matrices"], "refused"),
+               "--vectors": (["--vectors", "v.json"], "refused")}
+
+
+def steps_equal(ser, par, tag, fails):
+    """Every step of the report but the probabilistic ones (their failure
+    probability is split over the ranks, docs/distributed.md)."""
+    for name, st in ser["timestep"].items():
+        for k, v in st.items():
+            if isinstance(v, float) and "probabilistic" not in k:
+                check_close(f"{tag} timestep.{name}.{k}", v,
+                            par["timestep"][name][k], fails)
+
+
+def case_options(cm, cmpi, data, tmp):
+    fails = []
+    table = json.loads(run([cm, "options", "--json"]).stdout)["options"]
+    names = [o["name"] for o in table]
+    for n in names:
+        if n not in OPTION_CASES:
+            fails.append(f"option {n}: not classified in OPTION_CASES")
+    for n in OPTION_CASES:
+        if n not in names:
+            fails.append(f"OPTION_CASES.{n}: not in the options table")
+    helptext = run([cm, "analyze", "--help"]).stdout
+    other = helptext.split("other options:")[1].split("exit codes")[0]
+    for opt in re.findall(r"^ +(?:-\w, )?(--[a-z-]+)", other, re.M):
+        if opt not in OTHER_CASES and opt != "--help":
+            fails.append(f"cmodes analyze {opt}: not classified")
+    src = os.path.join(data, "pile3d.json")
+    part = os.path.join(tmp, "pile3d.cmpart")
+    run([cmpi, "convert", src, part]).check_returncode()
+    cli = {o["name"]: o["cli"] for o in table}
+    cases = [(f"{cli[n]} {v}", [cli[n], v], e)
+             for n in names if n in OPTION_CASES
+             for v, e in OPTION_CASES[n]]
+    cases += [(k, a, e) for k, (a, e) in OTHER_CASES.items()]
+    for tag, args, expect in cases:
+        r = mpirun(2, [cmpi, "analyze", "--json"] + args + [part], cwd=tmp)
+        name = args[0] if args else tag
+        if expect == "refused":
+            own = [l for l in r.stderr.splitlines()
+                   if l.startswith("cmodes-mpi analyze")]
+            if r.returncode == 0 or len(own) != 1 or name not in own[0]:
+                fails.append(f"{tag}: exit {r.returncode}, messages {own}")
+            print(f"{tag}: refused: {own}", flush=True)
+            continue
+        s = run([cm, "analyze", "--json"] + args + [src], cwd=tmp)
+        if r.returncode != s.returncode:
+            fails.append(f"{tag}: exit {r.returncode}, serial "
+                         f"{s.returncode}: {r.stderr[-300:]}")
+            continue
+        ser, par = json.loads(s.stdout), json.loads(r.stdout)
+        before = len(fails)
+        compare(ser, par, tag, fails)
+        steps_equal(ser, par, tag, fails)
+        if len(par["components"]["top"]) != len(ser["components"]["top"]):
+            fails.append(f"{tag}: components listed differ")
+        print(f"{tag}: {'same' if len(fails) == before else 'DIFFERS'}",
+              flush=True)
+    return fails
+
+
 def partition_table(cmpi, part, np):
     r = mpirun(np, [cmpi, "analyze", "--partition", "--json", part])
     if r.returncode:
@@ -494,6 +586,8 @@ def main():
             fails = case_damped(cm, cmpi, data, case[7:], tmp)
         elif case.startswith("equal:"):
             fails = case_equal(cm, cmpi, data, case[6:], tmp)
+        elif case == "options":
+            fails = case_options(cm, cmpi, data, tmp)
         elif case == "oom":
             fails = case_oom(cmpi, data, tmp)
         elif case == "partition":
