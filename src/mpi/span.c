@@ -1257,3 +1257,88 @@ int cm__mpi_span_solve(cm_context_t *ctx, const cm__mpi_part_t *P, int comp,
   cm__span_free(&S);
   return cm__mpi_agree(ctx, st, cc);
 }
+
+/* ---- the operator alone, for bench/slepc/bench_mpi_slepc.c ---- */
+
+int cm__mpi_bench_open(cm_context_t *ctx, const cm__mpi_part_t *P, int comp,
+                       MPI_Comm cc, const int *members,
+                       const cm_options_t *opts, void **out) {
+  cm__span_t *S = calloc(1, sizeof *S);
+  *out = NULL;
+  if (!S)
+    return CM__ERR(ctx, CM_NOMEM, NULL, "out of memory");
+  S->P = P, S->cc = cc, S->comp = comp, S->op.h.cc = cc;
+  MPI_Comm_size(cc, &S->op.h.P);
+  MPI_Comm_rank(cc, &S->op.h.q);
+  S->q = S->op.h.q;
+  S->cb0 = (int64_t)P->f->comp[2 * comp];
+  S->cb1 = (int64_t)P->f->comp[2 * comp + 2];
+  int64_t o0 = S->cb0 > P->b0 ? S->cb0 : P->b0;
+  int64_t o1 = S->cb1 < P->b1 ? S->cb1 : P->b1;
+  if (o1 < o0)
+    o1 = o0;
+  S->o0 = o0;
+  S->k0 = (int)(P->bcs[o0 - P->b0] - P->bcs[0]);
+  int k1 = (int)(P->bcs[o1 - P->b0] - P->bcs[0]);
+  int st =
+      cm__dop_build(ctx, P, members, o0, o1, S->k0, k1, 1.0, 0.0, &S->op, NULL);
+  st = cm__mpi_agree(ctx, st, cc);
+  if (!st) {
+    S->nloc = S->op.nloc;
+    st = cm__span_alloc(ctx, S, opts);
+  }
+  if (st) {
+    cm__span_free(S);
+    free(S);
+    return st;
+  }
+  cm__mpi_sums_t sums;
+  memset(&sums, 0, sizeof sums);
+  cm__span_bounds(S, &sums); /* the scale s */
+  S->seed = 0x9e3779b97f4a7c15ULL ^ (uint64_t)S->comp;
+  *out = S;
+  return CM_OK;
+}
+
+void cm__mpi_bench_info(void *p, int *nloc, long long *goff, long long *N,
+                        double *scale) {
+  cm__span_t *S = p;
+  *nloc = S->nloc, *goff = S->goff, *N = S->N, *scale = S->scale;
+}
+
+void cm__mpi_bench_start(void *p, double *x) {
+  cm__span_t *S = p;
+  for (int i = 0; i < S->nloc; i++) /* the solve's start, keyed by row */
+    x[i] = cm__gauss(S->seed, (uint64_t)(S->goff + i));
+}
+
+void cm__mpi_bench_apply(void *p, const double *x, double *y) {
+  cm__span_t *S = p;
+  cm__dop_apply(&S->op, x, y);
+  for (int i = 0; i < S->nloc; i++)
+    y[i] *= S->op.inv_s;
+}
+
+long cm__mpi_bench_products(void *p, double *seconds) {
+  cm__span_t *S = p;
+  *seconds = S->op.t_products;
+  return S->op.products;
+}
+
+int cm__mpi_bench_parpack(cm_context_t *ctx, void *p, const cm_options_t *opts,
+                          double *lambda, int *nconv) {
+  cm__span_t *S = p;
+  int st = cm__span_arpack(ctx, S, opts, NULL);
+  *nconv = st ? 0 : S->nconv;
+  for (int j = 0; j < *nconv; j++) /* descending, unscaled */
+    lambda[j] = S->d[S->nconv - 1 - j] * S->scale;
+  return cm__mpi_agree(ctx, st, S->cc);
+}
+
+void cm__mpi_bench_close(void **p) {
+  if (*p) {
+    cm__span_free(*p);
+    free(*p);
+  }
+  *p = NULL;
+}
