@@ -17,7 +17,8 @@ pkgs=(build-essential cmake pkg-config libsuitesparse-dev libarpack2-dev
       python3-numpy python3-scipy python3-cffi python3-pytest python3-wheel
       python3-setuptools python3-pip libmujoco-dev libmujoco-samples
       chromium python3-pil python3-vtk9 python3-ase
-      clang libclang-rt-dev libomp-dev) # clang: the libFuzzer harnesses
+      clang libclang-rt-dev libomp-dev # clang: the libFuzzer harnesses
+      slepc-dev) # SLEPc: bench/slepc (serial and bench_mpi_slepc)
 deps() {
   local missing=()
   for p in "${pkgs[@]}"; do
