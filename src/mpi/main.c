@@ -210,15 +210,46 @@ static void cm__local_sums(const cm__mpi_part_t *P, const cm__local_t *L,
  * into the sums, its component in the file's numbering. */
 static void cm__local_damped(const cm_report_t *r, const int *gcomp,
                              cm__mpi_sums_t *sums) {
-  if (!r->dashpots || r->damped_component < 0)
+  /* this rank's components have no dashpots (others do): their limit is
+   * the undamped one, of the top mode, zeta 0 */
+  int undamped = !r->dashpots && r->nmodes > 0 && r->omega_max > 0;
+  if (!undamped && (!r->dashpots || r->damped_component < 0))
     return;
-  double h = r->central_difference.h_s, c = gcomp[r->damped_component];
+  double h = r->central_difference.h_s;
+  double c = gcomp[undamped ? r->comp_max : r->damped_component];
   if (h < sums->damp_h || (h == sums->damp_h && c < sums->damp_comp)) {
-    sums->damp_h = h, sums->damp_comp = c, sums->damp_zeta = r->damped_zeta;
+    sums->damp_h = h, sums->damp_comp = c;
+    sums->damp_zeta = undamped ? 0 : r->damped_zeta;
   }
   sums->damp_iter = fmax(sums->damp_iter, r->damped_iterations);
-  if (r->central_difference.certified_s < sums->damp_cert)
+  if (!undamped && r->central_difference.certified_s < sums->damp_cert)
     sums->damp_cert = r->central_difference.certified_s, sums->damp_cw = 0;
+}
+
+/* This rank's components have no dashpots (others do): their limit h is
+ * the undamped 2 / omega_max, certified as damped.c certifies the whole
+ * scene: the first h (1 - 1e-4 2^j) above the Gershgorin step at which
+ * 4 M - h^2 K is positive definite (one CHOLMOD factorization each, up to
+ * 300,000 dofs as there; above, the Gershgorin step stays). */
+static int cm__local_certify(cm_context_t *ctx, const cm_system_t *sys,
+                             const cm_report_t *r, cm__mpi_sums_t *sums) {
+  double h = r->central_difference.h_s, hc = r->central_difference.certified_s;
+  for (double f = 1e-4; sys->n <= 300000 && f < 1.0; f *= 2) {
+    double hh = h * (1.0 - f);
+    int ok = 0;
+    if (hh <= hc)
+      break;
+    int st = cm__op_definite(ctx, sys, 4.0 * (1.0 - 1e-9) / (hh * hh), &ok);
+    if (st)
+      return st;
+    if (ok) {
+      hc = hh;
+      break;
+    }
+  }
+  if (hc < sums->damp_cert)
+    sums->damp_cert = hc, sums->damp_cw = 0;
+  return CM_OK;
 }
 
 /* The components on this rank alone: the serial pipeline on their scene. */
@@ -249,6 +280,8 @@ static int cm__local_solve(cm_context_t *ctx, const cm__mpi_part_t *P,
     if (st == CM_NOT_CONVERGED && strstr(ctx->message, "time budget"))
       sums->timed_out += 1; /* the serial solve's --max-seconds */
     st = CM_OK;             /* not converged: counted in the sums */
+    if (P->dashpots && !r->dashpots && r->omega_max > 0)
+      st = cm__local_certify(ctx, sys, r, sums);
   }
   free(gcomp);
   cm_report_destroy(&r);
@@ -490,8 +523,19 @@ static int cm__report_damped(const cm__mpi_sums_t *sums,
     h = fmin(h,
              cm_step_central_difference(r->modes[i].omega, r->modes[i].zeta));
   r->damped_modal_h_s = isfinite(h) ? h : NAN;
-  if (!(r->omega_max > 0) || !isfinite(h) || !isfinite(sums->damp_h))
+  if (!(r->omega_max > 0) || !isfinite(h))
     return CM_OK; /* no mode: the notes already say why */
+  if (sums->damp_fail > 0 || !isfinite(sums->damp_h)) {
+    /* a cut component's search did not finish: the undamped steps would
+     * be too long, so none is given */
+    r->central_difference.h_s = r->central_difference.certified_s = NAN;
+    r->central_difference.certified_prob_s = NAN;
+    r->central_difference.note =
+        "the damped-step search of a component spread over MPI ranks did "
+        "not finish (the time budget or no converged vector): no damped "
+        "step is given";
+    return cm__dashpot_warning(r);
+  }
   r->damped_iterations = (int)sums->damp_iter;
   r->damped_component = (int)sums->damp_comp;
   r->damped_zeta = sums->damp_zeta;

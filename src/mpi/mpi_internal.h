@@ -61,8 +61,11 @@ typedef struct {
    * groups (its components alone; a cut component on its first rank),
    * the smallest: the limit, its certified step, the mode's zeta and
    * component, the search's solves, 1 when the certified step came from
-   * a Collatz-Wielandt bound of a cut component (INFINITY, -1: none) */
+   * a Collatz-Wielandt bound of a cut component (INFINITY, -1: none);
+   * damp_fail: cut components whose search did not finish (the time
+   * budget, no converged vector): then no damped step is given */
   double damp_h, damp_cert, damp_zeta, damp_comp, damp_iter, damp_cw;
+  double damp_fail;
 } cm__mpi_sums_t;
 
 /* Reads this rank's part of P->f (P->rank, P->np set): the partition,

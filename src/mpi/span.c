@@ -1188,6 +1188,8 @@ static int cm__span_damped(cm_context_t *ctx, cm__span_t *S, const int *members,
       sums->damp_cert = c, sums->damp_cw = 1 + cw;
     sums->matvecs += (double)D.op.products;
   }
+  if (st > 0 && S->q == 0) /* not converged: no limit for this component */
+    sums->damp_fail += 1;
   free(v), free(nv);
   cm__span_free(&D);
   return cm__mpi_agree(ctx, st, S->cc);
@@ -1252,6 +1254,8 @@ int cm__mpi_span_solve(cm_context_t *ctx, const cm__mpi_part_t *P, int comp,
   /* with dashpots: the component's damped limit (not after the budget) */
   if (!st && P->dashpots && !S.timed_out && nmodes > 0 && isfinite(S.hmodal))
     st = cm__span_damped(ctx, &S, members, o1, k1, opts, sums);
+  else if (st >= 0 && P->dashpots && S.q == 0)
+    sums->damp_fail += 1; /* no damped limit for it: none is given */
   sums->t_eigen += MPI_Wtime() - te0;
   sums->t_operator += t_op;
   cm__span_free(&S);

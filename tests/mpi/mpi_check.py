@@ -158,6 +158,11 @@ def derived(data, scene, tmp):
     for i, c in enumerate(doc["contacts"]):
         if kind == "tangential":
             c["stiffness_t"] = 0.5 * c["stiffness"]
+        elif kind == "somedamped":  # dashpots on robots r0 and r1 only
+            # (not among the tied fastest): the limit is the undamped one
+            # of a robot on a rank whose components have no dashpots
+            if c.get("name", "").split(".")[0] in ("r0", "r1"):
+                c["damping_n"] = 1.0
         elif kind == "damped":  # zeta about 0.2 to 1: the step moves;
             # tangential dashpots without a tangential spring on every
             # other contact (rows of C that K does not have)

@@ -7,7 +7,8 @@ if(CMODES_HAVE_MPI)
 endif()
 foreach(case equal:bar2d equal:pile2d equal:pile3d equal:pile3d-tangential
              equal:fleet equal:star damped:pile2d-damped damped:pile3d-damped
-             damped:fleet-dashpots partition errors options oom)
+             damped:fleet-dashpots
+             damped:fleet-somedamped partition errors options oom)
   string(REPLACE "equal:" "equal_" tname "mpi_${case}")
   string(REPLACE "damped:" "damped_" tname "${tname}")
   string(REPLACE "-" "_" tname "${tname}")
