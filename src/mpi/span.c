@@ -321,17 +321,19 @@ static int cm__dop_rows(cm_context_t *ctx, const cm_system_t *sys,
   op->val = calloc(2 * (size_t)nloc * nd + 1, sizeof(double));
   op->u = calloc((size_t)nslot * nd + 1, sizeof(double));
   op->contact = malloc(sizeof(int) * ((size_t)nloc + 1));
-  op->k = malloc(sizeof(double) * ((size_t)nloc + 1));
+  int kept = sys->g || sys->spring; /* with dashpots only */
+  op->k = kept ? malloc(sizeof(double) * ((size_t)nloc + 1)) : NULL;
   op->g = sys->g ? malloc(sizeof(double) * ((size_t)nloc + 1)) : NULL;
   op->spring = sys->spring ? malloc(sizeof(double) * ((size_t)nloc + 1)) : NULL;
-  if (!op->slot || !op->val || !op->u || !op->contact || !op->k ||
+  if (!op->slot || !op->val || !op->u || !op->contact || (kept && !op->k) ||
       (sys->g && !op->g) || (sys->spring && !op->spring))
     st = CM__ERR(ctx, CM_NOMEM, NULL, "out of memory (operator)");
   for (int i = 0; i < nloc && !st; i++) {
     int t = srow[i];
     op->slot[2 * t] = op->slot[2 * t + 1] = -1;
     op->contact[t] = sys->row_contact[i];
-    op->k[t] = sys->k[i];
+    if (op->k)
+      op->k[t] = sys->k[i];
     if (op->g)
       op->g[t] = sys->g[i];
     if (op->spring)
@@ -1063,6 +1065,11 @@ static int cm__span_top_at(cm_context_t *ctx, cm__span_t *D,
                            double *b) {
   cm__dop_weigh(&D->op, h * h, 2.0 * h);
   int st = cm__span_arpack(ctx, D, o, warm ? D->x : NULL);
+  if (!st && D->timed_out)
+    return CM__ERR(ctx, CM_NOT_CONVERGED, NULL,
+                   "component %d: the damped-step search stopped by its "
+                   "time budget",
+                   D->comp);
   if (st || D->nconv < 1)
     return st ? st
               : CM__ERR(ctx, CM_NOT_CONVERGED, NULL,
@@ -1189,7 +1196,7 @@ static int cm__span_damped(cm_context_t *ctx, cm__span_t *S, const int *members,
     sums->matvecs += (double)D.op.products;
   }
   if (st > 0 && S->q == 0) /* not converged: no limit for this component */
-    sums->damp_fail += 1;
+    sums->damp_fail += 1, sums->timed_out += D.timed_out;
   free(v), free(nv);
   cm__span_free(&D);
   return cm__mpi_agree(ctx, st, S->cc);
