@@ -278,6 +278,22 @@ def case_damped(cm, cmpi, data, scene, tmp):
               f"{pcd['certified']:.6g} (serial {scd['certified']:.6g}), "
               f"zeta {pcd['zeta']:.6g}, {pcd['damped_solves']} solves",
               flush=True)
+    if scene.startswith("pile"):  # cut at np = 2: a budget spent at once
+        # stops the solves; no damped step is given (null, with the
+        # reason), never the undamped one, and exit 5
+        r = mpirun(2, [cmpi, "analyze", "--max-seconds", "1e-6", "--json",
+                       part])
+        code = r.returncode if r.returncode != 1 else \
+            (5 if "Exit code:    5" in r.stderr else 1)
+        pcd = json.loads(r.stdout)["timestep"]["central_difference"] \
+            if r.stdout else {}
+        if code != 5 or pcd.get("h") is not None or \
+                "did not finish" not in pcd.get("reason", "") or \
+                "time budget" not in r.stderr:
+            fails.append(f"{scene} np=2 --max-seconds 1e-6: exit "
+                         f"{r.returncode}, central_difference {pcd}")
+        print(f"{scene} np=2 --max-seconds 1e-6: exit {code}, h "
+              f"{pcd.get('h')}", flush=True)
     return fails
 
 
