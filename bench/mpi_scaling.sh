@@ -8,20 +8,22 @@
 # time. See docs/distributed.md ("Measured").
 #
 #   bench/mpi_scaling.sh [--count N] [--np "1 2 4"] [--build DIR] [--out DIR]
+#                        [--slepc-reps R]
 #
 # The pile has about 3 contacts per particle (--count 333000: ~1e6
 # contacts). Runs are oversubscribed when np exceeds the cores; OpenMPI is
 # told to yield when idle (OMPI_MCA_mpi_yield_when_idle=1).
 set -eu
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
-COUNT=30000 NPS="1 2 4" BUILD=$ROOT/build OUT=
+COUNT=30000 NPS="1 2 4" BUILD=$ROOT/build OUT= SLEPC_REPS=3
 while [ $# -gt 0 ]; do
   case $1 in
     --count) COUNT=$2; shift ;;
     --np) NPS=$2; shift ;;
     --build) BUILD=$2; shift ;;
     --out) OUT=$2; shift ;;
-    *) echo "usage: $0 [--count N] [--np LIST] [--build DIR] [--out DIR]" >&2
+    --slepc-reps) SLEPC_REPS=$2; shift ;;
+    *) echo "usage: $0 [--count N] [--np LIST] [--build DIR] [--out DIR] [--slepc-reps R]" >&2
        exit 2 ;;
   esac
   shift
@@ -84,3 +86,21 @@ PY
 echo
 echo "(eigen s: mean over ranks of the eigen phase; s/product: slowest rank's"
 echo " mean time per product of S including its halo waits; files in $OUT)"
+# SLEPc's Krylov-Schur against PARPACK on the same distributed operator
+# (bench_mpi_slepc, built when slepc-dev is found; docs/distributed.md,
+# "SLEPc against PARPACK"); --slepc-reps 0 skips it
+SLEPC=$BUILD/bench/bench_mpi_slepc
+if [ -x "$SLEPC" ] && [ "$SLEPC_REPS" -gt 0 ]; then
+  echo
+  echo "### SLEPc Krylov-Schur and PARPACK on the distributed operator" \
+    "(nev 6, tol 1e-10, ncv 20, median of $SLEPC_REPS alternating solves)"
+  echo
+  echo "| np | engine | s/solve (median of $SLEPC_REPS) | products | s/product | lambda_max | rel. diff |"
+  echo "|---|---|---|---|---|---|---|"
+  for np in $NPS; do
+    mpirun $ROOTFLAG --oversubscribe -np "$np" "$SLEPC" "$OUT/pile.cmpart" \
+      --reps "$SLEPC_REPS" >"$OUT/slepc$np.txt" 2>&1 || true
+    grep '^| [0-9]' "$OUT/slepc$np.txt" || echo "| $np | failed: see $OUT/slepc$np.txt | | | | | |"
+  done
+  echo "- load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
+fi

@@ -4,7 +4,8 @@
 #   test    builds the tests (also under ASan/UBSan) and runs them with ctest,
 #   install installs the library, headers and Python package (cmake
 #           --install build, under /usr/local) and checks `import cmodes`.
-# Usage: scripts/setup.sh run|test|install|deps|build
+#   bench-deps installs also what only bench/ uses (yajl, simdjson, SLEPc).
+# Usage: scripts/setup.sh run|test|install|deps|bench-deps|build
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
@@ -18,10 +19,14 @@ pkgs=(build-essential cmake pkg-config libsuitesparse-dev libarpack2-dev
       python3-setuptools python3-pip libmujoco-dev libmujoco-samples
       chromium python3-pil python3-vtk9 python3-ase
       clang libclang-rt-dev libomp-dev # clang: the libFuzzer harnesses
-      libyajl-dev libsimdjson-dev) # only bench_intake's parser rows
-deps() {
+      )
+# Only for bench/ (never needed to build or test): the parser rows of
+# bench_intake (yajl, simdjson) and SLEPc (bench/slepc, bench_mpi_slepc).
+# `scripts/setup.sh bench-deps` installs them with the rest.
+bench_pkgs=(libyajl-dev libsimdjson-dev slepc-dev)
+deps() { # deps [extra packages...]
   local missing=()
-  for p in "${pkgs[@]}"; do
+  for p in "${pkgs[@]}" "$@"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" ||
       missing+=("$p")
   done
@@ -47,6 +52,7 @@ build() { # build DIR [cmake args...]
 
 case "$what" in
 deps) deps ;;
+bench-deps) deps "${bench_pkgs[@]}" ;;
 build) deps; build build ;;
 run)
   deps; build build

@@ -618,7 +618,7 @@ double cm__inertia_delta(const cm_system_t *sys) {
  * pair granular goes unstable below it after a second run command
  * (data/lammps/README.md):
  * the report says so next to the step. Appended to any other warning. */
-static int cm__dashpot_warning(cm_report_t *r) {
+int cm__dashpot_warning(cm_report_t *r) {
   static const char *const w =
       "dashpots: the damped step is exact (and certified) for the linear "
       "model and matched LAMMPS' threshold on the project's decks to 0.6 %, "

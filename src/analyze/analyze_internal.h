@@ -23,6 +23,9 @@ double cm__inertia_delta(const cm_system_t *sys);
 /* The report's time steps from r's omega_max, omega_lower and bounds and
  * the options (also used by cmodes-mpi, src/mpi/). Cannot fail. */
 void cm__report_steps(const cm_options_t *o, cm_report_t *r);
+/* With dashpots: appends the dashpot warning (LAMMPS' second run) to
+ * r->warning (also used by cmodes-mpi). CM_OK or CM_NOMEM. */
+int cm__dashpot_warning(cm_report_t *r);
 /* The report's model label (static string). */
 const char *cm__model_label(int tangential, int dashpots);
 /* With dashpots in the scene: the coupled damped central-difference limit

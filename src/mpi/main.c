@@ -17,64 +17,6 @@
 #include <string.h>
 #include <sys/resource.h>
 
-/* ---- shared helpers ------------------------------------------- */
-
-void cm__dbuf_push(cm__dbuf_t *b, double x) {
-  if (b->n == b->cap) {
-    size_t cap = b->cap ? 2 * b->cap : 256;
-    double *v = realloc(b->v, sizeof(double) * cap);
-    if (!v) {
-      b->nomem = 1;
-      return;
-    }
-    b->v = v, b->cap = cap;
-  }
-  b->v[b->n++] = x;
-}
-
-void cm__dbuf_free(cm__dbuf_t *b) {
-  free(b->v);
-  memset(b, 0, sizeof *b);
-}
-
-int cm__mpi_agree(cm_context_t *ctx, int st, MPI_Comm comm) {
-  int rank, np;
-  MPI_Comm_rank(comm, &rank);
-  MPI_Comm_size(comm, &np);
-  int mine = st < 0 ? rank : np, first = np;
-  MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, comm);
-  if (first == np) { /* no error: the largest warning */
-    int w = st > 0 ? st : 0, all = 0;
-    MPI_Allreduce(&w, &all, 1, MPI_INT, MPI_MAX, comm);
-    return all;
-  }
-  struct {
-    int status, line;
-    char message[sizeof ctx->message];
-    char path[sizeof ctx->path];
-  } e;
-  memset(&e, 0, sizeof e);
-  if (rank == first) {
-    e.status = st, e.line = ctx->line;
-    memcpy(e.message, ctx->message, sizeof e.message);
-    memcpy(e.path, ctx->path, sizeof e.path);
-  }
-  MPI_Bcast(&e, (int)sizeof e, MPI_BYTE, first, comm);
-  if (rank != first) {
-    ctx->status = e.status, ctx->line = e.line;
-    memcpy(ctx->message, e.message, sizeof ctx->message);
-    memcpy(ctx->path, e.path, sizeof ctx->path);
-  }
-  if (np > 1 && !strstr(ctx->message, "(rank ")) {
-    char tail[32];
-    snprintf(tail, sizeof tail, " (rank %d)", first);
-    size_t n = strlen(ctx->message);
-    if (n + strlen(tail) < sizeof ctx->message)
-      memcpy(ctx->message + n, tail, strlen(tail) + 1);
-  }
-  return e.status;
-}
-
 /* ---- convert -------------------------------------------------- */
 
 static int cm__mpi_convert(int argc, char **argv, int rank) {
@@ -112,69 +54,6 @@ static int cm__mpi_convert(int argc, char **argv, int rank) {
 }
 
 /* ---- one rank's part ------------------------------------------ */
-
-static void cm__part_free(cm__mpi_part_t *P) {
-  free(P->cut), free(P->bodies), free(P->contacts), free(P->corig);
-  free(P->borig), free(P->bcs);
-}
-
-static int cm__part_load(cm_context_t *ctx, cm__mpi_part_t *P) {
-  const cm__part_file_t *f = P->f;
-  P->dim = (int)f->h.dim, P->nd = P->dim == 2 ? 3 : 6;
-  P->cut = malloc(sizeof(int64_t) * ((size_t)P->np + 1));
-  if (!P->cut)
-    return CM__ERR(ctx, CM_NOMEM, NULL, "out of memory");
-  int st = cm__part_cuts(ctx, f, P->np, P->cut);
-  if (st)
-    return st;
-  P->b0 = P->cut[P->rank], P->b1 = P->cut[P->rank + 1];
-  size_t nb = (size_t)(P->b1 - P->b0);
-  P->bcs = malloc(sizeof(uint64_t) * (nb + 1));
-  if (!P->bcs)
-    return CM__ERR(ctx, CM_NOMEM, NULL, "out of memory");
-  st = cm__part_read(ctx, f, f->h.off_bcstart, (uint64_t)P->b0, nb + 1, 8,
-                     P->bcs);
-  if (st)
-    return st;
-  P->c0 = (int64_t)P->bcs[0], P->c1 = (int64_t)P->bcs[nb];
-  if (P->c1 < P->c0 || (uint64_t)P->c1 > f->h.ncontacts)
-    return CM__ERR(ctx, CM_PARSE, f->path,
-                   "%s: contact ranges out of "
-                   "order",
-                   f->path);
-  size_t nc = (size_t)(P->c1 - P->c0);
-  P->bodies = malloc(sizeof(cm__part_body_t) * (nb + 1));
-  P->borig = malloc(sizeof(int64_t) * (nb + 1));
-  P->contacts = malloc(sizeof(cm__part_contact_t) * (nc + 1));
-  P->corig = malloc(sizeof(int64_t) * (nc + 1));
-  if (!P->bodies || !P->borig || !P->contacts || !P->corig)
-    return CM__ERR(ctx, CM_NOMEM, NULL,
-                   "out of memory reading %zu bodies "
-                   "and %zu contacts",
-                   nb, nc);
-  st = cm__part_read(ctx, f, f->h.off_bodies, (uint64_t)P->b0, nb,
-                     sizeof(cm__part_body_t), P->bodies);
-  if (!st)
-    st =
-        cm__part_read(ctx, f, f->h.off_borig, (uint64_t)P->b0, nb, 8, P->borig);
-  if (!st)
-    st = cm__part_read(ctx, f, f->h.off_contacts, (uint64_t)P->c0, nc,
-                       sizeof(cm__part_contact_t), P->contacts);
-  if (!st)
-    st =
-        cm__part_read(ctx, f, f->h.off_corig, (uint64_t)P->c0, nc, 8, P->corig);
-  for (size_t k = 0; !st && k < nc; k++) {
-    const cm__part_contact_t *c = &P->contacts[k];
-    if (c->a < -1 || c->b < -1 || c->a >= (int64_t)f->h.nbodies ||
-        c->b >= (int64_t)f->h.nbodies || c->a == c->b)
-      st = CM__ERR(ctx, CM_INVALID_SCENE, "contacts",
-                   "%s: contact "
-                   "position %lld: bodies %lld and %lld out of range",
-                   f->path, (long long)(P->c0 + (int64_t)k), (long long)c->a,
-                   (long long)c->b);
-  }
-  return st;
-}
 
 /* ---- components on this rank alone: the serial pipeline ------- */
 
@@ -247,7 +126,6 @@ static int cm__local_scene(cm_context_t *ctx, const cm__mpi_part_t *P,
           sl[s] = L->slot[side[s] - P->b0];
       }
       cm_contact_t ct = cm__contact_to(pc, sl[0], sl[1]);
-      ct.damping_n = ct.damping_t = 0; /* refused earlier */
       if (!st && cm_scene_add_contact(ctx, L->sub, &ct, NULL) < 0)
         st = ctx->status;
       L->cidx[L->nsc++] = (int)k;
@@ -328,6 +206,52 @@ static void cm__local_sums(const cm__mpi_part_t *P, const cm__local_t *L,
     more->free_motions += r->free_motions, more->zero_modes += r->zero_modes;
 }
 
+/* The local report's damped limit (damped.c on this rank's components)
+ * into the sums, its component in the file's numbering. */
+static void cm__local_damped(const cm_report_t *r, const int *gcomp,
+                             cm__mpi_sums_t *sums) {
+  /* this rank's components have no dashpots (others do): their limit is
+   * the undamped one, of the top mode, zeta 0 */
+  int undamped = !r->dashpots && r->nmodes > 0 && r->omega_max > 0;
+  if (!undamped && (!r->dashpots || r->damped_component < 0))
+    return;
+  double h = r->central_difference.h_s;
+  double c = gcomp[undamped ? r->comp_max : r->damped_component];
+  if (h < sums->damp_h || (h == sums->damp_h && c < sums->damp_comp)) {
+    sums->damp_h = h, sums->damp_comp = c;
+    sums->damp_zeta = undamped ? 0 : r->damped_zeta;
+  }
+  sums->damp_iter = fmax(sums->damp_iter, r->damped_iterations);
+  if (!undamped && r->central_difference.certified_s < sums->damp_cert)
+    sums->damp_cert = r->central_difference.certified_s, sums->damp_cw = 0;
+}
+
+/* This rank's components have no dashpots (others do): their limit h is
+ * the undamped 2 / omega_max, certified as damped.c certifies the whole
+ * scene: the first h (1 - 1e-4 2^j) above the Gershgorin step at which
+ * 4 M - h^2 K is positive definite (one CHOLMOD factorization each, up to
+ * 300,000 dofs as there; above, the Gershgorin step stays). */
+static int cm__local_certify(cm_context_t *ctx, const cm_system_t *sys,
+                             const cm_report_t *r, cm__mpi_sums_t *sums) {
+  double h = r->central_difference.h_s, hc = r->central_difference.certified_s;
+  for (double f = 1e-4; sys->n <= 300000 && f < 1.0; f *= 2) {
+    double hh = h * (1.0 - f);
+    int ok = 0;
+    if (hh <= hc)
+      break;
+    int st = cm__op_definite(ctx, sys, 4.0 * (1.0 - 1e-9) / (hh * hh), &ok);
+    if (st)
+      return st;
+    if (ok) {
+      hc = hh;
+      break;
+    }
+  }
+  if (hc < sums->damp_cert)
+    sums->damp_cert = hc, sums->damp_cw = 0;
+  return CM_OK;
+}
+
 /* The components on this rank alone: the serial pipeline on their scene. */
 static int cm__local_solve(cm_context_t *ctx, const cm__mpi_part_t *P,
                            const int *span, int nspan, const cm_options_t *opts,
@@ -352,9 +276,12 @@ static int cm__local_solve(cm_context_t *ctx, const cm__mpi_part_t *P,
         gcomp[sys->body_comp[b]] = cm__part_comp_of(P->f, L.bpos[b]);
     cm__local_records(P, &L, sys, r, gcomp, out);
     cm__local_sums(P, &L, r, sums, more);
+    cm__local_damped(r, gcomp, sums);
     if (st == CM_NOT_CONVERGED && strstr(ctx->message, "time budget"))
       sums->timed_out += 1; /* the serial solve's --max-seconds */
     st = CM_OK;             /* not converged: counted in the sums */
+    if (P->dashpots && !r->dashpots && r->omega_max > 0)
+      st = cm__local_certify(ctx, sys, r, sums);
   }
   free(gcomp);
   cm_report_destroy(&r);
@@ -582,6 +509,54 @@ static int cm__report_lists(cm_context_t *ctx, const cm__part_file_t *f,
   return CM_OK;
 }
 
+/* With dashpots, the damped step as cm__damped_step leaves it: the
+ * coupled limit (the smallest of the ranks' groups), its certified step,
+ * the listed modes' own limits; the undamped steps move to cd_undamped. */
+static int cm__report_damped(const cm__mpi_sums_t *sums,
+                             const cm__mpi_more_t *more, cm_report_t *r) {
+  r->cd_undamped = r->central_difference;
+  r->damped_component = -1;
+  if (!(more->dashpots > 0))
+    return CM_OK;
+  double h = INFINITY;
+  for (int i = 0; i < r->nmodes; i++)
+    h = fmin(h,
+             cm_step_central_difference(r->modes[i].omega, r->modes[i].zeta));
+  r->damped_modal_h_s = isfinite(h) ? h : NAN;
+  if (!(r->omega_max > 0) || !isfinite(h))
+    return CM_OK; /* no mode: the notes already say why */
+  if (sums->damp_fail > 0 || !isfinite(sums->damp_h)) {
+    /* a cut component's search did not finish: the undamped steps would
+     * be too long, so none is given */
+    r->central_difference.h_s = r->central_difference.certified_s = NAN;
+    r->central_difference.certified_prob_s = NAN;
+    r->central_difference.note =
+        "the damped-step search of a component spread over MPI ranks did "
+        "not finish (the time budget or no converged vector): no damped "
+        "step is given";
+    return cm__dashpot_warning(r);
+  }
+  r->damped_iterations = (int)sums->damp_iter;
+  r->damped_component = (int)sums->damp_comp;
+  r->damped_zeta = sums->damp_zeta;
+  r->central_difference.h_s = sums->damp_h;
+  r->central_difference.certified_s = fmin(sums->damp_cert, sums->damp_h);
+  r->central_difference.certified_prob_s = NAN;
+  if (sums->damp_cw > 0) /* a cut component's: no factorization */
+    r->central_difference.note =
+        sums->damp_cw > 1
+            ? "certified by a Collatz-Wielandt bound: a component spread "
+              "over MPI ranks is not factored (the serial cmodes factors "
+              "4 M - h^2 K - 2 h C up to 300,000 dofs), so the certified "
+              "step can be below the serial one"
+            : "certified by Gershgorin bounds: a component spread over MPI "
+              "ranks is not factored (the serial cmodes factors 4 M - h^2 K "
+              "- 2 h C up to 300,000 dofs) and its Collatz-Wielandt bound "
+              "did not certify a step above them, so the certified step can "
+              "be below the serial one";
+  return cm__dashpot_warning(r);
+}
+
 static int cm__build_report(cm_context_t *ctx, const cm__part_file_t *f,
                             const cm_options_t *opts, const double *recs,
                             size_t nrec, const cm__mpi_sums_t *sums,
@@ -609,8 +584,8 @@ static int cm__build_report(cm_context_t *ctx, const cm__part_file_t *f,
   r->failure_probability = opts->failure_probability;
   r->prob_steps = (int)(more->prob_steps + sums->prob_steps);
   r->tangential = more->tangential > 0;
-  r->dashpots = 0;
-  r->model = cm__model_label(r->tangential, 0);
+  r->dashpots = more->dashpots > 0;
+  r->model = cm__model_label(r->tangential, r->dashpots);
   r->nrows = (int)sums->rows;
   r->nbodies = (int)f->h.nbodies;
   r->moving_bodies = (int)more->moving;
@@ -651,6 +626,11 @@ static int cm__build_report(cm_context_t *ctx, const cm__part_file_t *f,
   r->t_factor = more->t_factor;
   r->t_assemble = more->t_assemble;
   cm__report_steps(opts, r);
+  st = cm__report_damped(sums, more, r);
+  if (st) {
+    cm_report_destroy(&r);
+    return CM__ERR(ctx, CM_NOMEM, NULL, "out of memory (report)");
+  }
   r->deck_timestep_s = f->h.timestep;
   r->deck_fraction = f->h.timestep > 0 && r->central_difference.h_s > 0
                          ? f->h.timestep / r->central_difference.h_s
@@ -709,12 +689,14 @@ typedef struct {
 
 /* Parses analyze's arguments: -1 to go on, else the exit code. */
 static int cm__analyze_args(int argc, char **argv, int rank, cm__args_t *a) {
-  enum { O_THREADS = 256, O_JSON, O_NOTIME, O_PART };
+  enum { O_THREADS = 256, O_JSON, O_NOTIME, O_PART, O_MATRICES, O_VECTORS };
   static const struct option own[] = {
       {"threads", required_argument, 0, O_THREADS},
       {"json", no_argument, 0, O_JSON},
       {"no-timings", no_argument, 0, O_NOTIME},
       {"partition", no_argument, 0, O_PART},
+      {"matrices", no_argument, 0, O_MATRICES},
+      {"vectors", required_argument, 0, O_VECTORS},
       {"help", no_argument, 0, 'h'},
       {0, 0, 0, 0}};
   struct option longopts[64];
@@ -737,6 +719,18 @@ static int cm__analyze_args(int argc, char **argv, int rank, cm__args_t *a) {
       break;
     case O_PART:
       a->part = 1;
+      break;
+    case O_MATRICES: /* cmodes analyze's, refused by name */
+      fprintf(stderr, "cmodes-mpi analyze: --matrices: a matrix system "
+                      "(M, J, k) is not partitioned over ranks; analyze it "
+                      "with 'cmodes analyze --matrices'\n");
+      ok = 0;
+      break;
+    case O_VECTORS:
+      fprintf(stderr, "cmodes-mpi analyze: --vectors: the mode shapes are "
+                      "not gathered from the ranks; write them with "
+                      "'cmodes analyze --vectors FILE'\n");
+      ok = 0;
       break;
     case 'h':
       if (!rank)
@@ -795,20 +789,6 @@ static int cm__read_rank(cm_context_t *ctx, cm__mpi_part_t *P,
   return st;
 }
 
-/* The components cut by the partition, ascending (the same on every rank). */
-static int cm__cut_components(const cm__mpi_part_t *P, int *span) {
-  int nspan = 0;
-  for (int q = 1; q < P->np; q++) {
-    int64_t x = P->cut[q];
-    if (x <= 0 || x >= (int64_t)P->f->h.ncompbodies)
-      continue;
-    int cc = cm__part_comp_of(P->f, x);
-    if ((int64_t)P->f->comp[2 * cc] < x && (!nspan || span[nspan - 1] != cc))
-      span[nspan++] = cc;
-  }
-  return nspan;
-}
-
 /* Each cut component in turn on the ranks that hold part of it. */
 static int cm__solve_cut(cm_context_t *ctx, const cm__mpi_part_t *P,
                          const int *span, int nspan, int *members,
@@ -864,6 +844,21 @@ static void cm__combine(const double *all, int W, int np, cm__mpi_sums_t *S,
     S->omega_upper_prob = fmax(S->omega_upper_prob, s.omega_upper_prob);
     S->ncv -= s.ncv;
     S->ncv = fmax(S->ncv, s.ncv);
+  }
+  /* the damped limit: the smallest over the ranks (ties: the lower
+   * component), the smallest certified step, the most solves */
+  S->damp_h = S->damp_cert = INFINITY, S->damp_comp = -1;
+  S->damp_zeta = S->damp_iter = S->damp_cw = 0;
+  for (int q = 0; q < np; q++) {
+    cm__mpi_sums_t s;
+    memcpy(&s, all + (size_t)q * W, sizeof s);
+    if (s.damp_h < S->damp_h ||
+        (s.damp_h == S->damp_h && s.damp_comp < S->damp_comp))
+      S->damp_h = s.damp_h, S->damp_comp = s.damp_comp,
+      S->damp_zeta = s.damp_zeta;
+    if (s.damp_cert < S->damp_cert)
+      S->damp_cert = s.damp_cert, S->damp_cw = s.damp_cw;
+    S->damp_iter = fmax(S->damp_iter, s.damp_iter);
   }
   S->t_eigen /= np, S->t_operator /= np; /* means over the ranks */
   M->t_factor /= np, M->t_assemble /= np;
@@ -949,6 +944,29 @@ static void cm__print_report(const cm_report_t *rep, const cm__args_t *a,
                     "false)\n");
 }
 
+/* With components cut by the partition (solved by PARPACK only): the
+ * options of `cmodes analyze` that choose another solver are refused by
+ * name (docs/distributed.md, "Options"). */
+static int cm__cut_options(cm_context_t *ctx, const cm_options_t *o, int nspan,
+                           int np) {
+  if (o->method == CM_METHOD_DENSE || o->method == CM_METHOD_LANCZOS)
+    return CM__ERR(ctx, CM_USAGE, "method",
+                   "--method %s: %d component(s) spread over the %d ranks "
+                   "are solved by PARPACK only (no distributed dense or "
+                   "Lanczos solve); use --method auto or arpack, or run "
+                   "'cmodes analyze'",
+                   o->method == CM_METHOD_DENSE ? "dense" : "lanczos", nspan,
+                   np);
+  if (o->chebyshev >= 2)
+    return CM__ERR(ctx, CM_USAGE, "chebyshev",
+                   "--chebyshev %d: %d component(s) spread over the %d "
+                   "ranks are solved by PARPACK on S itself (no distributed "
+                   "Chebyshev filter); leave --chebyshev at 0, or run "
+                   "'cmodes analyze'",
+                   o->chebyshev, nspan, np);
+  return CM_OK;
+}
+
 static int cm__mpi_analyze(int argc, char **argv, int rank, int np) {
   cm__args_t a;
   int code = cm__analyze_args(argc, argv, rank, &a);
@@ -969,6 +987,7 @@ static int cm__mpi_analyze(int argc, char **argv, int rank, int np) {
   memset(&sums, 0, sizeof sums);
   memset(&more, 0, sizeof more);
   sums.pc_contact = -1;
+  sums.damp_h = sums.damp_cert = INFINITY, sums.damp_comp = -1;
   int *span = malloc(sizeof(int) * ((size_t)np + 1)), nspan = 0;
   int *members = malloc(sizeof(int) * ((size_t)np + 1));
   cm_report_t *rep = NULL;
@@ -981,15 +1000,19 @@ static int cm__mpi_analyze(int argc, char **argv, int rank, int np) {
   if (!st) {
     MPI_Allreduce(&more.dashpots, &dash, 1, MPI_DOUBLE, MPI_SUM,
                   MPI_COMM_WORLD);
-    if (dash > 0)
-      st = CM__ERR(&ctx, CM_USAGE, "contacts",
-                   "%s: the scene has dashpots: the damped-step search is "
-                   "not distributed yet; analyze it with 'cmodes analyze'",
-                   a.path);
+    P.dashpots = dash > 0;
+    if (dash > 0 && a.opts.damping_ratio > 0) /* as cm_analyze_system */
+      st = CM__ERR(&ctx, CM_USAGE, "damping_ratio",
+                   "damping_ratio: the scene has dashpots, whose damping "
+                   "the step already includes (C = J^T G J); a modal ratio "
+                   "on top would count it twice: leave damping_ratio at 0");
   }
   /* ---- solve: components on one rank, then the cut ones ---- */
   if (!st)
     nspan = cm__cut_components(&P, span);
+  if (!st && nspan > 0) /* the same on every rank: the options that a cut
+                           component's PARPACK solve cannot honour */
+    st = cm__cut_options(&ctx, &a.opts, nspan, np);
   /* the probabilistic bound's failure probability split over the np
    * local analyses and the cut components (a union bound) */
   cm_options_t sopts = a.opts;

@@ -41,6 +41,7 @@ typedef struct {
   int64_t *corig;               /* c1 - c0: scene index of each contact */
   int64_t *borig;               /* b1 - b0 */
   uint64_t *bcs;                /* b1 - b0 + 1: owned contacts per body */
+  int dashpots;                 /* the scene has dashpots (all ranks) */
 } cm__mpi_part_t;
 
 /* Sums over the rank's part that go into the report's counts. */
@@ -56,7 +57,24 @@ typedef struct {
    * in products */
   double halo_bodies, halo_msgs, halo_bytes, products, t_products;
   double timed_out; /* solves stopped by --max-seconds */
+  /* with dashpots, the damped central-difference limit of this rank's
+   * groups (its components alone; a cut component on its first rank),
+   * the smallest: the limit, its certified step, the mode's zeta and
+   * component, the search's solves, 1 when the certified step came from
+   * a Collatz-Wielandt bound of a cut component (INFINITY, -1: none);
+   * damp_fail: cut components whose search did not finish (the time
+   * budget, no converged vector): then no damped step is given */
+  double damp_h, damp_cert, damp_zeta, damp_comp, damp_iter, damp_cw;
+  double damp_fail;
 } cm__mpi_sums_t;
+
+/* Reads this rank's part of P->f (P->rank, P->np set): the partition,
+ * its bodies, contacts and their origins (load.c). */
+int cm__part_load(cm_context_t *ctx, cm__mpi_part_t *P);
+void cm__part_free(cm__mpi_part_t *P);
+/* The components cut by the partition, ascending (the same on every rank),
+ * into span (np entries); returns their number. */
+int cm__cut_components(const cm__mpi_part_t *P, int *span);
 
 /* Contact record r with its bodies mapped to sub-scene indices sa, sb
  * (CM_WORLD for the world or a fixed body; a fixed a is swapped to b, the
@@ -73,5 +91,24 @@ int cm__mpi_span_solve(cm_context_t *ctx, const cm__mpi_part_t *P, int comp,
                        MPI_Comm cc, const int *members,
                        const cm_options_t *opts, double deadline,
                        cm__dbuf_t *out, cm__mpi_sums_t *sums);
+
+/* The distributed operator of component comp over cc alone (built,
+ * bounded and scaled as cm__mpi_span_solve does it), for the SLEPc bench
+ * bench/slepc/bench_mpi_slepc.c: *S opaque; info: local rows, the first
+ * global row, all rows, the scale s; start: the solve's start vector
+ * (keyed by the global row); apply: y = S x / s; products: the products
+ * so far and their seconds; parpack: the PARPACK solve of the options
+ * (its eigenvalues descending, times s). */
+int cm__mpi_bench_open(cm_context_t *ctx, const cm__mpi_part_t *P, int comp,
+                       MPI_Comm cc, const int *members,
+                       const cm_options_t *opts, void **S);
+void cm__mpi_bench_info(void *S, int *nloc, long long *goff, long long *N,
+                        double *scale);
+void cm__mpi_bench_start(void *S, double *x);
+void cm__mpi_bench_apply(void *S, const double *x, double *y);
+long cm__mpi_bench_products(void *S, double *seconds);
+int cm__mpi_bench_parpack(cm_context_t *ctx, void *S, const cm_options_t *opts,
+                          double *lambda, int *nconv);
+void cm__mpi_bench_close(void **S);
 
 #endif

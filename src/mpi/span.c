@@ -152,9 +152,14 @@ typedef struct {
   int *Bp, *Bj; /* B's rows in CSR over the (slot, dof) index slot nd + d,
                    exact zeros left out (a sphere's spins in 3D) */
   double *Bx;
-  double *u;    /* nslot nd: B^T x, owned slots then halo slots */
-  int *contact; /* per row: owned contact index (rows of a contact are
-                   consecutive, normal first) */
+  double *u;              /* nslot nd: B^T x, owned slots then halo slots */
+  int *contact;           /* per row: owned contact index (rows of a contact are
+                             consecutive, normal first) */
+  double *k, *g, *spring; /* per row: the assembly's weight, dashpot and
+                             spring (g, spring: NULL when it has none) */
+  double *rs; /* per row: a scale of the row (NULL: none), so that one
+                 operator assembled with weights k + c serves every
+                 h^2 k + 2 h c of the damped search */
   cm__halo_t h;
   double inv_s; /* 1 / scale */
   long products;
@@ -165,9 +170,11 @@ typedef struct {
 static void cm__dop_BT(cm__dop_t *op, const double *x, int absval) {
   int nd = op->nd;
   memset(op->u, 0, sizeof(double) * (size_t)op->nslot * (size_t)nd);
-  for (int r = 0; r < op->nloc; r++)
+  for (int r = 0; r < op->nloc; r++) {
+    double xr = op->rs ? x[r] * op->rs[r] : x[r];
     for (int e = op->Bp[r]; e < op->Bp[r + 1]; e++)
-      op->u[op->Bj[e]] += (absval ? fabs(op->Bx[e]) : op->Bx[e]) * x[r];
+      op->u[op->Bj[e]] += (absval ? fabs(op->Bx[e]) : op->Bx[e]) * xr;
+  }
   double *halo = op->u + (size_t)op->h.no * nd;
   cm__halo_reverse(&op->h, nd, halo, op->u);
   cm__halo_forward(&op->h, nd, op->u, halo);
@@ -179,7 +186,7 @@ static void cm__dop_B(const cm__dop_t *op, double *y, int absval) {
     double acc = 0;
     for (int e = op->Bp[r]; e < op->Bp[r + 1]; e++)
       acc += (absval ? fabs(op->Bx[e]) : op->Bx[e]) * op->u[op->Bj[e]];
-    y[r] = acc;
+    y[r] = op->rs ? acc * op->rs[r] : acc;
   }
 }
 
@@ -194,6 +201,7 @@ static void cm__dop_apply(cm__dop_t *op, const double *x, double *y) {
 static void cm__dop_free(cm__dop_t *op) {
   free(op->slot), free(op->val), free(op->u), free(op->contact);
   free(op->Bp), free(op->Bj), free(op->Bx);
+  free(op->k), free(op->g), free(op->spring), free(op->rs);
   cm__halo_free(&op->h);
 }
 
@@ -313,12 +321,23 @@ static int cm__dop_rows(cm_context_t *ctx, const cm_system_t *sys,
   op->val = calloc(2 * (size_t)nloc * nd + 1, sizeof(double));
   op->u = calloc((size_t)nslot * nd + 1, sizeof(double));
   op->contact = malloc(sizeof(int) * ((size_t)nloc + 1));
-  if (!op->slot || !op->val || !op->u || !op->contact)
+  int kept = sys->g || sys->spring; /* with dashpots only */
+  op->k = kept ? malloc(sizeof(double) * ((size_t)nloc + 1)) : NULL;
+  op->g = sys->g ? malloc(sizeof(double) * ((size_t)nloc + 1)) : NULL;
+  op->spring = sys->spring ? malloc(sizeof(double) * ((size_t)nloc + 1)) : NULL;
+  if (!op->slot || !op->val || !op->u || !op->contact || (kept && !op->k) ||
+      (sys->g && !op->g) || (sys->spring && !op->spring))
     st = CM__ERR(ctx, CM_NOMEM, NULL, "out of memory (operator)");
   for (int i = 0; i < nloc && !st; i++) {
     int t = srow[i];
     op->slot[2 * t] = op->slot[2 * t + 1] = -1;
     op->contact[t] = sys->row_contact[i];
+    if (op->k)
+      op->k[t] = sys->k[i];
+    if (op->g)
+      op->g[t] = sys->g[i];
+    if (op->spring)
+      op->spring[t] = sys->spring[i];
     double jseg[2][6] = {{0}};
     for (int e = sys->Jp[i]; e < sys->Jp[i + 1]; e++) {
       int j = sys->Jj[e], sl = sys->col_body[j];
@@ -372,10 +391,12 @@ static int cm__dop_rows(cm_context_t *ctx, const cm_system_t *sys,
 }
 
 /* Builds the operator of component comp on this rank: owned bodies
- * [o0, o1), owned contacts [k0, k1) (indices into P's arrays). */
+ * [o0, o1), owned contacts [k0, k1) (indices into P's arrays), its rows
+ * weighted wk k + wg c (1, 0: S; 1, 1: the damped search's). */
 static int cm__dop_build(cm_context_t *ctx, const cm__mpi_part_t *P,
                          const int *members, int64_t o0, int64_t o1, int k0,
-                         int k1, cm__dop_t *op, double *active_dofs) {
+                         int k1, double wk, double wg, cm__dop_t *op,
+                         double *active_dofs) {
   int nd = P->nd, dim = P->dim, st = CM_OK;
   cm__halo_t *h = &op->h;
   h->no = (int)(o1 - o0), h->o0 = o0;
@@ -459,7 +480,7 @@ static int cm__dop_build(cm_context_t *ctx, const cm__mpi_part_t *P,
   }
   cm_system_t *sys = NULL;
   if (!st)
-    st = cm_system_assemble(ctx, sub, &sys);
+    st = cm__system_assemble_weighted(ctx, sub, wk, wg, &sys);
   double *L = malloc(sizeof(double) * 36 * ((size_t)nslot + 1));
   int *srow = sys ? cm__scene_rows(sys) : NULL;
   if (!st && (!L || !srow))
@@ -657,6 +678,7 @@ typedef struct {
                                             sqrt(gall), top lambda */
   int nconv, notconv, iterations, timed_out;
   double deadline; /* MPI_Wtime() on this rank, 0 = none */
+  double hmodal;   /* min over the modes of each one's damped limit */
 } cm__span_t;
 
 static void cm__span_free(cm__span_t *S) {
@@ -820,12 +842,12 @@ static int cm__span_rr(cm_context_t *ctx, cm__span_t *S) {
 /* PARPACK's Lanczos on S / s from the start keyed by the global row: the
  * Ritz pairs into S->d, S->z (S->nconv of them). */
 static int cm__span_arpack(cm_context_t *ctx, cm__span_t *S,
-                           const cm_options_t *opts) {
+                           const cm_options_t *opts, const double *warm) {
   int iparam[11] = {0}, ipntr[14] = {0}, ido = 0, info = 1, st = CM_OK;
   int nloc = S->nloc, ldv = S->ldv, matvecs = 0;
   S->seed = 0x9e3779b97f4a7c15ULL ^ (uint64_t)S->comp;
   for (int i = 0; i < nloc; i++) /* keyed by the component's global row */
-    S->resid[i] = cm__gauss(S->seed, (uint64_t)(S->goff + i));
+    S->resid[i] = warm ? warm[i] : cm__gauss(S->seed, (uint64_t)(S->goff + i));
   iparam[0] = 1, iparam[2] = opts->max_iter, iparam[6] = 1;
   MPI_Fint fc = MPI_Comm_c2f(S->cc);
   for (;;) {
@@ -897,6 +919,15 @@ static void cm__span_mode(cm__span_t *S, int j, int *nmodes, cm__dbuf_t *out) {
   for (int i = 0; i < nloc; i++)
     rr += (y[i] - lam * zj[i]) * (y[i] - lam * zj[i]);
   double res = sqrt(cm__allsum(rr, S->cc)) / lam; /* |S z - lam z| / lam */
+  double zeta = 0; /* cm__mode_zeta: sum_r (c_r / k_r) z_r^2 omega / 2 */
+  if (op->g) {
+    double zs = 0;
+    for (int i = 0; i < nloc; i++)
+      zs += op->g[i] / op->k[i] * zj[i] * zj[i];
+    zeta = 0.5 * sqrt(lam) * cm__allsum(zs, S->cc);
+  }
+  double hm = cm_step_central_difference(sqrt(lam), zeta);
+  S->hmodal = hm < S->hmodal ? hm : S->hmodal;
   if ((*nmodes)++ == 0)
     S->lam0 = lam;
   /* contact shares: z^2 over each contact's rows */
@@ -926,7 +957,7 @@ static void cm__span_mode(cm__span_t *S, int j, int *nmodes, cm__dbuf_t *out) {
   int nbs = cm__merge_picks(S->cc, S->pk + T, n, TB, S->mg + T, &S->mb);
   if (S->q != 0)
     return;
-  double head[8] = {CM__REC_MODE, lam, sqrt(lam), res, 0.0, S->comp, mc, nbs};
+  double head[8] = {CM__REC_MODE, lam, sqrt(lam), res, zeta, S->comp, mc, nbs};
   for (int i = 0; i < 8; i++)
     cm__dbuf_push(out, head[i]);
   for (int i = 0; i < mc; i++)
@@ -969,6 +1000,208 @@ static void cm__span_record(cm__span_t *S, double active, cm__dbuf_t *out,
   sums->t_products += op->t_products;
 }
 
+/* ---- the damped step (analyze/damped.c, distributed) ---------- */
+
+/* Root h > 0 of a h^2 + 2 b h = 4 (cm__damped_root in damped.c). */
+static double cm__span_root(double a, double b) {
+  return 4.0 / (b + sqrt(b * b + 4.0 * a));
+}
+
+/* Row scales of the operator assembled with weights k + c so that it
+ * applies the weights wk k + wg c (rows of a contact keep their order). */
+static void cm__dop_weigh(cm__dop_t *op, double wk, double wg) {
+  for (int r = 0; r < op->nloc; r++) {
+    double s = op->spring[r], g = op->g ? op->g[r] : 0;
+    op->rs[r] = s + g > 0 ? sqrt((wk * s + wg * g) / (s + g)) : 0;
+  }
+}
+
+/* max_r (|B| |B|^T v)_r / v_r over the ranks (v > 0), nv = |B| |B|^T v and
+ * its largest entry over the ranks into *top. */
+static double cm__dop_cw_step(cm__span_t *D, const double *v, double *nv,
+                              double *top) {
+  cm__dop_BT(&D->op, v, 1);
+  cm__dop_B(&D->op, nv, 1);
+  double b = 0, t = 0;
+  for (int r = 0; r < D->nloc; r++) {
+    b = fmax(b, nv[r] / v[r]);
+    t = fmax(t, nv[r]);
+  }
+  double in[2] = {b, t}, out[2] = {0, 0};
+  MPI_Allreduce(in, out, 2, MPI_DOUBLE, MPI_MAX, D->cc);
+  *top = out[1];
+  return out[0];
+}
+
+/* Certified at h: the Collatz-Wielandt bound (damped.c's cm__cw_bound,
+ * 30 power steps on |B| |B|^T from |z| + max|z| / 10, z the top vector in
+ * D->x) of the damped operator is <= 4. The serial cmodes factors
+ * 4 M - h^2 K - 2 h C instead (up to 300,000 dofs); no distributed
+ * factorization here. Collective on D->cc. */
+static int cm__span_cw_ok(cm__span_t *D, double h, double *v, double *nv) {
+  cm__dop_weigh(&D->op, h * h, 2.0 * h);
+  double vmax = 0;
+  for (int r = 0; r < D->nloc; r++)
+    vmax = fmax(vmax, fabs(D->x[r]));
+  MPI_Allreduce(MPI_IN_PLACE, &vmax, 1, MPI_DOUBLE, MPI_MAX, D->cc);
+  for (int r = 0; r < D->nloc; r++)
+    v[r] = fabs(D->x[r]) + 0.1 * vmax + 1e-300;
+  double u = INFINITY;
+  for (int it = 0; it <= 30; it++) {
+    double top = 0, b = cm__dop_cw_step(D, v, nv, &top);
+    if (!(top > 0))
+      break;
+    u = fmin(u, b);
+    for (int r = 0; r < D->nloc; r++)
+      v[r] = nv[r] / top;
+  }
+  return u <= 4.0;
+}
+
+/* The top vector of h^2 K~ + 2 h C~ at h (warm: D->x, or NULL), its
+ * Rayleigh quotients of K~ and C~ into a, b and the vector into D->x. */
+static int cm__span_top_at(cm_context_t *ctx, cm__span_t *D,
+                           const cm_options_t *o, double h, int warm, double *a,
+                           double *b) {
+  cm__dop_weigh(&D->op, h * h, 2.0 * h);
+  int st = cm__span_arpack(ctx, D, o, warm ? D->x : NULL);
+  if (!st && D->timed_out)
+    return CM__ERR(ctx, CM_NOT_CONVERGED, NULL,
+                   "component %d: the damped-step search stopped by its "
+                   "time budget",
+                   D->comp);
+  if (st || D->nconv < 1)
+    return st ? st
+              : CM__ERR(ctx, CM_NOT_CONVERGED, NULL,
+                        "component %d: no converged vector in the "
+                        "damped-step search",
+                        D->comp);
+  int nloc = D->nloc;
+  double *z = D->z + (size_t)(D->nconv - 1) * D->ldv; /* ascending */
+  double nz = sqrt(cm__dot_all(nloc, z, z, D->cc));
+  for (int i = 0; i < nloc; i++)
+    D->x[i] = z[i] / nz;
+  cm__dop_apply(&D->op, D->x, D->y);
+  double lam = cm__dot_all(nloc, D->x, D->y, D->cc), ab[2] = {0, 0};
+  for (int i = 0; i < nloc; i++) { /* z_r^2 split by weight */
+    double k = h * h * D->op.spring[i] + 2.0 * h * D->op.g[i];
+    double zz = k > 0 ? D->x[i] * D->x[i] / k : 0;
+    ab[0] += D->op.spring[i] * zz;
+    ab[1] += D->op.g[i] * zz;
+  }
+  MPI_Allreduce(MPI_IN_PLACE, ab, 2, MPI_DOUBLE, MPI_SUM, D->cc);
+  *a = lam * ab[0], *b = lam * ab[1];
+  return CM_OK;
+}
+
+/* The damped limit of cut component S->comp (solved undamped in S): the
+ * monotone iteration of damped.c from S->hmodal on an operator assembled
+ * once with weights k + c (rows scaled per h), then the certified step:
+ * the Gershgorin start h^2 U_K + 2 h U_C = 4, raised to the first
+ * h* (1 - 1e-4 2^j) whose Collatz-Wielandt bound is <= 4. Into sums on
+ * the component's first rank. Collective on S->cc. */
+static int cm__span_damped(cm_context_t *ctx, cm__span_t *S, const int *members,
+                           int64_t o1, int k1, const cm_options_t *opts,
+                           cm__mpi_sums_t *sums) {
+  cm__span_t D;
+  memset(&D, 0, sizeof D);
+  D.P = S->P, D.cc = S->cc, D.comp = S->comp, D.q = S->q;
+  D.op.h.cc = S->cc, D.op.h.P = S->op.h.P, D.op.h.q = S->op.h.q;
+  D.cb0 = S->cb0, D.cb1 = S->cb1, D.o0 = S->o0, D.k0 = S->k0;
+  D.deadline = S->deadline;
+  int st = cm__dop_build(ctx, S->P, members, S->o0, o1, S->k0, k1, 1.0, 1.0,
+                         &D.op, NULL);
+  cm_options_t o = *opts;
+  o.modes = 1;
+  double *v = NULL, *nv = NULL;
+  if (!st) {
+    D.nloc = D.op.nloc;
+    D.op.inv_s = 1;
+    D.op.rs = malloc(sizeof(double) * ((size_t)D.nloc + 1));
+    v = malloc(sizeof(double) * ((size_t)D.nloc + 1));
+    nv = malloc(sizeof(double) * ((size_t)D.nloc + 1));
+    if (!D.op.g) /* this rank's contacts have no dashpots */
+      D.op.g = calloc((size_t)D.nloc + 1, sizeof(double));
+    if (!D.op.rs || !v || !nv || !D.op.spring || !D.op.g)
+      st = CM__ERR(ctx, CM_NOMEM, NULL, "out of memory (damped operator)");
+  }
+  st = cm__mpi_agree(ctx, st, S->cc);
+  if (!st)
+    st = cm__span_alloc(ctx, &D, &o);
+  if (!st && D.N < 2) /* PARPACK needs two rows; S had them (undamped) */
+    st = CM__ERR(ctx, CM_INTERNAL, NULL,
+                 "component %d: damped operator "
+                 "with %lld rows",
+                 S->comp, D.N);
+  /* ---- the coupled limit: monotone iteration from above ---- */
+  double h = S->hmodal, hn = h, tol = fmax(opts->tol, 1e-12), a = 0, b = 0;
+  o.tol = fmax(opts->tol, 1e-6);
+  int it = 0;
+  while (!st && it < 60) {
+    st = cm__span_top_at(ctx, &D, &o, h, it > 0, &a, &b);
+    if (st)
+      break;
+    it++;
+    hn = fmin(h, cm__span_root(a, b));
+    if (h - hn <= fmax(tol, o.tol) * h) {
+      if (o.tol <= opts->tol)
+        break;
+      o.tol = opts->tol; /* converged loosely: tighten */
+    }
+    h = hn;
+  }
+  /* ---- certified: Gershgorin of K~ (S) and C~, then Collatz-Wielandt */
+  double hc = 0, ucc = 0;
+  int cw = 0;
+  if (!st) {
+    cm__dop_weigh(&D.op, 0.0, 1.0);
+    for (int r = 0; r < D.nloc; r++)
+      v[r] = 1;
+    double top = 0;
+    ucc = cm__dop_cw_step(&D, v, nv, &top);
+    hc = cm__span_root(S->gall, ucc);
+    for (double f = 1e-4; hc < hn && f < 1.0; f *= 2) {
+      double hh = hn * (1.0 - f);
+      if (hh <= hc)
+        break;
+      if (cm__span_cw_ok(&D, hh, v, nv)) {
+        hc = hh, cw = 1;
+        break;
+      }
+    }
+    /* else: the largest h whose Gershgorin bound of h^2 K~ + 2 h C~
+     * itself (not the sum of the two bounds) is <= 4, by bisection (the
+     * bound grows with h) */
+    double lo = hc, hi = hn * (1.0 - 1e-4);
+    for (int j = 0; !cw && j < 40 && lo < hi; j++) {
+      double mid = 0.5 * (lo + hi);
+      cm__dop_weigh(&D.op, mid * mid, 2.0 * mid);
+      for (int r = 0; r < D.nloc; r++)
+        v[r] = 1;
+      if (cm__dop_cw_step(&D, v, nv, &top) <= 4.0)
+        lo = mid;
+      else
+        hi = mid;
+    }
+    hc = lo;
+  }
+  if (!st && S->q == 0) {
+    if (hn < sums->damp_h || (hn == sums->damp_h && S->comp < sums->damp_comp))
+      sums->damp_h = hn, sums->damp_comp = S->comp,
+      sums->damp_zeta = a > 0 ? b / (2.0 * sqrt(a)) : 0;
+    sums->damp_iter = fmax(sums->damp_iter, it);
+    double c = fmin(hc, hn); /* never from a factorization here */
+    if (c < sums->damp_cert)
+      sums->damp_cert = c, sums->damp_cw = 1 + cw;
+    sums->matvecs += (double)D.op.products;
+  }
+  if (st > 0 && S->q == 0) /* not converged: no limit for this component */
+    sums->damp_fail += 1, sums->timed_out += D.timed_out;
+  free(v), free(nv);
+  cm__span_free(&D);
+  return cm__mpi_agree(ctx, st, S->cc);
+}
+
 int cm__mpi_span_solve(cm_context_t *ctx, const cm__mpi_part_t *P, int comp,
                        MPI_Comm cc, const int *members,
                        const cm_options_t *opts, double deadline,
@@ -990,7 +1223,8 @@ int cm__mpi_span_solve(cm_context_t *ctx, const cm__mpi_part_t *P, int comp,
   int k1 = (int)(P->bcs[o1 - P->b0] - P->bcs[0]);
   double t0 = MPI_Wtime(), active = 0;
   /* ---- the operator and every buffer ---- */
-  int st = cm__dop_build(ctx, P, members, o0, o1, S.k0, k1, &S.op, &active);
+  int st = cm__dop_build(ctx, P, members, o0, o1, S.k0, k1, 1.0, 0.0, &S.op,
+                         &active);
   st = cm__mpi_agree(ctx, st, cc);
   if (!st) {
     S.nloc = S.op.nloc;
@@ -1005,7 +1239,8 @@ int cm__mpi_span_solve(cm_context_t *ctx, const cm__mpi_part_t *P, int comp,
   /* ---- bounds, eigenpairs, modes, the probabilistic bound ---- */
   cm__span_bounds(&S, sums);
   double t_op = MPI_Wtime() - t0, te0 = MPI_Wtime();
-  st = cm__span_arpack(ctx, &S, opts); /* the same status on every rank */
+  S.hmodal = INFINITY;
+  st = cm__span_arpack(ctx, &S, opts, NULL); /* the same on every rank */
   int nmodes = 0;
   for (int j = S.nconv - 1; j >= 0 && !st; j--)
     cm__span_mode(&S, j, &nmodes, out);
@@ -1023,8 +1258,98 @@ int cm__mpi_span_solve(cm_context_t *ctx, const cm__mpi_part_t *P, int comp,
       sums->prob_steps += psteps;
     cm__span_record(&S, active, out, sums);
   }
+  /* with dashpots: the component's damped limit (not after the budget) */
+  if (!st && P->dashpots && !S.timed_out && nmodes > 0 && isfinite(S.hmodal))
+    st = cm__span_damped(ctx, &S, members, o1, k1, opts, sums);
+  else if (st >= 0 && P->dashpots && S.q == 0)
+    sums->damp_fail += 1; /* no damped limit for it: none is given */
   sums->t_eigen += MPI_Wtime() - te0;
   sums->t_operator += t_op;
   cm__span_free(&S);
   return cm__mpi_agree(ctx, st, cc);
+}
+
+/* ---- the operator alone, for bench/slepc/bench_mpi_slepc.c ---- */
+
+int cm__mpi_bench_open(cm_context_t *ctx, const cm__mpi_part_t *P, int comp,
+                       MPI_Comm cc, const int *members,
+                       const cm_options_t *opts, void **out) {
+  cm__span_t *S = calloc(1, sizeof *S);
+  *out = NULL;
+  if (!S)
+    return CM__ERR(ctx, CM_NOMEM, NULL, "out of memory");
+  S->P = P, S->cc = cc, S->comp = comp, S->op.h.cc = cc;
+  MPI_Comm_size(cc, &S->op.h.P);
+  MPI_Comm_rank(cc, &S->op.h.q);
+  S->q = S->op.h.q;
+  S->cb0 = (int64_t)P->f->comp[2 * comp];
+  S->cb1 = (int64_t)P->f->comp[2 * comp + 2];
+  int64_t o0 = S->cb0 > P->b0 ? S->cb0 : P->b0;
+  int64_t o1 = S->cb1 < P->b1 ? S->cb1 : P->b1;
+  if (o1 < o0)
+    o1 = o0;
+  S->o0 = o0;
+  S->k0 = (int)(P->bcs[o0 - P->b0] - P->bcs[0]);
+  int k1 = (int)(P->bcs[o1 - P->b0] - P->bcs[0]);
+  int st =
+      cm__dop_build(ctx, P, members, o0, o1, S->k0, k1, 1.0, 0.0, &S->op, NULL);
+  st = cm__mpi_agree(ctx, st, cc);
+  if (!st) {
+    S->nloc = S->op.nloc;
+    st = cm__span_alloc(ctx, S, opts);
+  }
+  if (st) {
+    cm__span_free(S);
+    free(S);
+    return st;
+  }
+  cm__mpi_sums_t sums;
+  memset(&sums, 0, sizeof sums);
+  cm__span_bounds(S, &sums); /* the scale s */
+  S->seed = 0x9e3779b97f4a7c15ULL ^ (uint64_t)S->comp;
+  *out = S;
+  return CM_OK;
+}
+
+void cm__mpi_bench_info(void *p, int *nloc, long long *goff, long long *N,
+                        double *scale) {
+  cm__span_t *S = p;
+  *nloc = S->nloc, *goff = S->goff, *N = S->N, *scale = S->scale;
+}
+
+void cm__mpi_bench_start(void *p, double *x) {
+  cm__span_t *S = p;
+  for (int i = 0; i < S->nloc; i++) /* the solve's start, keyed by row */
+    x[i] = cm__gauss(S->seed, (uint64_t)(S->goff + i));
+}
+
+void cm__mpi_bench_apply(void *p, const double *x, double *y) {
+  cm__span_t *S = p;
+  cm__dop_apply(&S->op, x, y);
+  for (int i = 0; i < S->nloc; i++)
+    y[i] *= S->op.inv_s;
+}
+
+long cm__mpi_bench_products(void *p, double *seconds) {
+  cm__span_t *S = p;
+  *seconds = S->op.t_products;
+  return S->op.products;
+}
+
+int cm__mpi_bench_parpack(cm_context_t *ctx, void *p, const cm_options_t *opts,
+                          double *lambda, int *nconv) {
+  cm__span_t *S = p;
+  int st = cm__span_arpack(ctx, S, opts, NULL);
+  *nconv = st ? 0 : S->nconv;
+  for (int j = 0; j < *nconv; j++) /* descending, unscaled */
+    lambda[j] = S->d[S->nconv - 1 - j] * S->scale;
+  return cm__mpi_agree(ctx, st, S->cc);
+}
+
+void cm__mpi_bench_close(void **p) {
+  if (*p) {
+    cm__span_free(*p);
+    free(*p);
+  }
+  *p = NULL;
 }

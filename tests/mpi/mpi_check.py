@@ -155,9 +155,20 @@ def derived(data, scene, tmp):
     with open(src) as f:
         doc = json.load(f)
     doc["version"] = 2
-    for c in doc["contacts"]:
+    for i, c in enumerate(doc["contacts"]):
         if kind == "tangential":
             c["stiffness_t"] = 0.5 * c["stiffness"]
+        elif kind == "somedamped":  # dashpots on robots r0 and r1 only
+            # (not among the tied fastest): the limit is the undamped one
+            # of a robot on a rank whose components have no dashpots
+            if c.get("name", "").split(".")[0] in ("r0", "r1"):
+                c["damping_n"] = 1.0
+        elif kind == "damped":  # zeta about 0.2 to 1: the step moves;
+            # tangential dashpots without a tangential spring on every
+            # other contact (rows of C that K does not have)
+            c["damping_n"] = 30.0 if doc["dim"] == 2 else 5.0
+            if doc["dim"] == 3 and i % 2:
+                c["damping_t"] = 3.0
         else:
             c["damping_n"] = 1.0
     out = os.path.join(tmp, scene + ".json")
@@ -197,6 +208,188 @@ def case_equal(cm, cmpi, data, scene, tmp):
             if r2.stdout != r.stdout:
                 fails.append(f"np={np}: a repeated run gave other bits")
         print(f"{scene} np={np}: checked", flush=True)
+    return fails
+
+
+def case_damped(cm, cmpi, data, scene, tmp):
+    """With dashpots (docs/distributed.md, "The damped step"): np = 1..4
+    give the serial report's damped central-difference limit, its modal
+    limit and the limiting mode's zeta to 1e-10 relative (and everything
+    compare() checks); the component is the serial one or tied with it;
+    the certified step is at most the serial one (the same bits at np = 1,
+    where nothing is cut; below it, with a reason, when a component is
+    cut: no distributed factorization) and positive; a repeated run with
+    the same np gives the same bits."""
+    part = os.path.join(tmp, scene + ".cmpart")
+    src = derived(data, scene, tmp)
+    r = run([cmpi, "convert", src, part])
+    if r.returncode:
+        return [f"convert: {r.stderr}"]
+    serial_text = subprocess.run(
+        [cm, "analyze", "--json", "--no-timings", src], capture_output=True,
+        text=True, check=True, timeout=TIMEOUT).stdout
+    ser = json.loads(serial_text)
+    scd = ser["timestep"]["central_difference"]
+    if scd["model"] is None or "dashpots" not in scd["model"] or \
+            scd["component"] is None:
+        return [f"{scene}: the serial report has no damped step"]
+    fails = []
+    nps = (1, 3) if "ASAN_OPTIONS" in os.environ else (1, 2, 3, 4)
+    for np in nps:
+        r = mpirun(np, [cmpi, "analyze", "--json", "--no-timings", part])
+        if r.returncode:
+            fails.append(f"np={np}: exit {r.returncode}: {r.stderr[-400:]}")
+            continue
+        par = json.loads(r.stdout)
+        tag = f"{scene} np={np}"
+        compare(ser, par, tag, fails)
+        pcd = par["timestep"]["central_difference"]
+        for k in ("h", "modal_limit", "zeta"):
+            check_close(f"{tag} central_difference.{k}", scd[k], pcd[k],
+                        fails)
+        for k in ("h", "certified"):
+            check_close(f"{tag} undamped.{k}", scd["undamped"][k],
+                        pcd["undamped"][k], fails)
+        for m, (a, b) in enumerate(zip(ser["modes"], par["modes"])):
+            if abs(a["zeta"] - b["zeta"]) > REL * max(a["zeta"], 1e-300):
+                fails.append(f"{tag} modes[{m}].zeta {b['zeta']} != "
+                             f"{a['zeta']}")
+        if pcd["component"] != scd["component"] and \
+                pcd["component"] not in [t["index"] for t in
+                                         ser["components"]["tied_components"]]:
+            fails.append(f"{tag} component {pcd['component']} != "
+                         f"{scd['component']}")
+        if pcd["model"] != scd["model"] or par["warning"] != ser["warning"]:
+            fails.append(f"{tag}: model or warning differ")
+        if not (0 < pcd["certified"] <= scd["certified"] * (1 + REL)):
+            fails.append(f"{tag}: certified {pcd['certified']} not in "
+                         f"(0, {scd['certified']}]")
+        if np == 1 and r.stdout != serial_text:
+            fails.append(f"{tag}: not the serial report byte for byte")
+        if pcd["certified"] < scd["certified"] * (1 - REL) and \
+                "not factored" not in pcd.get("reason", ""):
+            fails.append(f"{tag}: a lower certified step without a reason")
+        if np in (2, 3) and "ASAN_OPTIONS" not in os.environ:
+            r2 = mpirun(np, [cmpi, "analyze", "--json", "--no-timings",
+                             part])
+            if r2.stdout != r.stdout:
+                fails.append(f"{tag}: a repeated run gave other bits")
+        print(f"{tag}: h {pcd['h']!r} (serial {scd['h']!r}), certified "
+              f"{pcd['certified']:.6g} (serial {scd['certified']:.6g}), "
+              f"zeta {pcd['zeta']:.6g}, {pcd['damped_solves']} solves",
+              flush=True)
+    if scene.startswith("pile"):  # cut at np = 2: a budget spent at once
+        # stops the solves; no damped step is given (null, with the
+        # reason), never the undamped one, and exit 5
+        r = mpirun(2, [cmpi, "analyze", "--max-seconds", "1e-6", "--json",
+                       part])
+        code = r.returncode if r.returncode != 1 else \
+            (5 if "Exit code:    5" in r.stderr else 1)
+        pcd = json.loads(r.stdout)["timestep"]["central_difference"] \
+            if r.stdout else {}
+        if code != 5 or pcd.get("h") is not None or \
+                "did not finish" not in pcd.get("reason", "") or \
+                "time budget" not in r.stderr:
+            fails.append(f"{scene} np=2 --max-seconds 1e-6: exit "
+                         f"{r.returncode}, central_difference {pcd}")
+        print(f"{scene} np=2 --max-seconds 1e-6: exit {code}, h "
+              f"{pcd.get('h')}", flush=True)
+    return fails
+
+
+# Every option of the single options table (`cmodes options --json`), a
+# value other than its default and what cmodes-mpi does with it on the 3D
+# pile cut over 2 ranks: "same" (the serial report: compare() and every
+# step), or "refused" (exit 2, one message naming the option). A new
+# option in the table fails the test until it is classified here.
+OPTION_CASES = {
+    "modes": [("3", "same")],
+    "tol": [("1e-8", "same")],
+    "method": [("arpack", "same"), ("auto", "same"), ("dense", "refused"),
+               ("lanczos", "refused")],
+    "ncv": [("30", "same")],
+    "max_iter": [("500", "same")],
+    "max_seconds": [("600", "same")],
+    "dense_max": [("10", "same"), ("20000", "same")],
+    "chebyshev": [("1", "same"), ("4", "refused")],
+    "damping_ratio": [("0.1", "same")],
+    "newmark_gamma": [("0.6", "same")],
+    "newmark_beta": [("0.2", "same")],
+    "freq_tol": [("0.02", "same")],
+    "failure_probability": [("1e-6", "same")],
+    "rank_max_rows": [("0", "same")],
+    "top_contacts": [("2", "same")],
+    "top_bodies": [("7", "same")],
+    "top_components": [("1", "same")],
+}
+# cmodes analyze's own options (not in the table): accepted as in cmodes,
+# or refused naming them
+OTHER_CASES = {"--threads": (["--threads", "1"], "same"),
+               "--json": ([], "same"), "--no-timings": ([], "same"),
+               "--matrices": (["--matrices"], "refused"),
+               "--vectors": (["--vectors", "v.json"], "refused")}
+
+
+def steps_equal(ser, par, tag, fails):
+    """Every step of the report but the probabilistic ones (their failure
+    probability is split over the ranks, docs/distributed.md)."""
+    for name, st in ser["timestep"].items():
+        for k, v in st.items():
+            if isinstance(v, float) and "probabilistic" not in k:
+                check_close(f"{tag} timestep.{name}.{k}", v,
+                            par["timestep"][name][k], fails)
+
+
+def case_options(cm, cmpi, data, tmp):
+    fails = []
+    table = json.loads(run([cm, "options", "--json"]).stdout)["options"]
+    names = [o["name"] for o in table]
+    for n in names:
+        if n not in OPTION_CASES:
+            fails.append(f"option {n}: not classified in OPTION_CASES")
+    for n in OPTION_CASES:
+        if n not in names:
+            fails.append(f"OPTION_CASES.{n}: not in the options table")
+    helptext = run([cm, "analyze", "--help"]).stdout
+    other = helptext.split("other options:")[1].split("exit codes")[0]
+    for opt in re.findall(r"^ +(?:-\w, )?(--[a-z-]+)", other, re.M):
+        if opt not in OTHER_CASES and opt != "--help":
+            fails.append(f"cmodes analyze {opt}: not classified")
+    src = os.path.join(data, "pile3d.json")
+    part = os.path.join(tmp, "pile3d.cmpart")
+    run([cmpi, "convert", src, part]).check_returncode()
+    cli = {o["name"]: o["cli"] for o in table}
+    cases = [(f"{cli[n]} {v}", [cli[n], v], e)
+             for n in names if n in OPTION_CASES
+             for v, e in OPTION_CASES[n]]
+    cases += [(k, a, e) for k, (a, e) in OTHER_CASES.items()]
+    if "ASAN_OPTIONS" in os.environ:  # several times slower: the refusals
+        # and one accepted option of each kind (solver, steps, listing)
+        keep = ("--method arpack", "--damping-ratio 0.1", "--top-bodies 7")
+        cases = [c for c in cases if c[2] == "refused" or c[0] in keep]
+    for tag, args, expect in cases:
+        r = mpirun(2, [cmpi, "analyze", "--json"] + args + [part], cwd=tmp)
+        name = args[0] if args else tag
+        if expect == "refused":
+            own = [l for l in r.stderr.splitlines()
+                   if l.startswith("cmodes-mpi analyze")]
+            if r.returncode == 0 or len(own) != 1 or name not in own[0]:
+                fails.append(f"{tag}: exit {r.returncode}, messages {own}")
+            print(f"{tag}: refused: {own}", flush=True)
+            continue
+        s = run([cm, "analyze", "--json"] + args + [src], cwd=tmp)
+        if r.returncode != s.returncode:
+            fails.append(f"{tag}: exit {r.returncode}, serial "
+                         f"{s.returncode}: {r.stderr[-300:]}")
+            continue
+        ser, par = json.loads(s.stdout), json.loads(r.stdout)
+        before = len(fails)
+        compare(ser, par, tag, fails)
+        steps_equal(ser, par, tag, fails)
+        if len(par["components"]["top"]) != len(ser["components"]["top"]):
+            fails.append(f"{tag}: components listed differ")
+        print(f"{tag}: {'same' if len(fails) == before else 'DIFFERS'}",
+              flush=True)
     return fails
 
 
@@ -314,7 +507,9 @@ def case_errors(cm, cmpi, data, tmp):
         ("JSON scene", [cmpi, "analyze", os.path.join(data, "bar2d.json")],
          3, "cmodes-mpi convert"),
         ("bad option", [cmpi, "analyze", "--modes", "0", part], 2, "modes"),
-        ("dashpots", [cmpi, "analyze", dash], 2, "dashpots"),
+        ("damping ratio and dashpots",
+         [cmpi, "analyze", "--damping-ratio", "0.1", dash], 2,
+         "damping_ratio: the scene has dashpots"),
     ]
     pile = os.path.join(tmp, "pile3d.cmpart")
     run([cmpi, "convert", os.path.join(data, "pile3d.json"),
@@ -412,8 +607,12 @@ def main():
         return 77
     with tempfile.TemporaryDirectory() as tmp:
         sanitizer_env(tmp)
-        if case.startswith("equal:"):
+        if case.startswith("damped:"):
+            fails = case_damped(cm, cmpi, data, case[7:], tmp)
+        elif case.startswith("equal:"):
             fails = case_equal(cm, cmpi, data, case[6:], tmp)
+        elif case == "options":
+            fails = case_options(cm, cmpi, data, tmp)
         elif case == "oom":
             fails = case_oom(cmpi, data, tmp)
         elif case == "partition":

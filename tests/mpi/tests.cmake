@@ -6,8 +6,11 @@ if(CMODES_HAVE_MPI)
   set(CM_MPI_BIN $<TARGET_FILE:cmodes_mpi>)
 endif()
 foreach(case equal:bar2d equal:pile2d equal:pile3d equal:pile3d-tangential
-             equal:fleet equal:star partition errors oom)
+             equal:fleet equal:star damped:pile2d-damped damped:pile3d-damped
+             damped:fleet-dashpots
+             damped:fleet-somedamped partition errors options oom)
   string(REPLACE "equal:" "equal_" tname "mpi_${case}")
+  string(REPLACE "damped:" "damped_" tname "${tname}")
   string(REPLACE "-" "_" tname "${tname}")
   add_test(NAME ${tname} COMMAND /usr/bin/python3
            ${CMAKE_CURRENT_SOURCE_DIR}/mpi/mpi_check.py
