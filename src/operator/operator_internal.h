@@ -12,7 +12,8 @@ void cm__op_comp(const cm_operator_t *op, int comp, int *r0, int *m, int *c0,
                  int *n);
 /* y = B_c x (y: m, x: n) and x = B_c^T y. Thread-safe for the block path
  * (distinct components may be applied concurrently); the general path
- * (one component) must not be applied concurrently. */
+ * (a CHOLMOD factor per component, one shared solve workspace) must not be
+ * applied concurrently. */
 void cm__op_B(cm_operator_t *op, int comp, const double *x, double *y);
 void cm__op_BT(cm_operator_t *op, int comp, const double *y, double *x);
 /* Rows [i0, i1) of B_c in (trans 0: rows are the component's contacts, in
