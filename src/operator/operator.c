@@ -9,8 +9,8 @@
  * General M (matrices): the factor is kept and B, B^T are applied with
  * solves (CHOLMOD_Lt, CHOLMOD_Pt / CHOLMOD_P, CHOLMOD_L).
  * Not for eigen-solves (spectrum/). */
-#include "operator_cholmod.h"
 #include "operator_internal.h"
+#include "operator_cholmod.h"
 
 #include <cblas.h>
 #include <cholmod.h>
@@ -42,16 +42,16 @@ struct cm_operator {
   unsigned *Sc;       /* B: slot = first column << 3 | (size - 1) */
   double *Sx;         /* B: gmax values per slot */
   /* general path */
-  cholmod_common cc;            /* CHOLMOD context */
-  int cc_started;               /* cholmod_start called */
-  cholmod_factor *L;            /* block path: factor of M */
-  cholmod_factor **Lc;          /* general path: P M_c P^T of each
-                                   component's block M_c, size ncomp */
-  int nLc;                      /* factors in Lc */
-  cholmod_dense *Y, *Yw, *Ew;   /* solve workspace (CHOLMOD resizes) */
-  double *sqrtk;                /* k^1/2 per row */
-  double *gtmp;                 /* general path: scratch of size ncol */
-  double t_factor_s, t_build_s; /* phase timings */
+  cholmod_common cc;              /* CHOLMOD context */
+  int cc_started;                 /* cholmod_start called */
+  cholmod_factor *L;              /* block path: factor of M */
+  cholmod_factor **Lc;            /* general path: P M_c P^T of each
+                                     component's block M_c, size ncomp */
+  int nLc;                        /* factors in Lc */
+  cholmod_dense *Y, *Yw, *Ew;     /* solve workspace (CHOLMOD resizes) */
+  double *sqrtk;                  /* k^1/2 per row */
+  double *gtmp;                   /* general path: scratch of size ncol */
+  double t_factor_s, t_build_s;   /* phase timings */
 };
 
 int cm__op_threads(const cm_operator_t *op) { return op->threads; }
@@ -366,10 +366,8 @@ static int cm__B_diagonal(cm_context_t *ctx, cm_operator_t *op, double **dv) {
   int nr = op->nr;
   double *dinv = *dv = cm__diag_inverse(op);
   if (!dinv)
-    return CM__ERR(ctx, CM_NOMEM, NULL,
-                   "out of memory allocating %d x 8 "
-                   "bytes",
-                   op->ncol + 1);
+    return CM__ERR(ctx, CM_NOMEM, NULL, "out of memory allocating %d x 8 "
+                   "bytes", op->ncol + 1);
   long zeros = 0;
 #pragma omp parallel for schedule(static) num_threads(op->threads)             \
     reduction(+ : zeros) if (nr > CM__PAR_MIN)
@@ -748,8 +746,8 @@ cm__group_rows(const cm_operator_t *op, int G, int j0, int j1, int r0,
   }
 }
 
-int cm__op_rows(const cm_operator_t *op, int comp, int trans, const double *in,
-                int i0, int i1, double *out) {
+int cm__op_rows(const cm_operator_t *op, int comp, int trans,
+                const double *in, int i0, int i1, double *out) {
   if (!op->block)
     return -1;
   int r0, m, c0, n;
@@ -759,18 +757,10 @@ int cm__op_rows(const cm_operator_t *op, int comp, int trans, const double *in,
   (trans ? cm__group_rows(op, G, a, b, r0, in, out)                            \
          : cm__slot_rows(op, G, a, b, c0, in, out))
   switch (op->guni) {
-  case 2:
-    CM__ROWS(2);
-    break;
-  case 3:
-    CM__ROWS(3);
-    break;
-  case 6:
-    CM__ROWS(6);
-    break;
-  default:
-    CM__ROWS(0);
-    break;
+  case 2: CM__ROWS(2); break;
+  case 3: CM__ROWS(3); break;
+  case 6: CM__ROWS(6); break;
+  default: CM__ROWS(0); break;
   }
 #undef CM__ROWS
   return 0;
@@ -906,7 +896,8 @@ int cm__op_dense_B(cm_operator_t *op, int comp, double *Bd) {
       e[j] = 1;
       cm__op_B(op, c, e, col);
       e[j] = 0;
-      double *out = Bd + (size_t)(cc0 - c0 + j) * (size_t)m + (size_t)(cr - r0);
+      double *out =
+          Bd + (size_t)(cc0 - c0 + j) * (size_t)m + (size_t)(cr - r0);
       memcpy(out, col, sizeof(double) * (size_t)cm);
     }
   }
@@ -1053,8 +1044,7 @@ static int cm__general_bounds(cm_context_t *ctx, cm_operator_t *op, int comp,
   cm__op_comp(op, comp, &R0, &m, &C0, &n);
   cholmod_factor *Lf = op->Lc[comp];
   const int *perm = Lf->Perm; /* row i of P M_c P^T is row perm[i] of M_c */
-  /* J's rows of the component, columns local: row r is Jp[R0 + r] ..,
-   * column Jj[q] - C0 */
+  /* the component's rows of J (Jp[r], r local), columns Jj[q] - C0 */
   const int *Jp = s->Jp + R0, *Jj = s->Jj;
   const double *Jx = s->Jx, *kk = s->k + R0;
   /* ---- allocate ---- */
@@ -1140,7 +1130,7 @@ int cm__op_row_bounds(cm_context_t *ctx, cm_operator_t *op, int comp,
 #pragma omp parallel for schedule(static)                                      \
     num_threads(op->threads) if (m > CM__PAR_MIN)
     for (int i = 0; i < m; i++) { /* g = |B| w, d = |B_i|^2, by slots: */
-      double g = 0, d = 0;        /* the CSR sums with zero terms between */
+      double g = 0, d = 0; /* the CSR sums with zero terms between */
       for (int q = op->Sp[r0 + i]; q < op->Sp[r0 + i + 1]; q++) {
         unsigned u = op->Sc[q];
         const double *a = op->Sx + (size_t)q * (size_t)op->gmax;
