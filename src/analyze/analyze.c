@@ -372,14 +372,64 @@ static int cm__collect_modes(cm_operator_t *op, const cm_system_t *sys,
 
 /* ---- components tied at the top ----------------------------------------- */
 
+/* The length of name's part before its first separator (". _ / : -"),
+ * 0 when it has none. */
+static size_t cm__name_head(const char *name) {
+  size_t len = strcspn(name, "._/:-");
+  return name[len] ? len : 0;
+}
+
+/* A matrix system's component c: the part before the first separator of
+ * its dofs' names (col_names), or else of its rows' names (row_names),
+ * when they all share it ("r2", MuJoCo's "1a"); else the first dof's
+ * name, the first row's, or "dof D" (D its first dof, 0-based in M). */
+static char *cm__matrix_comp_name(const cm_system_t *sys, int r0, int m,
+                                  int c0, int n) {
+  for (int pass = 0; pass < 2; pass++) {
+    char **names = pass ? sys->row_names : sys->col_names;
+    int cnt = pass ? m : n;
+    if (!names || cnt == 0)
+      continue;
+    const char *first = NULL;
+    size_t len = 0;
+    for (int j = 0; j < cnt; j++) {
+      const char *nm = names[pass ? sys->row_contact[r0 + j]
+                                  : sys->col_dof[c0 + j]];
+      if (!nm) {
+        len = 0;
+        if (first)
+          break;
+        continue;
+      }
+      if (!first) {
+        first = nm;
+        len = cm__name_head(nm);
+      } else if (len && strncmp(nm, first, len + 1)) {
+        len = 0;
+      }
+    }
+    if (!first)
+      continue;
+    char *out = cm__strdup(first);
+    if (out && len)
+      out[len] = 0;
+    return out;
+  }
+  char buf[32];
+  snprintf(buf, sizeof buf, "dof %d", n ? sys->col_dof[c0] : 0);
+  return cm__strdup(buf);
+}
+
 /* A name for component c: the part before the first '.' of its bodies'
- * names when they all share it ("r2"), else its first body's label; NULL
- * for matrices. */
+ * names when they all share it ("r2"), else its first body's label; for
+ * matrices cm__matrix_comp_name. NULL when out of memory. */
 static char *cm__comp_name(cm_operator_t *op, const cm_system_t *sys,
                            const cm_scene_t *scene, int c) {
   int r0, m, c0, n;
   cm__op_comp(op, c, &r0, &m, &c0, &n);
-  if (!sys->dim || n == 0)
+  if (!sys->dim)
+    return cm__matrix_comp_name(sys, r0, m, c0, n);
+  if (n == 0)
     return NULL;
   char first[256], buf[256];
   cm_scene_body_label(scene, sys->col_body[c0], first, sizeof first);
@@ -418,7 +468,7 @@ static int cm__list_ties(cm_operator_t *op, const cm_system_t *sys,
     if (r->nties_listed < cap) {
       r->ties[r->nties_listed] = c;
       r->tie_names[r->nties_listed] = cm__comp_name(op, sys, scene, c);
-      if (sys->dim && !r->tie_names[r->nties_listed])
+      if (!r->tie_names[r->nties_listed])
         return CM_NOMEM;
       r->nties_listed++;
     }
