@@ -225,6 +225,7 @@ static int cm__dropped_spd(cm_context_t *ctx, const cm_system_t *sys,
   cholmod_common c, *cc = &c;
   cholmod_start(cc);
   cc->print = 0;
+  cc->final_ll = 1; /* LL^T: a pivot <= 0 fails (LDL^T would not) */
   cholmod_sparse D;
   memset(&D, 0, sizeof D);
   D.nrow = D.ncol = (size_t)nd;
