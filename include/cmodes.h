@@ -436,6 +436,14 @@ typedef struct cm_mode {
   cm_share_t *contacts; /* top strain-energy shares e_c = k_c xi_c^2/lambda */
   int nbodies;          /* entries in bodies */
   cm_share_t *bodies;   /* top kinetic-energy shares */
+  int ndofs;            /* entries in dofs */
+  cm_share_t *dofs;     /* systems given as matrices: the dofs with the
+                           top kinetic-energy participations phi_j (M
+                           phi)_j (phi mass-normalised; they sum to 1 over
+                           the component, and with a non-diagonal M one
+                           can be negative or above 1), at most
+                           options.top_bodies; index: the dof in M, name:
+                           its col_names entry or "#index". Scenes: none */
 } cm_mode_t;
 
 typedef struct cm_component {

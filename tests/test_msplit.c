@@ -223,11 +223,44 @@ static void ms_system_free(ms_system_t *S) {
   free(S->k), free(S->Md), free(S->Jd), free(S->dof_block), free(S->row_block);
 }
 
+/* The dense truth of a mode's dof participations: the top eigenvector phi
+ * of J_b^T K J_b phi = lambda M_b phi (dsygv) over block b's dofs,
+ * phi^T M phi = 1; share[d] = phi_d (M phi)_d for input dof d (0 off the
+ * block). */
+static void ms_dense_dofs(const ms_system_t *S, int b, double *share) {
+  int n = S->n, nb = 0, *d = malloc(sizeof(int) * (size_t)n);
+  for (int j = 0; j < n; j++)
+    if (S->dof_block[j] == b)
+      d[nb++] = j;
+  double *A = calloc((size_t)nb * nb, sizeof(double));
+  double *B = malloc(sizeof(double) * (size_t)nb * nb);
+  double *w = malloc(sizeof(double) * (size_t)nb);
+  for (int i = 0; i < nb; i++)
+    for (int j = 0; j < nb; j++) {
+      B[(size_t)i * nb + j] = S->Md[(size_t)d[i] * n + d[j]];
+      for (int r = 0; r < S->nc; r++)
+        A[(size_t)i * nb + j] +=
+            S->k[r] * S->Jd[(size_t)r * n + d[i]] * S->Jd[(size_t)r * n + d[j]];
+    }
+  CMT_EQ_INT(LAPACKE_dsygv(LAPACK_ROW_MAJOR, 1, 'V', 'U', nb, A, nb, B, nb, w),
+             0);
+  for (int j = 0; j < n; j++)
+    share[j] = 0;
+  for (int i = 0; i < nb; i++) { /* column nb-1 of A: phi, phi^T M phi = 1 */
+    double mp = 0;
+    for (int j = 0; j < nb; j++)
+      mp += S->Md[(size_t)d[i] * n + d[j]] * A[(size_t)j * nb + nb - 1];
+    share[d[i]] = A[(size_t)i * nb + nb - 1] * mp;
+  }
+  free(d), free(A), free(B), free(w);
+}
+
 static cm_report_t *ms_analyze(cm_context_t *ctx, const cm_system_t *sys,
                                int threads) {
   cm_options_t o;
   cm_options_init(&o);
   o.top_components = 10;
+  o.top_bodies = 1000; /* every dof of a mode's component */
   o.modes = 6;
   ctx->threads = threads;
   cm_report_t *r = NULL;
@@ -309,6 +342,26 @@ static void ms_check(int blk3) {
              !strcmp(md->contacts[i].name, S.rnames[row]));
     CMT_TRUE(md->contacts[i].name && md->contacts[i].name[0] == 'A');
   }
+  /* the top mode's dofs: every dof of its component, named by col_names,
+   * with the participations of the dense generalized eigenvector */
+  int mb = S.row_block[sys->row_contact[sys->comp_row[md->component]]];
+  double *share = malloc(sizeof(double) * (size_t)S.n), sum = 0;
+  ms_dense_dofs(&S, mb, share);
+  int nbd = 0;
+  for (int j = 0; j < S.n; j++)
+    nbd += S.dof_block[j] == mb;
+  CMT_EQ_INT(md->ndofs, nbd);
+  for (int i = 0; i < md->ndofs; i++) {
+    int dof = md->dofs[i].index;
+    CMT_EQ_INT(S.dof_block[dof], mb);
+    CMT_TRUE(md->dofs[i].name && !strcmp(md->dofs[i].name, S.cnames[dof]));
+    CMT_TRUE(fabs(md->dofs[i].share - share[dof]) <= 1e-10);
+    if (i > 0)
+      CMT_LE(md->dofs[i].share, md->dofs[i - 1].share);
+    sum += md->dofs[i].share;
+  }
+  CMT_REL(sum, 1.0, 1e-12);
+  free(share);
   /* the text report lists the ties by name */
   char *buf = NULL;
   size_t len = 0;

@@ -138,3 +138,43 @@ def test_22_humanoids_tied(tmp_path):
     listed = [t["name"] for t in comps["tied_components"]]
     assert len(listed) == len(set(listed)) and set(listed) <= set(tied)
     assert len(tied) == 22  # all 22 stand alike after 1 s
+
+
+def dense_dof_shares(M, J, k):
+    """phi_j (M phi)_j of the top generalized eigenvector (phi^T M phi = 1)
+    of J^T K J phi = lambda M phi."""
+    w, V = scipy.linalg.eigh(J.T @ (k[:, None] * J), M)
+    phi = V[:, -1]
+    return phi * (M @ phi)
+
+
+@pytest.mark.parametrize("diagonal", [False, True])
+def test_mode_dofs_named(diagonal):
+    """The report's dofs of a matrix system's top mode: every dof of the
+    component (top_bodies large), named by col_names, with the dense
+    participations; a general M (CHOLMOD per component) and a diagonal M
+    (the block path's L = M^1/2)."""
+    rng = np.random.default_rng(3 + diagonal)
+    blocks = [block(rng, 6, 4, s) for s in (1e4, 3e4, 1e4)]
+    if diagonal:
+        blocks = [(np.diag(np.diag(Mb)), Jb, kb) for Mb, Jb, kb in blocks]
+    M = scipy.linalg.block_diag(*[b[0] for b in blocks])
+    J = scipy.linalg.block_diag(*[b[1] for b in blocks])
+    k = np.concatenate([b[2] for b in blocks])
+    pd = rng.permutation(M.shape[0])
+    M, J = M[np.ix_(pd, pd)], J[:, pd]
+    cols = ["b%d.q%d" % (j // 6, j % 6) for j in pd]
+    rep = cmodes.analyze(M, J, k, col_names=cols, top_bodies=100)
+    top = rep.modes[0]
+    d = rep.to_dict()["modes"][0]["dofs"]
+    # the component of the top mode: the block with the largest omega
+    omegas = [top_omega(*b) for b in blocks]
+    b = int(np.argmax(omegas))
+    assert top.omega == pytest.approx(omegas[b], rel=1e-12)
+    ref = dense_dof_shares(*blocks[b])
+    assert len(d) == 6
+    assert [x["name"] for x in d] == [cols[x["index"]] for x in d]
+    assert all(cols[x["index"]].startswith("b%d." % b) for x in d)
+    got = {int(cols[x["index"]].split("q")[1]): x["share"] for x in d}
+    np.testing.assert_allclose([got[i] for i in range(6)], ref, atol=1e-10)
+    assert sum(got.values()) == pytest.approx(1.0, rel=1e-12)

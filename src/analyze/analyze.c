@@ -27,6 +27,7 @@ void cm_report_destroy(cm_report_t **rp) {
   for (int i = 0; r->modes && i < r->nmodes; i++) {
     cm__shares_free(r->modes[i].contacts, r->modes[i].ncontacts);
     cm__shares_free(r->modes[i].bodies, r->modes[i].nbodies);
+    cm__shares_free(r->modes[i].dofs, r->modes[i].ndofs);
   }
   free(r->modes);
   for (int i = 0; r->components && i < r->ncomp_listed; i++) {
@@ -219,6 +220,45 @@ static char *cm__dup_name(const char *s, int *lost) {
   return d;
 }
 
+/* A matrix system's mode: the dofs of the top kinetic-energy
+ * participations s_j = phi_j (M phi)_j, phi = M^-1 J^T K^1/2 z / omega
+ * (phi^T M phi = 1, so they sum to 1), named by col_names. */
+static int cm__mode_dofs(cm_operator_t *op, const cm_system_t *sys,
+                         const cm_options_t *opts, int comp, const double *z,
+                         double lambda, cm_mode_t *mode) {
+  int r0, m, c0, n;
+  cm__op_comp(op, comp, &r0, &m, &c0, &n);
+  int T = opts->top_bodies > 0 ? opts->top_bodies : 1, np = 0, lost = 0;
+  double *phi = malloc(sizeof(double) * ((size_t)n + 1));
+  double *mp = calloc((size_t)n + 1, sizeof(double));
+  cm__pick_t *pick = malloc(sizeof *pick * (size_t)(T + 1));
+  int st = phi && mp && pick ? cm__op_dof_shape(op, comp, z, phi) : CM_NOMEM;
+  if (!st) {
+    for (int j = 0; j < n; j++) /* M phi over the component (lower CSC) */
+      for (int q = sys->Mp[c0 + j]; q < sys->Mp[c0 + j + 1]; q++) {
+        int i = sys->Mi[q] - c0;
+        mp[i] += sys->Mx[q] * phi[j];
+        if (i != j)
+          mp[j] += sys->Mx[q] * phi[i];
+      }
+    for (int j = 0; j < n; j++)
+      cm__pick(pick, &np, T, sys->col_dof[c0 + j], phi[j] * mp[j] / lambda);
+    mode->dofs = calloc((size_t)np + 1, sizeof(cm_share_t));
+    st = mode->dofs ? CM_OK : CM_NOMEM;
+  }
+  for (int i = 0; !st && i < np; i++) {
+    char buf[32];
+    const char *nm = sys->col_names ? sys->col_names[pick[i].index] : NULL;
+    snprintf(buf, sizeof buf, "#%d", pick[i].index);
+    mode->dofs[i].index = pick[i].index;
+    mode->dofs[i].share = pick[i].share;
+    mode->dofs[i].name = cm__dup_name(nm ? nm : buf, &lost);
+    mode->ndofs = i + 1;
+  }
+  free(phi), free(mp), free(pick);
+  return st ? st : lost ? CM_NOMEM : CM_OK;
+}
+
 static int cm__mode_shares(cm_operator_t *op, const cm_system_t *sys,
                            const cm_scene_t *scene, const cm_options_t *opts,
                            int comp, const double *z, double lambda,
@@ -293,6 +333,8 @@ static int cm__mode_shares(cm_operator_t *op, const cm_system_t *sys,
     }
   }
   free(pick), free(u);
+  if (!sys->dim && n > 0 && !lost)
+    return cm__mode_dofs(op, sys, opts, comp, z, lambda, mode);
   return lost ? CM_NOMEM : CM_OK;
 nomem:
   free(pick), free(u);

@@ -841,6 +841,49 @@ void cm__op_BT(cm_operator_t *op, int comp, const double *y, double *x) {
   (void)m;
 }
 
+int cm__op_dof_shape(cm_operator_t *op, int comp, const double *z,
+                     double *phi) {
+  int r0, m, c0, n;
+  cm__op_comp(op, comp, &r0, &m, &c0, &n);
+  cm__op_BT(op, comp, z, phi); /* L^-1 P J^T K^1/2 z */
+  (void)r0, (void)m;
+  if (!op->block) { /* then P^T L^-T */
+    cm__solve(op, comp, CHOLMOD_Lt, phi);
+    cm__solve(op, comp, CHOLMOD_Pt, phi);
+    return CM_OK;
+  }
+  if (op->ldiag) { /* diagonal M: L = diag(ldiag) */
+    for (int j = 0; j < n; j++)
+      phi[j] /= op->ldiag[c0 + j];
+    return CM_OK;
+  }
+  /* blocks: L^-T on the whole vector (the factor is of all of M; L is
+   * block-diagonal, so the component's part stays its own) */
+  double *w = calloc((size_t)op->ncol + 1, sizeof(double));
+  if (!w)
+    return CM_NOMEM;
+  memcpy(w + c0, phi, sizeof(double) * (size_t)n);
+  cholmod_dense X;
+  memset(&X, 0, sizeof X);
+  X.nrow = X.nzmax = X.d = (size_t)op->ncol;
+  X.ncol = 1;
+  X.x = w;
+  X.xtype = CHOLMOD_REAL, X.dtype = CHOLMOD_DOUBLE;
+  int st = CM_OK;
+  for (int pass = 0; pass < 2 && !st; pass++) {
+    cholmod_solve2(pass ? CHOLMOD_Pt : CHOLMOD_Lt, op->L, &X, NULL, &op->Y,
+                   NULL, &op->Yw, &op->Ew, &op->cc);
+    if (!op->Y)
+      st = CM_NOMEM;
+    else
+      memcpy(w, op->Y->x, sizeof(double) * (size_t)op->ncol);
+  }
+  if (!st)
+    memcpy(phi, w + c0, sizeof(double) * (size_t)n);
+  free(w);
+  return st;
+}
+
 int cm_operator_apply_B(cm_operator_t *op, const double *x, double *y) {
   cm__op_B(op, -1, x, y);
   return CM_OK;

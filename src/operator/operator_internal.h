@@ -56,6 +56,11 @@ int cm__op_abs_product(cm_context_t *ctx, cm_operator_t *op, int comp,
  * Cholesky factorization (CHOLMOD, definite.c). */
 int cm__op_definite(cm_context_t *ctx, const cm_system_t *sys, double sigma,
                     int *definite);
+/* phi = M_c^-1 J_c^T K^1/2 z over component comp's columns (z over its
+ * rows): the dof-space shape of S's eigenvector z, times omega. CM_NOMEM
+ * on failure. Not thread-safe (the factor's solve workspace). */
+int cm__op_dof_shape(cm_operator_t *op, int comp, const double *z,
+                     double *phi);
 /* OpenMP threads of the operator's kernels. */
 int cm__op_threads(const cm_operator_t *op);
 /* 1 for the block-diagonal fast path (explicit B). */
