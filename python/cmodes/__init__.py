@@ -574,8 +574,8 @@ def read_matrices(M, J=None, k=None):
 
 class Mode:
     """One mode of a report: omega (rad/s), lambda_ (omega^2; also
-    mode["lambda"]), residual, zeta, component, contacts and bodies (lists
-    of dicts with index, name, share)."""
+    mode["lambda"]), residual, zeta, component, contacts, bodies and, for
+    matrices, dofs (lists of dicts with index, name, share)."""
 
     def __init__(self, d):
         self._d = d
@@ -586,6 +586,7 @@ class Mode:
         self.component = d.get("component")
         self.contacts = d.get("contacts", [])
         self.bodies = d.get("bodies", [])
+        self.dofs = d.get("dofs", [])
 
     def __getitem__(self, key):
         return self._d[key]

@@ -167,6 +167,7 @@ def test_mode_dofs_named(diagonal):
     rep = cmodes.analyze(M, J, k, col_names=cols, top_bodies=100)
     top = rep.modes[0]
     d = rep.to_dict()["modes"][0]["dofs"]
+    assert top.dofs == d
     # the component of the top mode: the block with the largest omega
     omegas = [top_omega(*b) for b in blocks]
     b = int(np.argmax(omegas))
