@@ -48,9 +48,10 @@ struct cm_operator {
   cholmod_factor **Lc;            /* general path: P M_c P^T of each
                                      component's block M_c, size ncomp */
   int nLc;                        /* factors in Lc */
-  cholmod_dense *Y, *Yw, *Ew;     /* solve workspace (CHOLMOD resizes) */
+  cholmod_dense *Y, *Yw, *Ew;     /* block path: the same (dof shapes) */
   double *sqrtk;                  /* k^1/2 per row */
   double *gtmp;                   /* general path: scratch of size ncol */
+  double *gperm;                  /* general path: the solves' scratch */
   double t_factor_s, t_build_s;   /* phase timings */
 };
 
@@ -85,7 +86,7 @@ void cm_operator_destroy(cm_operator_t **opp) {
     cholmod_free_dense(&op->Ew, &op->cc);
     cholmod_finish(&op->cc);
   }
-  free(op->Lc);
+  free(op->Lc), free(op->gperm);
   free(op);
   *opp = NULL;
 }
@@ -150,6 +151,11 @@ static int cm__factor_comps(cm_context_t *ctx, cm_operator_t *op) {
     free(p), free(idx);
     return CM__ERR(ctx, CM_NOMEM, NULL, "out of memory factoring M");
   }
+  /* one ordering, AMD: CHOLMOD's default also tries METIS when AMD's fill
+   * is high, and falls back to it when AMD runs out of memory, which would
+   * change the bits with the memory at hand */
+  cc->nmethods = 1;
+  cc->method[0].ordering = CHOLMOD_AMD;
   int st = CM_OK;
   for (int c = 0; c < s->ncomp && !st; c++) {
     int c0 = s->comp_col[c], n = s->comp_col[c + 1] - c0, q0 = s->Mp[c0];
@@ -166,13 +172,17 @@ static int cm__factor_comps(cm_context_t *ctx, cm_operator_t *op) {
     M.dtype = CHOLMOD_DOUBLE, M.sorted = 1, M.packed = 1;
     cholmod_factor *L = op->Lc[c] = cholmod_analyze(&M, cc);
     if (!L) {
-      st = CM__ERR(ctx,
-                   cc->status == CHOLMOD_OUT_OF_MEMORY ? CM_NOMEM : CM_NUMERIC,
-                   "M", "CHOLMOD could not analyse M (status %d)", cc->status);
+      st = cc->status == CHOLMOD_OUT_OF_MEMORY
+               ? CM__ERR(ctx, CM_NOMEM, NULL, "out of memory analysing M")
+               : CM__ERR(ctx, CM_NUMERIC, "M",
+                         "CHOLMOD could not analyse M (status %d)",
+                         cc->status);
       break;
     }
     cholmod_factorize(&M, L, cc);
-    if (cc->status == CHOLMOD_NOT_POSDEF || L->minor < L->n) {
+    if (cc->status == CHOLMOD_OUT_OF_MEMORY) {
+      st = CM__ERR(ctx, CM_NOMEM, NULL, "out of memory factoring M");
+    } else if (cc->status == CHOLMOD_NOT_POSDEF || L->minor < L->n) {
       int j = (int)L->minor;
       if (L->Perm)
         j = ((int *)L->Perm)[j];
@@ -183,6 +193,9 @@ static int cm__factor_comps(cm_context_t *ctx, cm_operator_t *op) {
     } else if (cc->status < 0 || !L->is_ll) {
       st = CM__ERR(ctx, CM_NUMERIC, "M",
                    "CHOLMOD factorization failed (status %d)", cc->status);
+    } else if (!cholmod_change_factor(CHOLMOD_REAL, 1, 0, 1, 1, L, cc)) {
+      /* simplicial LL^T, packed: the products' own solves (cm__solve) */
+      st = CM__ERR(ctx, CM_NOMEM, NULL, "out of memory factoring M");
     }
   }
   free(p), free(idx);
@@ -209,10 +222,13 @@ static int cm__factor(cm_context_t *ctx, cm_operator_t *op) {
   cholmod_sparse M = cm__op_M_view(s);
   op->L = cholmod_analyze(&M, cc);
   if (!op->L)
-    return CM__ERR(ctx,
-                   cc->status == CHOLMOD_OUT_OF_MEMORY ? CM_NOMEM : CM_NUMERIC,
-                   "M", "CHOLMOD could not analyse M (status %d)", cc->status);
+    return cc->status == CHOLMOD_OUT_OF_MEMORY
+               ? CM__ERR(ctx, CM_NOMEM, NULL, "out of memory analysing M")
+               : CM__ERR(ctx, CM_NUMERIC, "M",
+                         "CHOLMOD could not analyse M (status %d)", cc->status);
   cholmod_factorize(&M, op->L, cc);
+  if (cc->status == CHOLMOD_OUT_OF_MEMORY)
+    return CM__ERR(ctx, CM_NOMEM, NULL, "out of memory factoring M");
   if (cc->status == CHOLMOD_NOT_POSDEF || op->L->minor < op->L->n) {
     int j = (int)op->L->minor;
     if (op->L->Perm)
@@ -602,25 +618,45 @@ static int cm__build_B(cm_context_t *ctx, cm_operator_t *op) {
 static int cm__build_general(cm_context_t *ctx, cm_operator_t *op) {
   op->sqrtk = cm__malloc(ctx, (size_t)op->nr + 1, sizeof(double));
   op->gtmp = cm__malloc(ctx, (size_t)op->ncol + 1, sizeof(double));
-  if (!op->sqrtk || !op->gtmp)
+  op->gperm = cm__malloc(ctx, (size_t)op->ncol + 1, sizeof(double));
+  if (!op->sqrtk || !op->gtmp || !op->gperm)
     return CM__ERR(ctx, CM_NOMEM, NULL, "out of memory");
   for (int r = 0; r < op->nr; r++)
     op->sqrtk[r] = sqrt(op->sys->k[r]);
   return CM_OK;
 }
 
-/* x <- op(x) in place for one CHOLMOD solve kind with component c's
- * factor (x over its columns). */
+/* x <- op(x) in place for one solve kind (CHOLMOD_P, _L, _Lt, _Pt) with
+ * component c's factor, simplicial LL^T and packed (diagonal first in each
+ * column), x over its columns: the substitutions here, sequential, so
+ * they allocate nothing and give the same bits at any thread count. */
 static void cm__solve(cm_operator_t *op, int c, int kind, double *x) {
-  cholmod_factor *L = op->Lc[c];
-  cholmod_dense X;
-  memset(&X, 0, sizeof X);
-  X.nrow = X.nzmax = X.d = L->n;
-  X.ncol = 1;
-  X.x = x;
-  X.xtype = CHOLMOD_REAL, X.dtype = CHOLMOD_DOUBLE;
-  cholmod_solve2(kind, L, &X, NULL, &op->Y, NULL, &op->Yw, &op->Ew, &op->cc);
-  memcpy(x, op->Y->x, sizeof(double) * L->n);
+  const cholmod_factor *L = op->Lc[c];
+  int n = (int)L->n;
+  const int *Lp = L->p, *Li = L->i, *perm = L->Perm;
+  const double *Lx = L->x;
+  if (kind == CHOLMOD_P || kind == CHOLMOD_Pt) { /* x = P x or P^T x */
+    double *t = op->gperm;
+    memcpy(t, x, sizeof(double) * (size_t)n);
+    for (int i = 0; i < n; i++)
+      if (kind == CHOLMOD_P)
+        x[i] = t[perm ? perm[i] : i];
+      else
+        x[perm ? perm[i] : i] = t[i];
+  } else if (kind == CHOLMOD_L) { /* forward, by columns */
+    for (int j = 0; j < n; j++) {
+      double v = x[j] /= Lx[Lp[j]];
+      for (int q = Lp[j] + 1; q < Lp[j + 1]; q++)
+        x[Li[q]] -= Lx[q] * v;
+    }
+  } else { /* L^T: backward, row j of L^T is column j of L */
+    for (int j = n - 1; j >= 0; j--) {
+      double v = x[j];
+      for (int q = Lp[j] + 1; q < Lp[j + 1]; q++)
+        v -= Lx[q] * x[Li[q]];
+      x[j] = v / Lx[Lp[j]];
+    }
+  }
 }
 
 /* The components of comp (-1: all of them) as [*c_lo, *c_hi). */
@@ -871,9 +907,8 @@ int cm__op_dof_shape(cm_operator_t *op, int comp, const double *z,
   X.xtype = CHOLMOD_REAL, X.dtype = CHOLMOD_DOUBLE;
   int st = CM_OK;
   for (int pass = 0; pass < 2 && !st; pass++) {
-    cholmod_solve2(pass ? CHOLMOD_Pt : CHOLMOD_Lt, op->L, &X, NULL, &op->Y,
-                   NULL, &op->Yw, &op->Ew, &op->cc);
-    if (!op->Y)
+    if (!cholmod_solve2(pass ? CHOLMOD_Pt : CHOLMOD_Lt, op->L, &X, NULL,
+                        &op->Y, NULL, &op->Yw, &op->Ew, &op->cc))
       st = CM_NOMEM;
     else
       memcpy(w, op->Y->x, sizeof(double) * (size_t)op->ncol);

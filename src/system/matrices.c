@@ -89,13 +89,17 @@ static int cm__lower_M(cm_context_t *ctx, cm_system_t *sys, int n,
 #define CM__MAX_BLOCK 6 /* the block path inverts blocks up to 6 x 6 */
 
 /* Block of each dof (blocks numbered by their first dof) if M is
- * block-diagonal with blocks of at most CM__MAX_BLOCK dofs; else NULL. */
-static int *cm__mass_blocks(int n, const int *Mp, const int *Mi, int *nblk) {
+ * block-diagonal with blocks of at most CM__MAX_BLOCK dofs; else NULL
+ * (and *nomem set when memory was missing). */
+static int *cm__mass_blocks(int n, const int *Mp, const int *Mi, int *nblk,
+                            int *nomem) {
   int *p = malloc(sizeof(int) * (size_t)n),
       *size = calloc((size_t)n, sizeof(int));
   int *blk = malloc(sizeof(int) * (size_t)n);
+  *nomem = 0;
   if (!p || !size || !blk) {
     free(p), free(size), free(blk);
+    *nomem = 1;
     return NULL;
   }
   for (int j = 0; j < n; j++)
@@ -452,8 +456,10 @@ int cm_system_from_matrices(cm_context_t *ctx, int n, int nc, const int *Mp,
   int ncomp = 0, nblk = 0, *blk = NULL;
   st = cm__matrix_components(ctx, sys, dcomp, rcomp, &ncomp);
   if (!st) {
-    blk = cm__mass_blocks(n, sys->Mp, sys->Mi, &nblk);
-    st = cm__dropped_spd(ctx, sys, dcomp, blk);
+    int nomem = 0;
+    blk = cm__mass_blocks(n, sys->Mp, sys->Mi, &nblk, &nomem);
+    st = nomem ? CM__ERR(ctx, CM_NOMEM, NULL, "out of memory")
+               : cm__dropped_spd(ctx, sys, dcomp, blk);
   }
   if (!st)
     st = cm__split(ctx, sys, dcomp, rcomp, ncomp, blk, nblk);
