@@ -419,3 +419,62 @@ CM_TEST(msplit_errors) {
   }
   cm_system_destroy(&sys);
 }
+
+/* The fleet (data/fleet.json) exported as matrices with `cmodes export`
+ * and read back: the same tied robots, by name, and the same omega_max as
+ * the scene, whose ties test_ties.c checks against dense LAPACK per
+ * robot. */
+CM_TEST(msplit_fleet_as_matrices) {
+  char dir[] = "/tmp/cmodes-msplit-XXXXXX", cmd[512], man[128];
+  if (!mkdtemp(dir)) {
+    CMT_FAIL("mkdtemp");
+    return;
+  }
+  snprintf(cmd, sizeof cmd,
+           "%s export %s/data/fleet.json --matrices %s/m "
+           ">/dev/null 2>&1",
+           CM_BINARY, CM_SOURCE_DIR, dir);
+  CMT_EQ_INT(system(cmd), 0);
+  snprintf(man, sizeof man, "%s/m/manifest.json", dir);
+  cm_context_t ctx;
+  cm_context_init(&ctx);
+  cm_scene_t *s = NULL;
+  cm_system_t *sys = NULL;
+  cm_report_t *rs = NULL, *rm = NULL;
+  CMT_EQ_INT(cm_scene_read_file(&ctx, CM_SOURCE_DIR "/data/fleet.json", &s),
+             CM_OK);
+  if (s)
+    CMT_EQ_INT(cm_analyze(&ctx, s, NULL, &rs), CM_OK);
+  CMT_EQ_INT(cm_system_read_manifest(&ctx, man, &sys), CM_OK);
+  if (sys)
+    CMT_EQ_INT(cm_analyze_system(&ctx, sys, NULL, NULL, &rm), CM_OK);
+  if (rs && rm) {
+    CMT_REL(rm->omega_max, rs->omega_max, 1e-12);
+    CMT_EQ_INT(rs->nties, 7);
+    CMT_EQ_INT(rm->nties, rs->nties);
+    for (int i = 0; i < rs->nties_listed; i++) { /* the same set of names */
+      int found = 0;
+      for (int j = 0; j < rm->nties_listed; j++)
+        found += rm->tie_names[j] && rs->tie_names[i] &&
+                 !strcmp(rm->tie_names[j], rs->tie_names[i]);
+      CMT_EQ_INT(found, 1);
+    }
+    /* the top mode's rows and dofs are the tied robot's, by name */
+    const cm_mode_t *md = &rm->modes[0];
+    CMT_TRUE(md->ncontacts > 0 && md->ndofs > 0);
+    char head[16];
+    snprintf(head, sizeof head, "%s.",
+             md->dofs[0].name ? md->dofs[0].name : "?");
+    char *dot = strchr(head, '.');
+    if (dot)
+      dot[1] = 0;
+    for (int i = 0; i < md->ncontacts; i++)
+      CMT_TRUE(md->contacts[i].name &&
+               !strncmp(md->contacts[i].name, head, strlen(head)));
+  }
+  cm_report_destroy(&rs), cm_report_destroy(&rm);
+  cm_system_destroy(&sys);
+  cm_scene_destroy(&s);
+  snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+  CMT_EQ_INT(system(cmd), 0);
+}
