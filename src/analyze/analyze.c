@@ -108,10 +108,8 @@ static int cm__solve_comps(cm_context_t *ctx, cm_operator_t *op,
     if (cm__eig_is_dense(opts, m, n))
       small[nsmall++] = c;
   }
-  /* small components: dense, in parallel, each sequential inside (the
-   * general path's solves share CHOLMOD's workspace: one at a time) */
-  int par = nsmall > 1 && cm__op_is_block(op);
-#pragma omp parallel for schedule(dynamic, 1) num_threads(cm__threads(ctx)) if (par)
+  /* small components: dense, in parallel, each sequential inside */
+#pragma omp parallel for schedule(dynamic, 1) num_threads(cm__threads(ctx)) if (nsmall > 1)
   for (int i = 0; i < nsmall; i++) {
     cm_context_t local;
     cm_context_init(&local);

@@ -629,14 +629,16 @@ static int cm__build_general(cm_context_t *ctx, cm_operator_t *op) {
 /* x <- op(x) in place for one solve kind (CHOLMOD_P, _L, _Lt, _Pt) with
  * component c's factor, simplicial LL^T and packed (diagonal first in each
  * column), x over its columns: the substitutions here, sequential, so
- * they allocate nothing and give the same bits at any thread count. */
+ * they allocate nothing and give the same bits at any thread count; the
+ * scratch is c's columns of gperm, so distinct components may be solved
+ * concurrently. */
 static void cm__solve(cm_operator_t *op, int c, int kind, double *x) {
   const cholmod_factor *L = op->Lc[c];
   int n = (int)L->n;
   const int *Lp = L->p, *Li = L->i, *perm = L->Perm;
   const double *Lx = L->x;
   if (kind == CHOLMOD_P || kind == CHOLMOD_Pt) { /* x = P x or P^T x */
-    double *t = op->gperm;
+    double *t = op->gperm + op->sys->comp_col[c]; /* c's own scratch */
     memcpy(t, x, sizeof(double) * (size_t)n);
     for (int i = 0; i < n; i++)
       if (kind == CHOLMOD_P)
@@ -838,7 +840,7 @@ void cm__op_B(cm_operator_t *op, int comp, const double *x, double *y) {
   for (int c = lo; c < hi; c++) {
     int cr = s->comp_row[c], cc0 = s->comp_col[c];
     int cm = s->comp_row[c + 1] - cr, cn = s->comp_col[c + 1] - cc0;
-    double *t = op->gtmp, *yc = y + (cr - r0);
+    double *t = op->gtmp + cc0, *yc = y + (cr - r0); /* c's own scratch */
     memcpy(t, x + (cc0 - c0), sizeof(double) * (size_t)cn);
     cm__solve(op, c, CHOLMOD_Lt, t);
     cm__solve(op, c, CHOLMOD_Pt, t);
