@@ -261,7 +261,7 @@ typedef struct cm_system {
    * r is row row_contact[r]), col_names[i] dof i of M (the system's column
    * j is dof col_dof[j]) */
   char **row_names;  /* size nc, NULL entries unnamed */
-  char **col_names;  /* size n, NULL entries unnamed */
+  char **col_names;  /* size ndofs, NULL entries unnamed */
 } cm_system_t;
 
 /* Relative error, per unit of inertia_cond, of a body's mass block as
@@ -276,7 +276,11 @@ CM_EXTERN int cm_system_assemble(cm_context_t *ctx, const cm_scene_t *scene,
                                  cm_system_t **out);
 /* Builds a general system from matrices: M (n x n, CSC, symmetric: lower
  * triangle or both triangles), J (nc x n, CSR), k (nc). Arrays are copied.
- * Components are not split (one component). */
+ * Split into components as a scene is: dofs joined by an off-diagonal
+ * entry of M or by a nonzero of a common row of J form one; rows and
+ * columns in component order (row_contact, col_dof map back); a part of M
+ * that no row reaches is dropped (dropped_dofs; still checked positive
+ * definite); a row without a nonzero is CM_INVALID_SCENE. */
 CM_EXTERN int cm_system_from_matrices(cm_context_t *ctx, int n, int nc,
                                       const int *Mp, const int *Mi,
                                       const double *Mx, const int *Jp,
@@ -432,6 +436,14 @@ typedef struct cm_mode {
   cm_share_t *contacts; /* top strain-energy shares e_c = k_c xi_c^2/lambda */
   int nbodies;          /* entries in bodies */
   cm_share_t *bodies;   /* top kinetic-energy shares */
+  int ndofs;            /* entries in dofs */
+  cm_share_t *dofs;     /* systems given as matrices: the dofs with the
+                           top kinetic-energy participations phi_j (M
+                           phi)_j (phi mass-normalised; they sum to 1 over
+                           the component, and with a non-diagonal M one
+                           can be negative or above 1), at most
+                           options.top_bodies; index: the dof in M, name:
+                           its col_names entry or "#index". Scenes: none */
 } cm_mode_t;
 
 typedef struct cm_component {

@@ -62,7 +62,11 @@ CM_TEST(counts_mtx_array_files) {
       CMT_FAIL("%s: %d %s", ms[v], st, ctx.message);
       continue;
     }
-    CMT_EQ_INT(sys->n, 3);
+    /* x touches no row and M does not couple it: dropped, as a scene's
+     * free body; it still counts as a free motion */
+    CMT_EQ_INT(sys->ndofs, 3);
+    CMT_EQ_INT(sys->n, 2);
+    CMT_EQ_INT(sys->dropped_dofs, 1);
     CMT_EQ_INT(sys->nc, 2);
     cm_report_t *r = NULL;
     CMT_EQ_INT(cm_analyze_system(&ctx, sys, NULL, NULL, &r), CM_OK);

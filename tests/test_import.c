@@ -1059,7 +1059,7 @@ CM_TEST(import_bad_matrices) {
   if (sys) {
     CMT_EQ_INT(sys->n, 2);
     CMT_EQ_INT(sys->nc, 3);
-    CMT_REL(sys->k[2], 30, 0);
+    CMT_REL(sys->k[sys->contact_row[2]], 30, 0); /* input row 2 */
   }
   cm_system_destroy(&sys);
   remove_export(dir);

@@ -372,7 +372,7 @@ class System:
     def set_names(self, row_names=None, col_names=None):
         """Names the rows of J (nc) and the dofs of M (n, in M's order) of a
         system given as matrices; the report names its contacts by row."""
-        nc, n = self._ptr.nc, self._ptr.n
+        nc, n = self._ptr.nc, self._ptr.ndofs
         keep = []
 
         def carray(names, count, what, has, per):
@@ -412,7 +412,7 @@ class System:
     @property
     def col_names(self):
         """Names of the dofs of M, in M's order (None: none)."""
-        return self._names(self._ptr.col_names, self._ptr.n)
+        return self._names(self._ptr.col_names, self._ptr.ndofs)
 
 
     def matrices(self):
@@ -574,8 +574,8 @@ def read_matrices(M, J=None, k=None):
 
 class Mode:
     """One mode of a report: omega (rad/s), lambda_ (omega^2; also
-    mode["lambda"]), residual, zeta, component, contacts and bodies (lists
-    of dicts with index, name, share)."""
+    mode["lambda"]), residual, zeta, component, contacts, bodies and, for
+    matrices, dofs (lists of dicts with index, name, share)."""
 
     def __init__(self, d):
         self._d = d
@@ -586,6 +586,7 @@ class Mode:
         self.component = d.get("component")
         self.contacts = d.get("contacts", [])
         self.bodies = d.get("bodies", [])
+        self.dofs = d.get("dofs", [])
 
     def __getitem__(self, key):
         return self._d[key]
@@ -629,11 +630,16 @@ class Vectors:
         self.row_kind = ints(v.row_kind, nr)
         self.col_body = ints(v.col_body, nd)
         self.col_dof = ints(v.col_dof, nd)
-        if matrices:  # back to the order of M's rows
-            order = np.argsort(self.col_dof, kind="stable")
-            phi = phi[order]
-            self.col_body = self.col_body[order]
-            self.col_dof = self.col_dof[order]
+        if matrices:  # back to M's rows: every dof of M, in M's order (a
+            # dof of a part of M that no row of J reaches does not move: 0)
+            nd_all = system._ptr.ndofs
+            full = np.zeros((nd_all, nm))
+            full[self.col_dof] = phi
+            phi = full
+            body = np.full(nd_all, -1, dtype=np.int32)
+            body[self.col_dof] = self.col_body
+            self.col_body = body
+            self.col_dof = np.arange(nd_all, dtype=np.int32)
         self.phi = phi
         # names: for matrices the system's (row_names: rows of J, col_names:
         # the rows of phi, M's order); for a scene its contact names by row

@@ -27,6 +27,7 @@ void cm_report_destroy(cm_report_t **rp) {
   for (int i = 0; r->modes && i < r->nmodes; i++) {
     cm__shares_free(r->modes[i].contacts, r->modes[i].ncontacts);
     cm__shares_free(r->modes[i].bodies, r->modes[i].nbodies);
+    cm__shares_free(r->modes[i].dofs, r->modes[i].ndofs);
   }
   free(r->modes);
   for (int i = 0; r->components && i < r->ncomp_listed; i++) {
@@ -68,6 +69,8 @@ int *cm__scene_rows(const cm_system_t *sys) {
 }
 
 #define CM__PROB_DENSE_MAX 200 /* smaller components: a dense lambda_max */
+/* Dense solves of less work than this (flops, about) run on one thread */
+#define CM__DENSE_PAR_FLOPS 1e7
 
 /* The components that get a probabilistic bound of their own (not solved
  * densely): the union bound gives each delta / their number. */
@@ -101,14 +104,21 @@ static int cm__solve_comps(cm_context_t *ctx, cm_operator_t *op,
     free(small), free(status), free(srow);
     return CM__ERR(ctx, CM_NOMEM, NULL, "out of memory");
   }
+  double work = 0; /* the dense solves' flops, about */
   for (int c = 0; c < ncomp; c++) {
     int r0, m, c0, n;
     cm__op_comp(op, c, &r0, &m, &c0, &n);
-    if (cm__eig_is_dense(opts, m, n))
+    if (cm__eig_is_dense(opts, m, n)) {
       small[nsmall++] = c;
+      work += (double)m * n * (m < n ? m : n);
+    }
   }
-  /* small components: dense, in parallel, each sequential inside */
-#pragma omp parallel for schedule(dynamic, 1) num_threads(cm__threads(ctx)) if (nsmall > 1)
+  /* small components: dense, in parallel, each sequential inside; not
+   * when they are all tiny: a fork/join on shared cores cost more (22
+   * humanoids, 6 x 27 each: 2.2 ms at 1 thread, 27 ms at 2, measured
+   * under load) */
+  int par = nsmall > 1 && work > CM__DENSE_PAR_FLOPS;
+#pragma omp parallel for schedule(dynamic, 1) num_threads(cm__threads(ctx)) if (par)
   for (int i = 0; i < nsmall; i++) {
     cm_context_t local;
     cm_context_init(&local);
@@ -217,6 +227,45 @@ static char *cm__dup_name(const char *s, int *lost) {
   return d;
 }
 
+/* A matrix system's mode: the dofs of the top kinetic-energy
+ * participations s_j = phi_j (M phi)_j, phi = M^-1 J^T K^1/2 z / omega
+ * (phi^T M phi = 1, so they sum to 1), named by col_names. */
+static int cm__mode_dofs(cm_operator_t *op, const cm_system_t *sys,
+                         const cm_options_t *opts, int comp, const double *z,
+                         double lambda, cm_mode_t *mode) {
+  int r0, m, c0, n;
+  cm__op_comp(op, comp, &r0, &m, &c0, &n);
+  int T = opts->top_bodies > 0 ? opts->top_bodies : 1, np = 0, lost = 0;
+  double *phi = malloc(sizeof(double) * ((size_t)n + 1));
+  double *mp = calloc((size_t)n + 1, sizeof(double));
+  cm__pick_t *pick = malloc(sizeof *pick * (size_t)(T + 1));
+  int st = phi && mp && pick ? cm__op_dof_shape(op, comp, z, phi) : CM_NOMEM;
+  if (!st) {
+    for (int j = 0; j < n; j++) /* M phi over the component (lower CSC) */
+      for (int q = sys->Mp[c0 + j]; q < sys->Mp[c0 + j + 1]; q++) {
+        int i = sys->Mi[q] - c0;
+        mp[i] += sys->Mx[q] * phi[j];
+        if (i != j)
+          mp[j] += sys->Mx[q] * phi[i];
+      }
+    for (int j = 0; j < n; j++)
+      cm__pick(pick, &np, T, sys->col_dof[c0 + j], phi[j] * mp[j] / lambda);
+    mode->dofs = calloc((size_t)np + 1, sizeof(cm_share_t));
+    st = mode->dofs ? CM_OK : CM_NOMEM;
+  }
+  for (int i = 0; !st && i < np; i++) {
+    char buf[32];
+    const char *nm = sys->col_names ? sys->col_names[pick[i].index] : NULL;
+    snprintf(buf, sizeof buf, "#%d", pick[i].index);
+    mode->dofs[i].index = pick[i].index;
+    mode->dofs[i].share = pick[i].share;
+    mode->dofs[i].name = cm__dup_name(nm ? nm : buf, &lost);
+    mode->ndofs = i + 1;
+  }
+  free(phi), free(mp), free(pick);
+  return st ? st : lost ? CM_NOMEM : CM_OK;
+}
+
 static int cm__mode_shares(cm_operator_t *op, const cm_system_t *sys,
                            const cm_scene_t *scene, const cm_options_t *opts,
                            int comp, const double *z, double lambda,
@@ -291,6 +340,8 @@ static int cm__mode_shares(cm_operator_t *op, const cm_system_t *sys,
     }
   }
   free(pick), free(u);
+  if (!sys->dim && n > 0 && !lost)
+    return cm__mode_dofs(op, sys, opts, comp, z, lambda, mode);
   return lost ? CM_NOMEM : CM_OK;
 nomem:
   free(pick), free(u);
@@ -370,14 +421,64 @@ static int cm__collect_modes(cm_operator_t *op, const cm_system_t *sys,
 
 /* ---- components tied at the top ----------------------------------------- */
 
+/* The length of name's part before its first separator (". _ / : -"),
+ * 0 when it has none. */
+static size_t cm__name_head(const char *name) {
+  size_t len = strcspn(name, "._/:-");
+  return name[len] ? len : 0;
+}
+
+/* A matrix system's component c: the part before the first separator of
+ * its dofs' names (col_names), or else of its rows' names (row_names),
+ * when they all share it ("r2", MuJoCo's "1a"); else the first dof's
+ * name, the first row's, or "dof D" (D its first dof, 0-based in M). */
+static char *cm__matrix_comp_name(const cm_system_t *sys, int r0, int m,
+                                  int c0, int n) {
+  for (int pass = 0; pass < 2; pass++) {
+    char **names = pass ? sys->row_names : sys->col_names;
+    int cnt = pass ? m : n;
+    if (!names || cnt == 0)
+      continue;
+    const char *first = NULL;
+    size_t len = 0;
+    for (int j = 0; j < cnt; j++) {
+      const char *nm = names[pass ? sys->row_contact[r0 + j]
+                                  : sys->col_dof[c0 + j]];
+      if (!nm) {
+        len = 0;
+        if (first)
+          break;
+        continue;
+      }
+      if (!first) {
+        first = nm;
+        len = cm__name_head(nm);
+      } else if (len && strncmp(nm, first, len + 1)) {
+        len = 0;
+      }
+    }
+    if (!first)
+      continue;
+    char *out = cm__strdup(first);
+    if (out && len)
+      out[len] = 0;
+    return out;
+  }
+  char buf[32];
+  snprintf(buf, sizeof buf, "dof %d", n ? sys->col_dof[c0] : 0);
+  return cm__strdup(buf);
+}
+
 /* A name for component c: the part before the first '.' of its bodies'
- * names when they all share it ("r2"), else its first body's label; NULL
- * for matrices. */
+ * names when they all share it ("r2"), else its first body's label; for
+ * matrices cm__matrix_comp_name. NULL when out of memory. */
 static char *cm__comp_name(cm_operator_t *op, const cm_system_t *sys,
                            const cm_scene_t *scene, int c) {
   int r0, m, c0, n;
   cm__op_comp(op, c, &r0, &m, &c0, &n);
-  if (!sys->dim || n == 0)
+  if (!sys->dim)
+    return cm__matrix_comp_name(sys, r0, m, c0, n);
+  if (n == 0)
     return NULL;
   char first[256], buf[256];
   cm_scene_body_label(scene, sys->col_body[c0], first, sizeof first);
@@ -416,7 +517,7 @@ static int cm__list_ties(cm_operator_t *op, const cm_system_t *sys,
     if (r->nties_listed < cap) {
       r->ties[r->nties_listed] = c;
       r->tie_names[r->nties_listed] = cm__comp_name(op, sys, scene, c);
-      if (sys->dim && !r->tie_names[r->nties_listed])
+      if (!r->tie_names[r->nties_listed])
         return CM_NOMEM;
       r->nties_listed++;
     }

@@ -685,7 +685,7 @@ static int cm__manifest_names(cm_context_t *ctx, const char *path,
                               json_t *root, cm_system_t *sys) {
   static const char *const key[2] = {"row_names", "col_names"};
   const char **names[2] = {NULL, NULL};
-  int want[2] = {sys->nc, sys->n}, st = CM_OK;
+  int want[2] = {sys->nc, sys->ndofs}, st = CM_OK;
   for (int w = 0; w < 2 && !st; w++) {
     json_t *a = json_object_get(root, key[w]);
     if (!a || json_is_null(a))

@@ -44,10 +44,14 @@ struct cm_operator {
   /* general path */
   cholmod_common cc;              /* CHOLMOD context */
   int cc_started;                 /* cholmod_start called */
-  cholmod_factor *L;              /* factor of P M P^T */
-  cholmod_dense *X, *Y, *Yw, *Ew; /* solve workspace, ncol x 1 */
+  cholmod_factor *L;              /* block path: factor of M */
+  cholmod_factor **Lc;            /* general path: P M_c P^T of each
+                                     component's block M_c, size ncomp */
+  int nLc;                        /* factors in Lc */
+  cholmod_dense *Y, *Yw, *Ew;     /* block path: the same (dof shapes) */
   double *sqrtk;                  /* k^1/2 per row */
   double *gtmp;                   /* general path: scratch of size ncol */
+  double *gperm;                  /* general path: the solves' scratch */
   double t_factor_s, t_build_s;   /* phase timings */
 };
 
@@ -75,12 +79,14 @@ void cm_operator_destroy(cm_operator_t **opp) {
   free(op->sqrtk), free(op->gtmp);
   if (op->cc_started) {
     cholmod_free_factor(&op->L, &op->cc);
-    cholmod_free_dense(&op->X, &op->cc);
+    for (int c = 0; op->Lc && c < op->nLc; c++)
+      cholmod_free_factor(&op->Lc[c], &op->cc);
     cholmod_free_dense(&op->Y, &op->cc);
     cholmod_free_dense(&op->Yw, &op->cc);
     cholmod_free_dense(&op->Ew, &op->cc);
     cholmod_finish(&op->cc);
   }
+  free(op->Lc), free(op->gperm);
   free(op);
   *opp = NULL;
 }
@@ -124,6 +130,78 @@ static int cm__factor_diagonal(cm_operator_t *op) {
   return 1;
 }
 
+/* General path: one CHOLMOD factor (fill-reducing order) per component,
+ * of its diagonal block of M (the system is block-diagonal by component);
+ * a failed pivot is named by its dof in the input's M. */
+static int cm__factor_comps(cm_context_t *ctx, cm_operator_t *op) {
+  const cm_system_t *s = op->sys;
+  cholmod_common *cc = &op->cc;
+  op->Lc = calloc((size_t)s->ncomp + 1, sizeof *op->Lc);
+  if (!op->Lc)
+    return CM__ERR(ctx, CM_NOMEM, NULL, "out of memory factoring M");
+  op->nLc = s->ncomp;
+  int nmax = 0;
+  for (int c = 0; c < s->ncomp; c++) {
+    int n = s->comp_col[c + 1] - s->comp_col[c];
+    nmax = n > nmax ? n : nmax;
+  }
+  int *p = malloc(sizeof(int) * ((size_t)nmax + 1));
+  int *idx = malloc(sizeof(int) * ((size_t)s->Mp[s->n] + 1));
+  if (!p || !idx) {
+    free(p), free(idx);
+    return CM__ERR(ctx, CM_NOMEM, NULL, "out of memory factoring M");
+  }
+  /* one ordering, AMD: CHOLMOD's default also tries METIS when AMD's fill
+   * is high, and falls back to it when AMD runs out of memory, which would
+   * change the bits with the memory at hand */
+  cc->nmethods = 1;
+  cc->method[0].ordering = CHOLMOD_AMD;
+  int st = CM_OK;
+  for (int c = 0; c < s->ncomp && !st; c++) {
+    int c0 = s->comp_col[c], n = s->comp_col[c + 1] - c0, q0 = s->Mp[c0];
+    for (int j = 0; j <= n; j++) /* the block: local pointers and rows */
+      p[j] = s->Mp[c0 + j] - q0;
+    for (int q = 0; q < p[n]; q++)
+      idx[q] = s->Mi[q0 + q] - c0;
+    cholmod_sparse M;
+    memset(&M, 0, sizeof M);
+    M.nrow = M.ncol = (size_t)n;
+    M.nzmax = (size_t)p[n];
+    M.p = p, M.i = idx, M.x = s->Mx + q0;
+    M.stype = -1, M.itype = CHOLMOD_INT, M.xtype = CHOLMOD_REAL;
+    M.dtype = CHOLMOD_DOUBLE, M.sorted = 1, M.packed = 1;
+    cholmod_factor *L = op->Lc[c] = cholmod_analyze(&M, cc);
+    if (!L) {
+      st = cc->status == CHOLMOD_OUT_OF_MEMORY
+               ? CM__ERR(ctx, CM_NOMEM, NULL, "out of memory analysing M")
+               : CM__ERR(ctx, CM_NUMERIC, "M",
+                         "CHOLMOD could not analyse M (status %d)",
+                         cc->status);
+      break;
+    }
+    cholmod_factorize(&M, L, cc);
+    if (cc->status == CHOLMOD_OUT_OF_MEMORY) {
+      st = CM__ERR(ctx, CM_NOMEM, NULL, "out of memory factoring M");
+    } else if (cc->status == CHOLMOD_NOT_POSDEF || L->minor < L->n) {
+      int j = (int)L->minor;
+      if (L->Perm)
+        j = ((int *)L->Perm)[j];
+      st = CM__ERR(ctx, CM_NOT_SPD, "M",
+                   "M: not positive definite (pivot %d of %d failed); M must "
+                   "be symmetric positive definite",
+                   s->col_dof[c0 + j], s->ndofs);
+    } else if (cc->status < 0 || !L->is_ll) {
+      st = CM__ERR(ctx, CM_NUMERIC, "M",
+                   "CHOLMOD factorization failed (status %d)", cc->status);
+    } else if (!cholmod_change_factor(CHOLMOD_REAL, 1, 0, 1, 1, L, cc)) {
+      /* simplicial LL^T, packed: the products' own solves (cm__solve) */
+      st = CM__ERR(ctx, CM_NOMEM, NULL, "out of memory factoring M");
+    }
+  }
+  free(p), free(idx);
+  return st;
+}
+
 static int cm__factor(cm_context_t *ctx, cm_operator_t *op) {
   const cm_system_t *s = op->sys;
   cholmod_common *cc = &op->cc;
@@ -139,18 +217,23 @@ static int cm__factor(cm_context_t *ctx, cm_operator_t *op) {
     cc->postorder = 0;
     cc->supernodal = CHOLMOD_SIMPLICIAL;
   }
+  if (!s->block)
+    return cm__factor_comps(ctx, op);
   cholmod_sparse M = cm__op_M_view(s);
   op->L = cholmod_analyze(&M, cc);
   if (!op->L)
-    return CM__ERR(ctx,
-                   cc->status == CHOLMOD_OUT_OF_MEMORY ? CM_NOMEM : CM_NUMERIC,
-                   "M", "CHOLMOD could not analyse M (status %d)", cc->status);
+    return cc->status == CHOLMOD_OUT_OF_MEMORY
+               ? CM__ERR(ctx, CM_NOMEM, NULL, "out of memory analysing M")
+               : CM__ERR(ctx, CM_NUMERIC, "M",
+                         "CHOLMOD could not analyse M (status %d)", cc->status);
   cholmod_factorize(&M, op->L, cc);
+  if (cc->status == CHOLMOD_OUT_OF_MEMORY)
+    return CM__ERR(ctx, CM_NOMEM, NULL, "out of memory factoring M");
   if (cc->status == CHOLMOD_NOT_POSDEF || op->L->minor < op->L->n) {
     int j = (int)op->L->minor;
     if (op->L->Perm)
       j = ((int *)op->L->Perm)[j];
-    if (!s->dim && s->block) /* matrices, block-diagonal M: M's dof */
+    if (!s->dim) /* matrices, block-diagonal M: M's dof */
       return CM__ERR(ctx, CM_NOT_SPD, "M",
                      "M: not positive definite (the diagonal block of M "
                      "holding dof %d, 0-based, fails its Cholesky "
@@ -533,22 +616,56 @@ static int cm__build_B(cm_context_t *ctx, cm_operator_t *op) {
 /* ---- general path: workspace for solves ---------------------------------- */
 
 static int cm__build_general(cm_context_t *ctx, cm_operator_t *op) {
-  op->X = cholmod_zeros((size_t)op->ncol, 1, CHOLMOD_REAL, &op->cc);
   op->sqrtk = cm__malloc(ctx, (size_t)op->nr + 1, sizeof(double));
   op->gtmp = cm__malloc(ctx, (size_t)op->ncol + 1, sizeof(double));
-  if (!op->X || !op->sqrtk || !op->gtmp)
+  op->gperm = cm__malloc(ctx, (size_t)op->ncol + 1, sizeof(double));
+  if (!op->sqrtk || !op->gtmp || !op->gperm)
     return CM__ERR(ctx, CM_NOMEM, NULL, "out of memory");
   for (int r = 0; r < op->nr; r++)
     op->sqrtk[r] = sqrt(op->sys->k[r]);
   return CM_OK;
 }
 
-/* x <- op(x) in place for one CHOLMOD solve kind. */
-static void cm__solve(cm_operator_t *op, int kind, double *x) {
-  memcpy(op->X->x, x, sizeof(double) * (size_t)op->ncol);
-  cholmod_solve2(kind, op->L, op->X, NULL, &op->Y, NULL, &op->Yw, &op->Ew,
-                 &op->cc);
-  memcpy(x, op->Y->x, sizeof(double) * (size_t)op->ncol);
+/* x <- op(x) in place for one solve kind (CHOLMOD_P, _L, _Lt, _Pt) with
+ * component c's factor, simplicial LL^T and packed (diagonal first in each
+ * column), x over its columns: the substitutions here, sequential, so
+ * they allocate nothing and give the same bits at any thread count; the
+ * scratch is c's columns of gperm, so distinct components may be solved
+ * concurrently. */
+static void cm__solve(cm_operator_t *op, int c, int kind, double *x) {
+  const cholmod_factor *L = op->Lc[c];
+  int n = (int)L->n;
+  const int *Lp = L->p, *Li = L->i, *perm = L->Perm;
+  const double *Lx = L->x;
+  if (kind == CHOLMOD_P || kind == CHOLMOD_Pt) { /* x = P x or P^T x */
+    double *t = op->gperm + op->sys->comp_col[c]; /* c's own scratch */
+    memcpy(t, x, sizeof(double) * (size_t)n);
+    for (int i = 0; i < n; i++)
+      if (kind == CHOLMOD_P)
+        x[i] = t[perm ? perm[i] : i];
+      else
+        x[perm ? perm[i] : i] = t[i];
+  } else if (kind == CHOLMOD_L) { /* forward, by columns */
+    for (int j = 0; j < n; j++) {
+      double v = x[j] /= Lx[Lp[j]];
+      for (int q = Lp[j] + 1; q < Lp[j + 1]; q++)
+        x[Li[q]] -= Lx[q] * v;
+    }
+  } else { /* L^T: backward, row j of L^T is column j of L */
+    for (int j = n - 1; j >= 0; j--) {
+      double v = x[j];
+      for (int q = Lp[j] + 1; q < Lp[j + 1]; q++)
+        v -= Lx[q] * x[Li[q]];
+      x[j] = v / Lx[Lp[j]];
+    }
+  }
+}
+
+/* The components of comp (-1: all of them) as [*c_lo, *c_hi). */
+static void cm__comp_range(const cm_operator_t *op, int comp, int *c_lo,
+                           int *c_hi) {
+  *c_lo = comp < 0 ? 0 : comp;
+  *c_hi = comp < 0 ? op->sys->ncomp : comp + 1;
 }
 
 int cm_operator_create(cm_context_t *ctx, const cm_system_t *sys,
@@ -610,18 +727,7 @@ static int cm__group_of(const cm_operator_t *op, int j) {
   return lo;
 }
 
-/* y = A x for an m-row CSR A, rows in fixed chunks on threads. */
 #define CM__ROW_CHUNK 4096
-static void cm__csr_par(const int *p, const int *j, const double *a, int m,
-                        const double *x, double *y, int threads) {
-  int nch = (m + CM__ROW_CHUNK - 1) / CM__ROW_CHUNK;
-#pragma omp parallel for schedule(static)                                      \
-    num_threads(threads) if (m > CM__PAR_MIN)
-  for (int c = 0; c < nch; c++) {
-    int i0 = c * CM__ROW_CHUNK, i1 = i0 + CM__ROW_CHUNK < m ? i0 + CM__ROW_CHUNK : m;
-    cm__csr_rows(p, j, a, i0, i1, 0, x, y + i0);
-  }
-}
 
 /* How far ahead of the kernels the value streams are prefetched: the
  * hardware prefetchers alone left the S product at 60% of the triad
@@ -727,15 +833,22 @@ void cm__op_B(cm_operator_t *op, int comp, const double *x, double *y) {
     cm__op_apply_cols(op, comp, 0, x, 0, y, 0, 1); /* y = B x */
     return;
   }
-  /* y = K^1/2 J P^T L^-T x */
-  double *t = op->gtmp;
-  memcpy(t, x, sizeof(double) * (size_t)n);
-  cm__solve(op, CHOLMOD_Lt, t);
-  cm__solve(op, CHOLMOD_Pt, t);
+  /* y = K^1/2 J P^T L^-T x, component by component */
   const cm_system_t *s = op->sys;
-  cm__csr_par(s->Jp, s->Jj, s->Jx, m, t, y, op->threads);
-  for (int r = 0; r < m; r++)
-    y[r] *= op->sqrtk[r];
+  int lo, hi;
+  cm__comp_range(op, comp, &lo, &hi);
+  for (int c = lo; c < hi; c++) {
+    int cr = s->comp_row[c], cc0 = s->comp_col[c];
+    int cm = s->comp_row[c + 1] - cr, cn = s->comp_col[c + 1] - cc0;
+    double *t = op->gtmp + cc0, *yc = y + (cr - r0); /* c's own scratch */
+    memcpy(t, x + (cc0 - c0), sizeof(double) * (size_t)cn);
+    cm__solve(op, c, CHOLMOD_Lt, t);
+    cm__solve(op, c, CHOLMOD_Pt, t);
+    cm__csr_rows(s->Jp, s->Jj, s->Jx, cr, cr + cm, cc0, t, yc);
+    for (int r = 0; r < cm; r++)
+      yc[r] *= op->sqrtk[cr + r];
+  }
+  (void)m, (void)n;
 }
 
 void cm__op_BT(cm_operator_t *op, int comp, const double *y, double *x) {
@@ -745,16 +858,67 @@ void cm__op_BT(cm_operator_t *op, int comp, const double *y, double *x) {
     cm__op_apply_cols(op, comp, 1, y, 0, x, 0, 1); /* x = B^T y */
     return;
   }
-  /* x = L^-1 P J^T K^1/2 y */
+  /* x = L^-1 P J^T K^1/2 y, component by component */
   const cm_system_t *s = op->sys;
+  int lo, hi;
+  cm__comp_range(op, comp, &lo, &hi);
   memset(x, 0, sizeof(double) * (size_t)n);
-  for (int r = 0; r < m; r++) {
-    double v = op->sqrtk[r] * y[r];
-    for (int q = s->Jp[r]; q < s->Jp[r + 1]; q++)
-      x[s->Jj[q]] += s->Jx[q] * v;
+  for (int c = lo; c < hi; c++) {
+    int cr = s->comp_row[c], cc0 = s->comp_col[c];
+    int cm = s->comp_row[c + 1] - cr;
+    double *xc = x + (cc0 - c0);
+    const double *yc = y + (cr - r0);
+    for (int r = 0; r < cm; r++) {
+      double v = op->sqrtk[cr + r] * yc[r];
+      for (int q = s->Jp[cr + r]; q < s->Jp[cr + r + 1]; q++)
+        xc[s->Jj[q] - cc0] += s->Jx[q] * v;
+    }
+    cm__solve(op, c, CHOLMOD_P, xc);
+    cm__solve(op, c, CHOLMOD_L, xc);
   }
-  cm__solve(op, CHOLMOD_P, x);
-  cm__solve(op, CHOLMOD_L, x);
+  (void)m;
+}
+
+int cm__op_dof_shape(cm_operator_t *op, int comp, const double *z,
+                     double *phi) {
+  int r0, m, c0, n;
+  cm__op_comp(op, comp, &r0, &m, &c0, &n);
+  cm__op_BT(op, comp, z, phi); /* L^-1 P J^T K^1/2 z */
+  (void)r0, (void)m;
+  if (!op->block) { /* then P^T L^-T */
+    cm__solve(op, comp, CHOLMOD_Lt, phi);
+    cm__solve(op, comp, CHOLMOD_Pt, phi);
+    return CM_OK;
+  }
+  if (op->ldiag) { /* diagonal M: L = diag(ldiag) */
+    for (int j = 0; j < n; j++)
+      phi[j] /= op->ldiag[c0 + j];
+    return CM_OK;
+  }
+  /* blocks: L^-T on the whole vector (the factor is of all of M; L is
+   * block-diagonal, so the component's part stays its own) */
+  double *w = calloc((size_t)op->ncol + 1, sizeof(double));
+  if (!w)
+    return CM_NOMEM;
+  memcpy(w + c0, phi, sizeof(double) * (size_t)n);
+  cholmod_dense X;
+  memset(&X, 0, sizeof X);
+  X.nrow = X.nzmax = X.d = (size_t)op->ncol;
+  X.ncol = 1;
+  X.x = w;
+  X.xtype = CHOLMOD_REAL, X.dtype = CHOLMOD_DOUBLE;
+  int st = CM_OK;
+  for (int pass = 0; pass < 2 && !st; pass++) {
+    if (!cholmod_solve2(pass ? CHOLMOD_Pt : CHOLMOD_Lt, op->L, &X, NULL,
+                        &op->Y, NULL, &op->Yw, &op->Ew, &op->cc))
+      st = CM_NOMEM;
+    else
+      memcpy(w, op->Y->x, sizeof(double) * (size_t)op->ncol);
+  }
+  if (!st)
+    memcpy(phi, w + c0, sizeof(double) * (size_t)n);
+  free(w);
+  return st;
 }
 
 int cm_operator_apply_B(cm_operator_t *op, const double *x, double *y) {
@@ -796,15 +960,28 @@ int cm__op_dense_B(cm_operator_t *op, int comp, double *Bd) {
       }
     return CM_OK;
   }
-  double *e = calloc((size_t)n, sizeof(double));
-  if (!e)
+  const cm_system_t *s = op->sys;
+  int lo, hi;
+  cm__comp_range(op, comp, &lo, &hi);
+  double *e = calloc((size_t)n + 1, sizeof(double));
+  double *col = malloc(sizeof(double) * ((size_t)m + 1));
+  if (!e || !col) {
+    free(e), free(col);
     return CM_NOMEM;
-  for (int j = 0; j < n; j++) { /* column j of B = B e_j */
-    e[j] = 1;
-    cm__op_B(op, comp, e, Bd + (size_t)j * (size_t)m);
-    e[j] = 0;
   }
-  free(e);
+  for (int c = lo; c < hi; c++) { /* B is block-diagonal by component */
+    int cr = s->comp_row[c], cc0 = s->comp_col[c];
+    int cm = s->comp_row[c + 1] - cr, cn = s->comp_col[c + 1] - cc0;
+    for (int j = 0; j < cn; j++) { /* column j of B_c = B_c e_j */
+      e[j] = 1;
+      cm__op_B(op, c, e, col);
+      e[j] = 0;
+      double *out =
+          Bd + (size_t)(cc0 - c0 + j) * (size_t)m + (size_t)(cr - r0);
+      memcpy(out, col, sizeof(double) * (size_t)cm);
+    }
+  }
+  free(e), free(col);
   return CM_OK;
 }
 
@@ -882,18 +1059,19 @@ static double cm__M_entry(const cm_system_t *s, int a, int b) {
 /* diag[r] = k_r |j_r|^4 / (j_r^T M j_r) <= S_rr (Cauchy-Schwarz in the M
  * inner product: (j^T j)^2 <= (j^T M^-1 j)(j^T M j); equality for a
  * diagonal M with equal entries on the row). */
-static void cm__diag_lower(const cm_operator_t *op, int m, double *diag) {
+static void cm__diag_lower(const cm_operator_t *op, int r0, int m,
+                           double *diag) {
   const cm_system_t *s = op->sys;
 #pragma omp parallel for schedule(static)                                      \
     num_threads(op->threads) if (m > CM__PAR_MIN)
-  for (int r = 0; r < m; r++) {
+  for (int r = r0; r < r0 + m; r++) {
     double jj = 0, jmj = 0;
     for (int p = s->Jp[r]; p < s->Jp[r + 1]; p++) {
       jj += s->Jx[p] * s->Jx[p];
       for (int q = s->Jp[r]; q < s->Jp[r + 1]; q++)
         jmj += s->Jx[p] * s->Jx[q] * cm__M_entry(s, s->Jj[p], s->Jj[q]);
     }
-    diag[r] = jmj > 0 ? s->k[r] * jj * jj / jmj : 0;
+    diag[r - r0] = jmj > 0 ? s->k[r] * jj * jj / jmj : 0;
   }
 }
 
@@ -938,13 +1116,19 @@ static void cm__comparison_solve(const cholmod_sparse *L, int trans,
  * entrywise (C the comparison matrix of L), so the Gershgorin sums of
  * |B| |B|^T are at most g = K^1/2 |J| P^T C^-T C^-1 P |J^T| K^1/2 1: two
  * triangular solves. g >= (|B| |B|^T 1) keeps lambda_max(S) <= max g. */
-static int cm__general_bounds(cm_context_t *ctx, cm_operator_t *op, int m,
-                              int n, double *diag, double *gersh) {
+static int cm__general_bounds(cm_context_t *ctx, cm_operator_t *op, int comp,
+                              double *diag, double *gersh) {
   const cm_system_t *s = op->sys;
   cholmod_common *cc = &op->cc;
-  const int *perm = op->L->Perm; /* row i of P M P^T is row perm[i] of M */
+  int R0, m, C0, n;
+  cm__op_comp(op, comp, &R0, &m, &C0, &n);
+  cholmod_factor *Lf = op->Lc[comp];
+  const int *perm = Lf->Perm; /* row i of P M_c P^T is row perm[i] of M_c */
+  /* the component's rows of J (Jp[r], r local), columns Jj[q] - C0 */
+  const int *Jp = s->Jp + R0, *Jj = s->Jj;
+  const double *Jx = s->Jx, *kk = s->k + R0;
   /* ---- allocate ---- */
-  cholmod_factor *F = cholmod_copy_factor(op->L, cc);
+  cholmod_factor *F = cholmod_copy_factor(Lf, cc);
   cholmod_sparse *Ls = F ? cholmod_factor_to_sparse(F, cc) : NULL;
   cholmod_dense *X = cholmod_zeros((size_t)n, CM__DIAG_BLOCK, CHOLMOD_REAL, cc);
   cholmod_dense *Y = NULL, *Z = NULL;
@@ -954,9 +1138,9 @@ static int cm__general_bounds(cm_context_t *ctx, cm_operator_t *op, int m,
   /* ---- compute: the upper bound ---- */
   if (!st) {
     for (int r = 0; r < m; r++) { /* u = |J|^T k^1/2 */
-      double sk = sqrt(s->k[r]);
-      for (int q = s->Jp[r]; q < s->Jp[r + 1]; q++)
-        t[s->Jj[q]] += fabs(s->Jx[q]) * sk;
+      double sk = sqrt(kk[r]);
+      for (int q = Jp[r]; q < Jp[r + 1]; q++)
+        t[Jj[q] - C0] += fabs(Jx[q]) * sk;
     }
     for (int i = 0; i < n; i++) /* P */
       u[i] = t[perm ? perm[i] : i];
@@ -966,26 +1150,26 @@ static int cm__general_bounds(cm_context_t *ctx, cm_operator_t *op, int m,
       t[perm ? perm[i] : i] = u[i];
     for (int r = 0; r < m; r++) { /* g = K^1/2 |J| t */
       double g = 0;
-      for (int q = s->Jp[r]; q < s->Jp[r + 1]; q++)
-        g += fabs(s->Jx[q]) * t[s->Jj[q]];
-      gersh[r] = sqrt(s->k[r]) * g;
+      for (int q = Jp[r]; q < Jp[r + 1]; q++)
+        g += fabs(Jx[q]) * t[Jj[q] - C0];
+      gersh[r] = sqrt(kk[r]) * g;
     }
   }
   /* ---- compute: diag(S), CM__DIAG_BLOCK rows at a time ---- */
   int exact = (double)m * (double)n <= CM__DIAG_EXACT;
   if (!st && !exact)
-    cm__diag_lower(op, m, diag);
+    cm__diag_lower(op, R0, m, diag);
   for (int r0 = 0; !st && exact && r0 < m; r0 += CM__DIAG_BLOCK) {
     int nb = m - r0 < CM__DIAG_BLOCK ? m - r0 : CM__DIAG_BLOCK;
     double *x = X->x;
     memset(x, 0, sizeof(double) * (size_t)n * CM__DIAG_BLOCK);
     for (int b = 0; b < nb; b++) /* column b = j_{r0+b}^T */
-      for (int q = s->Jp[r0 + b]; q < s->Jp[r0 + b + 1]; q++)
-        x[(size_t)b * (size_t)n + (size_t)s->Jj[q]] = s->Jx[q];
+      for (int q = Jp[r0 + b]; q < Jp[r0 + b + 1]; q++)
+        x[(size_t)b * (size_t)n + (size_t)(Jj[q] - C0)] = Jx[q];
     cholmod_free_dense(&Y, cc);
     cholmod_free_dense(&Z, cc);
-    Y = cholmod_solve(CHOLMOD_P, op->L, X, cc);
-    Z = Y ? cholmod_solve(CHOLMOD_L, op->L, Y, cc) : NULL;
+    Y = cholmod_solve(CHOLMOD_P, Lf, X, cc);
+    Z = Y ? cholmod_solve(CHOLMOD_L, Lf, Y, cc) : NULL;
     if (!Z) {
       st = CM_NOMEM;
       break;
@@ -997,7 +1181,7 @@ static int cm__general_bounds(cm_context_t *ctx, cm_operator_t *op, int m,
         double v = z[(size_t)b * (size_t)n + (size_t)i];
         d += v * v;
       }
-      diag[r0 + b] = s->k[r0 + b] * d;
+      diag[r0 + b] = kk[r0 + b] * d;
     }
   }
   /* ---- return ---- */
@@ -1010,6 +1194,9 @@ static int cm__general_bounds(cm_context_t *ctx, cm_operator_t *op, int m,
   return st ? CM__ERR(ctx, CM_NOMEM, NULL, "out of memory for the bounds")
             : CM_OK;
 }
+
+static int cm__general_row_bounds(cm_context_t *ctx, cm_operator_t *op,
+                                  int comp, double *diag, double *gersh);
 
 int cm__op_row_bounds(cm_context_t *ctx, cm_operator_t *op, int comp,
                       double *diag, double *gersh) {
@@ -1039,11 +1226,30 @@ int cm__op_row_bounds(cm_context_t *ctx, cm_operator_t *op, int comp,
     free(w);
     return CM_OK;
   }
-  /* general M: dense B (n solves), then the same sums, while B fits in
-   * CM__DENSE_BOUNDS doubles; past that, solves with the factor and with
-   * its comparison matrix (cm__general_bounds) */
+  /* general M, component by component (B is block-diagonal by
+   * component) */
+  int lo, hi;
+  cm__comp_range(op, comp, &lo, &hi);
+  for (int c = lo; c < hi; c++) {
+    int cr = op->sys->comp_row[c] - r0;
+    int st = cm__general_row_bounds(ctx, op, c, diag + cr, gersh + cr);
+    if (st)
+      return st;
+  }
+  (void)c0;
+  return CM_OK;
+}
+
+/* cm__op_row_bounds of one component of a general M: dense B (n solves),
+ * then the same sums, while B fits in CM__DENSE_BOUNDS doubles; past that,
+ * solves with the factor and with its comparison matrix
+ * (cm__general_bounds) */
+static int cm__general_row_bounds(cm_context_t *ctx, cm_operator_t *op,
+                                  int comp, double *diag, double *gersh) {
+  int r0, m, c0, n;
+  cm__op_comp(op, comp, &r0, &m, &c0, &n);
   if ((double)m * (double)n > CM__DENSE_BOUNDS)
-    return cm__general_bounds(ctx, op, m, n, diag, gersh);
+    return cm__general_bounds(ctx, op, comp, diag, gersh);
   double *Bd = cm__malloc(ctx, (size_t)m * (size_t)n + 1, sizeof(double));
   double *w = cm__calloc(ctx, (size_t)n + 1, sizeof(double));
   if (!Bd || !w || cm__op_dense_B(op, comp, Bd)) {

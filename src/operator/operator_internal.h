@@ -11,8 +11,9 @@
 void cm__op_comp(const cm_operator_t *op, int comp, int *r0, int *m, int *c0,
                  int *n);
 /* y = B_c x (y: m, x: n) and x = B_c^T y. Thread-safe for the block path
- * (distinct components may be applied concurrently); the general path
- * (one component) must not be applied concurrently. */
+ * (distinct components may be applied concurrently), and so is the general
+ * path (a factor per component, solved by cmodes' substitutions in the
+ * component's own scratch). */
 void cm__op_B(cm_operator_t *op, int comp, const double *x, double *y);
 void cm__op_BT(cm_operator_t *op, int comp, const double *y, double *x);
 /* Rows [i0, i1) of B_c in (trans 0: rows are the component's contacts, in
@@ -55,6 +56,12 @@ int cm__op_abs_product(cm_context_t *ctx, cm_operator_t *op, int comp,
  * Cholesky factorization (CHOLMOD, definite.c). */
 int cm__op_definite(cm_context_t *ctx, const cm_system_t *sys, double sigma,
                     int *definite);
+/* phi = M_c^-1 J_c^T K^1/2 z over component comp's columns (z over its
+ * rows): the dof-space shape of S's eigenvector z, times omega. CM_NOMEM
+ * on failure. Not thread-safe on the block path with a non-diagonal M
+ * (CHOLMOD's solve workspace). */
+int cm__op_dof_shape(cm_operator_t *op, int comp, const double *z,
+                     double *phi);
 /* OpenMP threads of the operator's kernels. */
 int cm__op_threads(const cm_operator_t *op);
 /* 1 for the block-diagonal fast path (explicit B). */

@@ -70,6 +70,7 @@ static json_t *cm__modes_json(const cm_report_t *r) {
     json_object_set_new(jm, "contacts",
                         cm__shares(m->contacts, m->ncontacts, 1));
     json_object_set_new(jm, "bodies", cm__shares(m->bodies, m->nbodies, 0));
+    json_object_set_new(jm, "dofs", cm__shares(m->dofs, m->ndofs, 0));
     json_array_append_new(modes, jm);
   }
   return modes;

@@ -94,6 +94,12 @@ int cm_report_write_text(const cm_report_t *r, FILE *f) {
         fprintf(f, "  %s %.3f", m->bodies[j].name, m->bodies[j].share);
       fprintf(f, "\n");
     }
+    if (m->ndofs) { /* a matrix system's dofs (their col_names) */
+      fprintf(f, "      dofs:");
+      for (int j = 0; j < m->ndofs && j < 3; j++)
+        fprintf(f, "  %s %.3f", m->dofs[j].name, m->dofs[j].share);
+      fprintf(f, "\n");
+    }
   }
   fprintf(f, "\ncounts  bodies %d (moving %d, fixed %d, free %d)  contacts %d",
           r->nbodies, r->moving_bodies, r->fixed_bodies, r->free_bodies,

@@ -46,7 +46,7 @@ void cm_system_destroy(cm_system_t **sp) {
   free(s->row_contact), free(s->contact_row);
   free(s->col_body), free(s->col_dof), free(s->row_a), free(s->row_b);
   free(s->comp_row), free(s->comp_col), free(s->body_comp);
-  cm__free_names(s->row_names, s->nc), cm__free_names(s->col_names, s->n);
+  cm__free_names(s->row_names, s->nc), cm__free_names(s->col_names, s->ndofs);
   free(s);
   *sp = NULL;
 }

@@ -13,7 +13,7 @@
  * OpenBLAS, LAPACK, libgomp and libc-internal allocations (stdio buffers,
  * fmemopen).
  *
- * usage: alloc_fail analyze|server|stdio [SCENE [lanczos|arpack]]
+ * usage: alloc_fail analyze|server|stdio|matrices [SCENE [lanczos|arpack]]
  * ALLOC_FAIL_TRACE=n prints the call stack of allocation n and runs only
  * that n (for finding the site of a finding). */
 #include "cmodes.h"
@@ -111,6 +111,84 @@ static int run_analyze(char **json) {
   }
   cm_report_destroy(&rep);
   cm_scene_destroy(&scene);
+  return st;
+}
+
+/* A matrix system built here, split into components (two identical ones
+ * and a dropped dof) and named: general M (tridiagonal blocks of 7 dofs)
+ * with blk 0, M of 3 x 3 blocks (the block path) with blk 1. */
+static int run_matrices_one(int blk, char **json) {
+  enum { B = 7, NB = 2, N = NB * B + 1, R = 3, NC = NB * R };
+  int Mp[N + 1], Mi[2 * N], Jp[NC + 1], Jj[2 * NC];
+  double Mx[2 * N], Jx[2 * NC], k[NC];
+  char nm[N + NC][16];
+  const char *cn[N], *rn[NC];
+  int q = 0;
+  for (int j = 0; j < N; j++) { /* the last dof: no row reaches it */
+    Mp[j] = q;
+    Mi[q] = j, Mx[q++] = 2.0 + j % B;
+    int next = j + 1 < N - 1 && (j + 1) % B && (!blk || (j % B) % 3 != 2);
+    if (next)
+      Mi[q] = j + 1, Mx[q++] = 0.5;
+    snprintf(nm[j], sizeof nm[j], "r%d.q%d", j / B, j % B);
+    cn[j] = nm[j];
+  }
+  Mp[N] = q;
+  q = 0;
+  for (int r = 0; r < NC; r++) { /* row r joins dofs of robot r / R */
+    int b = r / R, i = r % R;
+    Jp[r] = q;
+    Jj[q] = b * B + i, Jx[q++] = 1.0;
+    Jj[q] = b * B + i + 4, Jx[q++] = -0.5;
+    k[r] = 1e4 * (1 + i);
+    snprintf(nm[N + r], sizeof nm[N + r], "r%d.c%d", b, i);
+    rn[r] = nm[N + r];
+  }
+  Jp[NC] = q;
+  cm_context_t ctx;
+  cm_context_init(&ctx);
+  ctx.threads = 1;
+  cm_system_t *sys = NULL;
+  cm_report_t *rep = NULL;
+  *json = NULL;
+  int st =
+      cm_system_from_matrices(&ctx, N, NC, Mp, Mi, Mx, Jp, Jj, Jx, k, &sys);
+  if (!st)
+    st = cm_system_set_names(&ctx, sys, rn, cn);
+  if (!st)
+    st = cm_analyze_system(&ctx, sys, NULL, NULL, &rep);
+  if (st >= 0) {
+    *json = cm_report_to_json(rep, CM_JSON_NO_TIMINGS);
+    if (!*json)
+      st = CM_NOMEM;
+  }
+  if (st == CM_NOMEM && !strstr(ctx.message, "out of memory") &&
+      ctx.status == CM_NOMEM) {
+    fprintf(stderr, "nomem without the documented message: '%s'\n",
+            ctx.message);
+    st = CM_INTERNAL;
+  }
+  cm_report_destroy(&rep);
+  cm_system_destroy(&sys);
+  return st;
+}
+
+/* Both matrix systems; the answer is their two reports. */
+static int run_matrices(char **json) {
+  char *a = NULL, *b = NULL;
+  int st = run_matrices_one(0, &a);
+  if (!st)
+    st = run_matrices_one(1, &b);
+  *json = NULL;
+  if (!st) {
+    size_t la = strlen(a), lb = strlen(b);
+    *json = malloc(la + lb + 1);
+    if (!*json)
+      st = CM_NOMEM;
+    else
+      memcpy(*json, a, la), memcpy(*json + la, b, lb + 1);
+  }
+  free(a), free(b);
   return st;
 }
 
@@ -248,13 +326,14 @@ int main(int argc, char **argv) {
   size_t got = fread(g_text, 1, (1 << 20) - 1, f);
   fclose(f);
   g_text[got] = 0;
-  int (*run)(char **) = !strcmp(argv[1], "analyze")  ? run_analyze
-                        : !strcmp(argv[1], "server") ? run_server
-                        : !strcmp(argv[1], "stdio")  ? run_stdio
-                                                     : NULL;
+  int (*run)(char **) = !strcmp(argv[1], "analyze")    ? run_analyze
+                        : !strcmp(argv[1], "server")   ? run_server
+                        : !strcmp(argv[1], "stdio")    ? run_stdio
+                        : !strcmp(argv[1], "matrices") ? run_matrices
+                                                       : NULL;
   if (!run)
     return 2;
-  if (run != run_analyze) {
+  if (run != run_analyze && run != run_matrices) {
     cm__server_config_t cfg;
     cm__server_config_init(&cfg);
     cfg.quiet = 1;
@@ -308,7 +387,7 @@ int main(int argc, char **argv) {
     bad++;
   free(ref);
   free(g_text);
-  if (run != run_analyze)
+  if (run != run_analyze && run != run_matrices)
     cm__server_destroy(&g_srv);
   return bad ? 1 : 0;
 }
