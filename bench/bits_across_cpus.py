@@ -88,8 +88,8 @@ def kind(key):
         return "residual"
     if "share" in last:
         return "share"
-    if last in ("omega", "lambda", "omega_max", "omega_lower",
-                "omega_upper", "h", "ratio", "certified", "h_certified"):
+    if last in ("h", "ratio", "lambda") or last.startswith(
+            ("omega", "certified", "h_")):
         return "value"
     return "other"
 

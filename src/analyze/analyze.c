@@ -364,11 +364,6 @@ static double cm__mode_zeta(const cm_system_t *sys, int r0, int m,
 
 /* ---- modes: the global top k over all components -------------------------- */
 
-typedef struct {
-  double lambda; /* eigenvalue */
-  int comp, idx; /* component and pair within it */
-} cm__cand_t;
-
 static int cm__cand_cmp(const void *pa, const void *pb) {
   const cm__cand_t *a = pa, *b = pb;
   if (a->lambda != b->lambda)
@@ -376,6 +371,48 @@ static int cm__cand_cmp(const void *pa, const void *pb) {
   if (a->comp != b->comp)
     return a->comp < b->comp ? -1 : 1;
   return a->idx - b->idx;
+}
+
+/* Candidates whose eigenvalues agree to CM__SAME_REL (relative) are taken
+ * in component order, not by their last bits: those bits come from
+ * OpenBLAS' kernels, which differ between CPU families (docs/report-format.md,
+ * "Across CPUs"; measured differences <= 3.2e-15), so without this the
+ * first-named of identical robots changed with the CPU. qsort by value first,
+ * then each run of values within CM__SAME_REL of the run's first is sorted
+ * by (component, pair). */
+#define CM__SAME_REL 1e-13
+
+static int cm__cand_index_cmp(const void *pa, const void *pb) {
+  const cm__cand_t *a = pa, *b = pb;
+  if (a->comp != b->comp)
+    return a->comp < b->comp ? -1 : 1;
+  return a->idx - b->idx;
+}
+
+void cm__cand_sort(void *base, size_t n, size_t size) {
+  char *v = base;
+  qsort(v, n, size, cm__cand_cmp);
+  for (size_t i = 0, j; i < n; i = j) {
+    double top = ((const cm__cand_t *)(v + i * size))->lambda;
+    double low = top - CM__SAME_REL * fabs(top);
+    for (j = i + 1; j < n && ((const cm__cand_t *)(v + j * size))->lambda >= low;
+         j++)
+      ;
+    if (j - i > 1)
+      qsort(v + i * size, j - i, size, cm__cand_index_cmp);
+  }
+}
+
+/* omega_max (the largest listed omega: modes[0]'s unless cm__cand_sort put
+ * near-equal tops in component order, which may move one up to 1e-13
+ * below), the component named for it and the per-contact ratio. */
+void cm__report_top(cm_report_t *r) {
+  r->omega_max = 0;
+  for (int i = 0; i < r->nmodes; i++)
+    if (r->modes[i].omega > r->omega_max)
+      r->omega_max = r->modes[i].omega;
+  r->comp_max = r->nmodes ? r->modes[0].component : -1;
+  r->pc_ratio = r->pc_omega_max > 0 ? r->omega_max / r->pc_omega_max : NAN;
 }
 
 static int cm__collect_modes(cm_operator_t *op, const cm_system_t *sys,
@@ -391,7 +428,7 @@ static int cm__collect_modes(cm_operator_t *op, const cm_system_t *sys,
   for (int c = 0; c < sys->ncomp; c++)
     for (int i = 0; i < eig[c].nev; i++)
       cand[k++] = (cm__cand_t){eig[c].lambda[i], c, i};
-  qsort(cand, total, sizeof *cand, cm__cand_cmp);
+  cm__cand_sort(cand, total, sizeof *cand);
   int nm = (int)(total < (size_t)opts->modes ? total : (size_t)opts->modes);
   r->modes = calloc((size_t)nm + 1, sizeof(cm_mode_t));
   if (!r->modes) {
@@ -539,7 +576,7 @@ static int cm__list_components(cm_operator_t *op, const cm_system_t *sys,
     return CM_NOMEM;
   for (int c = 0; c < ncomp; c++)
     ord[c] = (cm__cand_t){eig[c].nev ? eig[c].lambda[0] : 0, c, 0};
-  qsort(ord, (size_t)ncomp, sizeof *ord, cm__cand_cmp);
+  cm__cand_sort(ord, (size_t)ncomp, sizeof *ord);
   int nl = ncomp < opts->top_components ? ncomp : opts->top_components;
   r->components = calloc((size_t)nl + 1, sizeof(cm_component_t));
   if (!r->components) {
@@ -1002,9 +1039,7 @@ static int cm__analyze_core(cm_context_t *ctx, const cm_system_t *sys,
                                              "out of memory in the report");
     goto done;
   }
-  r->omega_max = r->nmodes ? r->modes[0].omega : 0;
-  r->comp_max = r->nmodes ? r->modes[0].component : -1;
-  r->pc_ratio = r->pc_omega_max > 0 ? r->omega_max / r->pc_omega_max : NAN;
+  cm__report_top(r);
   cm__counts(sys, eig, opts, rank, r);
   cm__report_steps(opts, r);
   r->t_report = cm__now() - t1;

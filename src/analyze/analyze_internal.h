@@ -26,6 +26,22 @@ void cm__report_steps(const cm_options_t *o, cm_report_t *r);
 /* With dashpots: appends the dashpot warning (LAMMPS' second run) to
  * r->warning (also used by cmodes-mpi). CM_OK or CM_NOMEM. */
 int cm__dashpot_warning(cm_report_t *r);
+
+/* A mode or component in the report's order: eigenvalue descending, values
+ * within 1e-13 (relative) of each other by (component, pair), so the order
+ * does not hang on last bits that differ between CPUs. */
+typedef struct {
+  double lambda; /* eigenvalue */
+  int comp, idx; /* component and pair within it */
+} cm__cand_t;
+
+/* Sorts n elements of size bytes that each begin with a cm__cand_t
+ * (cm__analyze_system's modes and components, cmodes-mpi's records). */
+void cm__cand_sort(void *base, size_t n, size_t size);
+
+/* r->omega_max (the largest listed omega), r->comp_max (modes[0]'s
+ * component) and r->pc_ratio, from r->modes and r->pc_omega_max. */
+void cm__report_top(cm_report_t *r);
 /* The report's model label (static string). */
 const char *cm__model_label(int tangential, int dashpots);
 /* With dashpots in the scene: the coupled damped central-difference limit

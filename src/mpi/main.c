@@ -293,23 +293,13 @@ static int cm__local_solve(cm_context_t *ctx, const cm__mpi_part_t *P,
 /* ---- the report on rank 0 ------------------------------------- */
 
 typedef struct {
+  cm__cand_t key;  /* first: cm__cand_sort's order */
   const double *p; /* the record */
-  double lambda;
-  int comp, idx;
 } cm__rec_t;
 
 static int cm__i32_cmp(const void *pa, const void *pb) {
   int a = *(const int *)pa, b = *(const int *)pb;
   return (a > b) - (a < b);
-}
-
-static int cm__rec_cmp(const void *pa, const void *pb) {
-  const cm__rec_t *a = pa, *b = pb;
-  if (a->lambda != b->lambda)
-    return a->lambda > b->lambda ? -1 : 1;
-  if (a->comp != b->comp)
-    return a->comp < b->comp ? -1 : 1;
-  return a->idx - b->idx;
 }
 
 /* Contact position p's scene index, name and body labels. */
@@ -432,17 +422,19 @@ static int cm__report_lists(cm_context_t *ctx, const cm__part_file_t *f,
   nm = nc = 0;
   for (size_t i = 0; i < nrec;) {
     if (recs[i] == CM__REC_MODE) {
-      md[nm] = (cm__rec_t){recs + i, recs[i + 1], (int)recs[i + 5], (int)nm};
+      md[nm] = (cm__rec_t){{recs[i + 1], (int)recs[i + 5], (int)nm}, recs + i};
       nm++;
       i += 8 + 2 * (size_t)recs[i + 6] + 2 * (size_t)recs[i + 7];
     } else {
-      cp[nc] = (cm__rec_t){recs + i, recs[i + 1], (int)recs[i + 3], (int)nc};
+      /* keyed by omega_max squared: the same groups as the serial order */
+      cp[nc] = (cm__rec_t){
+          {recs[i + 1] * recs[i + 1], (int)recs[i + 3], (int)nc}, recs + i};
       nc++;
       i += 13 + (size_t)recs[i + 12];
     }
   }
-  qsort(md, nm, sizeof *md, cm__rec_cmp);
-  qsort(cp, nc, sizeof *cp, cm__rec_cmp);
+  cm__cand_sort(md, nm, sizeof *md);
+  cm__cand_sort(cp, nc, sizeof *cp);
   int st = CM_OK;
   /* ---- modes ---------------------------------------------------- */
   int k = (int)(nm < (size_t)opts->modes ? nm : (size_t)opts->modes);
@@ -573,11 +565,9 @@ static int cm__build_report(cm_context_t *ctx, const cm__part_file_t *f,
   /* ---- bounds, counts, solver ----------------------------------- */
   int nd = f->h.dim == 2 ? 3 : 6;
   r->status = sums->notconv > 0 ? CM_NOT_CONVERGED : CM_OK;
-  r->omega_max = r->nmodes ? r->modes[0].omega : 0;
-  r->comp_max = r->nmodes ? r->modes[0].component : -1;
   r->pc_omega_max = sums->pc_omega;
   r->pc_contact = (int)sums->pc_contact;
-  r->pc_ratio = r->pc_omega_max > 0 ? r->omega_max / r->pc_omega_max : NAN;
+  cm__report_top(r);
   r->omega_lower = r->pc_omega_max;
   r->omega_upper = sums->omega_upper;
   r->omega_upper_prob = sums->omega_upper_prob;
