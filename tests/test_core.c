@@ -504,47 +504,82 @@ CM_TEST(core_invariances) {
 
 /* ---- general sparse M against dense ------------------------------------- */
 
-CM_TEST(core_general_mass_matrix) {
-  /* n = 40 dofs, M = tridiagonal SPD (not block-diagonal), J random sparse */
-  int n = 40, nc = 55;
-  rng_state = 12345;
-  int Mp[41], Mi[120];
-  double Mx[120];
+/* A random system with a general M: M tridiagonal SPD (lower triangle CSC),
+ * J nc rows of 4 random entries on consecutive dofs, k log-uniform in
+ * [1e3, 1e5], from the test's generator at seed; Md and Jd their dense
+ * copies (row-major), w S's eigenvalues by dense_eigs. */
+typedef struct {
+  int n, nc, *Mp, *Mi, *Jp, *Jj;
+  double *Mx, *Jx, *k, *w, *Md, *Jd;
+} core_gm_t;
+
+static void core_gm_free(core_gm_t *g) {
+  free(g->Mp), free(g->Mi), free(g->Jp), free(g->Jj), free(g->Mx);
+  free(g->Jx), free(g->k), free(g->w), free(g->Md), free(g->Jd);
+}
+
+static int core_gm_build(core_gm_t *g, int n, int nc, unsigned seed) {
+  memset(g, 0, sizeof *g);
+  g->n = n, g->nc = nc;
+  g->Mp = malloc(sizeof(int) * (size_t)(n + 1));
+  g->Mi = malloc(sizeof(int) * 2 * (size_t)n);
+  g->Jp = malloc(sizeof(int) * (size_t)(nc + 1));
+  g->Jj = malloc(sizeof(int) * 4 * (size_t)nc);
+  g->Mx = malloc(sizeof(double) * 2 * (size_t)n);
+  g->Jx = malloc(sizeof(double) * 4 * (size_t)nc);
+  g->k = malloc(sizeof(double) * (size_t)nc);
+  g->w = malloc(sizeof(double) * (size_t)nc);
+  g->Md = calloc((size_t)n * n, sizeof(double));
+  g->Jd = calloc((size_t)nc * n, sizeof(double));
+  if (!(g->Mp && g->Mi && g->Jp && g->Jj && g->Mx && g->Jx && g->k && g->w &&
+        g->Md && g->Jd))
+    return -1;
+  rng_state = seed;
   int nz = 0;
-  double Md[40 * 40] = {0};
-  for (int j = 0; j < n; j++) { /* lower triangle CSC */
-    Mp[j] = nz;
-    Mi[nz] = j, Mx[nz] = 4 + urand(), Md[j * n + j] = Mx[nz], nz++;
+  for (int j = 0; j < n; j++) {
+    g->Mp[j] = nz;
+    g->Mi[nz] = j, g->Mx[nz] = 4 + urand(), g->Md[j * n + j] = g->Mx[nz];
+    nz++;
     if (j + 1 < n) {
-      Mi[nz] = j + 1, Mx[nz] = urange(-1, 1);
-      Md[j * n + j + 1] = Md[(j + 1) * n + j] = Mx[nz];
+      g->Mi[nz] = j + 1, g->Mx[nz] = urange(-1, 1);
+      g->Md[j * n + j + 1] = g->Md[(j + 1) * n + j] = g->Mx[nz];
       nz++;
     }
   }
-  Mp[n] = nz;
-  int Jp[56], Jj[55 * 4];
-  double Jx[55 * 4], k[55], Jd[55 * 40] = {0};
+  g->Mp[n] = nz;
   nz = 0;
   for (int r = 0; r < nc; r++) {
-    Jp[r] = nz;
+    g->Jp[r] = nz;
     int c0 = (int)(urand() * (n - 4));
     for (int q = 0; q < 4; q++) {
-      Jj[nz] = c0 + q;
-      Jx[nz] = urange(-1, 1);
-      Jd[r * n + c0 + q] = Jx[nz];
+      g->Jj[nz] = c0 + q;
+      g->Jx[nz] = urange(-1, 1);
+      g->Jd[r * n + c0 + q] = g->Jx[nz];
       nz++;
     }
-    k[r] = pow(10, urange(3, 5));
+    g->k[r] = pow(10, urange(3, 5));
   }
-  Jp[nc] = nz;
+  g->Jp[nc] = nz;
+  dense_eigs(n, nc, g->Md, g->Jd, g->k, g->w, NULL);
+  return 0;
+}
+
+static int core_gm_system(cm_context_t *ctx, const core_gm_t *g,
+                          cm_system_t **sys) {
+  return cm_system_from_matrices(ctx, g->n, g->nc, g->Mp, g->Mi, g->Mx, g->Jp,
+                                 g->Jj, g->Jx, g->k, sys);
+}
+
+CM_TEST(core_general_mass_matrix) {
+  /* n = 40 dofs, M = tridiagonal SPD (not block-diagonal), J random sparse */
+  core_gm_t g;
+  CMT_EQ_INT(core_gm_build(&g, 40, 55, 12345), 0);
   cm_context_t ctx;
   cm_context_init(&ctx);
   cm_system_t *sys = NULL;
-  CMT_EQ_INT(
-      cm_system_from_matrices(&ctx, n, nc, Mp, Mi, Mx, Jp, Jj, Jx, k, &sys), 0);
-  double w[55];
-  dense_eigs(n, nc, Md, Jd, k, w, NULL);
-  for (int method = CM_METHOD_ARPACK; method <= CM_METHOD_DENSE; method++) {
+  CMT_EQ_INT(core_gm_system(&ctx, &g, &sys), 0);
+  for (int method = CM_METHOD_ARPACK; sys && method <= CM_METHOD_DENSE;
+       method++) {
     cm_options_t o;
     cm_options_init(&o);
     o.method = method;
@@ -552,20 +587,21 @@ CM_TEST(core_general_mass_matrix) {
     CMT_EQ_INT(cm_analyze_system(&ctx, sys, NULL, &o, &r), 0);
     CMT_EQ_INT(r->nmodes, 6);
     for (int i = 0; i < 6; i++)
-      CMT_REL(r->modes[i].omega, sqrt(w[i]), 1e-9);
+      CMT_REL(r->modes[i].omega, sqrt(g.w[i]), 1e-9);
     CMT_LE(r->omega_lower, r->omega_max);
     CMT_LE(r->omega_max, r->omega_upper);
     cm_report_destroy(&r);
   }
   cm_system_destroy(&sys);
   /* a mass matrix that is not SPD is reported */
-  Mx[0] = -1;
-  CMT_EQ_INT(
-      cm_system_from_matrices(&ctx, n, nc, Mp, Mi, Mx, Jp, Jj, Jx, k, &sys), 0);
+  if (g.Mx)
+    g.Mx[0] = -1;
+  CMT_EQ_INT(core_gm_system(&ctx, &g, &sys), 0);
   cm_report_t *r = NULL;
   CMT_EQ_INT(cm_analyze_system(&ctx, sys, NULL, NULL, &r), CM_NOT_SPD);
   CMT_CONTAINS(ctx.message, "not positive definite");
   cm_system_destroy(&sys);
+  core_gm_free(&g);
 }
 
 /* One mode of a general M large enough for Lanczos (n = 300 dofs, 400
@@ -573,50 +609,14 @@ CM_TEST(core_general_mass_matrix) {
  * rest run as plain steps on the implicit operator (lanczos.c,
  * lz_pb_tail). Against dense LAPACK: omega_max, and the bound above it. */
 CM_TEST(core_general_mass_one_mode) {
-  int n = 300, nc = 400, nz = 0;
-  rng_state = 4242;
-  int *Mp = malloc(sizeof(int) * (size_t)(n + 1));
-  int *Mi = malloc(sizeof(int) * 2 * (size_t)n);
-  int *Jp = malloc(sizeof(int) * (size_t)(nc + 1));
-  int *Jj = malloc(sizeof(int) * 4 * (size_t)nc);
-  double *Mx = malloc(sizeof(double) * 2 * (size_t)n);
-  double *Jx = malloc(sizeof(double) * 4 * (size_t)nc);
-  double *k = malloc(sizeof(double) * (size_t)nc);
-  double *w = malloc(sizeof(double) * (size_t)nc);
-  double *Md = calloc((size_t)n * n, sizeof(double));
-  double *Jd = calloc((size_t)nc * n, sizeof(double));
-  CMT_TRUE(Mp && Mi && Jp && Jj && Mx && Jx && k && w && Md && Jd);
-  if (!(Mp && Mi && Jp && Jj && Mx && Jx && k && w && Md && Jd))
-    goto out;
-  for (int j = 0; j < n; j++) { /* lower triangle CSC, tridiagonal SPD */
-    Mp[j] = nz;
-    Mi[nz] = j, Mx[nz] = 4 + urand(), Md[j * n + j] = Mx[nz], nz++;
-    if (j + 1 < n) {
-      Mi[nz] = j + 1, Mx[nz] = urange(-1, 1);
-      Md[j * n + j + 1] = Md[(j + 1) * n + j] = Mx[nz];
-      nz++;
-    }
-  }
-  Mp[n] = nz;
-  nz = 0;
-  for (int r = 0; r < nc; r++) {
-    Jp[r] = nz;
-    int c0 = (int)(urand() * (n - 4));
-    for (int q = 0; q < 4; q++) {
-      Jj[nz] = c0 + q;
-      Jx[nz] = urange(-1, 1);
-      Jd[r * n + c0 + q] = Jx[nz];
-      nz++;
-    }
-    k[r] = pow(10, urange(3, 5));
-  }
-  Jp[nc] = nz;
+  core_gm_t g;
+  CMT_EQ_INT(core_gm_build(&g, 300, 400, 4242), 0);
   cm_context_t ctx;
   cm_context_init(&ctx);
   cm_system_t *sys = NULL;
-  CMT_EQ_INT(
-      cm_system_from_matrices(&ctx, n, nc, Mp, Mi, Mx, Jp, Jj, Jx, k, &sys), 0);
-  dense_eigs(n, nc, Md, Jd, k, w, NULL);
+  if (g.Jd)
+    CMT_EQ_INT(core_gm_system(&ctx, &g, &sys), 0);
+  double w0 = g.w ? sqrt(g.w[0]) : 0;
   for (int t = 0; sys && t < 2; t++) {
     cm_options_t o;
     cm_options_init(&o);
@@ -629,19 +629,17 @@ CM_TEST(core_general_mass_one_mode) {
     if (!r)
       continue;
     fprintf(stderr, "  tol %g: omega %.10g (dense %.10g), prob %.10g, %d "
-            "products, %d steps\n", o.tol, r->omega_max, sqrt(w[0]),
+            "products, %d steps\n", o.tol, r->omega_max, w0,
             r->omega_upper_prob, r->matvecs, r->prob_steps);
     CMT_EQ_INT(r->nmodes, 1);
-    CMT_REL(r->modes[0].omega, sqrt(w[0]), t ? 1e-6 : 1e-9);
-    CMT_LE(sqrt(w[0]) * (1 - 1e-13), r->omega_upper_prob);
+    CMT_REL(r->modes[0].omega, w0, t ? 1e-6 : 1e-9);
+    CMT_LE(w0 * (1 - 1e-13), r->omega_upper_prob);
     CMT_LE(r->omega_upper_prob, r->omega_upper * (1 + 1e-15));
     CMT_TRUE(r->prob_steps > 0);
     cm_report_destroy(&r);
   }
   cm_system_destroy(&sys);
-out:
-  free(Mp), free(Mi), free(Jp), free(Jj), free(Mx), free(Jx), free(k);
-  free(w), free(Md), free(Jd);
+  core_gm_free(&g);
 }
 
 /* A block-diagonal M given as general matrices, its 2 x 2 blocks interleaved
