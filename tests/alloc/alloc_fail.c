@@ -80,6 +80,25 @@ static const char *g_scene;
 static int g_method = CM_METHOD_AUTO;
 static char *g_text; /* the scene file's text */
 
+/* The run's end: rep as JSON into *json, and a nomem status checked to
+ * carry the documented message (else CM_INTERNAL, which the driver counts
+ * as bad). */
+static int run_finish(const cm_context_t *ctx, int st, const cm_report_t *rep,
+                      char **json) {
+  if (st >= 0) {
+    *json = cm_report_to_json(rep, CM_JSON_NO_TIMINGS);
+    if (!*json)
+      st = CM_NOMEM;
+  }
+  if (st == CM_NOMEM && !strstr(ctx->message, "out of memory") &&
+      ctx->status == CM_NOMEM) {
+    fprintf(stderr, "nomem without the documented message: '%s'\n",
+            ctx->message);
+    st = CM_INTERNAL;
+  }
+  return st;
+}
+
 /* scene read -> assemble -> factor -> eigen -> report. Returns the status
  * and the report (no timings) in *json. */
 static int run_analyze(char **json) {
@@ -98,17 +117,7 @@ static int run_analyze(char **json) {
       o.dense_max = 0;
     st = cm_analyze(&ctx, scene, &o, &rep);
   }
-  if (st >= 0) {
-    *json = cm_report_to_json(rep, CM_JSON_NO_TIMINGS);
-    if (!*json)
-      st = CM_NOMEM;
-  }
-  if (st == CM_NOMEM && !strstr(ctx.message, "out of memory") &&
-      ctx.status == CM_NOMEM) {
-    fprintf(stderr, "nomem without the documented message: '%s'\n",
-            ctx.message);
-    st = CM_INTERNAL;
-  }
+  st = run_finish(&ctx, st, rep, json);
   cm_report_destroy(&rep);
   cm_scene_destroy(&scene);
   return st;
@@ -157,17 +166,7 @@ static int run_matrices_one(int blk, char **json) {
     st = cm_system_set_names(&ctx, sys, rn, cn);
   if (!st)
     st = cm_analyze_system(&ctx, sys, NULL, NULL, &rep);
-  if (st >= 0) {
-    *json = cm_report_to_json(rep, CM_JSON_NO_TIMINGS);
-    if (!*json)
-      st = CM_NOMEM;
-  }
-  if (st == CM_NOMEM && !strstr(ctx.message, "out of memory") &&
-      ctx.status == CM_NOMEM) {
-    fprintf(stderr, "nomem without the documented message: '%s'\n",
-            ctx.message);
-    st = CM_INTERNAL;
-  }
+  st = run_finish(&ctx, st, rep, json);
   cm_report_destroy(&rep);
   cm_system_destroy(&sys);
   return st;
