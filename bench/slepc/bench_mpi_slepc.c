@@ -118,11 +118,8 @@ int main(int argc, char **argv) {
   cm_context_t ctx;
   cm_context_init(&ctx);
   cm__part_file_t f;
-  memset(&f, 0, sizeof f);
-  f.fd = -1;
   cm__mpi_part_t P;
-  memset(&P, 0, sizeof P);
-  P.rank = rank, P.np = np, P.f = &f;
+  cm__part_prepare(&P, &f, rank, np);
   int st = cm__part_open(&ctx, path, &f);
   if (!st)
     st = cm__part_load(&ctx, &P);

@@ -69,6 +69,13 @@ int cm__mpi_agree(cm_context_t *ctx, int st, MPI_Comm comm) {
 
 /* ---- one rank's part ------------------------------------------ */
 
+void cm__part_prepare(cm__mpi_part_t *P, cm__part_file_t *f, int rank, int np) {
+  memset(f, 0, sizeof *f);
+  f->fd = -1;
+  memset(P, 0, sizeof *P);
+  P->rank = rank, P->np = np, P->f = f;
+}
+
 void cm__part_free(cm__mpi_part_t *P) {
   free(P->cut), free(P->bodies), free(P->contacts), free(P->corig);
   free(P->borig), free(P->bcs);

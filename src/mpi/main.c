@@ -966,11 +966,8 @@ static int cm__mpi_analyze(int argc, char **argv, int rank, int np) {
   cm_context_init(&ctx);
   ctx.threads = a.threads;
   cm__part_file_t f;
-  memset(&f, 0, sizeof f);
-  f.fd = -1;
   cm__mpi_part_t P;
-  memset(&P, 0, sizeof P);
-  P.rank = rank, P.np = np, P.f = &f;
+  cm__part_prepare(&P, &f, rank, np);
   cm__dbuf_t recs = {0};
   cm__mpi_sums_t sums;
   cm__mpi_more_t more;

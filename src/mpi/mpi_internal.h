@@ -68,6 +68,9 @@ typedef struct {
   double damp_fail;
 } cm__mpi_sums_t;
 
+/* Empties *f (no file open) and *P, and sets P's rank, np and file: the
+ * state cm__part_open and cm__part_load start from. */
+void cm__part_prepare(cm__mpi_part_t *P, cm__part_file_t *f, int rank, int np);
 /* Reads this rank's part of P->f (P->rank, P->np set): the partition,
  * its bodies, contacts and their origins (load.c). */
 int cm__part_load(cm_context_t *ctx, cm__mpi_part_t *P);
