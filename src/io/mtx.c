@@ -196,6 +196,8 @@ static int cm__mm_scan(cm_context_t *ctx, const char *path, const char *name,
                    "%s:%ld: expected the size line '%s' with %s", path,
                    l.lineno, mm->array ? "rows cols" : "rows cols entries",
                    "non-negative integers");
+    if (!ok) /* a refused size (up to LONG_MAX) is not multiplied */
+      v[0] = v[1] = v[2] = 0;
     mm->nrow = v[0], mm->ncol = v[1];
     mm->nnz = mm->array ? (mm->symmetric ? v[0] * (v[0] + 1) / 2
                                          : v[0] * v[1])

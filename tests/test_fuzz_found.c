@@ -1,0 +1,82 @@
+/* test_fuzz_found.c: inputs that the long libFuzzer runs of the readers
+ * found (docs/reliability.md), each reduced to its point and replayed here:
+ * the reader must answer with a status and a message, not undefined
+ * behaviour (UBSan aborts the sanitizer build's run of these tests). */
+#include "cmodes.h"
+#include "cmodes/import.h"
+#include "cmtest.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* Writes text to a fresh file under /tmp; returns its path (static). */
+static const char *found_file(const char *name, const char *text) {
+  static char path[4][96];
+  static int slot;
+  char *p = path[slot++ % 4];
+  snprintf(p, sizeof path[0], "/tmp/cmodes-found-%ld-%s", (long)getpid(), name);
+  FILE *f = fopen(p, "w");
+  if (f) {
+    fputs(text, f);
+    fclose(f);
+  }
+  return p;
+}
+
+/* fuzz_deck: an atom type of 8e42 in `fix pour` (and in a LIGGGHTS
+ * particle template) was converted to int (undefined); such a type is
+ * not a type of the deck, so no density is read for it. */
+CM_TEST(fuzz_found_deck_huge_type) {
+  /* a committed deck with the fuzzer's lines after its own pour */
+  FILE *f = fopen(CM_SOURCE_DIR "/data/lammps/decks/in.hooke-damped", "r");
+  char *deck = calloc(1, 1 << 16);
+  size_t n = f && deck ? fread(deck, 1, (1 << 16) - 512, f) : 0;
+  if (f)
+    fclose(f);
+  CMT_TRUE(n > 0);
+  if (!deck)
+    return;
+  snprintf(deck + n, 512, "\n%s",
+           "fix bad all pour 10 8.12e42 1 region slab dens 1111 1111\n"
+           "fix pt all particletemplate/sphere 1 atom_type 1e300 density "
+           "constant 1111\n"
+           "fix neg all pour 10 -3e300 1 region slab dens 1111 1111\n");
+  const char *path = found_file("in.deck", deck);
+  free(deck);
+  cm_context_t ctx;
+  cm_context_init(&ctx);
+  cm_lammps_deck_t *d = NULL;
+  int st = cm_lammps_deck_read(&ctx, path, &d);
+  if (st)
+    CMT_FAIL("%s", ctx.message);
+  if (d) {
+    CMT_REL(d->density[1], 2500, 0); /* the deck's own pour, type 1 */
+    for (int t = 0; t <= CM_LAW_MAX_TYPES; t++)
+      CMT_TRUE(d->density[t] != 1111);
+  }
+  cm_lammps_deck_destroy(&d);
+  unlink(path);
+}
+
+/* fuzz_mtx: an array size line "2 111...1" (past INT_MAX) was refused, but
+ * its rows x cols product was formed first (signed overflow). */
+CM_TEST(fuzz_found_mtx_huge_array) {
+  const char *M = "%%MatrixMarket matrix coordinate real general\n"
+                  "3 3 3\n1 1 1\n2 2 1\n3 3 1\n";
+  const char *J = "%%MatrixMarket matrix array real general\n"
+                  "2 1111111111111111111111111111111\n5\n1e5\n";
+  const char *k = "%%MatrixMarket matrix array real general\n2 1\n1\n1\n";
+  const char *pm = found_file("M.mtx", M), *pj = found_file("J.mtx", J),
+             *pk = found_file("k.mtx", k);
+  cm_context_t ctx;
+  cm_context_init(&ctx);
+  cm_system_t *sys = NULL;
+  int st = cm_system_read_matrices(&ctx, pm, pj, pk, &sys);
+  CMT_EQ_INT(st, CM_PARSE);
+  CMT_CONTAINS(ctx.message, "size line");
+  CMT_CONTAINS(ctx.message, "J.mtx:2");
+  cm_system_destroy(&sys);
+  unlink(pm), unlink(pj), unlink(pk);
+}
