@@ -39,7 +39,7 @@ void cm__server_config_init(cm__server_config_t *cfg) {
   cfg->idle_timeout_s = 30;
   cfg->max_dense = 4000;
   cfg->drain_s = 120;
-  cfg->solve_nice = 10;
+  cfg->solve_nice = 0;
 }
 
 int cm__server_init(cm__server_t *srv, const cm__server_config_t *cfg) {
