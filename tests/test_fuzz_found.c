@@ -9,6 +9,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 /* Writes text to a fresh file under /tmp; returns its path (static). */
@@ -79,4 +81,48 @@ CM_TEST(fuzz_found_mtx_huge_array) {
   CMT_CONTAINS(ctx.message, "J.mtx:2");
   cm_system_destroy(&sys);
   unlink(pm), unlink(pj), unlink(pk);
+}
+
+/* fuzz_dump: a 200-byte dump that declares 216 121 615 atoms made the
+ * reader allocate its arrays for all of them at once (5.2 GB) before
+ * reading a line. In a child whose address space may grow by 512 MiB only,
+ * the read must end as the truncated file it is, not out of memory. */
+CM_TEST(fuzz_found_dump_declared_atoms) {
+  const char *dump = "ITEM: TIMESTEP\n15\nITEM: NUMBER OF ATOMS\n216121615\n"
+                     "ITEM: BOX BOUNDS ff ff ff\n0 1\n0 1\n0 1\n"
+                     "ITEM: ATOMS id type x y z radius\n"
+                     "1 1 0.5 0.5 0.5 0.1\n";
+  const char *path = found_file("big.dump", dump);
+  fflush(NULL);
+  pid_t pid = fork();
+  if (pid == 0) {
+    long pages = 0, page = sysconf(_SC_PAGESIZE);
+    FILE *f = fopen("/proc/self/statm", "r");
+    if (!f || fscanf(f, "%ld", &pages) != 1)
+      _exit(3);
+    fclose(f);
+    struct rlimit rl;
+    getrlimit(RLIMIT_AS, &rl);
+    rlim_t want = (rlim_t)pages * (rlim_t)page + ((rlim_t)512 << 20);
+    if (rl.rlim_max == RLIM_INFINITY || rl.rlim_max > want)
+      rl.rlim_cur = want;
+    setrlimit(RLIMIT_AS, &rl);
+    cm_context_t ctx;
+    cm_context_init(&ctx);
+    cm_dump_options_t o;
+    cm_dump_options_init(&o);
+    cm_dump_t *d = NULL;
+    int st = cm_dump_read(&ctx, path, &o, &d);
+    cm_dump_destroy(&d);
+    if (st != CM_PARSE || !strstr(ctx.message, "after 1 of the 216121615")) {
+      fprintf(stderr, "status %d: %s\n", st, ctx.message);
+      _exit(1);
+    }
+    _exit(0);
+  }
+  int ws = 0;
+  CMT_TRUE(pid > 0 && waitpid(pid, &ws, 0) == pid);
+  CMT_TRUE(WIFEXITED(ws));
+  CMT_EQ_INT(WEXITSTATUS(ws), 0);
+  unlink(path);
 }
