@@ -378,19 +378,27 @@ static int cm__alloc_atoms(cm__rd_t *r, cm_dump_t *d, long n, int mass) {
  * holds (it made the reader allocate 5 GB at once). */
 #define CM__ATOMS_FIRST 4096
 
+/* Room for atom i in arrays of *cap atoms: doubled when full (first
+ * CM__ATOMS_FIRST), never past the declared count. */
+static int cm__room(cm__rd_t *r, cm_dump_t *d, int i, long *cap, int mass) {
+  if (i < *cap)
+    return CM_OK;
+  *cap = *cap > 0 ? 2 * *cap : CM__ATOMS_FIRST;
+  *cap = *cap < d->natoms ? *cap : d->natoms;
+  return cm__alloc_atoms(r, d, *cap, mass);
+}
+
 /* Reads the natoms lines after ITEM: ATOMS into d. */
 static int cm__atoms(cm__rd_t *r, cm_dump_t *d, const cm__cols_t *c,
                      const char *names) {
-  long cap = d->natoms < CM__ATOMS_FIRST ? d->natoms : CM__ATOMS_FIRST;
-  int st = cm__alloc_atoms(r, d, cap, c->mass >= 0);
+  long cap = -1; /* atoms the arrays hold; -1: none yet */
+  int st = cm__room(r, d, 0, &cap, c->mass >= 0);
   if (st)
     return st;
   char **tok = malloc((size_t)(c->ncols + 1) * sizeof *tok);
-  if (!tok)
-    return CM__ERR(r->ctx, CM_NOMEM, NULL, "out of memory");
   char *colnames = cm__strdup(names), *save = NULL;
   char **cname = malloc((size_t)(c->ncols + 1) * sizeof *cname);
-  if (!colnames || !cname) {
+  if (!tok || !colnames || !cname) {
     free(tok), free(colnames), free(cname);
     return CM__ERR(r->ctx, CM_NOMEM, NULL, "out of memory");
   }
@@ -402,11 +410,8 @@ static int cm__atoms(cm__rd_t *r, cm_dump_t *d, const cm__cols_t *c,
   cm__box_frame(d, lo, len);
   int dim = r->opts->dim;
   for (int i = 0; i < d->natoms && !st; i++) {
-    if (i >= cap) { /* doubled, up to the declared count */
-      cap = 2 * cap < d->natoms ? 2 * cap : d->natoms;
-      if ((st = cm__alloc_atoms(r, d, cap, c->mass >= 0)))
-        break;
-    }
+    if ((st = cm__room(r, d, i, &cap, c->mass >= 0)))
+      break;
     if (!cm__next(r)) {
       char what[160];
       snprintf(what, sizeof what,
