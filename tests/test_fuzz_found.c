@@ -126,3 +126,38 @@ CM_TEST(fuzz_found_dump_declared_atoms) {
   CMT_EQ_INT(WEXITSTATUS(ws), 0);
   unlink(path);
 }
+
+/* fuzz_deck: a LIGGGHTS 2.x wall fix with no primitive ("fix w all
+ * wall/gran/hertz/history", 4 words) read argv[4] past the words: the
+ * previous command's freed line under ASan (heap-use-after-free). */
+CM_TEST(fuzz_found_deck_short_wall_fix) {
+  const char *deck = "units si\ndimension 3\n"
+                     "fix ins all pour 10 1 1 region slab dens 2500 2500\n"
+                     "fix w all wall/gran/hertz/history\n";
+  const char *path = found_file("in.wall", deck);
+  cm_context_t ctx;
+  cm_context_init(&ctx);
+  cm_lammps_deck_t *d = NULL;
+  CMT_EQ_INT(cm_lammps_deck_read(&ctx, path, &d), CM_PARSE);
+  CMT_CONTAINS(ctx.message, "fix wall/gran");
+  CMT_CONTAINS(ctx.message, ":4:");
+  cm_lammps_deck_destroy(&d);
+  unlink(path);
+}
+
+/* fuzz_mtx: a banner "%%MatrixMarKet" passed the scan (case-insensitive),
+ * then CHOLMOD's reader, which takes the banner word exactly, read the file
+ * another way, failed ("premature EOF") and leaked its dense matrix (LSan
+ * in the sanitizer build). The banner word is now exact. */
+CM_TEST(fuzz_found_mtx_banner_case) {
+  const char *text = "%%MatrixMarKet matrix array real symmetric\n"
+                     "%%%Matraket\n3 3\n 3\n211\n 1\n  3\n 3\n210";
+  const char *p = found_file("L.mtx", text);
+  cm_context_t ctx;
+  cm_context_init(&ctx);
+  cm_system_t *sys = NULL;
+  CMT_EQ_INT(cm_system_read_matrices(&ctx, p, p, p, &sys), CM_PARSE);
+  CMT_CONTAINS(ctx.message, "L.mtx:1: not a Matrix Market file");
+  cm_system_destroy(&sys);
+  unlink(p);
+}

@@ -657,7 +657,7 @@ static int cm__liggghts_wall(cm__drd_t *r, int argc, char **argv,
   int i = 4, st;
   cm_contact_law_t L = s->lig;
   r->deck->liggghts = 1;
-  if (!strcmp(argv[4], "model") &&
+  if (argc > 4 && !strcmp(argv[4], "model") &&
       (st = cm__liggghts_model(r, "fix wall/gran", argc, argv, &i, &L)))
     return st;
   if (s->pair != CM_LAW_LIGGGHTS_HERTZ && s->pair != CM_LAW_LIGGGHTS_HOOKE)
