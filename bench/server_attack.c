@@ -7,7 +7,14 @@
  * it asserts nothing.
  *
  *   bench/server_attack [--binary PATH] [--label NAME] [--skip-meta5]
+ *                       [--only-slow] [--slow-seconds S] [--no-solve]
+ *                       [--serve-args "ARGS"]
  *
+ * The last attack (1000 idle + 32 slow clients) keeps a solve running the
+ * whole time (one after another, --no-solve: none) and probes /healthz
+ * every 100 ms for S seconds (default 15); the table gives the median,
+ * p90, p99 and the largest probe latency. --serve-args: more options of
+ * `cmodes serve` for that attack's server (e.g. "--solve-nice 0").
  * See bench/README-server.md. */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -220,17 +227,25 @@ typedef struct {
 
 static const char *g_bin, *g_label = "";
 
+/* The q-quantile of the n sorted values x (nearest rank), 0 when none. */
+static double quantile(const double *x, int n, double q) {
+  if (n <= 0)
+    return 0;
+  int k = (int)(q * n + 0.999999) - 1;
+  return x[k < 0 ? 0 : k >= n ? n - 1 : k];
+}
+
 static void row_print(row_t *r) {
-  qsort(r->probe.lat, (size_t)r->probe.answered, sizeof(double), cmp_d);
-  double p50 = r->probe.answered ? r->probe.lat[r->probe.answered / 2] : 0;
-  double p90 =
-      r->probe.answered ? r->probe.lat[(r->probe.answered * 9) / 10] : 0;
-  double mx = r->probe.answered ? r->probe.lat[r->probe.answered - 1] : 0;
-  printf("| %s | %s | %s | %.0f | %.0f | %d/%d | %.1f | %.1f | %.1f | %.1f "
-         "|\n",
+  int n = r->probe.answered;
+  qsort(r->probe.lat, (size_t)n, sizeof(double), cmp_d);
+  printf("| %s | %s | %s | %.0f | %.0f | %d/%d | %.1f | %.1f | %.1f | %.1f | "
+         "%.1f |\n",
          g_label, r->what, r->answer, r->peak_kb / 1024.0, r->after_kb / 1024.0,
-         r->probe.answered, r->probe.probes, 1e3 * p50, 1e3 * p90, 1e3 * mx,
-         r->secs);
+         r->probe.answered, r->probe.probes,
+         1e3 * quantile(r->probe.lat, n, 0.5),
+         1e3 * quantile(r->probe.lat, n, 0.9),
+         1e3 * quantile(r->probe.lat, n, 0.99),
+         1e3 * quantile(r->probe.lat, n, 1.0), r->secs);
   fflush(stdout);
 }
 
@@ -245,6 +260,27 @@ typedef struct {
 static void *job_run(void *arg) {
   job_t *j = arg;
   j->status = exchange(j->head, j->body, j->blen, 120, &j->sent);
+  return NULL;
+}
+
+/* Solves one after another while *running: how many, and how many 200. */
+typedef struct {
+  job_t job;
+  volatile int running;
+  int solves, ok;
+} solves_t;
+
+static void *solves_run(void *arg) {
+  solves_t *s = arg;
+  while (s->running) {
+    double t0 = now_s();
+    int st = exchange(s->job.head, s->job.body, s->job.blen, 120, NULL);
+    if (getenv("ATTACK_TRACE"))
+      fprintf(stderr, "solve %d at %.2f s: %d, %.1f ms\n", s->solves, t0, st,
+              1e3 * (now_s() - t0));
+    s->solves++;
+    s->ok += st == 200;
+  }
   return NULL;
 }
 
@@ -323,15 +359,15 @@ static void slow_idle(row_t *r, int nidle, int nslow, double secs,
   peak_reset();
   double t0 = now_s();
   pthread_t solver;
-  job_t sj = {0};
+  solves_t sj = {{0}, 1, 0, 0};
   char head[256];
-  if (solve_body) {
+  if (solve_body) { /* solves back to back until the probes end */
     snprintf(head, sizeof head,
              "POST /v1/analyze HTTP/1.1\r\nHost: x\r\nContent-Type: "
              "application/json\r\nContent-Length: %zu\r\n\r\n",
              solve_len);
-    sj = (job_t){head, solve_body, solve_len, 0, 0};
-    pthread_create(&solver, NULL, job_run, &sj);
+    sj.job = (job_t){head, solve_body, solve_len, 0, 0};
+    pthread_create(&solver, NULL, solves_run, &sj);
   }
   int opened = 0;
   for (int i = 0; i < nidle + nslow; i++) {
@@ -351,6 +387,7 @@ static void slow_idle(row_t *r, int nidle, int nslow, double secs,
     nap_ms(500);
   }
   r->probe.running = 0;
+  sj.running = 0;
   pthread_join(pt, NULL);
   int still = 0;
   for (int i = 0; i < nidle + nslow; i++) {
@@ -366,10 +403,13 @@ static void slow_idle(row_t *r, int nidle, int nslow, double secs,
   r->secs = now_s() - t0;
   r->peak_kb = proc_kb("VmHWM");
   r->after_kb = proc_kb("VmRSS");
+  char solves[64] = "; no solve";
+  if (solve_body)
+    snprintf(solves, sizeof solves, "; %d solves back to back, %d answered 200",
+             sj.solves, sj.ok);
   snprintf(r->answer, sizeof r->answer,
-           "%d connected, %d still open after %.0f s%s%s", opened, still, secs,
-           solve_body ? "; solve: " : "",
-           solve_body ? (sj.status == 200 ? "200" : "not 200") : "");
+           "%d connected, %d still open after %.0f s%s", opened, still, secs,
+           solves);
   free(fds);
 }
 
@@ -396,7 +436,9 @@ static double triad_gbs(void) {
 
 int main(int argc, char **argv) {
   g_bin = "../cmodes";
-  int skip_meta5 = 0, only_slow = 0;
+  int skip_meta5 = 0, only_slow = 0, no_solve = 0;
+  double slow_s = 15;
+  const char *serve_args = "";
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--binary") && i + 1 < argc)
       g_bin = argv[++i];
@@ -406,9 +448,17 @@ int main(int argc, char **argv) {
       skip_meta5 = 1;
     else if (!strcmp(argv[i], "--only-slow"))
       only_slow = 1;
+    else if (!strcmp(argv[i], "--no-solve"))
+      no_solve = 1;
+    else if (!strcmp(argv[i], "--serve-args") && i + 1 < argc)
+      serve_args = argv[++i];
+    else if (!strcmp(argv[i], "--slow-seconds") && i + 1 < argc &&
+             atof(argv[i + 1]) > 0)
+      slow_s = atof(argv[++i]);
     else {
       fprintf(stderr, "usage: server_attack [--binary PATH] [--label NAME] "
-                      "[--skip-meta5] [--only-slow]\n");
+                      "[--skip-meta5] [--only-slow] [--slow-seconds S] "
+                      "[--no-solve] [--serve-args \"ARGS\"]\n");
       return 2;
     }
   }
@@ -431,8 +481,8 @@ int main(int argc, char **argv) {
   printf("triad (one thread, 3 x 64 MiB): %.1f GB/s; load: see uptime\n\n",
          triad_gbs());
   printf("| binary | attack | answer | peak RSS MB | RSS after MB | /healthz "
-         "answered | p50 ms | p90 ms | max ms | s |\n|---|---|---|---|---|---|"
-         "---|---|---|---|\n");
+         "answered | p50 ms | p90 ms | p99 ms | max ms | s |\n|---|---|---|---|"
+         "---|---|---|---|---|---|---|\n");
   if (only_slow)
     goto slow;
   /* 1: eight unauthenticated 60 MiB uploads at once */
@@ -488,14 +538,22 @@ int main(int argc, char **argv) {
 slow:
   server_stop();
   /* 5: 1000 idle + 32 slow clients while a solve runs (no token) */
-  if (server_start(g_bin, "--max-solve-seconds 20")) {
+  char sargs[300];
+  snprintf(sargs, sizeof sargs, "--max-solve-seconds 20 %s", serve_args);
+  if (server_start(g_bin, sargs)) {
     fprintf(stderr, "server_attack: %s did not start\n", g_bin);
     return 1;
   }
   size_t slen;
   char *solve = pile_body(20000, "{\"modes\": 6, \"tol\": 1e-14}", &slen);
-  row_t r5 = {"1000 idle + 32 slow clients + a solve", "", 0, 0, 0, {0}};
-  slow_idle(&r5, 1000, 32, 15, solve, slen);
+  row_t r5 = {no_solve ? "1000 idle + 32 slow clients, no solve"
+                       : "1000 idle + 32 slow clients + solves",
+              "",
+              0,
+              0,
+              0,
+              {0}};
+  slow_idle(&r5, 1000, 32, slow_s, no_solve ? NULL : solve, slen);
   row_print(&r5);
   free(solve);
   server_stop();

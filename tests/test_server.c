@@ -2143,3 +2143,40 @@ CM_TEST(server_patch_names_indexed) {
   resp_free(&r);
   CMT_EQ_INT(srv_stop(&s), 0);
 }
+
+/* The solver's priority and wait policy (issue #18, item 2): the server
+ * runs with OMP_WAIT_POLICY=passive (set by one re-execution unless given)
+ * and, with --solve-nice N, solves in a thread N nice levels below its HTTP
+ * threads: the same answer (the analytic rocking mode of the bar) either
+ * way, and the server's environment shows the policy. */
+CM_TEST(server_solve_nice) {
+  for (int k = 0; k < 2; k++) {
+    srv_t s;
+    if (srv_start(&s, k ? "--quiet --solve-nice 7" : "--quiet")) {
+      CMT_FAIL("server did not start");
+      return;
+    }
+    char path[64], env[8192];
+    snprintf(path, sizeof path, "/proc/%ld/environ", (long)s.pid);
+    FILE *f = fopen(path, "r");
+    size_t n = f ? fread(env, 1, sizeof env - 1, f) : 0;
+    if (f)
+      fclose(f);
+    int passive = 0;
+    for (size_t i = 0; i < n; i += strlen(env + i) + 1) {
+      env[n] = 0;
+      passive |= !strcmp(env + i, "OMP_WAIT_POLICY=passive");
+    }
+    /* no /proc, or a policy given to the test: nothing to check */
+    CMT_TRUE(n == 0 || getenv("OMP_WAIT_POLICY") || passive);
+    char *bar = bar_json(1.0);
+    resp_t r = http_post(s.port, "/v1/analyze", bar);
+    CMT_EQ_INT(r.status, 200);
+    json_t *j = jparse(r.body);
+    CMT_REL(jnum_path(j, "omega_max", NULL), bar_omega(1.0), 1e-12);
+    json_decref(j);
+    resp_free(&r);
+    free(bar);
+    CMT_EQ_INT(srv_stop(&s), 0);
+  }
+}

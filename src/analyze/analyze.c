@@ -116,13 +116,24 @@ static int cm__solve_comps(cm_context_t *ctx, cm_operator_t *op,
   /* small components: dense, in parallel, each sequential inside; not
    * when they are all tiny: a fork/join on shared cores cost more (22
    * humanoids, 6 x 27 each: 2.2 ms at 1 thread, 27 ms at 2, measured
-   * under load) */
+   * under load); one that would start past the budget is not solved (no
+   * pairs, not converged: a partial result) */
   int par = nsmall > 1 && work > CM__DENSE_PAR_FLOPS;
+  int skipped = ncomp;
 #pragma omp parallel for schedule(dynamic, 1) num_threads(cm__threads(ctx)) if (par)
   for (int i = 0; i < nsmall; i++) {
     cm_context_t local;
     cm_context_init(&local);
     int c = small[i];
+    if (deadline > 0 && cm__now() > deadline) {
+      memset(&eig[c], 0, sizeof eig[c]);
+      eig[c].method = CM_METHOD_DENSE;
+      eig[c].rank = -1;
+      status[c] = CM_NOT_CONVERGED;
+#pragma omp critical
+      skipped = c < skipped ? c : skipped;
+      continue;
+    }
     status[c] = cm__eig_component(&local, op, c, opts, NULL, 0, 0, &eig[c]);
     if (status[c] < 0) {
 #pragma omp critical
@@ -164,6 +175,11 @@ static int cm__solve_comps(cm_context_t *ctx, cm_operator_t *op,
     }
   }
   free(start);
+  if (skipped < ncomp && first_err == ncomp)
+    CM__ERR(ctx, CM_NOT_CONVERGED, NULL,
+            "component %d: not solved: the time budget (max_seconds) ran out "
+            "before its dense eigen-solve; partial result",
+            skipped);
   int st = CM_OK;
   if (first_err < ncomp) {
     *ctx = err_ctx;
@@ -642,7 +658,7 @@ static int cm__list_components(cm_operator_t *op, const cm_system_t *sys,
 static int cm__prob_bound(cm_context_t *ctx, cm_operator_t *op,
                           const cm_system_t *sys, const cm_options_t *opts,
                           cm__eig_t *eig, const double *gersh,
-                          cm_report_t *r) {
+                          double deadline, cm_report_t *r) {
   int niter = cm__prob_count(op, sys, opts), st = CM_OK;
   double delta = opts->failure_probability, umax = 0;
   r->failure_probability = delta;
@@ -653,8 +669,12 @@ static int cm__prob_bound(cm_context_t *ctx, cm_operator_t *op,
     if (m == 0 || n == 0)
       continue;
     int N = m < n ? m : n;
-    if (eig[c].method == CM_METHOD_DENSE) {
+    if (!eig[c].nev && !eig[c].converged) {
+      up = INFINITY; /* not solved (budget): its Gershgorin bound below */
+    } else if (eig[c].method == CM_METHOD_DENSE) {
       up = lam * (1 + 4.0 * N * DBL_EPSILON);
+    } else if (deadline > 0 && cm__now() > deadline && eig[c].pb_steps <= 0) {
+      up = INFINITY; /* no run of its own past the budget: Gershgorin */
     } else if (N <= CM__PROB_DENSE_MAX) { /* too small for the theorem */
       cm__eig_t e;
       memset(&e, 0, sizeof e);
@@ -961,6 +981,24 @@ int cm__analyze_system_fields(cm_context_t *ctx, const cm_system_t *sys,
   return cm__analyze_core(ctx, sys, scene, opts, out, NULL, f);
 }
 
+/* The damped step of a scene with dashpots (damped.c) and its warning:
+ * CM_OK, CM_NOT_CONVERGED (the budget ran out: r is partial, its status
+ * says so) or an error. */
+static int cm__damped(cm_context_t *ctx, const cm_scene_t *scene,
+                      const cm_options_t *opts, double deadline,
+                      cm_report_t *r) {
+  double t2 = cm__now();
+  int st = cm__damped_step(ctx, scene, opts, deadline, r);
+  r->t_eigen += cm__now() - t2;
+  /* the probabilistic bound is on the undamped operator: it certifies
+   * the undamped steps, not the damped limit */
+  r->central_difference.certified_prob_s = NAN;
+  if (st == CM_NOT_CONVERGED) /* stopped by the budget: a partial report */
+    r->status = CM_NOT_CONVERGED, r->converged = 0;
+  int wst = st < 0 ? CM_OK : cm__dashpot_warning(r);
+  return wst ? wst : st;
+}
+
 /* The pipeline on a system; mode shapes into *vectors and full arrays into
  * f when asked (either may be NULL). */
 static int cm__analyze_core(cm_context_t *ctx, const cm_system_t *sys,
@@ -1013,7 +1051,8 @@ static int cm__analyze_core(cm_context_t *ctx, const cm_system_t *sys,
   if (st >= 0) {
     cm_context_t bctx;
     cm_context_init(&bctx);
-    int bst = cm__prob_bound(&bctx, op, sys, opts, eig, gersh, r);
+    int bst = cm__prob_bound(&bctx, op, sys, opts, eig, gersh,
+                             cm__budget_end(opts, t0), r);
     if (bst < 0 || (bst == CM_NOT_CONVERGED && st == CM_OK))
       *ctx = bctx, st = bst;
   }
@@ -1045,18 +1084,11 @@ static int cm__analyze_core(cm_context_t *ctx, const cm_system_t *sys,
   r->t_report = cm__now() - t1;
   /* ---- the scene's dashpots and deck step ---- */
   if (scene && sys->dashpots) {
-    double t2 = cm__now();
-    st2 = cm__damped_step(ctx, scene, opts, r);
-    r->t_eigen += cm__now() - t2;
-    /* the probabilistic bound is on the undamped operator: it certifies
-     * the undamped steps, not the damped limit */
-    r->central_difference.certified_prob_s = NAN;
-    if (!st2)
-      st2 = cm__dashpot_warning(r);
-    if (st2) {
+    st2 = cm__damped(ctx, scene, opts, cm__budget_end(opts, t0), r);
+    if (st2 < 0 || st2 == CM_NOT_CONVERGED)
       st = st2;
+    if (st < 0)
       goto done;
-    }
   }
   if (scene) {
     r->deck_timestep_s = scene->timestep_s;

@@ -46,8 +46,12 @@ void cm__report_top(cm_report_t *r);
 const char *cm__model_label(int tangential, int dashpots);
 /* With dashpots in the scene: the coupled damped central-difference limit
  * and its certified bound into r->central_difference (the undamped ones
- * move to r->cd_undamped). Cannot be called without r's modes. */
+ * move to r->cd_undamped). Cannot be called without r's modes. deadline:
+ * the end of the solve budget (a cm__now() time, 0 = none); past it the
+ * results so far are kept, r->warning says so and the return is
+ * CM_NOT_CONVERGED with the message in ctx. */
 int cm__damped_step(cm_context_t *ctx, const cm_scene_t *scene,
-                    const cm_options_t *opts, cm_report_t *r);
+                    const cm_options_t *opts, double deadline,
+                    cm_report_t *r);
 
 #endif

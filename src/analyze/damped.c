@@ -17,12 +17,33 @@
  * any vector's quotients is >= h*, so early solves may be loose. The certified
  * step starts from Gershgorin bounds U_K >= lambda_max(K~), U_C >=
  * lambda_max(C~): h^2 U_K + 2 h U_C = 4 gives h_c <= h*; it is then raised
- * by bisection on the Gershgorin bound of the damped operator itself. */
+ * by bisection on the Gershgorin bound of the damped operator itself.
+ *
+ * The solve budget (max_seconds, what the undamped eigen-solve left of it)
+ * holds here too: every loop checks it, the eigen-solves get what is left,
+ * and a factorization that would not fit is not started. When it runs out,
+ * h_s is the last iterate (>= h*, an upper estimate) and certified_s the
+ * best certified step so far (<= h*, still safe); the report is partial
+ * (CM_NOT_CONVERGED) and its warning says so. */
 #include "analyze/analyze_internal.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* The budget: its end (a cm__now() time, 0 = none) and whether a step
+ * was cut short by it. */
+typedef struct {
+  double end;
+  int hit;
+} cm__budget_t;
+
+/* 1 (and hit set) when the budget is spent. */
+static int cm__spent(cm__budget_t *b) {
+  if (b->end > 0 && cm__now() >= b->end)
+    b->hit = 1;
+  return b->hit;
+}
 
 /* The top vector of h^2 K~ + 2 h C~ over all components. */
 typedef struct {
@@ -43,7 +64,8 @@ static double cm__damped_root(double a, double b) {
 
 /* Evaluates the top vector at h (warm: previous top vectors or NULL). */
 static int cm__top_at(cm_context_t *ctx, const cm_scene_t *scene,
-                      const cm_options_t *opts, double h, cm__top_t *top) {
+                      const cm_options_t *opts, double h, cm__budget_t *b,
+                      cm__top_t *top) {
   cm_system_t *sys = NULL;
   cm_operator_t *op = NULL;
   cm__eig_t *eig = NULL;
@@ -63,9 +85,12 @@ static int cm__top_at(cm_context_t *ctx, const cm_scene_t *scene,
     cm_options_t o = *opts;
     o.modes = 1;
     o.warm_start = top->z && top->nz == sys->nc ? top->z : NULL;
+    if (b->end > 0) /* what is left of the budget */
+      o.max_seconds = fmax(b->end - cm__now(), 1e-300);
     st = cm__solve_all(ctx, op, sys, &o, eig);
     if (st == CM_NOT_CONVERGED) { /* the partial vector still serves */
       cm_context_clear(ctx);
+      cm__spent(b); /* a solve stopped by the budget: the last one */
       st = CM_OK;
     }
   }
@@ -110,13 +135,14 @@ static int cm__top_at(cm_context_t *ctx, const cm_scene_t *scene,
  * v decrease that bound towards rho(N); the smallest seen is kept. v
  * (size m, > 0) is overwritten. */
 static int cm__cw_bound(cm_context_t *ctx, cm_operator_t *op, int m,
-                        double *v, int steps, double *u) {
+                        double *v, int steps, cm__budget_t *b, double *u) {
   double *nv = malloc(sizeof(double) * ((size_t)m + 1));
   if (!nv)
     return CM__ERR(ctx, CM_NOMEM, NULL, "out of memory");
   int st = CM_OK;
   *u = INFINITY;
-  for (int it = 0; it <= steps && !st; it++) {
+  /* any step's bound holds: past the budget, the smallest so far */
+  for (int it = 0; it <= steps && !st && !(it > 0 && cm__spent(b)); it++) {
     st = cm__op_abs_product(ctx, op, -1, v, nv);
     double b = 0, top = 0;
     for (int r = 0; !st && r < m; r++) {
@@ -139,7 +165,7 @@ static int cm__cw_bound(cm_context_t *ctx, cm_operator_t *op, int m,
  * Collatz-Wielandt power steps: v = |vs| + max|vs| / 10. */
 static int cm__weighted_bound(cm_context_t *ctx, const cm_scene_t *scene,
                               double wk, double wg, const double *vs,
-                              int nvs, double *uc) {
+                              int nvs, cm__budget_t *b, double *uc) {
   cm_system_t *sys = NULL;
   cm_operator_t *op = NULL;
   double *diag = NULL, *gersh = NULL;
@@ -162,7 +188,7 @@ static int cm__weighted_bound(cm_context_t *ctx, const cm_scene_t *scene,
         vmax = fmax(vmax, fabs(vs[r]));
       for (int r = 0; r < sys->nc; r++)
         diag[r] = fabs(vs[srow[r]]) + 0.1 * vmax + 1e-300;
-      st = cm__cw_bound(ctx, op, sys->nc, diag, 30, uc);
+      st = cm__cw_bound(ctx, op, sys->nc, diag, 30, b, uc);
     } else {
       st = cm__op_row_bounds(ctx, op, -1, diag, gersh);
       for (int r = 0; !st && r < sys->nc; r++)
@@ -184,20 +210,24 @@ static int cm__weighted_bound(cm_context_t *ctx, const cm_scene_t *scene,
 
 /* 1 when h is certified: 4 M - h^2 K - 2 h C is positive definite (by a
  * factorization, with a 1e-9 margin for its rounding), or, for large
- * systems, a Collatz-Wielandt bound from the top vector vs is <= 4. */
+ * systems, a Collatz-Wielandt bound from the top vector vs is <= 4. A
+ * factorization that would not fit in the budget is not made (*ok = 0,
+ * b->hit set). */
 static int cm__certify(cm_context_t *ctx, const cm_scene_t *scene, double h,
-                       const double *vs, int nvs, int *ok) {
+                       const double *vs, int nvs, cm__budget_t *b, int *ok) {
   cm_system_t *sys = NULL;
   int st = cm__system_assemble_weighted(ctx, scene, h * h, 2.0 * h, &sys);
   if (!st && sys->n <= CM__DEFINITE_MAX_DOFS) {
-    st = cm__op_definite(ctx, sys, 4.0 * (1.0 - 1e-9), ok);
+    st = cm__op_definite(ctx, sys, 4.0 * (1.0 - 1e-9), b->end, ok);
     cm_system_destroy(&sys);
+    if (*ok < 0) /* would not fit in the budget */
+      *ok = 0, b->hit = 1;
     return st;
   }
   cm_system_destroy(&sys);
   double u = INFINITY;
   if (!st)
-    st = cm__weighted_bound(ctx, scene, h * h, 2.0 * h, vs, nvs, &u);
+    st = cm__weighted_bound(ctx, scene, h * h, 2.0 * h, vs, nvs, b, &u);
   *ok = u <= 4.0;
   return st;
 }
@@ -207,12 +237,12 @@ static int cm__certify(cm_context_t *ctx, const cm_scene_t *scene, double h,
  * usually the first). */
 static int cm__certified_search(cm_context_t *ctx, const cm_scene_t *scene,
                                 double h_star, const double *vs, int nvs,
-                                double *hc) {
-  for (double f = 1e-4; f < 1.0; f *= 2) {
+                                cm__budget_t *b, double *hc) {
+  for (double f = 1e-4; f < 1.0 && !cm__spent(b); f *= 2) {
     double h = h_star * (1.0 - f);
     if (h <= *hc)
       break;
-    int ok = 0, st = cm__certify(ctx, scene, h, vs, nvs, &ok);
+    int ok = 0, st = cm__certify(ctx, scene, h, vs, nvs, b, &ok);
     if (st)
       return st;
     if (ok) {
@@ -223,8 +253,31 @@ static int cm__certified_search(cm_context_t *ctx, const cm_scene_t *scene,
   return CM_OK;
 }
 
+/* The report's note of a damped step cut short by the budget (appended to
+ * r->warning). */
+static int cm__budget_warning(cm_report_t *r, int it) {
+  char w[400];
+  snprintf(w, sizeof w,
+           "damped step: the solve budget (max_seconds) ran out after %d "
+           "iteration%s: h_s is an upper estimate of the damped limit, "
+           "certified_s the best certified step found so far (a lower bound, "
+           "still safe)",
+           it, it == 1 ? "" : "s");
+  size_t n = (r->warning ? strlen(r->warning) + 2 : 0) + strlen(w) + 1;
+  char *t = malloc(n);
+  if (!t)
+    return CM_NOMEM;
+  snprintf(t, n, "%s%s%s", r->warning ? r->warning : "",
+           r->warning ? "; " : "", w);
+  free(r->warning);
+  r->warning = t;
+  return CM_OK;
+}
+
 int cm__damped_step(cm_context_t *ctx, const cm_scene_t *scene,
-                    const cm_options_t *opts, cm_report_t *r) {
+                    const cm_options_t *opts, double deadline,
+                    cm_report_t *r) {
+  cm__budget_t b = {deadline, 0};
   /* ---- the undamped steps and each listed mode's own damped limit ---- */
   r->cd_undamped = r->central_difference;
   r->damped_component = -1;
@@ -233,14 +286,30 @@ int cm__damped_step(cm_context_t *ctx, const cm_scene_t *scene,
     h = fmin(h, cm_step_central_difference(r->modes[i].omega,
                                            r->modes[i].zeta));
   r->damped_modal_h_s = isfinite(h) ? h : NAN;
-  if (!(r->omega_max > 0) || !isfinite(h))
-    return CM_OK; /* no mode: the notes already say why */
+  int no_mode = !(r->omega_max > 0) || !isfinite(h);
+  if (no_mode && !(r->omega_upper > 0 && isfinite(r->omega_upper)))
+    return CM_OK; /* no stiff row: the notes already say why */
   /* ---- certified, first: h^2 U_K + 2 h U_C = 4 ---- */
   double uc = 0;
-  int st = cm__weighted_bound(ctx, scene, 0.0, 1.0, NULL, 0, &uc);
+  int st = cm__weighted_bound(ctx, scene, 0.0, 1.0, NULL, 0, &b, &uc);
   if (st)
     return st;
   double hc = cm__damped_root(r->omega_upper * r->omega_upper, uc);
+  if (no_mode) {
+    /* no listed mode (a budget that stopped the solve before its first
+     * pair): no iteration, but the undamped certified step is not safe
+     * with dashpots; the damped one from the bounds is */
+    r->central_difference.certified_s =
+        fmin(hc, r->central_difference.certified_s);
+    if (!cm__spent(&b))
+      return CM_OK;
+    return cm__budget_warning(r, 0)
+               ? CM__ERR(ctx, CM_NOMEM, NULL, "out of memory")
+               : CM__ERR(ctx, CM_NOT_CONVERGED, NULL,
+                         "damped step: stopped by its time budget "
+                         "(max_seconds) before its first iteration; partial "
+                         "result");
+  }
   /* ---- the coupled limit: monotone iteration from above ---- */
   cm__top_t top = {0};
   top.z = malloc(sizeof(double) * ((size_t)r->nstart + 1));
@@ -254,8 +323,8 @@ int cm__damped_step(cm_context_t *ctx, const cm_scene_t *scene,
   cm_options_t o = *opts;
   o.tol = fmax(opts->tol, 1e-6);
   int it = 0;
-  while (it < 60) {
-    st = cm__top_at(ctx, scene, &o, h, &top);
+  while (it < 60 && !cm__spent(&b)) {
+    st = cm__top_at(ctx, scene, &o, h, &b, &top);
     if (st)
       break;
     it++;
@@ -270,9 +339,16 @@ int cm__damped_step(cm_context_t *ctx, const cm_scene_t *scene,
     h = hn;
   }
   if (!st && hc < hn)
-    st = cm__certified_search(ctx, scene, hn, top.z, top.nz, &hc);
+    st = cm__certified_search(ctx, scene, hn, top.z, top.nz, &b, &hc);
   free(top.z);
-  if (st)
+  if (!st && b.hit)
+    st = cm__budget_warning(r, it)
+             ? CM__ERR(ctx, CM_NOMEM, NULL, "out of memory")
+             : CM__ERR(ctx, CM_NOT_CONVERGED, NULL,
+                       "damped step: stopped by its time budget "
+                       "(max_seconds) after %d iterations; partial result",
+                       it);
+  if (st < 0)
     return st;
   r->damped_iterations = it;
   r->matvecs += top.matvecs;
@@ -280,5 +356,5 @@ int cm__damped_step(cm_context_t *ctx, const cm_scene_t *scene,
   r->damped_zeta = top.a > 0 ? top.b / (2.0 * sqrt(top.a)) : 0;
   r->central_difference.h_s = hn;
   r->central_difference.certified_s = fmin(hc, hn);
-  return CM_OK;
+  return st;
 }

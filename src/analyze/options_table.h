@@ -56,9 +56,10 @@
   X(max_seconds, "max-seconds", REAL, 0, 0, HUGE_VAL, CLOSED, 0, "S",          \
     "eigen-solve time budget, s (0 = none)",                                   \
     "wall-clock budget (s) for all eigen-solves of the analysis, checked "     \
-    "after each product, 0 = none (the server caps it with "                   \
-    "--max-solve-seconds); when it runs out the report is a partial result "   \
-    "(exit 5). Breaks bitwise reproducibility")                                \
+    "after each product, and for what follows them (dense components, rank "   \
+    "counts, the damped step of a scene with dashpots), 0 = none (the "        \
+    "server caps it with --max-solve-seconds); when it runs out the report "   \
+    "is a partial result (exit 5). Breaks bitwise reproducibility")            \
   X(dense_max, "dense-max", INT, 400, 0, 20000, CLOSED, 0, "N",                \
     "auto: components up to N solved densely",                                 \
     "with method `auto`: the largest min(contacts, dofs) of a component "      \

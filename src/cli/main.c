@@ -5,7 +5,9 @@
 
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 typedef struct {
   const char *name;                 /* subcommand */
@@ -39,6 +41,19 @@ static int cm__close_stdout(const char *cmd, int code) {
   return code ? code : cm_status_exit(CM_IO);
 }
 
+/* `cmodes serve` runs with OMP_WAIT_POLICY=passive unless it is set:
+ * OpenMP threads that spin at their barriers take the cores from each other
+ * and from the HTTP threads on a busy machine (a 20 000-sphere solve took
+ * 7.8 s instead of 0.8 s, and /healthz waited behind it). libgomp reads
+ * the variable when it is loaded, hence one re-execution with it set;
+ * where that fails the server runs as it is. */
+static void cm__serve_passive(char **argv) {
+  if (getenv("OMP_WAIT_POLICY") || setenv("OMP_WAIT_POLICY", "passive", 1))
+    return;
+  execv("/proc/self/exe", argv);
+  unsetenv("OMP_WAIT_POLICY"); /* not re-executed: as before */
+}
+
 int main(int argc, char **argv) {
   const cm__cmd_t cmds[] = {
       {"analyze", cm__cmd_analyze, "coupled contact modes and stable steps"},
@@ -67,6 +82,8 @@ int main(int argc, char **argv) {
     printf("cmodes %s\n", CM_VERSION_STRING);
     return cm__close_stdout("cmodes", 0);
   }
+  if (!strcmp(argv[1], "serve"))
+    cm__serve_passive(argv);
   for (int i = 0; i < n; i++)
     if (!strcmp(argv[1], cmds[i].name)) {
       char prog[32];

@@ -27,10 +27,18 @@ size_t cm__input_limit(void) {
     if (end != env && !*end && v >= 1 && v < 1.8e19)
       return (size_t)v;
   }
-  long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGESIZE);
-  if (pages <= 0 || size <= 0)
-    return (size_t)1 << 30;
-  return (size_t)((double)pages * (double)size / 4);
+  /* physical memory / 4, asked once: sysconf(_SC_PHYS_PAGES) is a sysinfo
+   * call, and the line readers ask for the limit at every line (it was a
+   * tenth of a dump reader's time on short lines) */
+  static _Atomic size_t quarter;
+  size_t q = quarter;
+  if (!q) {
+    long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGESIZE);
+    q = pages <= 0 || size <= 0 ? (size_t)1 << 30
+                                : (size_t)((double)pages * (double)size / 4);
+    quarter = q;
+  }
+  return q;
 }
 
 long cm__getline_limited(char **buf, size_t *cap, FILE *f, size_t *total) {

@@ -347,34 +347,58 @@ static void cm__track_z(const char *t, double len, double zr[3]) {
   zr[2] += 1;
 }
 
-/* Allocates the atom arrays of d for n atoms. */
+/* Grows the atom arrays of d to n atoms (realloc: what was read stays). */
 static int cm__alloc_atoms(cm__rd_t *r, cm_dump_t *d, long n, int mass) {
   size_t m = n > 0 ? (size_t)n : 1;
-  d->id = malloc(m * sizeof *d->id);
-  d->type = malloc(m * sizeof *d->type);
-  d->x = malloc(3 * m * sizeof *d->x);
-  d->radius = malloc(m * sizeof *d->radius);
-  d->line = malloc(m * sizeof *d->line);
-  d->mass = mass ? malloc(m * sizeof *d->mass) : NULL;
-  if (!d->id || !d->type || !d->x || !d->radius || !d->line ||
-      (mass && !d->mass))
+  int ok = 1;
+#define CM__GROW(f, k)                                                         \
+  do {                                                                         \
+    void *p = realloc(d->f, (k) * m * sizeof *d->f);                           \
+    if (p)                                                                     \
+      d->f = p;                                                                \
+    else                                                                       \
+      ok = 0;                                                                  \
+  } while (0)
+  CM__GROW(id, 1);
+  CM__GROW(type, 1);
+  CM__GROW(x, 3);
+  CM__GROW(radius, 1);
+  CM__GROW(line, 1);
+  if (mass)
+    CM__GROW(mass, 1);
+#undef CM__GROW
+  if (!ok)
     return CM__ERR(r->ctx, CM_NOMEM, NULL,
                    "out of memory for %ld atoms of %s", n, r->path);
   return CM_OK;
 }
 
+/* Atoms allocated before any is read: the arrays grow with the lines
+ * actually read, so a short file that declares 2e8 atoms costs what it
+ * holds (it made the reader allocate 5 GB at once). */
+#define CM__ATOMS_FIRST 4096
+
+/* Room for atom i in arrays of *cap atoms: doubled when full (first
+ * CM__ATOMS_FIRST), never past the declared count. */
+static int cm__room(cm__rd_t *r, cm_dump_t *d, int i, long *cap, int mass) {
+  if (i < *cap)
+    return CM_OK;
+  *cap = *cap > 0 ? 2 * *cap : CM__ATOMS_FIRST;
+  *cap = *cap < d->natoms ? *cap : d->natoms;
+  return cm__alloc_atoms(r, d, *cap, mass);
+}
+
 /* Reads the natoms lines after ITEM: ATOMS into d. */
 static int cm__atoms(cm__rd_t *r, cm_dump_t *d, const cm__cols_t *c,
                      const char *names) {
-  int st = cm__alloc_atoms(r, d, d->natoms, c->mass >= 0);
+  long cap = -1; /* atoms the arrays hold; -1: none yet */
+  int st = cm__room(r, d, 0, &cap, c->mass >= 0);
   if (st)
     return st;
   char **tok = malloc((size_t)(c->ncols + 1) * sizeof *tok);
-  if (!tok)
-    return CM__ERR(r->ctx, CM_NOMEM, NULL, "out of memory");
   char *colnames = cm__strdup(names), *save = NULL;
   char **cname = malloc((size_t)(c->ncols + 1) * sizeof *cname);
-  if (!colnames || !cname) {
+  if (!tok || !colnames || !cname) {
     free(tok), free(colnames), free(cname);
     return CM__ERR(r->ctx, CM_NOMEM, NULL, "out of memory");
   }
@@ -386,6 +410,8 @@ static int cm__atoms(cm__rd_t *r, cm_dump_t *d, const cm__cols_t *c,
   cm__box_frame(d, lo, len);
   int dim = r->opts->dim;
   for (int i = 0; i < d->natoms && !st; i++) {
+    if ((st = cm__room(r, d, i, &cap, c->mass >= 0)))
+      break;
     if (!cm__next(r)) {
       char what[160];
       snprintf(what, sizeof what,

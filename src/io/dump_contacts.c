@@ -100,6 +100,20 @@ static int cm__far_atom(const cm_dump_t *d, int a) {
  * range h (extent > 4e12 h), or a contact range that is not finite. */
 static int cm__check_extent(cm_context_t *ctx, const cm_dump_t *d, int dim,
                             const cm__grid_t *g, const double hi[3]) {
+  /* squared distances of radii past ~1e154 overflow: every overlap was
+   * missed (0 contacts, exit 0); scenes refuse arms past 1e150 m anyway */
+  if (d->natoms > 0 && isfinite(g->h) && g->h > 1e150) {
+    int big = 0;
+    for (int i = 1; i < d->natoms; i++)
+      big = d->radius[i] > d->radius[big] ? i : big;
+    return CM__ERR(ctx, CM_INVALID_SCENE, "atoms",
+                   "%s:%ld: atom %ld has radius %g m: contact ranges past "
+                   "1e150 m (2 r_max + touch_tol = %g m) leave no room in "
+                   "double precision for squared distances or lever arms; "
+                   "check the units, or rescale the lengths",
+                   d->source ? d->source : "dump", d->line[big], d->id[big],
+                   d->radius[big], g->h);
+  }
   for (int a = 0; a < dim; a++) {
     if (g->per[a])
       continue;

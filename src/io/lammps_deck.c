@@ -657,7 +657,7 @@ static int cm__liggghts_wall(cm__drd_t *r, int argc, char **argv,
   int i = 4, st;
   cm_contact_law_t L = s->lig;
   r->deck->liggghts = 1;
-  if (!strcmp(argv[4], "model") &&
+  if (argc > 4 && !strcmp(argv[4], "model") &&
       (st = cm__liggghts_model(r, "fix wall/gran", argc, argv, &i, &L)))
     return st;
   if (s->pair != CM_LAW_LIGGGHTS_HERTZ && s->pair != CM_LAW_LIGGGHTS_HOOKE)
@@ -796,7 +796,7 @@ static void cm__density(cm__drd_t *r, int argc, char **argv) {
   double v, lo = 0, hi = -1;
   for (int i = 4; i + 1 < argc; i++) {
     if (!strcmp(argv[i], "atom_type") && cm__deck_number(argv[i + 1], &v))
-      type = (int)v;
+      type = v >= 1 && v <= CM__T ? (int)v : 0; /* 0: not a type read */
     if (!strcmp(argv[i], "density") && i + 2 < argc &&
         !strcmp(argv[i + 1], "constant"))
       cm__deck_number(argv[i + 2], &lo), hi = lo;
@@ -804,7 +804,7 @@ static void cm__density(cm__drd_t *r, int argc, char **argv) {
       cm__deck_number(argv[i + 1], &lo), cm__deck_number(argv[i + 2], &hi);
   }
   if (!strcmp(argv[3], "pour") && argc > 5 && cm__deck_number(argv[5], &v))
-    type = (int)v;
+    type = v >= 1 && v <= CM__T ? (int)v : 0;
   if (type >= 1 && type <= CM__T && lo == hi && lo > 0)
     d->density[type] = lo;
 }

@@ -101,7 +101,10 @@ static int cm__banner(cm_context_t *ctx, cm__lines_t *l, cm__mm_t *mm) {
   char w[5][64] = {{0}};
   int nw = sscanf(l->buf, "%63s %63s %63s %63s %63s", w[0], w[1], w[2], w[3],
                   w[4]);
-  if (nw < 5 || !cm__streq_ci(w[0], "%%MatrixMarket") ||
+  /* the banner word exactly, as CHOLMOD's reader (and mmio) take it:
+   * "%%MatrixMarKet" passed here, then CHOLMOD read the file another way,
+   * failed and leaked its matrix (found by fuzz_mtx) */
+  if (nw < 5 || strcmp(w[0], "%%MatrixMarket") ||
       !cm__streq_ci(w[1], "matrix"))
     return CM__ERR(ctx, CM_PARSE, mm->path,
                    "%s:1: not a Matrix Market file: the first line must be "

@@ -51,7 +51,7 @@ static cholmod_sparse *cm__JtWJ(const cm_system_t *s, cholmod_common *cc) {
 }
 
 int cm__op_definite(cm_context_t *ctx, const cm_system_t *sys, double sigma,
-                    int *definite) {
+                    double deadline, int *definite) {
   *definite = 0;
   if (sys->n == 0) {
     *definite = 1;
@@ -68,7 +68,11 @@ int cm__op_definite(cm_context_t *ctx, const cm_system_t *sys, double sigma,
   double alpha[2] = {sigma, 0}, beta[2] = {-1, 0};
   cholmod_sparse *A = K ? cholmod_add(&M, K, alpha, beta, 1, 1, cc) : NULL;
   cholmod_factor *L = A ? cholmod_analyze(A, cc) : NULL;
-  if (L) {
+  /* the factorization cannot stop early: started only when its flops (cc->fl,
+   * from the analysis) fit in what is left of the budget */
+  if (L && deadline > 0 && cm__now() + cc->fl / CM__FACTOR_RATE > deadline) {
+    *definite = -1;
+  } else if (L) {
     cholmod_factorize(A, L, cc);
     *definite = cc->status == CHOLMOD_OK && L->minor == L->n;
   }

@@ -53,9 +53,15 @@ int cm__op_abs_product(cm_context_t *ctx, cm_operator_t *op, int comp,
                        const double *v, double *out);
 /* *definite = 1 when sigma M - J^T diag(sys->k) J is positive definite,
  * i.e. every eigenvalue of M^-1 J^T K J (= of S) is below sigma; one sparse
- * Cholesky factorization (CHOLMOD, definite.c). */
+ * Cholesky factorization (CHOLMOD, definite.c). deadline: a cm__now() time
+ * (0 = none); when the factorization's flop count (from CHOLMOD's
+ * analysis) would not fit before it at CM__FACTOR_RATE, it is not started
+ * and *definite = -1 (undecided). */
 int cm__op_definite(cm_context_t *ctx, const cm_system_t *sys, double sigma,
-                    int *definite);
+                    double deadline, int *definite);
+/* The speed the budget check of cm__op_definite assumes, in flop/s: well
+ * below one core's supernodal Cholesky, so a slower machine stays inside. */
+#define CM__FACTOR_RATE 1e9
 /* phi = M_c^-1 J_c^T K^1/2 z over component comp's columns (z over its
  * rows): the dof-space shape of S's eigenvector z, times omega. CM_NOMEM
  * on failure. Not thread-safe on the block path with a non-diagonal M

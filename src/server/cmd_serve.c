@@ -62,6 +62,9 @@ static void cm__serve_usage(FILE *out) {
       "                          (default %d); larger ones get 413\n"
       "  --drain-seconds S       on SIGTERM, longest wait for requests in\n"
       "                          flight (default %g)\n"
+      "  --solve-nice N          solves run N nicer than the HTTP threads,\n"
+      "                          so /healthz answers while they use every\n"
+      "                          core (default %d; 0 = at the same priority)\n"
       "  --stdio                 JSON lines on stdin/stdout instead of HTTP\n"
       "  --quiet                 no access log on stderr\n"
       "  -h, --help              this text\n",
@@ -69,7 +72,7 @@ static void cm__serve_usage(FILE *out) {
       d.max_depth, d.max_sessions, d.session_idle_s, d.max_solve_s,
       d.max_connections, d.max_connections_per_ip, d.max_inflight_bytes,
       d.max_elements, d.max_parse_bytes, d.header_timeout_s, d.min_rate,
-      d.idle_timeout_s, d.max_dense, d.drain_s);
+      d.idle_timeout_s, d.max_dense, d.drain_s, d.solve_nice);
 }
 
 /* Parses a count with an optional K/M/G (binary) suffix. */
@@ -149,6 +152,7 @@ enum {
   O_IDLE_T,
   O_DENSE,
   O_DRAIN,
+  O_SOLVE_NICE,
   O_STDIO,
   O_QUIET
 };
@@ -175,6 +179,7 @@ static const struct option cm__serve_opts[] = {
     {"idle-timeout", required_argument, 0, O_IDLE_T},
     {"max-dense", required_argument, 0, O_DENSE},
     {"drain-seconds", required_argument, 0, O_DRAIN},
+    {"solve-nice", required_argument, 0, O_SOLVE_NICE},
     {"stdio", no_argument, 0, O_STDIO},
     {"quiet", no_argument, 0, O_QUIET},
     {"help", no_argument, 0, 'h'},
@@ -258,6 +263,10 @@ static int cm__serve_limit(cm__server_config_t *cfg, int c, const char *name,
   case O_DRAIN:
     if (!(st = cm__count(name, arg, 0, 1e9, &v)))
       cfg->drain_s = v;
+    break;
+  case O_SOLVE_NICE:
+    if (!(st = cm__count(name, arg, 0, 19, &v)))
+      cfg->solve_nice = (int)v;
     break;
   default:
     fprintf(stderr, "cmodes serve: see 'cmodes serve --help'\n");

@@ -459,6 +459,20 @@ static int cm__mx_options(cm_context_t *ctx, const cm__server_config_t *cfg,
   return st;
 }
 
+/* cm_analyze_system for cm__call_below. */
+typedef struct {
+  cm_context_t *ctx;
+  const cm_system_t *sys;
+  const cm_options_t *o;
+  cm_report_t *rep;
+  int st;
+} cm__mx_job_t;
+
+static void cm__mx_job(void *p) {
+  cm__mx_job_t *j = p;
+  j->st = cm_analyze_system(j->ctx, j->sys, NULL, j->o, &j->rep);
+}
+
 /* Parses, checks and solves; replies. */
 static void cm__mx_analyze(cm__server_t *srv, const cm__request_t *req,
                            cm__response_t *r) {
@@ -510,7 +524,9 @@ static void cm__mx_analyze(cm__server_t *srv, const cm__request_t *req,
                    srv->queue.depth, r->retry_after_s);
     } else {
       double t1 = cm__now();
-      st = cm_analyze_system(&ctx, sys, NULL, &o, &rep);
+      cm__mx_job_t job = {&ctx, sys, &o, NULL, 0};
+      cm__call_below(srv, cm__mx_job, &job); /* below the transport */
+      st = job.st, rep = job.rep;
       double dt = cm__now() - t1;
       cm__queue_leave(&srv->queue, dt);
       if (rep)

@@ -4,6 +4,11 @@
  * Not a general work queue: callers block in their own threads. */
 #include "server.h"
 
+#include <errno.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
 /* ---- init / destroy: cannot fail ------------------------------------------
  */
 
@@ -75,4 +80,44 @@ void cm__queue_gauges(cm__queue_t *q, int *admitted, int *running) {
   *admitted = q->admitted;
   *running = q->running;
   pthread_mutex_unlock(&q->lock);
+}
+
+/* ---- solving below the transport's priority ------------------------------
+ */
+
+typedef struct {
+  void (*fn)(void *);
+  void *arg;
+  int nice;
+} cm__below_t;
+
+static void *cm__below_main(void *p) {
+  cm__below_t *b = p;
+  /* Linux: nice is per thread, and the threads this one starts (its
+   * OpenMP team) inherit it */
+  id_t tid = (id_t)syscall(SYS_gettid);
+  errno = 0;
+  int nice = getpriority(PRIO_PROCESS, tid);
+  if (!errno) {
+    nice += b->nice;
+    setpriority(PRIO_PROCESS, tid, nice > 19 ? 19 : nice);
+  }
+  b->fn(b->arg);
+  return NULL;
+}
+
+void cm__call_below(const cm__server_t *srv, void (*fn)(void *), void *arg) {
+  cm__below_t b = {fn, arg, srv->cfg.solve_nice};
+  pthread_t t;
+  pthread_attr_t at;
+  int ok = b.nice > 0 && !pthread_attr_init(&at);
+  /* the solvers' stack needs, as a connection thread has them */
+  if (ok && pthread_attr_setstacksize(&at, (size_t)8 << 20))
+    ok = 0;
+  if (ok && !pthread_create(&t, &at, cm__below_main, &b))
+    pthread_join(t, NULL);
+  else
+    fn(arg); /* no thread: in the caller's, at its priority */
+  if (b.nice > 0 && ok)
+    pthread_attr_destroy(&at);
 }

@@ -39,6 +39,7 @@ void cm__server_config_init(cm__server_config_t *cfg) {
   cfg->idle_timeout_s = 30;
   cfg->max_dense = 4000;
   cfg->drain_s = 120;
+  cfg->solve_nice = 0;
 }
 
 int cm__server_init(cm__server_t *srv, const cm__server_config_t *cfg) {
@@ -396,6 +397,18 @@ static int cm__collect_options(cm__server_t *srv, const cm__request_t *req,
 
 /* ---- the analysis itself ----------------------------------------- */
 
+/* cm_analysis_solve for cm__call_below. */
+typedef struct {
+  cm_context_t *ctx;
+  cm_analysis_t *an;
+  int st;
+} cm__solve_job_t;
+
+static void cm__solve_job(void *p) {
+  cm__solve_job_t *j = p;
+  j->st = cm_analysis_solve(j->ctx, j->an, 0);
+}
+
 /* Assembles in the caller's thread (in parallel with other requests), then
  * factors and solves in the queue. On success *rep is the caller's. */
 static int cm__run(cm__server_t *srv, cm_context_t *ctx, const cm_scene_t *s,
@@ -425,7 +438,9 @@ static int cm__run(cm__server_t *srv, cm_context_t *ctx, const cm_scene_t *s,
                    srv->queue.depth, *retry_after_s);
   }
   double t0 = cm__now();
-  st = cm_analysis_solve(ctx, an, 0);
+  cm__solve_job_t job = {ctx, an, 0};
+  cm__call_below(srv, cm__solve_job, &job); /* below the transport */
+  st = job.st;
   double dt = cm__now() - t0;
   cm__queue_leave(&srv->queue, dt);
   *rep = cm_analysis_take_report(an);
@@ -642,6 +657,21 @@ static void cm__scene_patch(cm__server_t *srv, const cm__request_t *req,
   json_decref(root);
 }
 
+/* cm__report_html_scene for cm__call_below. */
+typedef struct {
+  cm_context_t *ctx;
+  cm__session_t *s;
+  char *html;
+  size_t len;
+  int st;
+} cm__html_job_t;
+
+static void cm__html_job(void *p) {
+  cm__html_job_t *j = p;
+  j->st = cm__report_html_scene(j->ctx, j->s->scene, NULL, j->s->id, &j->html,
+                                &j->len);
+}
+
 /* GET /v1/scenes/{id}/report.html: the page of `cmodes report` for the
  * session's scene (default options), solved through the solve queue like
  * every analysis: a full queue answers 503 with Retry-After. */
@@ -659,7 +689,10 @@ static void cm__scene_report_html(cm__server_t *srv, cm__session_t *s,
     return;
   }
   double t0 = cm__now();
-  int st = cm__report_html_scene(&ctx, s->scene, NULL, s->id, &html, &len);
+  cm__html_job_t job = {&ctx, s, NULL, 0, 0};
+  cm__call_below(srv, cm__html_job, &job); /* below the transport */
+  int st = job.st;
+  html = job.html, len = job.len;
   cm__queue_leave(&srv->queue, cm__now() - t0);
   if (st < 0) {
     cm__reply_error(r, st, &ctx);

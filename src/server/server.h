@@ -35,6 +35,8 @@ typedef struct cm__server_config {
   double idle_timeout_s;      /* a silent connection is closed */
   int max_dense;              /* largest component solved densely */
   double drain_s;             /* SIGTERM: longest wait for in-flight requests */
+  int solve_nice;             /* solves run this much nicer (0: in the
+                                 request's thread, at its priority) */
   int stdio;                  /* 1: JSON lines on stdin/stdout */
   int quiet;                  /* 1: no access log */
 } cm__server_config_t;
@@ -84,7 +86,6 @@ int cm__queue_enter(cm__queue_t *q, int *retry_after_s);
 int cm__queue_full(cm__queue_t *q, int *retry_after_s);
 void cm__queue_leave(cm__queue_t *q, double seconds);
 void cm__queue_gauges(cm__queue_t *q, int *admitted, int *running);
-
 /* ---- sessions (session.c) ----------------------------------------------- */
 
 typedef struct cm__session {
@@ -156,6 +157,13 @@ typedef struct cm__server {
   size_t parse_bytes;   /* estimated JSON tree memory reserved */
   int draining;         /* SIGTERM seen: refuse new requests */
 } cm__server_t;
+
+/* Runs fn(arg) in a thread of its own at --solve-nice above the caller's
+ * nice value (its OpenMP team too) and waits for it, so that a solve that
+ * keeps every core busy does not delay the transport's threads (/healthz,
+ * accepting, the watchdog); in the caller's thread when --solve-nice is 0
+ * or no thread can be started. Same results either way. */
+void cm__call_below(const cm__server_t *srv, void (*fn)(void *), void *arg);
 
 int cm__server_init(cm__server_t *srv, const cm__server_config_t *cfg);
 void cm__server_destroy(cm__server_t *srv);

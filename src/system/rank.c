@@ -47,14 +47,22 @@ static long cm__rank_block(const cm_system_t *s, int r0, int m, int c0, int n,
   }
   for (int i = 0; i <= m; i++)
     Ap[i] = Jp[r0 + i] - Jp[r0];
+  /* one power of two brings the largest entry near 1: exact, so the rank
+   * is that of J, but the QR's squared norms no longer overflow (entries
+   * from 1e154 made every column norm inf and the rank 0, silently) or
+   * underflow */
+  double amax = 0;
+  for (int q = Jp[r0]; q < Jp[r0 + m]; q++)
+    amax = fmax(amax, fabs(Jx[q]));
+  double scale = amax > 0 && isfinite(amax) ? ldexp(1.0, -ilogb(amax)) : 1;
   for (int i = 0; i < m; i++) {
     double rs = 0;
     for (int q = Jp[r0 + i]; q < Jp[r0 + i + 1]; q++) {
       size_t e = (size_t)(q - Jp[r0]);
       Ai[e] = Jj[q] - c0;
-      Ax[e] = Jx[q];
-      rs += fabs(Jx[q]);
-      colsum[Jj[q] - c0] += fabs(Jx[q]);
+      Ax[e] = scale * Jx[q];
+      rs += fabs(Ax[e]);
+      colsum[Jj[q] - c0] += fabs(Ax[e]);
     }
     norm_inf = rs > norm_inf ? rs : norm_inf;
   }

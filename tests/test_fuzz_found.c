@@ -1,0 +1,163 @@
+/* test_fuzz_found.c: inputs that the long libFuzzer runs of the readers
+ * found (docs/reliability.md), each reduced to its point and replayed here:
+ * the reader must answer with a status and a message, not undefined
+ * behaviour (UBSan aborts the sanitizer build's run of these tests). */
+#include "cmodes.h"
+#include "cmodes/import.h"
+#include "cmtest.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+/* Writes text to a fresh file under /tmp; returns its path (static). */
+static const char *found_file(const char *name, const char *text) {
+  static char path[4][96];
+  static int slot;
+  char *p = path[slot++ % 4];
+  snprintf(p, sizeof path[0], "/tmp/cmodes-found-%ld-%s", (long)getpid(), name);
+  FILE *f = fopen(p, "w");
+  if (f) {
+    fputs(text, f);
+    fclose(f);
+  }
+  return p;
+}
+
+/* fuzz_deck: an atom type of 8e42 in `fix pour` (and in a LIGGGHTS
+ * particle template) was converted to int (undefined); such a type is
+ * not a type of the deck, so no density is read for it. */
+CM_TEST(fuzz_found_deck_huge_type) {
+  /* a committed deck with the fuzzer's lines after its own pour */
+  FILE *f = fopen(CM_SOURCE_DIR "/data/lammps/decks/in.hooke-damped", "r");
+  char *deck = calloc(1, 1 << 16);
+  size_t n = f && deck ? fread(deck, 1, (1 << 16) - 512, f) : 0;
+  if (f)
+    fclose(f);
+  CMT_TRUE(n > 0);
+  if (!deck)
+    return;
+  snprintf(deck + n, 512, "\n%s",
+           "fix bad all pour 10 8.12e42 1 region slab dens 1111 1111\n"
+           "fix pt all particletemplate/sphere 1 atom_type 1e300 density "
+           "constant 1111\n"
+           "fix neg all pour 10 -3e300 1 region slab dens 1111 1111\n");
+  const char *path = found_file("in.deck", deck);
+  free(deck);
+  cm_context_t ctx;
+  cm_context_init(&ctx);
+  cm_lammps_deck_t *d = NULL;
+  int st = cm_lammps_deck_read(&ctx, path, &d);
+  if (st)
+    CMT_FAIL("%s", ctx.message);
+  if (d) {
+    CMT_REL(d->density[1], 2500, 0); /* the deck's own pour, type 1 */
+    for (int t = 0; t <= CM_LAW_MAX_TYPES; t++)
+      CMT_TRUE(d->density[t] != 1111);
+  }
+  cm_lammps_deck_destroy(&d);
+  unlink(path);
+}
+
+/* fuzz_mtx: an array size line "2 111...1" (past INT_MAX) was refused, but
+ * its rows x cols product was formed first (signed overflow). */
+CM_TEST(fuzz_found_mtx_huge_array) {
+  const char *M = "%%MatrixMarket matrix coordinate real general\n"
+                  "3 3 3\n1 1 1\n2 2 1\n3 3 1\n";
+  const char *J = "%%MatrixMarket matrix array real general\n"
+                  "2 1111111111111111111111111111111\n5\n1e5\n";
+  const char *k = "%%MatrixMarket matrix array real general\n2 1\n1\n1\n";
+  const char *pm = found_file("M.mtx", M), *pj = found_file("J.mtx", J),
+             *pk = found_file("k.mtx", k);
+  cm_context_t ctx;
+  cm_context_init(&ctx);
+  cm_system_t *sys = NULL;
+  int st = cm_system_read_matrices(&ctx, pm, pj, pk, &sys);
+  CMT_EQ_INT(st, CM_PARSE);
+  CMT_CONTAINS(ctx.message, "size line");
+  CMT_CONTAINS(ctx.message, "J.mtx:2");
+  cm_system_destroy(&sys);
+  unlink(pm), unlink(pj), unlink(pk);
+}
+
+/* fuzz_dump: a 200-byte dump that declares 216 121 615 atoms made the
+ * reader allocate its arrays for all of them at once (5.2 GB) before
+ * reading a line. In a child whose address space may grow by 512 MiB only,
+ * the read must end as the truncated file it is, not out of memory. */
+CM_TEST(fuzz_found_dump_declared_atoms) {
+  const char *dump = "ITEM: TIMESTEP\n15\nITEM: NUMBER OF ATOMS\n216121615\n"
+                     "ITEM: BOX BOUNDS ff ff ff\n0 1\n0 1\n0 1\n"
+                     "ITEM: ATOMS id type x y z radius\n"
+                     "1 1 0.5 0.5 0.5 0.1\n";
+  const char *path = found_file("big.dump", dump);
+  fflush(NULL);
+  pid_t pid = fork();
+  if (pid == 0) {
+    long pages = 0, page = sysconf(_SC_PAGESIZE);
+    FILE *f = fopen("/proc/self/statm", "r");
+    if (!f || fscanf(f, "%ld", &pages) != 1)
+      _exit(3);
+    fclose(f);
+    struct rlimit rl;
+    getrlimit(RLIMIT_AS, &rl);
+    rlim_t want = (rlim_t)pages * (rlim_t)page + ((rlim_t)512 << 20);
+    if (rl.rlim_max == RLIM_INFINITY || rl.rlim_max > want)
+      rl.rlim_cur = want;
+    setrlimit(RLIMIT_AS, &rl);
+    cm_context_t ctx;
+    cm_context_init(&ctx);
+    cm_dump_options_t o;
+    cm_dump_options_init(&o);
+    cm_dump_t *d = NULL;
+    int st = cm_dump_read(&ctx, path, &o, &d);
+    cm_dump_destroy(&d);
+    if (st != CM_PARSE || !strstr(ctx.message, "after 1 of the 216121615")) {
+      fprintf(stderr, "status %d: %s\n", st, ctx.message);
+      _exit(1);
+    }
+    _exit(0);
+  }
+  int ws = 0;
+  CMT_TRUE(pid > 0 && waitpid(pid, &ws, 0) == pid);
+  CMT_TRUE(WIFEXITED(ws));
+  CMT_EQ_INT(WEXITSTATUS(ws), 0);
+  unlink(path);
+}
+
+/* fuzz_deck: a LIGGGHTS 2.x wall fix with no primitive ("fix w all
+ * wall/gran/hertz/history", 4 words) read argv[4] past the words: the
+ * previous command's freed line under ASan (heap-use-after-free). */
+CM_TEST(fuzz_found_deck_short_wall_fix) {
+  const char *deck = "units si\ndimension 3\n"
+                     "fix ins all pour 10 1 1 region slab dens 2500 2500\n"
+                     "fix w all wall/gran/hertz/history\n";
+  const char *path = found_file("in.wall", deck);
+  cm_context_t ctx;
+  cm_context_init(&ctx);
+  cm_lammps_deck_t *d = NULL;
+  CMT_EQ_INT(cm_lammps_deck_read(&ctx, path, &d), CM_PARSE);
+  CMT_CONTAINS(ctx.message, "fix wall/gran");
+  CMT_CONTAINS(ctx.message, ":4:");
+  cm_lammps_deck_destroy(&d);
+  unlink(path);
+}
+
+/* fuzz_mtx: a banner "%%MatrixMarKet" passed the scan (case-insensitive),
+ * then CHOLMOD's reader, which takes the banner word exactly, read the file
+ * another way, failed ("premature EOF") and leaked its dense matrix (LSan
+ * in the sanitizer build). The banner word is now exact. */
+CM_TEST(fuzz_found_mtx_banner_case) {
+  const char *text = "%%MatrixMarKet matrix array real symmetric\n"
+                     "%%%Matraket\n3 3\n 3\n211\n 1\n  3\n 3\n210";
+  const char *p = found_file("L.mtx", text);
+  cm_context_t ctx;
+  cm_context_init(&ctx);
+  cm_system_t *sys = NULL;
+  CMT_EQ_INT(cm_system_read_matrices(&ctx, p, p, p, &sys), CM_PARSE);
+  CMT_CONTAINS(ctx.message, "L.mtx:1: not a Matrix Market file");
+  cm_system_destroy(&sys);
+  unlink(p);
+}
