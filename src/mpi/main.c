@@ -230,18 +230,24 @@ static void cm__local_damped(const cm_report_t *r, const int *gcomp,
  * the undamped 2 / omega_max, certified as damped.c certifies the whole
  * scene: the first h (1 - 1e-4 2^j) above the Gershgorin step at which
  * 4 M - h^2 K is positive definite (one CHOLMOD factorization each, up to
- * 300,000 dofs as there; above, the Gershgorin step stays). */
+ * 300,000 dofs as there; above, the Gershgorin step stays). deadline (a
+ * cm__now() time, 0 = none): a factorization that would not fit before it
+ * is not started (the step certified so far stays), as in damped.c. */
 static int cm__local_certify(cm_context_t *ctx, const cm_system_t *sys,
-                             const cm_report_t *r, cm__mpi_sums_t *sums) {
+                             const cm_report_t *r, double deadline,
+                             cm__mpi_sums_t *sums) {
   double h = r->central_difference.h_s, hc = r->central_difference.certified_s;
   for (double f = 1e-4; sys->n <= 300000 && f < 1.0; f *= 2) {
     double hh = h * (1.0 - f);
     int ok = 0;
     if (hh <= hc)
       break;
-    int st = cm__op_definite(ctx, sys, 4.0 * (1.0 - 1e-9) / (hh * hh), &ok);
+    int st = cm__op_definite(ctx, sys, 4.0 * (1.0 - 1e-9) / (hh * hh), deadline,
+                             &ok);
     if (st)
       return st;
+    if (ok < 0) /* would not fit in the budget */
+      break;
     if (ok) {
       hc = hh;
       break;
@@ -257,6 +263,7 @@ static int cm__local_solve(cm_context_t *ctx, const cm__mpi_part_t *P,
                            const int *span, int nspan, const cm_options_t *opts,
                            cm__dbuf_t *out, cm__mpi_sums_t *sums,
                            cm__mpi_more_t *more) {
+  double deadline = opts->max_seconds > 0 ? cm__now() + opts->max_seconds : 0;
   cm__local_t L;
   memset(&L, 0, sizeof L);
   cm_system_t *sys = NULL;
@@ -281,7 +288,7 @@ static int cm__local_solve(cm_context_t *ctx, const cm__mpi_part_t *P,
       sums->timed_out += 1; /* the serial solve's --max-seconds */
     st = CM_OK;             /* not converged: counted in the sums */
     if (P->dashpots && !r->dashpots && r->omega_max > 0)
-      st = cm__local_certify(ctx, sys, r, sums);
+      st = cm__local_certify(ctx, sys, r, deadline, sums);
   }
   free(gcomp);
   cm_report_destroy(&r);
