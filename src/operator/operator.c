@@ -752,6 +752,7 @@ cm__slot_rows(const cm_operator_t *op, int G, int i0, int i1, int c0,
       int g = G ? G : (int)(u & 7) + 1;
       const double *a = Sx + (size_t)q * stride, *xs = x + ((int)(u >> 3) - c0);
       __builtin_prefetch(a + CM__PF_DOUBLES);
+#pragma GCC unroll 8
       for (int t = 0; t < g; t++)
         s += a[t] * xs[t];
     }
@@ -775,9 +776,11 @@ cm__group_rows(const cm_operator_t *op, int G, int j0, int j1, int r0,
       double v = y[Gj[e] - r0];
       const double *a = Gx + (size_t)e * stride;
       __builtin_prefetch(a + CM__PF_DOUBLES);
+#pragma GCC unroll 8
       for (int t = 0; t < g; t++)
         s[t] += a[t] * v;
     }
+#pragma GCC unroll 8
     for (int t = 0; t < g; t++)
       if (g0[b] + t >= j0 && g0[b] + t < j1)
         x[g0[b] + t - j0] = s[t];
