@@ -389,7 +389,9 @@ static pid_t start_server(const char *cmodes, int *port) {
     dup2(fd, 2);
     execl(cmodes, cmodes, "serve", "--listen", "127.0.0.1:0", "--quiet",
           "--max-body-bytes", "2G", "--max-contacts", "3000000", "--max-bodies",
-          "3000000", "--max-solve-seconds", "0", (char *)NULL);
+          "3000000", "--max-elements", "200000000", "--max-inflight-bytes",
+          "2G", "--max-parse-bytes", "8G", "--max-solve-seconds", "0",
+          (char *)NULL);
     _exit(127);
   }
   *port = 0;
@@ -476,12 +478,15 @@ static void post_table(const char *cmodes, const char *json, const char *bin,
     return;
   }
   double tp[16], ta[16], amb = 0;
+  int failed = 0;
   for (int rep = 0; rep < reps; rep++) {
     double t = now();
     int code = post(port, body, len, &rl);
     tp[rep] = now() - t;
-    if (code != 200)
+    if (code != 200) {
       fprintf(stderr, "bench_intake: POST answered %d\n", code);
+      failed++;
+    }
     ta[rep] = run_analyze(cmodes, bin, &amb);
   }
   long hwm = status_kib(srv, "VmHWM");
@@ -496,7 +501,12 @@ static void post_table(const char *cmodes, const char *json, const char *bin,
   printf("| POST JSON to the server | %.2f | %.0f (server process) |\n", mp,
          (double)hwm / 1024.0);
   printf("| cmodes analyze .cmsb | %.2f | %.0f |\n", ma, amb);
-  printf("POST / analyze: %.2fx (target <= 1.5x, peak < 2048 MB)\n\n", mp / ma);
+  if (failed) /* an error answer is fast: its time is not the analysis' */
+    printf("POST / analyze: no ratio, %d of %d POSTs failed (see above)\n\n",
+           failed, reps);
+  else
+    printf("POST / analyze: %.2fx (target <= 1.5x, peak < 2048 MB)\n\n",
+           mp / ma);
 }
 
 int main(int argc, char **argv) {
