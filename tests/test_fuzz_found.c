@@ -161,3 +161,22 @@ CM_TEST(fuzz_found_mtx_banner_case) {
   cm_system_destroy(&sys);
   unlink(p);
 }
+
+/* fuzz_deck: an equal-style variable that names itself twice expanded
+ * 2^33 times under the depth limit of 32 (a hang: libFuzzer's timeout);
+ * one evaluation now stops after 10000 expansions with an error naming
+ * the line. */
+CM_TEST(fuzz_found_deck_self_reference) {
+  const char *deck = "units si\ndimension 3\n"
+                     "variable a equal v_a+v_a\n"
+                     "fix ins all pour 10 1 1 region slab dens $(v_a) 2500\n";
+  const char *path = found_file("in.selfref", deck);
+  cm_context_t ctx;
+  cm_context_init(&ctx);
+  cm_lammps_deck_t *d = NULL;
+  CMT_EQ_INT(cm_lammps_deck_read(&ctx, path, &d), CM_PARSE);
+  CMT_CONTAINS(ctx.message, "variable references");
+  CMT_CONTAINS(ctx.message, ":4:");
+  cm_lammps_deck_destroy(&d);
+  unlink(path);
+}

@@ -239,7 +239,13 @@ typedef struct {
   const char *expr;
   int depth; /* v_name recursion */
   int err;   /* status of the first error */
+  int *refs; /* v_name expansions of the whole evaluation */
 } cm__ex_t;
+
+/* Expansions of v_name one evaluation may make: the depth limit alone let
+ * a variable that names itself twice expand 2^32 times (found by
+ * fuzz_deck: a hang). */
+#define CM__EX_MAX_REFS 10000
 
 static double cm__ex_or(cm__ex_t *e);
 
@@ -285,7 +291,12 @@ static double cm__ex_var(cm__ex_t *e, const char *name, size_t len) {
   if (v->equal) {
     if (e->depth > 32)
       return cm__ex_fail(e, "refers to itself", len);
-    cm__ex_t sub = {e->r, v->value, v->value, e->depth + 1, 0};
+    if (++*e->refs > CM__EX_MAX_REFS)
+      return cm__ex_fail(e,
+                         "expands to more than 10000 variable references "
+                         "(does a variable refer to itself?)",
+                         len);
+    cm__ex_t sub = {e->r, v->value, v->value, e->depth + 1, 0, e->refs};
     x = cm__ex_or(&sub);
     cm__ex_space(&sub);
     if (!sub.err && *sub.s)
@@ -437,7 +448,8 @@ static double cm__ex_or(cm__ex_t *e) {
 }
 
 int cm__deck_eval(cm__drd_t *r, const char *expr, double *out) {
-  cm__ex_t e = {r, expr, expr, 0, 0};
+  int refs = 0;
+  cm__ex_t e = {r, expr, expr, 0, 0, &refs};
   double x = cm__ex_or(&e);
   cm__ex_space(&e);
   if (!e.err && *e.s)
