@@ -776,13 +776,7 @@ double cm__inertia_delta(const cm_system_t *sys) {
  * pair granular goes unstable below it after a second run command
  * (data/lammps/README.md):
  * the report says so next to the step. Appended to any other warning. */
-int cm__dashpot_warning(cm_report_t *r) {
-  static const char *const w =
-      "dashpots: the damped step is exact (and certified) for the linear "
-      "model and matched LAMMPS' threshold on the project's decks to 0.6 %, "
-      "but pair granular beds continued by a second 'run' command in one "
-      "LAMMPS process went unstable 2.4 % below it "
-      "(data/lammps/README.md): keep a margin of a few percent there";
+int cm__report_warn(cm_report_t *r, const char *w) {
   size_t n = (r->warning ? strlen(r->warning) + 2 : 0) + strlen(w) + 1;
   char *t = malloc(n);
   if (!t)
@@ -792,6 +786,16 @@ int cm__dashpot_warning(cm_report_t *r) {
   free(r->warning);
   r->warning = t;
   return CM_OK;
+}
+
+int cm__dashpot_warning(cm_report_t *r) {
+  static const char *const w =
+      "dashpots: the damped step is exact (and certified) for the linear "
+      "model and matched LAMMPS' threshold on the project's decks to 0.6 %, "
+      "but pair granular beds continued by a second 'run' command in one "
+      "LAMMPS process went unstable 2.4 % below it "
+      "(data/lammps/README.md): keep a margin of a few percent there";
+  return cm__report_warn(r, w);
 }
 
 static int cm__inertia_warning(const cm_system_t *sys, cm_report_t *r) {

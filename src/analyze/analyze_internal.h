@@ -26,6 +26,8 @@ void cm__report_steps(const cm_options_t *o, cm_report_t *r);
 /* With dashpots: appends the dashpot warning (LAMMPS' second run) to
  * r->warning (also used by cmodes-mpi). CM_OK or CM_NOMEM. */
 int cm__dashpot_warning(cm_report_t *r);
+/* Appends w to r->warning ("; " between); CM_NOMEM when out of memory. */
+int cm__report_warn(cm_report_t *r, const char *w);
 
 /* A mode or component in the report's order: eigenvalue descending, values
  * within 1e-13 (relative) of each other by (component, pair), so the order

@@ -263,15 +263,7 @@ static int cm__budget_warning(cm_report_t *r, int it) {
            "certified_s the best certified step found so far (a lower bound, "
            "still safe)",
            it, it == 1 ? "" : "s");
-  size_t n = (r->warning ? strlen(r->warning) + 2 : 0) + strlen(w) + 1;
-  char *t = malloc(n);
-  if (!t)
-    return CM_NOMEM;
-  snprintf(t, n, "%s%s%s", r->warning ? r->warning : "",
-           r->warning ? "; " : "", w);
-  free(r->warning);
-  r->warning = t;
-  return CM_OK;
+  return cm__report_warn(r, w);
 }
 
 int cm__damped_step(cm_context_t *ctx, const cm_scene_t *scene,
