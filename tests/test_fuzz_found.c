@@ -180,3 +180,37 @@ CM_TEST(fuzz_found_deck_self_reference) {
   cm_lammps_deck_destroy(&d);
   unlink(path);
 }
+
+/* fuzz_deck, session 8, after 7.6e6 executions: a variable whose expression
+ * opened thousands of parentheses and signs overflowed the stack of the
+ * recursive-descent evaluator (ASan: stack-overflow in cm__ex_unary). A
+ * nesting limit of 200 makes it a parse error naming the line; 150 levels
+ * still evaluate (to the number inside). */
+CM_TEST(fuzz_found_deck_deep_nesting) {
+  char deck[40000];
+  int n = snprintf(deck, sizeof deck,
+                   "units si\ndimension 3\nvariable d equal ");
+  for (int k = 0; k < 150; k++)
+    deck[n++] = '(';
+  n += snprintf(deck + n, sizeof deck - (size_t)n, "-2.5");
+  for (int k = 0; k < 150; k++)
+    deck[n++] = ')';
+  n += snprintf(deck + n, sizeof deck - (size_t)n,
+                "\nvariable deep equal -");
+  for (int k = 0; k < 10000; k++)
+    deck[n++] = k % 2 ? '(' : '-';
+  deck[n++] = '1';
+  for (int k = 0; k < 5000; k++)
+    deck[n++] = ')';
+  snprintf(deck + n, sizeof deck - (size_t)n,
+           "\nfix ins all pour 10 1 1 region slab dens $(v_d) $(v_deep)\n");
+  const char *path = found_file("in.deep", deck);
+  cm_context_t ctx;
+  cm_context_init(&ctx);
+  cm_lammps_deck_t *d = NULL;
+  CMT_EQ_INT(cm_lammps_deck_read(&ctx, path, &d), CM_PARSE);
+  CMT_CONTAINS(ctx.message, "more than 200 levels");
+  CMT_CONTAINS(ctx.message, ":5:");
+  cm_lammps_deck_destroy(&d);
+  unlink(path);
+}

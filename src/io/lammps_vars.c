@@ -238,6 +238,7 @@ typedef struct {
   const char *s; /* cursor */
   const char *expr;
   int depth; /* v_name recursion */
+  int nest;  /* parentheses, signs and powers open, across v_name too */
   int err;   /* status of the first error */
   int *refs; /* v_name expansions of the whole evaluation */
 } cm__ex_t;
@@ -246,6 +247,11 @@ typedef struct {
  * a variable that names itself twice expand 2^32 times (found by
  * fuzz_deck: a hang). */
 #define CM__EX_MAX_REFS 10000
+
+/* Nesting one evaluation may reach: each level is a few stack frames, and
+ * a deck line of '(' or '-' alone overflowed the stack (found by fuzz_deck).
+ * LAMMPS decks nest a handful of levels. */
+#define CM__EX_MAX_NEST 200
 
 static double cm__ex_or(cm__ex_t *e);
 
@@ -296,7 +302,8 @@ static double cm__ex_var(cm__ex_t *e, const char *name, size_t len) {
                          "expands to more than 10000 variable references "
                          "(does a variable refer to itself?)",
                          len);
-    cm__ex_t sub = {e->r, v->value, v->value, e->depth + 1, 0, e->refs};
+    cm__ex_t sub = {e->r,    v->value, v->value, e->depth + 1,
+                    e->nest, 0,        e->refs};
     x = cm__ex_or(&sub);
     cm__ex_space(&sub);
     if (!sub.err && *sub.s)
@@ -360,7 +367,21 @@ static double cm__ex_atom(cm__ex_t *e) {
   return cm__ex_fail(e, "is not understood", strlen(p));
 }
 
+static double cm__ex_unary_(cm__ex_t *e);
+
 static double cm__ex_unary(cm__ex_t *e) {
+  if (e->nest >= CM__EX_MAX_NEST)
+    return cm__ex_fail(e,
+                       "nests more than 200 levels of parentheses, signs or "
+                       "powers",
+                       strlen(e->s) < 20 ? strlen(e->s) : 20);
+  e->nest++;
+  double x = cm__ex_unary_(e);
+  e->nest--;
+  return x;
+}
+
+static double cm__ex_unary_(cm__ex_t *e) {
   cm__ex_space(e);
   if (*e->s == '-') {
     e->s++;
@@ -449,7 +470,7 @@ static double cm__ex_or(cm__ex_t *e) {
 
 int cm__deck_eval(cm__drd_t *r, const char *expr, double *out) {
   int refs = 0;
-  cm__ex_t e = {r, expr, expr, 0, 0, &refs};
+  cm__ex_t e = {r, expr, expr, 0, 0, 0, &refs};
   double x = cm__ex_or(&e);
   cm__ex_space(&e);
   if (!e.err && *e.s)
