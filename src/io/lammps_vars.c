@@ -261,9 +261,13 @@ static void cm__ex_space(cm__ex_t *e) {
 }
 
 static double cm__ex_fail(cm__ex_t *e, const char *what, size_t len) {
+  /* Long expressions are cut so the message keeps its verdict. */
+  int cut = strlen(e->expr) > 80, part = len > 40;
   if (!e->err)
-    e->err = CM__DECKERR(e->r, CM_PARSE, "expression '%s': '%.*s' %s", e->expr,
-                         (int)len, e->s, what);
+    e->err =
+        CM__DECKERR(e->r, CM_PARSE, "expression '%.*s%s': '%.*s%s' %s",
+                    cut ? 80 : (int)strlen(e->expr), e->expr, cut ? "..." : "",
+                    part ? 40 : (int)len, e->s, part ? "..." : "", what);
   return NAN;
 }
 
