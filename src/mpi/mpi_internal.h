@@ -163,6 +163,12 @@ void cm__schur_plan_free(cm__schur_plan_t *pl);
  * non-negative integer, else -1), CM__MPI_SCHUR_MAX_DOFS otherwise. */
 long cm__mpi_schur_cap(void);
 
+/* The steps h (at most max) of CMODES_MPI_SCHUR_PROBE ("H1,H2,...": a
+ * test knob, docs/distributed.md) into h: their number, -1 malformed. At
+ * each, the Schur test's answer is printed to stderr (rank 0 of a cut
+ * component's ranks), for a test against a dense Cholesky of A. */
+int cm__mpi_schur_probes(double *h, int max);
+
 /* Whether sigma I - B~^T B~ is positive definite, B~ = diag(rs) B the rows
  * of every rank of cc (this rank's: nloc rows in CSR Bp, Bj, Bx over the
  * slot dofs of pl), by a CHOLMOD factorization of each rank's interior

@@ -40,6 +40,19 @@ long cm__mpi_schur_cap(void) {
   return end == e || *end || v < 0 || v > INT_MAX ? -1 : v;
 }
 
+int cm__mpi_schur_probes(double *h, int max) {
+  const char *e = getenv("CMODES_MPI_SCHUR_PROBE");
+  int n = 0;
+  for (const char *p = e; p && *p && n < max; n++) {
+    char *end = NULL;
+    h[n] = strtod(p, &end);
+    if (end == p || !(h[n] > 0) || !isfinite(h[n]) || (*end && *end != ','))
+      return -1;
+    p = *end ? end + 1 : end;
+  }
+  return n;
+}
+
 /* One rank's matrices: A_II (lower triangle), A_IG and the dense piece
  * A_GG^(r) (column-major nGr x nGr, lower triangle used). */
 typedef struct {

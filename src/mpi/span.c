@@ -13,6 +13,7 @@
 #include <float.h>
 #include <lapacke.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -1162,6 +1163,30 @@ static int cm__schur_plan(cm_context_t *ctx, cm__span_t *D,
   return st;
 }
 
+/* The Schur test's answer at each step of CMODES_MPI_SCHUR_PROBE, on
+ * stderr from rank 0 of D->cc (a test knob). Collective on D->cc. */
+static int cm__span_schur_probe(cm_context_t *ctx, cm__span_t *D,
+                                const cm__schur_plan_t *pl) {
+  double hp[16];
+  int np = cm__mpi_schur_probes(hp, 16), st = CM_OK;
+  if (np < 0)
+    return CM__ERR(ctx, CM_USAGE, "CMODES_MPI_SCHUR_PROBE",
+                   "CMODES_MPI_SCHUR_PROBE: not a list of positive steps "
+                   "H1,H2,... (a test knob); unset it");
+  for (int i = 0; !st && i < np; i++) {
+    int ok = 0;
+    cm__dop_weigh(&D->op, hp[i] * hp[i], 2.0 * hp[i]);
+    st = cm__mpi_schur_definite(ctx, pl, D->nloc, D->op.Bp, D->op.Bj, D->op.Bx,
+                                D->op.rs, 4.0 * (1.0 - 1e-9), D->cc, &ok);
+    if (!st && D->q == 0)
+      fprintf(stderr,
+              "cmodes-mpi: Schur probe: component %d, h %.17g: %s (%lld "
+              "shared dofs)\n",
+              D->comp, hp[i], ok ? "definite" : "not definite", pl->nG);
+  }
+  return st;
+}
+
 /* The certified step of D's component as the serial damped.c certifies
  * it (cm__certified_search): the first h* (1 - 1e-4 2^j) above *hc at
  * which 4 M - h^2 K - 2 h C is positive definite (with its 1e-9 margin),
@@ -1188,6 +1213,8 @@ static int cm__span_schur_search(cm_context_t *ctx, cm__span_t *D,
     cm__schur_plan_free(&pl);
     return st;
   }
+  if (!st)
+    st = cm__span_schur_probe(ctx, D, &pl);
   /* the dense Cholesky, not stoppable, only when it fits in the budget
    * (rank 0's clock, as damped.c at CM__FACTOR_RATE) */
   double ng = (double)pl.nG;
