@@ -139,6 +139,9 @@ void cm__mpi_bench_close(void **S);
  * Cholesky cap^3 / 3 flops (7.2e10). CMODES_MPI_SCHUR_MAX_DOFS (a test
  * knob, docs/distributed.md) lowers or raises it. */
 #define CM__MPI_SCHUR_MAX_DOFS 6000
+/* The largest cap accepted (a piece's nGr^2 entries go in one message of
+ * int count; 12.8 GB dense) */
+#define CM__MPI_SCHUR_MAX_CAP 40000
 
 /* The interface plan of a cut component (span.c builds it from the halo
  * plan; schur.c uses it). A dof is a column slot nd + d of the rank's
@@ -160,7 +163,8 @@ typedef struct {
 void cm__schur_plan_free(cm__schur_plan_t *pl);
 
 /* The cap on interface dofs: CMODES_MPI_SCHUR_MAX_DOFS when set (a
- * non-negative integer, else -1), CM__MPI_SCHUR_MAX_DOFS otherwise. */
+ * integer in [0, CM__MPI_SCHUR_MAX_CAP], else -1), CM__MPI_SCHUR_MAX_DOFS
+ * otherwise. */
 long cm__mpi_schur_cap(void);
 
 /* The steps h (at most max) of CMODES_MPI_SCHUR_PROBE ("H1,H2,...": a

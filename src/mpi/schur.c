@@ -17,9 +17,9 @@
 
 #include "operator/operator_internal.h"
 
+#include <cblas.h>
 #include <cholmod.h>
 #include <lapacke.h>
-#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,7 +37,7 @@ long cm__mpi_schur_cap(void) {
     return CM__MPI_SCHUR_MAX_DOFS;
   char *end = NULL;
   long v = strtol(e, &end, 10);
-  return end == e || *end || v < 0 || v > INT_MAX ? -1 : v;
+  return end == e || *end || v < 0 || v > CM__MPI_SCHUR_MAX_CAP ? -1 : v;
 }
 
 int cm__mpi_schur_probes(double *h, int max) {
@@ -53,124 +53,175 @@ int cm__mpi_schur_probes(double *h, int max) {
   return n;
 }
 
-/* One rank's matrices: A_II (lower triangle), A_IG and the dense piece
- * A_GG^(r) (column-major nGr x nGr, lower triangle used). */
+/* One rank's matrices: its local A = sigma I (owned dofs) - B~_r^T B~_r
+ * over its interior then interface dofs (lower triangle) and the dense
+ * piece S_r (column-major nGr x nGr, lower triangle used). */
 typedef struct {
   cholmod_common c;
-  cholmod_triplet *tii, *tig; /* A_II lower, A_IG: triplets */
-  cholmod_sparse *Aii, *Aig;
-  cholmod_factor *L;
-  double *G; /* nGr x nGr */
+  cholmod_triplet *t;  /* A's entries, interface diagonal included */
+  cholmod_sparse *A;   /* n x n, n = nI + nGr, lower */
+  cholmod_factor *L;   /* of A with the interface last, shifted by t */
+  double *gdiag;       /* nGr: A's interface diagonal, unshifted */
+  int *Cmember, *Perm; /* n: 0 interior, 1 interface; CAMD's order */
+  double *Lg;          /* nGr x nGr: L's trailing block */
+  double *G;           /* nGr x nGr: S_r */
 } cm__schur_loc_t;
 
 static void cm__schur_loc_free(cm__schur_loc_t *s) {
   cholmod_common *cc = &s->c;
-  cholmod_free_triplet(&s->tii, cc), cholmod_free_triplet(&s->tig, cc);
-  cholmod_free_sparse(&s->Aii, cc), cholmod_free_sparse(&s->Aig, cc);
+  cholmod_free_triplet(&s->t, cc);
+  cholmod_free_sparse(&s->A, cc);
   cholmod_free_factor(&s->L, cc);
-  free(s->G);
+  free(s->gdiag), free(s->Cmember), free(s->Perm), free(s->Lg), free(s->G);
   cholmod_finish(cc);
 }
 
-/* Entry (i, j) += x of the local A (local indices, i != j counted once). */
-static void cm__schur_add(const cm__schur_plan_t *pl, cm__schur_loc_t *s, int i,
-                          int j, double x) {
-  int nI = pl->nI;
-  if (i < j) { /* lower triangle: i >= j */
-    int t = i;
-    i = j, j = t;
-  }
-  cholmod_triplet *t = NULL;
-  int ti = 0, tj = 0;
-  if (i < nI) { /* both interior */
-    t = s->tii, ti = i, tj = j;
-  } else if (j >= nI) { /* both interface */
-    s->G[(size_t)(i - nI) + (size_t)(j - nI) * (size_t)pl->nGr] += x;
-    return;
-  } else { /* row interior j, column interface i */
-    t = s->tig, ti = j, tj = i - nI;
-  }
+/* Entry (i, j) += x of the local A (local indices; i != j once). */
+static void cm__schur_add(cholmod_triplet *t, int i, int j, double x) {
   int k = (int)t->nnz++;
-  ((int *)t->i)[k] = ti, ((int *)t->j)[k] = tj;
+  ((int *)t->i)[k] = i > j ? i : j, ((int *)t->j)[k] = i > j ? j : i;
   ((double *)t->x)[k] = x;
 }
 
-/* The local A = sigma I (owned dofs) - B~_r^T B~_r into s's pieces. */
+/* The local A = sigma I (owned dofs) - B~_r^T B~_r, its interface
+ * diagonal into s->gdiag. */
 static int cm__schur_assemble(cm_context_t *ctx, const cm__schur_plan_t *pl,
                               int nloc, const int *Bp, const int *Bj,
                               const double *Bx, const double *rs, double sigma,
                               cm__schur_loc_t *s) {
-  size_t cap = (size_t)pl->nI + 1;
+  int n = pl->nI + pl->nGr;
+  size_t cap = 2 * (size_t)n + 1; /* the diagonal twice, then the rows */
   for (int r = 0; r < nloc; r++) {
     size_t m = (size_t)(Bp[r + 1] - Bp[r]);
     cap += m * (m + 1) / 2;
   }
   cholmod_common *cc = &s->c;
-  s->tii = cholmod_allocate_triplet((size_t)pl->nI, (size_t)pl->nI, cap, -1,
-                                    CHOLMOD_REAL, cc);
-  s->tig = cholmod_allocate_triplet((size_t)pl->nI, (size_t)pl->nGr, cap, 0,
-                                    CHOLMOD_REAL, cc);
+  s->t =
+      cholmod_allocate_triplet((size_t)n, (size_t)n, cap, -1, CHOLMOD_REAL, cc);
+  s->gdiag = calloc((size_t)pl->nGr + 1, sizeof(double));
   s->G = calloc((size_t)pl->nGr * (size_t)pl->nGr + 1, sizeof(double));
-  if (!s->tii || !s->tig || !s->G)
+  if (!s->t || !s->gdiag || !s->G)
     return CM__ERR(ctx, CM_NOMEM, NULL, "out of memory (Schur complement)");
+  for (int g = pl->nI; g < n; g++) /* the interface diagonal, held */
+    cm__schur_add(s->t, g, g, 0.0);
   for (int d = 0; d < pl->nown; d++) /* sigma I on the owned dofs */
     if (pl->col[d] >= 0)
-      cm__schur_add(pl, s, pl->col[d], pl->col[d], sigma);
+      cm__schur_add(s->t, pl->col[d], pl->col[d], sigma);
   for (int r = 0; r < nloc; r++) { /* - b~_r^T b~_r, b~_r = rs_r B_r */
     double w = rs ? rs[r] * rs[r] : 1.0;
     for (int e = Bp[r]; w > 0 && e < Bp[r + 1]; e++)
       for (int f = Bp[r]; f <= e; f++)
-        cm__schur_add(pl, s, pl->col[Bj[e]], pl->col[Bj[f]],
-                      -w * Bx[e] * Bx[f]);
+        cm__schur_add(s->t, pl->col[Bj[e]], pl->col[Bj[f]], -w * Bx[e] * Bx[f]);
   }
-  s->Aii = cholmod_triplet_to_sparse(s->tii, 0, cc);
-  s->Aig = cholmod_triplet_to_sparse(s->tig, 0, cc);
-  if (!s->Aii || !s->Aig)
+  s->A = cholmod_triplet_to_sparse(s->t, 0, cc);
+  cholmod_free_triplet(&s->t, cc);
+  if (!s->A)
     return CM__ERR(ctx, CM_NOMEM, NULL, "out of memory (Schur complement)");
+  const int *Ap = s->A->p, *Ai = s->A->i;
+  const double *Ax = s->A->x;
+  for (int j = pl->nI; j < n; j++) /* columns sorted: the diagonal first */
+    for (int p = Ap[j]; p < Ap[j + 1]; p++)
+      if (Ai[p] == j)
+        s->gdiag[j - pl->nI] = Ax[p];
   return CM_OK;
 }
 
-/* Factors A_II (*pd = 0 when it is not positive definite) and subtracts
- * A_GI A_II^-1 A_IG = Y^T Y, Y = L^-1 P A_IG, from the dense piece. */
+/* The interface diagonal of s->A set to gdiag + t. */
+static void cm__schur_shift(const cm__schur_plan_t *pl, cm__schur_loc_t *s,
+                            double t) {
+  const int *Ap = s->A->p, *Ai = s->A->i;
+  double *Ax = s->A->x;
+  for (int j = pl->nI; j < pl->nI + pl->nGr; j++)
+    for (int p = Ap[j]; p < Ap[j + 1]; p++)
+      if (Ai[p] == j)
+        Ax[p] = s->gdiag[j - pl->nI] + t;
+}
+
+/* S_r = A_GG - A_GI A_II^-1 A_IG from the factor of A with the interface
+ * last and its diagonal shifted by t: L_GG L_GG^T - t I. L is consumed. */
+static int cm__schur_piece(cm_context_t *ctx, const cm__schur_plan_t *pl,
+                           cm__schur_loc_t *s, double t) {
+  cholmod_common *cc = &s->c;
+  int nI = pl->nI, ng = pl->nGr;
+  cholmod_sparse *Ls = cholmod_factor_to_sparse(s->L, cc);
+  s->Lg = Ls ? calloc((size_t)ng * (size_t)ng + 1, sizeof(double)) : NULL;
+  if (!Ls || !s->Lg) {
+    cholmod_free_sparse(&Ls, cc);
+    return CM__ERR(ctx, CM_NOMEM, NULL, "out of memory (Schur complement)");
+  }
+  const int *Lp = Ls->p, *Li = Ls->i;
+  const double *Lx = Ls->x;
+  for (int j = nI; j < nI + ng; j++) /* trailing columns: rows >= nI */
+    for (int p = Lp[j]; p < Lp[j + 1]; p++)
+      s->Lg[(size_t)(Li[p] - nI) + (size_t)(j - nI) * (size_t)ng] = Lx[p];
+  cholmod_free_sparse(&Ls, cc);
+  /* G = Lg Lg^T (lower), in the factor's order, then back to the plan's */
+  double *W = s->Lg, *G = s->G;
+  cblas_dsyrk(CblasColMajor, CblasLower, CblasNoTrans, ng, ng, 1.0, W, ng, 0.0,
+              G, ng);
+  memcpy(W, G, sizeof(double) * (size_t)ng * (size_t)ng);
+  memset(G, 0, sizeof(double) * (size_t)ng * (size_t)ng);
+  for (int j = 0; j < ng; j++)
+    for (int i = j; i < ng; i++) {
+      int a = s->Perm[nI + i] - nI, b = s->Perm[nI + j] - nI;
+      double x = W[(size_t)i + (size_t)j * ng] - (i == j ? t : 0.0);
+      G[a > b ? a + (size_t)b * ng : b + (size_t)a * ng] = x;
+    }
+  return CM_OK;
+}
+
+/* The dense S_r of a rank without interior dofs: its A_GG. */
+static void cm__schur_dense(const cm__schur_plan_t *pl, cm__schur_loc_t *s) {
+  const int *Ap = s->A->p, *Ai = s->A->i;
+  const double *Ax = s->A->x;
+  int ng = pl->nGr;
+  for (int j = 0; j < ng; j++)
+    for (int p = Ap[j]; p < Ap[j + 1]; p++)
+      s->G[(size_t)Ai[p] + (size_t)j * ng] += Ax[p];
+}
+
+/* Factors the local A with the interior first (CAMD) and the interface
+ * last, its interface diagonal shifted by t = 4, 64, ... until the factor
+ * completes: *pd = 0 when the interior block is not positive definite
+ * (or no shift up to 4 16^7 lets the factor complete: not certified, the
+ * safe side); else S_r into s->G. */
 static int cm__schur_local(cm_context_t *ctx, const cm__schur_plan_t *pl,
                            cm__schur_loc_t *s, int *pd) {
   cholmod_common *cc = &s->c;
+  int n = pl->nI + pl->nGr;
   *pd = 1;
-  if (pl->nI == 0)
+  if (pl->nI == 0) {
+    cm__schur_dense(pl, s);
     return CM_OK;
-  s->L = cholmod_analyze(s->Aii, cc);
-  if (s->L)
-    cholmod_factorize(s->Aii, s->L, cc);
+  }
+  s->Cmember = malloc(sizeof(int) * ((size_t)n + 1));
+  s->Perm = malloc(sizeof(int) * ((size_t)n + 1));
+  if (!s->Cmember || !s->Perm)
+    return CM__ERR(ctx, CM_NOMEM, NULL, "out of memory (Schur complement)");
+  for (int i = 0; i < n; i++)
+    s->Cmember[i] = i >= pl->nI;
+  if (cholmod_camd(s->A, NULL, 0, s->Cmember, s->Perm, cc)) {
+    cc->nmethods = 1, cc->method[0].ordering = CHOLMOD_GIVEN;
+    cc->postorder = 0; /* keep the interface last */
+    s->L = cholmod_analyze_p(s->A, s->Perm, NULL, 0, cc);
+  }
+  double t = 4.0;
+  for (int k = 0; s->L && k < 8; k++, t *= 16) {
+    cm__schur_shift(pl, s, t);
+    cholmod_factorize(s->A, s->L, cc);
+    if (cc->status < 0 && cc->status != CHOLMOD_NOT_POSDEF)
+      break;
+    if (s->L->minor == s->L->n || s->L->minor < (size_t)pl->nI)
+      break; /* done, or the interior is not positive definite */
+  }
   if (!s->L || (cc->status < 0 && cc->status != CHOLMOD_NOT_POSDEF))
     return CM__ERR(
         ctx, cc->status == CHOLMOD_OUT_OF_MEMORY ? CM_NOMEM : CM_NUMERIC, NULL,
-        "CHOLMOD could not factor a rank's interior block "
-        "of 4 M - h^2 K - 2 h C (status %d)",
+        "CHOLMOD could not factor a rank's part of "
+        "4 M - h^2 K - 2 h C (status %d)",
         cc->status);
-  *pd = cc->status == CHOLMOD_OK && s->L->minor == s->L->n;
-  if (!*pd || pl->nGr == 0)
-    return CM_OK;
-  cholmod_sparse *Y1 = cholmod_spsolve(CHOLMOD_P, s->L, s->Aig, cc);
-  cholmod_sparse *Y = Y1 ? cholmod_spsolve(CHOLMOD_L, s->L, Y1, cc) : NULL;
-  cholmod_free_sparse(&Y1, cc);
-  cholmod_sparse *Yt = Y ? cholmod_transpose(Y, 1, cc) : NULL;
-  cholmod_free_sparse(&Y, cc);
-  cholmod_sparse *C = Yt ? cholmod_aat(Yt, NULL, 0, 1, cc) : NULL; /* Y^T Y */
-  cholmod_free_sparse(&Yt, cc);
-  if (!C)
-    return CM__ERR(
-        ctx, cc->status == CHOLMOD_OUT_OF_MEMORY ? CM_NOMEM : CM_NUMERIC, NULL,
-        "CHOLMOD could not form a rank's Schur complement "
-        "(status %d)",
-        cc->status);
-  const int *Cp = C->p, *Ci = C->i;
-  const double *Cx = C->x;
-  for (int j = 0; j < pl->nGr; j++)
-    for (int p = Cp[j]; p < Cp[j + 1]; p++)
-      if (Ci[p] >= j)
-        s->G[(size_t)Ci[p] + (size_t)j * (size_t)pl->nGr] -= Cx[p];
-  cholmod_free_sparse(&C, cc);
-  return CM_OK;
+  *pd = s->L->minor == s->L->n;
+  return *pd && pl->nGr > 0 ? cm__schur_piece(ctx, pl, s, t) : CM_OK;
 }
 
 /* Rank 0 of cc: the pieces summed into the dense S (nG x nG) in rank

@@ -1200,9 +1200,9 @@ static int cm__span_schur_search(cm_context_t *ctx, cm__span_t *D,
   long cap = cm__mpi_schur_cap();
   if (cap < 0)
     return CM__ERR(ctx, CM_USAGE, "CMODES_MPI_SCHUR_MAX_DOFS",
-                   "CMODES_MPI_SCHUR_MAX_DOFS: not a non-negative integer "
-                   "(the cap on shared dofs of the Schur test); unset it or "
-                   "give a number such as 6000");
+                   "CMODES_MPI_SCHUR_MAX_DOFS: not an integer from 0 to "
+                   "40000 (the cap on shared dofs of the Schur test); unset "
+                   "it or give a number such as 6000");
   *kind = CM__CERT_OVER_DOFS;
   if (dofs > CM__MPI_DEFINITE_MAX_DOFS)
     return CM_OK; /* as the serial cmodes: bounds above it */
