@@ -541,8 +541,9 @@ static int cm__report_damped(const cm__mpi_sums_t *sums,
   r->central_difference.h_s = sums->damp_h;
   r->central_difference.certified_s = fmin(sums->damp_cert, sums->damp_h);
   r->central_difference.certified_prob_s = NAN;
-  /* a cut component's: how it was certified (schur.c) */
-  r->central_difference.note = cm__mpi_damped_reason((int)sums->damp_cw);
+  const char *why = cm__mpi_damped_reason((int)sums->damp_cw);
+  if (why) /* a cut component's: how it was certified (schur.c) */
+    r->central_difference.note = why;
   return cm__dashpot_warning(r);
 }
 
