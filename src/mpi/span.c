@@ -2,7 +2,9 @@
  * plan (which owned bodies each neighbour needs), the distributed operator
  * S = B B^T with B = K^1/2 J L^-T built from the rank's own rows (the serial
  * assembly on its bodies and its halo), PARPACK's Lanczos on it from a start
- * vector keyed by the global row, and the mode and component records. */
+ * vector keyed by the global row, the mode and component records, and
+ * with dashpots the damped limit and its certified step (the interface
+ * plan here, the Schur test in schur.c). */
 #include "mpi_internal.h"
 
 #include "analyze/analyze_internal.h"
@@ -1274,8 +1276,11 @@ static int cm__span_bounds_search(cm__span_t *D, double hn, double *v,
  * monotone iteration of damped.c from S->hmodal on an operator assembled
  * once with weights k + c (rows scaled per h), then the certified step:
  * the Gershgorin start h^2 U_K + 2 h U_C = 4, raised to the first
- * h* (1 - 1e-4 2^j) whose Collatz-Wielandt bound is <= 4. Into sums on
- * the component's first rank. Collective on S->cc. */
+ * h* (1 - 1e-4 2^j) at which 4 M - h^2 K - 2 h C is positive definite
+ * (the Schur test of schur.c, as damped.c's factorization; active: this
+ * rank's active dofs of the component), or, past its cap, whose bounds
+ * are <= 4. Into sums on the component's first rank. Collective on
+ * S->cc. */
 static int cm__span_damped(cm_context_t *ctx, cm__span_t *S, const int *members,
                            int64_t o1, int k1, double active,
                            const cm_options_t *opts, cm__mpi_sums_t *sums) {
