@@ -310,6 +310,9 @@ const char *cm__mpi_damped_reason(int kind) {
            "does: a component spread over MPI ranks by a Cholesky "
            "factorization of each rank's interior and of the Schur "
            "complement on the dofs of the bodies the ranks share";
+  if (why == 0) /* the Gershgorin start reached the damped limit */
+    return "certified by Gershgorin bounds, which reach the damped limit of "
+           "a component spread over MPI ranks";
   if (why & CM__CERT_OVER_DOFS)
     return how == CM__CERT_CW
                ? "certified by a Collatz-Wielandt bound, as the serial "

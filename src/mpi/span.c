@@ -1172,9 +1172,10 @@ static int cm__span_schur_probe(cm_context_t *ctx, cm__span_t *D,
   double hp[16];
   int np = cm__mpi_schur_probes(hp, 16), st = CM_OK;
   if (np < 0)
-    return CM__ERR(ctx, CM_USAGE, "CMODES_MPI_SCHUR_PROBE",
-                   "CMODES_MPI_SCHUR_PROBE: not a list of positive steps "
-                   "H1,H2,... (a test knob); unset it");
+    st = CM__ERR(ctx, CM_USAGE, "CMODES_MPI_SCHUR_PROBE",
+                 "CMODES_MPI_SCHUR_PROBE: not a list of positive steps "
+                 "H1,H2,... (a test knob); unset it");
+  st = cm__mpi_agree(ctx, st, D->cc); /* each rank reads its environment */
   for (int i = 0; !st && i < np; i++) {
     int ok = 0;
     cm__dop_weigh(&D->op, hp[i] * hp[i], 2.0 * hp[i]);
@@ -1200,23 +1201,24 @@ static int cm__span_schur_search(cm_context_t *ctx, cm__span_t *D,
                                  int *kind) {
   double dofs = cm__allsum(active, D->cc);
   long cap = cm__mpi_schur_cap();
+  int st = CM_OK;
   if (cap < 0)
-    return CM__ERR(ctx, CM_USAGE, "CMODES_MPI_SCHUR_MAX_DOFS",
-                   "CMODES_MPI_SCHUR_MAX_DOFS: not an integer from 0 to "
-                   "40000 (the cap on shared dofs of the Schur test); unset "
-                   "it or give a number such as 6000");
+    st = CM__ERR(ctx, CM_USAGE, "CMODES_MPI_SCHUR_MAX_DOFS",
+                 "CMODES_MPI_SCHUR_MAX_DOFS: not an integer from 0 to "
+                 "40000 (the cap on shared dofs of the Schur test); unset "
+                 "it or give a number such as 6000");
+  st = cm__mpi_agree(ctx, st, D->cc); /* each rank reads its environment */
   *kind = CM__CERT_OVER_DOFS;
-  if (dofs > CM__MPI_DEFINITE_MAX_DOFS)
-    return CM_OK; /* as the serial cmodes: bounds above it */
+  if (st || dofs > CM__MPI_DEFINITE_MAX_DOFS)
+    return st; /* as the serial cmodes: bounds above it */
   cm__schur_plan_t pl;
-  int st = cm__schur_plan(ctx, D, &pl);
+  st = cm__schur_plan(ctx, D, &pl);
   *kind = CM__CERT_OVER_CAP;
   if (st || pl.nG > cap) {
     cm__schur_plan_free(&pl);
     return st;
   }
-  if (!st)
-    st = cm__span_schur_probe(ctx, D, &pl);
+  st = cm__span_schur_probe(ctx, D, &pl);
   /* the dense Cholesky, not stoppable, only when it fits in the budget
    * (rank 0's clock, as damped.c at CM__FACTOR_RATE) */
   double ng = (double)pl.nG;
@@ -1341,7 +1343,7 @@ static int cm__span_damped(cm_context_t *ctx, cm__span_t *S, const int *members,
       v[r] = 1;
     double top = 0, ucc = cm__dop_cw_step(&D, v, nv, &top);
     hc = cm__span_root(S->gall, ucc);
-    if (hc < hn)
+    if (hc < hn) /* else the bounds reach the limit: nothing to raise */
       st = cm__span_schur_search(ctx, &D, active, hn, &hc, &kind);
     if (!st && kind != CM__CERT_SCHUR)
       kind |= cm__span_bounds_search(&D, hn, v, nv, &hc);
