@@ -306,8 +306,9 @@ def case_damped(cm, cmpi, data, scene, tmp):
 def schur_cap_fallback(cmpi, scd, part, fails):
     """The cap on shared dofs (CMODES_MPI_SCHUR_MAX_DOFS, a test knob)
     below the pile's at np = 2: the bounds certify a positive step at most
-    the serial one and the reason says why; a malformed cap ends every rank
-    with one message naming it (exit 2, a usage error)."""
+    the serial one and the reason says why; a malformed cap, on every rank
+    or on rank 1 only, ends every rank with one message naming it (exit 2,
+    a usage error), never a hang."""
     args = [cmpi, "analyze", "--json", "--no-timings", part]
     r = mpirun_env(2, args, {"CMODES_MPI_SCHUR_MAX_DOFS": "10"})
     pcd = json.loads(r.stdout)["timestep"]["central_difference"] \
@@ -327,6 +328,19 @@ def schur_cap_fallback(cmpi, scd, part, fails):
             "CMODES_MPI_SCHUR_MAX_DOFS" not in own[0]:
         fails.append(f"cap 'ten': exit {r.returncode}, messages {own}")
     print(f"cap 'ten' np=2: exit {r.returncode}: {own}", flush=True)
+    # malformed on rank 1 only: the ranks agree before any collective
+    cmd = ["mpirun", "--oversubscribe"] + \
+        (["--allow-run-as-root"] if os.geteuid() == 0 else []) + \
+        ["-np", "1"] + args + [":", "-np", "1", "env",
+                               "CMODES_MPI_SCHUR_MAX_DOFS=ten"] + args
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=TIMEOUT,
+                       env=ENV)
+    own = [l for l in r.stderr.splitlines() if l.startswith("cmodes-mpi")]
+    failed = r.returncode == 2 or "Exit code:    2" in r.stderr
+    if not failed or len(own) != 1 or "(rank 1)" not in own[0]:
+        fails.append(f"cap 'ten' on rank 1: exit {r.returncode}, {own}")
+    print(f"cap 'ten' on rank 1 only: exit {r.returncode}: {own}",
+          flush=True)
 
 
 def check_rel(a, b):
