@@ -541,18 +541,9 @@ static int cm__report_damped(const cm__mpi_sums_t *sums,
   r->central_difference.h_s = sums->damp_h;
   r->central_difference.certified_s = fmin(sums->damp_cert, sums->damp_h);
   r->central_difference.certified_prob_s = NAN;
-  if (sums->damp_cw > 0) /* a cut component's: no factorization */
-    r->central_difference.note =
-        sums->damp_cw > 1
-            ? "certified by a Collatz-Wielandt bound: a component spread "
-              "over MPI ranks is not factored (the serial cmodes factors "
-              "4 M - h^2 K - 2 h C up to 300,000 dofs), so the certified "
-              "step can be below the serial one"
-            : "certified by Gershgorin bounds: a component spread over MPI "
-              "ranks is not factored (the serial cmodes factors 4 M - h^2 K "
-              "- 2 h C up to 300,000 dofs) and its Collatz-Wielandt bound "
-              "did not certify a step above them, so the certified step can "
-              "be below the serial one";
+  const char *why = cm__mpi_damped_reason((int)sums->damp_cw);
+  if (why) /* a cut component's: how it was certified (schur.c) */
+    r->central_difference.note = why;
   return cm__dashpot_warning(r);
 }
 

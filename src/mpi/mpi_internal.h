@@ -60,8 +60,8 @@ typedef struct {
   /* with dashpots, the damped central-difference limit of this rank's
    * groups (its components alone; a cut component on its first rank),
    * the smallest: the limit, its certified step, the mode's zeta and
-   * component, the search's solves, 1 when the certified step came from
-   * a Collatz-Wielandt bound of a cut component (INFINITY, -1: none);
+   * component, the search's solves, how the certified step was
+   * certified (CM__CERT_*, below) (INFINITY, -1: none);
    * damp_fail: cut components whose search did not finish (the time
    * budget, no converged vector): then no damped step is given */
   double damp_h, damp_cert, damp_zeta, damp_comp, damp_iter, damp_cw;
@@ -113,5 +113,79 @@ long cm__mpi_bench_products(void *S, double *seconds);
 int cm__mpi_bench_parpack(cm_context_t *ctx, void *S, const cm_options_t *opts,
                           double *lambda, int *nconv);
 void cm__mpi_bench_close(void **S);
+
+/* ---- the certified damped step of a cut component (schur.c) ---- */
+
+/* How a damped step was certified (cm__mpi_sums_t's damp_cw): */
+#define CM__CERT_FACTOR 0 /* a CHOLMOD factorization on one rank (damped.c) */
+#define CM__CERT_GERSH 1  /* Gershgorin bounds (a cut component) */
+#define CM__CERT_CW 2     /* a Collatz-Wielandt bound (a cut component) */
+#define CM__CERT_SCHUR                                                         \
+  3 /* factorizations of the ranks' interiors and the                          \
+       Schur complement on the shared dofs: exact */
+/* added to CM__CERT_GERSH or CM__CERT_CW: why a cut component was not
+ * factored */
+#define CM__CERT_OVER_CAP 4  /* more shared dofs than the Schur cap */
+#define CM__CERT_OVER_DOFS 8 /* above CM__MPI_DEFINITE_MAX_DOFS */
+#define CM__CERT_OVER_BUDGET                                                   \
+  16 /* the factorization would not fit in the                                 \
+        time budget (--max-seconds) */
+
+/* Components up to this many active dofs are certified exactly (as
+ * damped.c's CM__DEFINITE_MAX_DOFS: the serial cmodes factors up to it). */
+#define CM__MPI_DEFINITE_MAX_DOFS 300000
+/* The default cap on a cut component's interface dofs for the Schur test:
+ * the dense Schur complement on rank 0 is 8 cap^2 bytes (288 MB) and its
+ * Cholesky cap^3 / 3 flops (7.2e10). CMODES_MPI_SCHUR_MAX_DOFS (a test
+ * knob, docs/distributed.md) lowers or raises it. */
+#define CM__MPI_SCHUR_MAX_DOFS 6000
+/* The largest cap accepted (a piece's nGr^2 entries go in one message of
+ * int count; 12.8 GB dense) */
+#define CM__MPI_SCHUR_MAX_CAP 40000
+
+/* The interface plan of a cut component (span.c builds it from the halo
+ * plan; schur.c uses it). A dof is a column slot nd + d of the rank's
+ * rows of B (mass-normalised coordinates), active when some rank's rows
+ * have an entry there. Interface (shared) bodies: a halo body of some
+ * rank, and the owned bodies of a contact with one. */
+typedef struct {
+  int ndof;        /* slot dofs: nslot nd */
+  int nown;        /* owned slot dofs: no nd (the rank adds sigma I there) */
+  int nI, nGr;     /* interior dofs (owned bodies not shared), interface
+                      dofs this rank's rows or bodies touch */
+  long long nG;    /* interface dofs of the component (every rank) */
+  int *col;        /* ndof: local index of each slot dof: interior in
+                      [0, nI), interface in [nI, nI + nGr), -1 inactive */
+  long long *gidx; /* nGr: the global interface index of each local
+                      interface dof (owners' ranks in order, then bodies) */
+} cm__schur_plan_t;
+
+void cm__schur_plan_free(cm__schur_plan_t *pl);
+
+/* The cap on interface dofs: CMODES_MPI_SCHUR_MAX_DOFS when set (a
+ * integer in [0, CM__MPI_SCHUR_MAX_CAP], else -1), CM__MPI_SCHUR_MAX_DOFS
+ * otherwise. */
+long cm__mpi_schur_cap(void);
+
+/* The steps h (at most max) of CMODES_MPI_SCHUR_PROBE ("H1,H2,...": a
+ * test knob, docs/distributed.md) into h: their number, -1 malformed. At
+ * each, the Schur test's answer is printed to stderr (rank 0 of a cut
+ * component's ranks), for a test against a dense Cholesky of A. */
+int cm__mpi_schur_probes(double *h, int max);
+
+/* Whether sigma I - B~^T B~ is positive definite, B~ = diag(rs) B the rows
+ * of every rank of cc (this rank's: nloc rows in CSR Bp, Bj, Bx over the
+ * slot dofs of pl), by a CHOLMOD factorization of each rank's interior
+ * block and a dense Cholesky (LAPACK) of the Schur complement on the
+ * interface, summed on rank 0 of cc. *ok the same on every rank.
+ * Collective on cc; errors agreed (out of memory: every rank fails). */
+int cm__mpi_schur_definite(cm_context_t *ctx, const cm__schur_plan_t *pl,
+                           int nloc, const int *Bp, const int *Bj,
+                           const double *Bx, const double *rs, double sigma,
+                           MPI_Comm cc, int *ok);
+
+/* The report's central_difference reason for a damped step certified as
+ * kind says (CM__CERT_*), NULL for CM__CERT_FACTOR. Cannot fail. */
+const char *cm__mpi_damped_reason(int kind);
 
 #endif

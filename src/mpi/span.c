@@ -2,16 +2,20 @@
  * plan (which owned bodies each neighbour needs), the distributed operator
  * S = B B^T with B = K^1/2 J L^-T built from the rank's own rows (the serial
  * assembly on its bodies and its halo), PARPACK's Lanczos on it from a start
- * vector keyed by the global row, and the mode and component records. */
+ * vector keyed by the global row, the mode and component records, and
+ * with dashpots the damped limit and its certified step (the interface
+ * plan here, the Schur test in schur.c). */
 #include "mpi_internal.h"
 
 #include "analyze/analyze_internal.h"
+#include "operator/operator_internal.h"
 
 #include "mpi_alloc.h" /* last: malloc, calloc, realloc tracked */
 #include <arpack/parpack.h>
 #include <float.h>
 #include <lapacke.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -1094,15 +1098,194 @@ static int cm__span_top_at(cm_context_t *ctx, cm__span_t *D,
   return CM_OK;
 }
 
+/* Whether slot dof j of D is active anywhere (act, nslot nd: > 0 there,
+ * the halo copies too) and whether each slot is shared (ifc, nslot): a
+ * halo body, an owned body another rank has in its halo, an owned body of
+ * a row with a halo body. Collective on D->cc. */
+static void cm__schur_shared(cm__dop_t *op, double *act, char *ifc) {
+  int nd = op->nd, no = op->h.no;
+  for (int e = 0; e < op->Bp[op->nloc]; e++)
+    act[op->Bj[e]] = 1;
+  cm__halo_reverse(&op->h, nd, act + (size_t)no * nd, act);
+  cm__halo_forward(&op->h, nd, act, act + (size_t)no * nd);
+  for (int i = 0; i < op->nslot; i++)
+    ifc[i] = i >= no;
+  for (int k = 0; k < op->h.sdsp[op->h.P]; k++)
+    ifc[op->h.sidx[k]] = 1;
+  for (int r = 0; r < op->nloc; r++) {
+    int halo = 0;
+    for (int e = op->Bp[r]; e < op->Bp[r + 1]; e++)
+      halo |= op->Bj[e] / nd >= no;
+    for (int e = op->Bp[r]; halo && e < op->Bp[r + 1]; e++)
+      ifc[op->Bj[e] / nd] = 1;
+  }
+}
+
+/* The interface plan of the damped operator D->op (mpi_internal.h): the
+ * interior dofs of this rank, the interface dofs numbered by their owners
+ * (ranks in order, bodies in order), their numbers copied to the halo.
+ * Collective on D->cc; errors agreed. */
+static int cm__schur_plan(cm_context_t *ctx, cm__span_t *D,
+                          cm__schur_plan_t *pl) {
+  cm__dop_t *op = &D->op;
+  int nd = op->nd, no = op->h.no, n = op->nslot * nd;
+  memset(pl, 0, sizeof *pl);
+  pl->ndof = n, pl->nown = no * nd;
+  double *act = calloc((size_t)n + 1, sizeof(double));
+  double *gd = calloc((size_t)n + 1, sizeof(double));
+  char *ifc = malloc((size_t)op->nslot + 1);
+  pl->col = malloc(sizeof(int) * ((size_t)n + 1));
+  pl->gidx = malloc(sizeof(long long) * ((size_t)n + 1));
+  int st = !act || !gd || !ifc || !pl->col || !pl->gidx
+               ? CM__ERR(ctx, CM_NOMEM, NULL, "out of memory (Schur plan)")
+               : CM_OK;
+  st = cm__mpi_agree(ctx, st, D->cc);
+  if (!st) {
+    cm__schur_shared(op, act, ifc);
+    long long nown = 0, goff = 0;      /* owned interface dofs, the first's */
+    for (int j = 0; j < pl->nown; j++) /* interior first */
+      pl->col[j] = act[j] > 0 && !ifc[j / nd] ? pl->nI++ : -1;
+    for (int j = 0; j < pl->nown; j++)
+      if (act[j] > 0 && ifc[j / nd])
+        gd[j] = (double)nown++;
+    MPI_Exscan(&nown, &goff, 1, MPI_LONG_LONG, MPI_SUM, D->cc);
+    MPI_Allreduce(&nown, &pl->nG, 1, MPI_LONG_LONG, MPI_SUM, D->cc);
+    if (D->q == 0)
+      goff = 0;
+    for (int j = 0; j < pl->nown; j++)
+      gd[j] += (double)goff;
+    cm__halo_forward(&op->h, nd, gd, gd + pl->nown);
+    for (int j = 0; j < n; j++)
+      if (act[j] > 0 && (j >= pl->nown || ifc[j / nd])) {
+        pl->gidx[pl->nGr] = (long long)gd[j];
+        pl->col[j] = pl->nI + pl->nGr++;
+      }
+  }
+  free(act), free(gd), free(ifc);
+  return st;
+}
+
+/* The Schur test's answer at each step of CMODES_MPI_SCHUR_PROBE, on
+ * stderr from rank 0 of D->cc (a test knob). Collective on D->cc. */
+static int cm__span_schur_probe(cm_context_t *ctx, cm__span_t *D,
+                                const cm__schur_plan_t *pl) {
+  double hp[16];
+  int np = cm__mpi_schur_probes(hp, 16), st = CM_OK;
+  if (np < 0)
+    st = CM__ERR(ctx, CM_USAGE, "CMODES_MPI_SCHUR_PROBE",
+                 "CMODES_MPI_SCHUR_PROBE: not a list of positive steps "
+                 "H1,H2,... (a test knob); unset it");
+  st = cm__mpi_agree(ctx, st, D->cc); /* each rank reads its environment */
+  for (int i = 0; !st && i < np; i++) {
+    int ok = 0;
+    cm__dop_weigh(&D->op, hp[i] * hp[i], 2.0 * hp[i]);
+    st = cm__mpi_schur_definite(ctx, pl, D->nloc, D->op.Bp, D->op.Bj, D->op.Bx,
+                                D->op.rs, 4.0 * (1.0 - 1e-9), D->cc, &ok);
+    if (!st && D->q == 0)
+      fprintf(stderr,
+              "cmodes-mpi: Schur probe: component %d, h %.17g: %s (%lld "
+              "shared dofs)\n",
+              D->comp, hp[i], ok ? "definite" : "not definite", pl->nG);
+  }
+  return st;
+}
+
+/* The certified step of D's component as the serial damped.c certifies
+ * it (cm__certified_search): the first h* (1 - 1e-4 2^j) above *hc at
+ * which 4 M - h^2 K - 2 h C is positive definite (with its 1e-9 margin),
+ * by the Schur test over the ranks. *kind: CM__CERT_SCHUR when a step
+ * was tested, else why not (CM__CERT_OVER_*: then the bounds certify).
+ * Collective on D->cc. */
+static int cm__span_schur_search(cm_context_t *ctx, cm__span_t *D,
+                                 double active, double hn, double *hc,
+                                 int *kind) {
+  double dofs = cm__allsum(active, D->cc);
+  long cap = cm__mpi_schur_cap();
+  int st = CM_OK;
+  if (cap < 0)
+    st = CM__ERR(ctx, CM_USAGE, "CMODES_MPI_SCHUR_MAX_DOFS",
+                 "CMODES_MPI_SCHUR_MAX_DOFS: not an integer from 0 to "
+                 "40000 (the cap on shared dofs of the Schur test); unset "
+                 "it or give a number such as 6000");
+  st = cm__mpi_agree(ctx, st, D->cc); /* each rank reads its environment */
+  *kind = CM__CERT_OVER_DOFS;
+  if (st || dofs > CM__MPI_DEFINITE_MAX_DOFS)
+    return st; /* as the serial cmodes: bounds above it */
+  cm__schur_plan_t pl;
+  st = cm__schur_plan(ctx, D, &pl);
+  *kind = CM__CERT_OVER_CAP;
+  if (st || pl.nG > cap) {
+    cm__schur_plan_free(&pl);
+    return st;
+  }
+  st = cm__span_schur_probe(ctx, D, &pl);
+  /* the dense Cholesky, not stoppable, only when it fits in the budget
+   * (rank 0's clock, as damped.c at CM__FACTOR_RATE) */
+  double ng = (double)pl.nG;
+  int late = D->deadline > 0 &&
+             MPI_Wtime() + ng * ng * ng / 3.0 / CM__FACTOR_RATE > D->deadline;
+  MPI_Bcast(&late, 1, MPI_INT, 0, D->cc);
+  *kind = late ? CM__CERT_OVER_BUDGET : CM__CERT_SCHUR;
+  for (double f = 1e-4; !st && !late && f < 1.0; f *= 2) {
+    double h = hn * (1.0 - f);
+    int ok = 0;
+    if (h <= *hc)
+      break;
+    cm__dop_weigh(&D->op, h * h, 2.0 * h);
+    st = cm__mpi_schur_definite(ctx, &pl, D->nloc, D->op.Bp, D->op.Bj, D->op.Bx,
+                                D->op.rs, 4.0 * (1.0 - 1e-9), D->cc, &ok);
+    if (!st && ok) {
+      *hc = h;
+      break;
+    }
+  }
+  cm__schur_plan_free(&pl);
+  return st;
+}
+
+/* The certified step by bounds (no factorization): the first
+ * h* (1 - 1e-4 2^j) above *hc whose Collatz-Wielandt bound is <= 4
+ * (CM__CERT_CW), else the largest h whose Gershgorin bound of
+ * h^2 K~ + 2 h C~ itself (not the sum of the two bounds) is <= 4, by
+ * bisection (the bound grows with h; CM__CERT_GERSH). Collective. */
+static int cm__span_bounds_search(cm__span_t *D, double hn, double *v,
+                                  double *nv, double *hc) {
+  for (double f = 1e-4; *hc < hn && f < 1.0; f *= 2) {
+    double hh = hn * (1.0 - f);
+    if (hh <= *hc)
+      break;
+    if (cm__span_cw_ok(D, hh, v, nv)) {
+      *hc = hh;
+      return CM__CERT_CW;
+    }
+  }
+  double lo = *hc, hi = hn * (1.0 - 1e-4), top = 0;
+  for (int j = 0; j < 40 && lo < hi; j++) {
+    double mid = 0.5 * (lo + hi);
+    cm__dop_weigh(&D->op, mid * mid, 2.0 * mid);
+    for (int r = 0; r < D->nloc; r++)
+      v[r] = 1;
+    if (cm__dop_cw_step(D, v, nv, &top) <= 4.0)
+      lo = mid;
+    else
+      hi = mid;
+  }
+  *hc = lo;
+  return CM__CERT_GERSH;
+}
+
 /* The damped limit of cut component S->comp (solved undamped in S): the
  * monotone iteration of damped.c from S->hmodal on an operator assembled
  * once with weights k + c (rows scaled per h), then the certified step:
  * the Gershgorin start h^2 U_K + 2 h U_C = 4, raised to the first
- * h* (1 - 1e-4 2^j) whose Collatz-Wielandt bound is <= 4. Into sums on
- * the component's first rank. Collective on S->cc. */
+ * h* (1 - 1e-4 2^j) at which 4 M - h^2 K - 2 h C is positive definite
+ * (the Schur test of schur.c, as damped.c's factorization; active: this
+ * rank's active dofs of the component), or, past its cap, whose bounds
+ * are <= 4. Into sums on the component's first rank. Collective on
+ * S->cc. */
 static int cm__span_damped(cm_context_t *ctx, cm__span_t *S, const int *members,
-                           int64_t o1, int k1, const cm_options_t *opts,
-                           cm__mpi_sums_t *sums) {
+                           int64_t o1, int k1, double active,
+                           const cm_options_t *opts, cm__mpi_sums_t *sums) {
   cm__span_t D;
   memset(&D, 0, sizeof D);
   D.P = S->P, D.cc = S->cc, D.comp = S->comp, D.q = S->q;
@@ -1150,49 +1333,29 @@ static int cm__span_damped(cm_context_t *ctx, cm__span_t *S, const int *members,
     }
     h = hn;
   }
-  /* ---- certified: Gershgorin of K~ (S) and C~, then Collatz-Wielandt */
-  double hc = 0, ucc = 0;
-  int cw = 0;
+  /* ---- certified: the Gershgorin start, then exactly (Schur) or by
+   * the Collatz-Wielandt and Gershgorin bounds ---- */
+  double hc = 0;
+  int kind = CM__CERT_FACTOR;
   if (!st) {
     cm__dop_weigh(&D.op, 0.0, 1.0);
     for (int r = 0; r < D.nloc; r++)
       v[r] = 1;
-    double top = 0;
-    ucc = cm__dop_cw_step(&D, v, nv, &top);
+    double top = 0, ucc = cm__dop_cw_step(&D, v, nv, &top);
     hc = cm__span_root(S->gall, ucc);
-    for (double f = 1e-4; hc < hn && f < 1.0; f *= 2) {
-      double hh = hn * (1.0 - f);
-      if (hh <= hc)
-        break;
-      if (cm__span_cw_ok(&D, hh, v, nv)) {
-        hc = hh, cw = 1;
-        break;
-      }
-    }
-    /* else: the largest h whose Gershgorin bound of h^2 K~ + 2 h C~
-     * itself (not the sum of the two bounds) is <= 4, by bisection (the
-     * bound grows with h) */
-    double lo = hc, hi = hn * (1.0 - 1e-4);
-    for (int j = 0; !cw && j < 40 && lo < hi; j++) {
-      double mid = 0.5 * (lo + hi);
-      cm__dop_weigh(&D.op, mid * mid, 2.0 * mid);
-      for (int r = 0; r < D.nloc; r++)
-        v[r] = 1;
-      if (cm__dop_cw_step(&D, v, nv, &top) <= 4.0)
-        lo = mid;
-      else
-        hi = mid;
-    }
-    hc = lo;
+    if (hc < hn) /* else the bounds reach the limit: nothing to raise */
+      st = cm__span_schur_search(ctx, &D, active, hn, &hc, &kind);
+    if (!st && kind != CM__CERT_SCHUR)
+      kind |= cm__span_bounds_search(&D, hn, v, nv, &hc);
   }
   if (!st && S->q == 0) {
     if (hn < sums->damp_h || (hn == sums->damp_h && S->comp < sums->damp_comp))
       sums->damp_h = hn, sums->damp_comp = S->comp,
       sums->damp_zeta = a > 0 ? b / (2.0 * sqrt(a)) : 0;
     sums->damp_iter = fmax(sums->damp_iter, it);
-    double c = fmin(hc, hn); /* never from a factorization here */
+    double c = fmin(hc, hn);
     if (c < sums->damp_cert)
-      sums->damp_cert = c, sums->damp_cw = 1 + cw;
+      sums->damp_cert = c, sums->damp_cw = kind;
     sums->matvecs += (double)D.op.products;
   }
   if (st > 0 && S->q == 0) /* not converged: no limit for this component */
@@ -1260,7 +1423,7 @@ int cm__mpi_span_solve(cm_context_t *ctx, const cm__mpi_part_t *P, int comp,
   }
   /* with dashpots: the component's damped limit (not after the budget) */
   if (!st && P->dashpots && !S.timed_out && nmodes > 0 && isfinite(S.hmodal))
-    st = cm__span_damped(ctx, &S, members, o1, k1, opts, sums);
+    st = cm__span_damped(ctx, &S, members, o1, k1, active, opts, sums);
   else if (st >= 0 && P->dashpots && S.q == 0)
     sums->damp_fail += 1; /* no damped limit for it: none is given */
   sums->t_eigen += MPI_Wtime() - te0;

@@ -8,7 +8,9 @@ and counts to 1e-10 relative; the same bits on a repeated run with the same
 np), partition (a scene smaller than np, ranks with no bodies, a component
 spread over every rank) or errors (a missing file, a file missing on one
 rank, a truncated file, a JSON scene: one message, the exit code, no hang)
-or oom (an allocation failing on one rank: one message, exit 1, no hang).
+or oom (an allocation failing on one rank: one message, exit 1, no hang),
+damped:SCENE (with dashpots: the serial damped and certified steps) or
+schur:SCENE (the Schur test of a cut component against a dense Cholesky).
 Exits 77 (skip) when cmodes-mpi was not built or mpirun is missing."""
 import json
 import math
@@ -216,10 +218,12 @@ def case_damped(cm, cmpi, data, scene, tmp):
     give the serial report's damped central-difference limit, its modal
     limit and the limiting mode's zeta to 1e-10 relative (and everything
     compare() checks); the component is the serial one or tied with it;
-    the certified step is at most the serial one (the same bits at np = 1,
-    where nothing is cut; below it, with a reason, when a component is
-    cut: no distributed factorization) and positive; a repeated run with
-    the same np gives the same bits."""
+    the certified step is the serial one to 1e-10 (the same bits at np = 1,
+    where nothing is cut; when a component is cut, by the Schur complement
+    test, which the reason names); a repeated run with the same np gives
+    the same bits. On the piles, CMODES_MPI_SCHUR_MAX_DOFS below the
+    shared dofs makes the bounds certify (a positive step at most the
+    serial one, the reason saying why) and a malformed value is refused."""
     part = os.path.join(tmp, scene + ".cmpart")
     src = derived(data, scene, tmp)
     r = run([cmpi, "convert", src, part])
@@ -261,14 +265,14 @@ def case_damped(cm, cmpi, data, scene, tmp):
                          f"{scd['component']}")
         if pcd["model"] != scd["model"] or par["warning"] != ser["warning"]:
             fails.append(f"{tag}: model or warning differ")
-        if not (0 < pcd["certified"] <= scd["certified"] * (1 + REL)):
-            fails.append(f"{tag}: certified {pcd['certified']} not in "
-                         f"(0, {scd['certified']}]")
+        check_close(f"{tag} central_difference.certified",
+                    scd["certified"], pcd["certified"], fails)
         if np == 1 and r.stdout != serial_text:
             fails.append(f"{tag}: not the serial report byte for byte")
-        if pcd["certified"] < scd["certified"] * (1 - REL) and \
-                "not factored" not in pcd.get("reason", ""):
-            fails.append(f"{tag}: a lower certified step without a reason")
+        if np > 1 and scene.startswith("pile") and \
+                "Schur complement" not in (pcd.get("reason") or ""):
+            fails.append(f"{tag}: a cut component's reason does not name "
+                         f"the Schur complement: {pcd.get('reason')}")
         if np in (2, 3) and "ASAN_OPTIONS" not in os.environ:
             r2 = mpirun(np, [cmpi, "analyze", "--json", "--no-timings",
                              part])
@@ -278,6 +282,8 @@ def case_damped(cm, cmpi, data, scene, tmp):
               f"{pcd['certified']:.6g} (serial {scd['certified']:.6g}), "
               f"zeta {pcd['zeta']:.6g}, {pcd['damped_solves']} solves",
               flush=True)
+    if scene.startswith("pile"):
+        schur_cap_fallback(cmpi, scd, part, fails)
     if scene.startswith("pile"):  # cut at np = 2: a budget spent at once
         # stops the solves; no damped step is given (null, with the
         # reason), never the undamped one, and exit 5
@@ -294,6 +300,131 @@ def case_damped(cm, cmpi, data, scene, tmp):
                          f"{r.returncode}, central_difference {pcd}")
         print(f"{scene} np=2 --max-seconds 1e-6: exit {code}, h "
               f"{pcd.get('h')}", flush=True)
+    return fails
+
+
+def schur_cap_fallback(cmpi, scd, part, fails):
+    """The cap on shared dofs (CMODES_MPI_SCHUR_MAX_DOFS, a test knob)
+    below the pile's at np = 2: the bounds certify a positive step at most
+    the serial one and the reason says why; a malformed cap, on every rank
+    or on rank 1 only, ends every rank with one message naming it (exit 2,
+    a usage error), never a hang."""
+    args = [cmpi, "analyze", "--json", "--no-timings", part]
+    r = mpirun_env(2, args, {"CMODES_MPI_SCHUR_MAX_DOFS": "10"})
+    pcd = json.loads(r.stdout)["timestep"]["central_difference"] \
+        if r.returncode == 0 else {}
+    why = pcd.get("reason") or ""
+    if r.returncode or not (0 < pcd["certified"] <=
+                            scd["certified"] * (1 + REL)) or \
+            "cap" not in why or "not factored" not in why or \
+            check_rel(pcd["h"], scd["h"]):
+        fails.append(f"cap 10, np=2: exit {r.returncode}, {pcd}")
+    print(f"cap 10 np=2: certified {pcd.get('certified')} (serial "
+          f"{scd['certified']}): {why[:60]}...", flush=True)
+    r = mpirun_env(2, args, {"CMODES_MPI_SCHUR_MAX_DOFS": "ten"})
+    own = [l for l in r.stderr.splitlines() if l.startswith("cmodes-mpi")]
+    failed = r.returncode == 2 or "Exit code:    2" in r.stderr
+    if not failed or len(own) != 1 or \
+            "CMODES_MPI_SCHUR_MAX_DOFS" not in own[0]:
+        fails.append(f"cap 'ten': exit {r.returncode}, messages {own}")
+    print(f"cap 'ten' np=2: exit {r.returncode}: {own}", flush=True)
+    # malformed on rank 1 only: the ranks agree before any collective
+    cmd = ["mpirun", "--oversubscribe"] + \
+        (["--allow-run-as-root"] if os.geteuid() == 0 else []) + \
+        ["-np", "1"] + args + [":", "-np", "1", "env",
+                               "CMODES_MPI_SCHUR_MAX_DOFS=ten"] + args
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=TIMEOUT,
+                       env=ENV)
+    own = [l for l in r.stderr.splitlines() if l.startswith("cmodes-mpi")]
+    failed = r.returncode == 2 or "Exit code:    2" in r.stderr
+    if not failed or len(own) != 1 or "(rank 1)" not in own[0]:
+        fails.append(f"cap 'ten' on rank 1: exit {r.returncode}, {own}")
+    print(f"cap 'ten' on rank 1 only: exit {r.returncode}: {own}",
+          flush=True)
+
+
+def check_rel(a, b):
+    """True when a and b differ by more than REL (relative)."""
+    return a is None or b is None or rel(a, b) > REL
+
+
+def dense_definite(A):
+    """A positive definite, by numpy's dense Cholesky (LAPACK)."""
+    import numpy
+    try:
+        numpy.linalg.cholesky(A)
+        return True
+    except numpy.linalg.LinAlgError:
+        return False
+
+
+def case_schur(cm, cmpi, data, scene, tmp):
+    """The Schur test of a cut component (src/mpi/schur.c) against a dense
+    LAPACK Cholesky of A(h) = 4 (1 - 1e-9) M - h^2 K - 2 h C assembled here
+    from `cmodes export` (M, J, k) and the scene's dashpots (c of each
+    contact's normal row): h0, the threshold where A(h) stops being
+    positive definite, by bisection on the dense Cholesky; at np = 2, 3, 4
+    the Schur test (CMODES_MPI_SCHUR_PROBE) gives the dense answer at
+    h0 (1 -+ 1e-6), h0 (1 -+ 1e-8) and the serial certified step, and the
+    shared dofs are the same at every probe."""
+    import numpy
+    from scipy.io import mmread
+    src = derived(data, scene, tmp)
+    part = os.path.join(tmp, scene + ".cmpart")
+    run([cmpi, "convert", src, part]).check_returncode()
+    mats = os.path.join(tmp, "mats")
+    run([cm, "export", src, "--matrices", mats, "--no-B"]).check_returncode()
+    M = mmread(os.path.join(mats, "M.mtx")).toarray()
+    M = numpy.tril(M) + numpy.tril(M, -1).T
+    J = mmread(os.path.join(mats, "J.mtx")).toarray()
+    k = numpy.asarray(mmread(os.path.join(mats, "k.mtx"))).ravel()
+    with open(src) as f:
+        contacts = json.load(f)["contacts"]
+    rows = [int(l.split()[1]) for l in open(os.path.join(mats, "rows.txt"))
+            if not l.startswith("#")]
+    if len(rows) != len(contacts) or any("stiffness_t" in c or
+                                         "damping_t" in c for c in contacts):
+        return [f"{scene}: a scene with normal rows only is needed"]
+    c = numpy.array([contacts[i].get("damping_n", 0.0) for i in rows])
+    K, C = J.T @ (k[:, None] * J), J.T @ (c[:, None] * J)
+
+    def A(h):
+        return 4 * (1 - 1e-9) * M - h * h * K - 2 * h * C
+    lo, hi = 0.0, 1.0  # definite at 0; hi doubled until not definite
+    while dense_definite(A(hi)):
+        hi *= 2
+    for _ in range(200):
+        mid = 0.5 * (lo + hi)
+        if mid in (lo, hi):
+            break
+        lo, hi = (mid, hi) if dense_definite(A(mid)) else (lo, mid)
+    h0 = lo
+    ser = json.loads(subprocess.run(
+        [cm, "analyze", "--json", "--no-timings", src], capture_output=True,
+        text=True, check=True, timeout=TIMEOUT).stdout)
+    hc = ser["timestep"]["central_difference"]["certified"]
+    probes = [h0 * (1 - 1e-6), h0 * (1 + 1e-6), h0 * (1 - 1e-8),
+              h0 * (1 + 1e-8), hc]
+    truth = [dense_definite(A(h)) for h in probes]
+    fails = []
+    if truth[:4] != [True, False, True, False] or not truth[4]:
+        fails.append(f"{scene}: dense answers {truth} at {probes}")
+    env = {"CMODES_MPI_SCHUR_PROBE": ",".join(repr(h) for h in probes)}
+    for np in (2, 3, 4):
+        r = mpirun_env(np, [cmpi, "analyze", "--json", "--no-timings", part],
+                       env)
+        got = re.findall(r"Schur probe: component \d+, h (\S+): "
+                         r"(definite|not definite) \((\d+) shared dofs\)",
+                         r.stderr)
+        ans = [g[1] == "definite" for g in got]
+        shared = {int(g[2]) for g in got}
+        if r.returncode or ans != truth or len(shared) != 1 or \
+                min(shared) <= 0 or \
+                [float(g[0]) for g in got] != probes:
+            fails.append(f"{scene} np={np}: exit {r.returncode}, Schur "
+                         f"{got}, dense {truth}")
+        print(f"{scene} np={np}: h0 {h0!r}, Schur {ans} (dense {truth}), "
+              f"{sorted(shared)} shared dofs", flush=True)
     return fails
 
 
@@ -607,7 +738,9 @@ def main():
         return 77
     with tempfile.TemporaryDirectory() as tmp:
         sanitizer_env(tmp)
-        if case.startswith("damped:"):
+        if case.startswith("schur:"):
+            fails = case_schur(cm, cmpi, data, case[6:], tmp)
+        elif case.startswith("damped:"):
             fails = case_damped(cm, cmpi, data, case[7:], tmp)
         elif case.startswith("equal:"):
             fails = case_equal(cm, cmpi, data, case[6:], tmp)

@@ -7,10 +7,12 @@ if(CMODES_HAVE_MPI)
 endif()
 foreach(case equal:bar2d equal:pile2d equal:pile3d equal:pile3d-tangential
              equal:fleet equal:star damped:pile2d-damped damped:pile3d-damped
-             damped:fleet-dashpots
-             damped:fleet-somedamped partition errors options oom)
+             damped:pile3d-dashpots damped:fleet-dashpots
+             damped:fleet-somedamped schur:pile2d-damped
+             schur:pile3d-dashpots partition errors options oom)
   string(REPLACE "equal:" "equal_" tname "mpi_${case}")
   string(REPLACE "damped:" "damped_" tname "${tname}")
+  string(REPLACE "schur:" "schur_" tname "${tname}")
   string(REPLACE "-" "_" tname "${tname}")
   add_test(NAME ${tname} COMMAND /usr/bin/python3
            ${CMAKE_CURRENT_SOURCE_DIR}/mpi/mpi_check.py
