@@ -95,6 +95,15 @@ int cm__mpi_span_solve(cm_context_t *ctx, const cm__mpi_part_t *P, int comp,
                        const cm_options_t *opts, double deadline,
                        cm__dbuf_t *out, cm__mpi_sums_t *sums);
 
+/* The rank of J of component comp cut by the partition, collective on cc
+ * (the ranks that hold it; rank.c): its rows and dofs (all moving, 3 or 6
+ * per body) into *rows and *ndofs; *rank -1 when it has more than max_rows
+ * rows (> 0), -2 when deadline (MPI_Wtime(), 0 = none) has passed, else
+ * the rank of the serial's J (gathered on cc's rank 0 and ranked there). */
+int cm__mpi_cut_rank(cm_context_t *ctx, const cm__mpi_part_t *P, int comp,
+                     MPI_Comm cc, int max_rows, double deadline, int *rank,
+                     double *rows, double *ndofs);
+
 /* The distributed operator of component comp over cc alone (built,
  * bounded and scaled as cm__mpi_span_solve does it), for the SLEPc bench
  * bench/slepc/bench_mpi_slepc.c: *S opaque; info: local rows, the first

@@ -117,6 +117,24 @@ def compare(ser, par, tag, fails):
                     par["timestep"][k]["h"], fails)
 
 
+def compare_counts(ser, par, tag, fails):
+    """The rank of J as the serial reports it (docs/distributed.md): the
+    free motions, zero modes and their reason, and the rank of each
+    component that both list (among tied components the listed members
+    can differ), for components on one rank and cut ones alike."""
+    for k in ("free_motions", "zero_modes", "reason"):
+        if ser["counts"].get(k) != par["counts"].get(k):
+            fails.append(f"{tag} counts.{k}: {par['counts'].get(k)!r} != "
+                         f"{ser['counts'].get(k)!r}")
+    ra = {c["index"]: c["rank"] for c in ser["components"]["top"]}
+    rb = {c["index"]: c["rank"] for c in par["components"]["top"]}
+    for i in sorted(set(ra) & set(rb)):  # ties may list other members
+        if ra[i] != rb[i]:
+            fails.append(f"{tag} component {i} rank: {rb[i]} != {ra[i]}")
+    if not set(ra) & set(rb):
+        fails.append(f"{tag}: no component listed by both")
+
+
 def star(tmp):
     """A hub touching 100 disks (2D), the hub first in the Morton order: it
     owns every contact, so the ranks after it hold bodies of the cut
@@ -197,6 +215,7 @@ def case_equal(cm, cmpi, data, scene, tmp):
             fails.append(f"np={np}: exit {r.returncode}: {r.stderr[-400:]}")
             continue
         compare(ser, json.loads(r.stdout), f"{scene} np={np}", fails)
+        compare_counts(ser, json.loads(r.stdout), f"{scene} np={np}", fails)
         if np == 1 and r.stdout != serial_text:  # nothing cut: the same
             fails.append("np=1: the report is not the serial one byte for "
                          "byte")
@@ -317,7 +336,8 @@ OPTION_CASES = {
     "newmark_beta": [("0.2", "same")],
     "freq_tol": [("0.02", "same")],
     "failure_probability": [("1e-6", "same")],
-    "rank_max_rows": [("0", "same")],
+    # 100: below the cut component's 900 rows (null with the reason)
+    "rank_max_rows": [("0", "same"), ("100", "same")],
     "top_contacts": [("2", "same")],
     "top_bodies": [("7", "same")],
     "top_components": [("1", "same")],
@@ -385,6 +405,7 @@ def case_options(cm, cmpi, data, tmp):
         ser, par = json.loads(s.stdout), json.loads(r.stdout)
         before = len(fails)
         compare(ser, par, tag, fails)
+        compare_counts(ser, par, tag, fails)
         steps_equal(ser, par, tag, fails)
         if len(par["components"]["top"]) != len(ser["components"]["top"]):
             fails.append(f"{tag}: components listed differ")
