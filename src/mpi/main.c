@@ -271,11 +271,14 @@ static int cm__local_solve(cm_context_t *ctx, const cm__mpi_part_t *P,
   memset(&L, 0, sizeof L);
   cm_system_t *sys = NULL;
   cm_report_t *r = NULL;
+  cm_vectors_t *vec = NULL;
   int *gcomp = NULL;
   int st = cm__local_scene(ctx, P, span, nspan, &L);
   if (!st && L.nsc > 0) {
     st = cm_system_assemble(ctx, L.sub, &sys);
-    if (!st)
+    if (!st && P->vecs) /* --vectors: the shapes too */
+      st = cm_analyze_vectors(ctx, sys, L.sub, opts, &r, &vec);
+    else if (!st)
       st = cm_analyze_system(ctx, sys, L.sub, opts, &r);
     if (st >= 0 && !(gcomp = malloc(sizeof(int) * ((size_t)sys->ncomp + 1))))
       st = CM__ERR(ctx, CM_NOMEM, NULL, "out of memory");
@@ -285,6 +288,8 @@ static int cm__local_solve(cm_context_t *ctx, const cm__mpi_part_t *P,
       if (sys->body_comp[b] >= 0)
         gcomp[sys->body_comp[b]] = cm__part_comp_of(P->f, L.bpos[b]);
     cm__local_records(P, &L, sys, r, gcomp, out);
+    if (vec)
+      cm__mpi_vecs_local(P->vecs, P, vec, r, gcomp, L.cidx, L.bpos);
     cm__local_sums(P, &L, r, sums, more);
     cm__local_damped(r, gcomp, sums);
     if (st == CM_NOT_CONVERGED && strstr(ctx->message, "time budget"))
@@ -294,6 +299,7 @@ static int cm__local_solve(cm_context_t *ctx, const cm__mpi_part_t *P,
       st = cm__local_certify(ctx, sys, r, deadline, sums);
   }
   free(gcomp);
+  cm_vectors_destroy(&vec);
   cm_report_destroy(&r);
   cm_system_destroy(&sys);
   cm__local_free(&L);
@@ -678,13 +684,18 @@ static void cm__analyze_usage(FILE *f) {
              "      --partition         print each rank's part, halo and "
              "memory\n"
              "                          (standard error)\n"
+             "      --vectors FILE      also write the mode shapes (z, xi, "
+             "phi) as\n"
+             "                          `cmodes analyze --vectors` does "
+             "(rank 0)\n"
              "  -h, --help              this help\n");
 }
 
 typedef struct {
   cm_options_t opts;
   int threads, json, notime, part;
-  const char *path; /* the partitioned scene */
+  const char *path;    /* the partitioned scene */
+  const char *vectors; /* --vectors FILE, NULL: none */
 } cm__args_t;
 
 /* Parses analyze's arguments: -1 to go on, else the exit code. */
@@ -727,10 +738,7 @@ static int cm__analyze_args(int argc, char **argv, int rank, cm__args_t *a) {
       ok = 0;
       break;
     case O_VECTORS:
-      fprintf(stderr, "cmodes-mpi analyze: --vectors: the mode shapes are "
-                      "not gathered from the ranks; write them with "
-                      "'cmodes analyze --vectors FILE'\n");
-      ok = 0;
+      a->vectors = optarg;
       break;
     case 'h':
       if (!rank)
@@ -1029,6 +1037,8 @@ static int cm__mpi_analyze(int argc, char **argv, int rank, int np) {
   double t0 = MPI_Wtime();
   int st = span && members ? cm__read_rank(&ctx, &P, &f, a.path, &more)
                            : CM__ERR(&ctx, CM_NOMEM, NULL, "out of memory");
+  if (!st && a.vectors)
+    st = cm__mpi_vecs_init(&ctx, &P);
   double t_read = MPI_Wtime() - t0, dash = 0;
   st = cm__mpi_agree(&ctx, st, MPI_COMM_WORLD);
   if (!st) {
@@ -1071,6 +1081,8 @@ static int cm__mpi_analyze(int argc, char **argv, int rank, int np) {
                   MPI_COMM_WORLD);
     st = cm__gather_report(&ctx, &P, &a, nspan, &recs, &sums, &more, t_read,
                            &rep);
+    if (!st && a.vectors) /* written before the report, as by cmodes */
+      st = cm__mpi_vecs_write(&ctx, &P, rep, a.vectors);
     int fs = !st && !rank && rep ? rep->status : CM_OK;
     MPI_Bcast(&fs, 1, MPI_INT, 0, MPI_COMM_WORLD);
     if (!st)
@@ -1084,6 +1096,7 @@ static int cm__mpi_analyze(int argc, char **argv, int rank, int np) {
   cm_report_destroy(&rep);
   cm__dbuf_free(&recs);
   free(span), free(members);
+  cm__mpi_vecs_free(&P);
   cm__part_free(&P);
   cm__part_close(&f);
   return cm_status_exit(st);

@@ -230,6 +230,114 @@ def case_equal(cm, cmpi, data, scene, tmp):
     return fails
 
 
+VEC_REL = 1e-8  # per entry, relative (docs/distributed.md, "--vectors")
+VEC_FLOOR = 1e-3  # of the vector's largest entry: below it, absolute
+
+
+def vec_degenerate(omega, p):
+    """Mode p's omega within 1e-6 (relative) of another listed mode's:
+    its vector is any of a space (and among tied components the listed
+    member can differ), so it is compared through the group."""
+    return any(abs(omega[p] - w) <= 1e-6 * omega[p]
+               for q, w in enumerate(omega) if q != p)
+
+
+def vec_entries(tag, x, y, fails):
+    scale = max((abs(t) for t in x), default=0) * VEC_FLOOR
+    worst = 0.0
+    for s, t in zip(x, y):
+        worst = max(worst, abs(s - t) / max(abs(s), abs(t), scale, 1e-300))
+    if len(x) != len(y) or worst > VEC_REL:
+        fails.append(f"{tag}: differs by {worst:.2e} (relative, per entry)")
+    return worst
+
+
+def vec_group_diag(ser, par, modes, key):
+    """The diagonal of the projector sum_p v_p v_p^T over a group of
+    degenerate modes, sorted: the same for any basis of the same space,
+    and for the same space of another identical component."""
+    def diag(doc):
+        return sorted(sum(doc[key][p][i] ** 2 for p in modes)
+                      for i in range(len(doc[key][modes[0]])))
+    return diag(ser), diag(par)
+
+
+def compare_vectors(ser, par, tag, fails):
+    """The --vectors file of cmodes-mpi against the serial one: the same
+    keys in the same order, the same structure (rows, columns, names) and
+    the mode shapes to VEC_REL per entry (non-degenerate modes; a group
+    of degenerate ones through its projector's sorted diagonal)."""
+    if list(ser) != list(par):
+        fails.append(f"{tag}: keys {list(par)} != {list(ser)}")
+        return 0.0
+    bad = [k for k in ser
+           if k not in ("omega", "z", "xi", "phi") and ser[k] != par[k]]
+    for k in bad:
+        fails.append(f"{tag}: {k} differs")
+    if bad:
+        return 0.0
+    for a, b in zip(ser["omega"], par["omega"]):
+        check_close(f"{tag} omega", a, b, fails)
+    omega = ser["omega"]
+    worst, done = 0.0, set()
+    for p in range(ser["nmodes"]):
+        if not vec_degenerate(omega, p):
+            for key in ("z", "xi", "phi"):
+                worst = max(worst, vec_entries(f"{tag} {key}[{p}]",
+                                               ser[key][p], par[key][p],
+                                               fails))
+        elif p not in done:
+            group = [q for q in range(len(omega))
+                     if abs(omega[q] - omega[p]) <= 1e-6 * omega[p]]
+            done.update(group)
+            for key in ("z", "xi", "phi"):
+                a, b = vec_group_diag(ser, par, group, key)
+                vec_entries(f"{tag} {key} of modes {group} (projector)", a,
+                            b, fails)
+    return worst
+
+
+def case_vectors(cm, cmpi, data, scene, tmp):
+    """--vectors FILE at np = 1..4 against cmodes analyze --vectors FILE
+    (--tol 1e-14, so that both solvers' vectors are accurate to about
+    1e-9: at the default 1e-10 the last mode's differ by 2e-5, the
+    eigenvector error being the residual over the gap); at np = 1 the
+    same bytes."""
+    part = os.path.join(tmp, scene + ".cmpart")
+    src = derived(data, scene, tmp)
+    r = run([cmpi, "convert", src, part])
+    if r.returncode:
+        return [f"convert: {r.stderr}"]
+    opts = ["--tol", "1e-14", "--json", "--no-timings"]
+    sfile = os.path.join(tmp, "ser.json")
+    s = run([cm, "analyze"] + opts + ["--vectors", sfile, src])
+    if s.returncode:
+        return [f"serial: exit {s.returncode}: {s.stderr}"]
+    with open(sfile) as f:
+        stext = f.read()
+    ser = json.loads(stext)
+    fails = []
+    nps = (1, 3) if "ASAN_OPTIONS" in os.environ else (1, 2, 3, 4)
+    for np in nps:
+        pfile = os.path.join(tmp, f"par{np}.json")
+        r = mpirun(np, [cmpi, "analyze"] + opts + ["--vectors", pfile, part])
+        if r.returncode != s.returncode:
+            fails.append(f"np={np}: exit {r.returncode}: {r.stderr[-400:]}")
+            continue
+        if r.stdout != s.stdout and np == 1:
+            fails.append("np=1: the report differs from the serial one")
+        with open(pfile) as f:
+            ptext = f.read()
+        if np == 1 and ptext != stext:
+            fails.append("np=1: the file is not the serial one byte for byte")
+        worst = compare_vectors(ser, json.loads(ptext), f"{scene} np={np}",
+                                fails)
+        print(f"{scene} np={np}: {ser['nmodes']} modes, {ser['nrows']} rows, "
+              f"{ser['ndofs']} dofs; non-degenerate entries within "
+              f"{worst:.1e}", flush=True)
+    return fails
+
+
 def case_damped(cm, cmpi, data, scene, tmp):
     """With dashpots (docs/distributed.md, "The damped step"): np = 1..4
     give the serial report's damped central-difference limit, its modal
@@ -347,7 +455,7 @@ OPTION_CASES = {
 OTHER_CASES = {"--threads": (["--threads", "1"], "same"),
                "--json": ([], "same"), "--no-timings": ([], "same"),
                "--matrices": (["--matrices"], "refused"),
-               "--vectors": (["--vectors", "v.json"], "refused")}
+               "--vectors": (["--vectors", "v.json"], "same")}
 
 
 def steps_equal(ser, par, tag, fails):
@@ -630,6 +738,8 @@ def main():
         sanitizer_env(tmp)
         if case.startswith("damped:"):
             fails = case_damped(cm, cmpi, data, case[7:], tmp)
+        elif case.startswith("vectors:"):
+            fails = case_vectors(cm, cmpi, data, case[8:], tmp)
         elif case.startswith("equal:"):
             fails = case_equal(cm, cmpi, data, case[6:], tmp)
         elif case == "options":

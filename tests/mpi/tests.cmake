@@ -8,8 +8,11 @@ endif()
 foreach(case equal:bar2d equal:pile2d equal:pile3d equal:pile3d-tangential
              equal:fleet equal:star damped:pile2d-damped damped:pile3d-damped
              damped:fleet-dashpots
-             damped:fleet-somedamped partition errors options oom)
+             damped:fleet-somedamped partition errors options oom
+             vectors:bar2d vectors:pile2d vectors:pile3d
+             vectors:pile3d-tangential vectors:fleet vectors:star)
   string(REPLACE "equal:" "equal_" tname "mpi_${case}")
+  string(REPLACE "vectors:" "vectors_" tname "${tname}")
   string(REPLACE "damped:" "damped_" tname "${tname}")
   string(REPLACE "-" "_" tname "${tname}")
   add_test(NAME ${tname} COMMAND /usr/bin/python3
