@@ -335,7 +335,43 @@ def case_vectors(cm, cmpi, data, scene, tmp):
         print(f"{scene} np={np}: {ser['nmodes']} modes, {ser['nrows']} rows, "
               f"{ser['ndofs']} dofs; non-degenerate entries within "
               f"{worst:.1e}", flush=True)
+    if scene == "pile3d":
+        vectors_oom(cmpi, part, opts, tmp, fails)
     return fails
+
+
+def vectors_oom(cmpi, part, opts, tmp, fails):
+    """--vectors with an allocation failing on rank 0 or 1 of the 3D pile
+    cut over 2 ranks (CMODES_MPI_FAIL_ALLOC, as mpi_oom): the last ones
+    (the shapes' gather and the file) and one in the middle each end both
+    ranks with one message naming the rank and exit 1, within the
+    timeout; one past the count writes the file of the uninjected run."""
+    vfile = os.path.join(tmp, "oom.json")
+    args = [cmpi, "analyze"] + opts + ["--vectors", vfile, part]
+    ref = os.path.join(tmp, "par2.json")
+    for rank in (0, 1):
+        r = mpirun_env(2, args, {"CMODES_MPI_FAIL_ALLOC": f"{rank}:0"})
+        m = re.search(rf"cmodes-mpi: rank {rank}: (\d+) tracked", r.stdout)
+        if not m:
+            fails.append(f"vectors oom rank {rank}: no count")
+            continue
+        k = int(m.group(1))
+        for n in (k, k - 1, k - 2, k // 2, k + 1):
+            r = mpirun_env(2, args,
+                           {"CMODES_MPI_FAIL_ALLOC": f"{rank}:{n}"})
+            own = [l for l in r.stderr.splitlines()
+                   if l.startswith("cmodes-mpi analyze")]
+            if n > k:
+                with open(vfile) as f, open(ref) as g:
+                    if r.returncode or f.read() != g.read():
+                        fails.append(f"vectors oom rank {rank}: {n} > {k}:"
+                                     f" exit {r.returncode} or another file")
+            elif r.returncode != 1 or len(own) != 1 or \
+                    f"(rank {rank})" not in own[0]:
+                fails.append(f"vectors oom rank {rank} allocation {n}/{k}: "
+                             f"exit {r.returncode}, messages {own}")
+            print(f"vectors oom rank {rank} allocation {n}/{k}: exit "
+                  f"{r.returncode}: {own}", flush=True)
 
 
 def case_damped(cm, cmpi, data, scene, tmp):
