@@ -851,8 +851,10 @@ static int cm__solve_cut(cm_context_t *ctx, const cm__mpi_part_t *P,
       size_t rec0 = recs->n;
       sst = cm__mpi_span_solve(ctx, P, cc, sub, members, opts, deadline, recs,
                                sums);
-      sst = cm__mpi_agree(ctx, sst, sub);
-      if (sst >= 0 && !recs->nomem)
+      if (sst >= 0 && recs->nomem) /* the records' allocation failed */
+        sst = CM__ERR(ctx, CM_NOMEM, NULL, "out of memory (records)");
+      sst = cm__mpi_agree(ctx, sst, sub); /* then every member or none */
+      if (sst >= 0)
         sst = cm__cut_rank(ctx, P, cc, sub, opts, deadline, recs, rec0, more);
       MPI_Comm_free(&sub);
     }
