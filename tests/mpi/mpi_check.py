@@ -348,7 +348,11 @@ def vectors_oom(cmpi, part, opts, tmp, fails):
     timeout; one past the count writes the file of the uninjected run."""
     vfile = os.path.join(tmp, "oom.json")
     args = [cmpi, "analyze"] + opts + ["--vectors", vfile, part]
-    ref = os.path.join(tmp, "par2.json")
+    ref = os.path.join(tmp, "oom-ref.json")  # the uninjected run's file
+    if mpirun(2, [cmpi, "analyze"] + opts + ["--vectors", ref, part]
+              ).returncode:
+        fails.append("vectors oom: the uninjected run failed")
+        return
     for rank in (0, 1):
         r = mpirun_env(2, args, {"CMODES_MPI_FAIL_ALLOC": f"{rank}:0"})
         m = re.search(rf"cmodes-mpi: rank {rank}: (\d+) tracked", r.stdout)
