@@ -60,6 +60,7 @@ static int cm__mpi_convert(int argc, char **argv, int rank) {
 typedef struct {
   double moving, fixed, free_moving, free_motions, zero_modes, unknown_rank;
   double tangential, dashpots, prob_steps, t_assemble, t_factor;
+  double unknown_late; /* a rank of J not computed: the budget ran out */
 } cm__mpi_more_t;
 
 static int cm__is_span(const int *span, int nspan, int c) {
@@ -200,7 +201,9 @@ static void cm__local_sums(const cm__mpi_part_t *P, const cm__local_t *L,
   more->t_factor += r->t_factor;
   more->t_assemble += r->t_assemble;
   more->prob_steps += r->prob_steps;
-  if (r->free_motions < 0)
+  if (r->free_motions < 0 && r->counts_note && strstr(r->counts_note, "budget"))
+    more->unknown_late = 1;
+  else if (r->free_motions < 0)
     more->unknown_rank = 1;
   else
     more->free_motions += r->free_motions, more->zero_modes += r->zero_modes;
@@ -268,11 +271,14 @@ static int cm__local_solve(cm_context_t *ctx, const cm__mpi_part_t *P,
   memset(&L, 0, sizeof L);
   cm_system_t *sys = NULL;
   cm_report_t *r = NULL;
+  cm_vectors_t *vec = NULL;
   int *gcomp = NULL;
   int st = cm__local_scene(ctx, P, span, nspan, &L);
   if (!st && L.nsc > 0) {
     st = cm_system_assemble(ctx, L.sub, &sys);
-    if (!st)
+    if (!st && P->vecs) /* --vectors: the shapes too */
+      st = cm_analyze_vectors(ctx, sys, L.sub, opts, &r, &vec);
+    else if (!st)
       st = cm_analyze_system(ctx, sys, L.sub, opts, &r);
     if (st >= 0 && !(gcomp = malloc(sizeof(int) * ((size_t)sys->ncomp + 1))))
       st = CM__ERR(ctx, CM_NOMEM, NULL, "out of memory");
@@ -282,6 +288,8 @@ static int cm__local_solve(cm_context_t *ctx, const cm__mpi_part_t *P,
       if (sys->body_comp[b] >= 0)
         gcomp[sys->body_comp[b]] = cm__part_comp_of(P->f, L.bpos[b]);
     cm__local_records(P, &L, sys, r, gcomp, out);
+    if (vec)
+      cm__mpi_vecs_local(P->vecs, P, vec, r, gcomp, L.cidx, L.bpos);
     cm__local_sums(P, &L, r, sums, more);
     cm__local_damped(r, gcomp, sums);
     if (st == CM_NOT_CONVERGED && strstr(ctx->message, "time budget"))
@@ -291,6 +299,7 @@ static int cm__local_solve(cm_context_t *ctx, const cm__mpi_part_t *P,
       st = cm__local_certify(ctx, sys, r, deadline, sums);
   }
   free(gcomp);
+  cm_vectors_destroy(&vec);
   cm_report_destroy(&r);
   cm_system_destroy(&sys);
   cm__local_free(&L);
@@ -550,8 +559,7 @@ static int cm__report_damped(const cm__mpi_sums_t *sums,
 static int cm__build_report(cm_context_t *ctx, const cm__part_file_t *f,
                             const cm_options_t *opts, const double *recs,
                             size_t nrec, const cm__mpi_sums_t *sums,
-                            const cm__mpi_more_t *more, int nspan,
-                            cm_report_t **out) {
+                            const cm__mpi_more_t *more, cm_report_t **out) {
   cm_report_t *r = calloc(1, sizeof *r);
   if (!r)
     return CM__ERR(ctx, CM_NOMEM, NULL, "out of memory (report)");
@@ -583,18 +591,19 @@ static int cm__build_report(cm_context_t *ctx, const cm__part_file_t *f,
   r->active_dofs = (int)sums->active_dofs;
   r->ncontacts = (int)f->h.ncontacts;
   r->dropped_dofs = r->ndofs - r->active_dofs;
-  int unknown = more->unknown_rank > 0 || nspan > 0;
+  int unknown = more->unknown_rank > 0 || more->unknown_late > 0;
   r->free_motions =
       unknown ? -1 : (int)(more->free_motions + more->free_moving * nd);
   r->zero_modes = unknown ? -1 : (int)more->zero_modes;
-  r->counts_note =
+  r->counts_note = /* the serial's reasons (cm__counts in analyze.c) */
       !unknown ? NULL
-      : nspan  ? "the rank of J was not computed: a component is spread over "
-                 "several MPI ranks (cmodes-mpi computes it only for "
-                 "components on one rank)"
-               : "the rank of J was not computed: a component has more rows "
-                 "than rank_max_rows (default 20000), past which the sparse "
-                 "QR costs more than the analysis";
+      : more->unknown_late > 0
+          ? "the rank of J was not computed: the solve budget "
+            "(max_seconds) ran out before the sparse QR of every "
+            "component"
+          : "the rank of J was not computed: a component has more rows "
+            "than rank_max_rows (default 20000), past which the sparse "
+            "QR costs more than the analysis";
   r->ncomp = (int)f->h.ncomp;
   int kinds =
       (sums->n_dense > 0) + (sums->n_arpack > 0) + (sums->n_lanczos > 0);
@@ -666,13 +675,18 @@ static void cm__analyze_usage(FILE *f) {
              "      --partition         print each rank's part, halo and "
              "memory\n"
              "                          (standard error)\n"
+             "      --vectors FILE      also write the mode shapes (z, xi, "
+             "phi) as\n"
+             "                          `cmodes analyze --vectors` does "
+             "(rank 0)\n"
              "  -h, --help              this help\n");
 }
 
 typedef struct {
   cm_options_t opts;
   int threads, json, notime, part;
-  const char *path; /* the partitioned scene */
+  const char *path;    /* the partitioned scene */
+  const char *vectors; /* --vectors FILE, NULL: none */
 } cm__args_t;
 
 /* Parses analyze's arguments: -1 to go on, else the exit code. */
@@ -715,10 +729,7 @@ static int cm__analyze_args(int argc, char **argv, int rank, cm__args_t *a) {
       ok = 0;
       break;
     case O_VECTORS:
-      fprintf(stderr, "cmodes-mpi analyze: --vectors: the mode shapes are "
-                      "not gathered from the ranks; write them with "
-                      "'cmodes analyze --vectors FILE'\n");
-      ok = 0;
+      a->vectors = optarg;
       break;
     case 'h':
       if (!rank)
@@ -777,11 +788,44 @@ static int cm__read_rank(cm_context_t *ctx, cm__mpi_part_t *P,
   return st;
 }
 
+/* The rank of J of cut component comp (collective on cc): into the
+ * component record that cm__mpi_span_solve appended to recs from rec0 (on
+ * cc's rank 0) and into the counts, as the serial counts it. */
+static int cm__cut_rank(cm_context_t *ctx, const cm__mpi_part_t *P, int comp,
+                        MPI_Comm cc, const cm_options_t *opts, double deadline,
+                        cm__dbuf_t *recs, size_t rec0, cm__mpi_more_t *more) {
+  int rank = -1, q;
+  double rows = 0, ndofs = 0;
+  MPI_Comm_rank(cc, &q);
+  int st = cm__mpi_cut_rank(ctx, P, comp, cc, opts->rank_max_rows, deadline,
+                            &rank, &rows, &ndofs);
+  if (st || q != 0)
+    return st;
+  for (size_t i = rec0; i < recs->n;) { /* the component's record */
+    double *p = recs->v + i;
+    if (p[0] == CM__REC_MODE) {
+      i += 8 + 2 * (size_t)p[6] + 2 * (size_t)p[7];
+      continue;
+    }
+    if ((int)p[3] == comp)
+      p[11] = rank < 0 ? -1 : rank;
+    i += 13 + (size_t)p[12];
+  }
+  if (rank == -2)
+    more->unknown_late = 1;
+  else if (rank < 0)
+    more->unknown_rank = 1;
+  else
+    more->free_motions += ndofs - rank, more->zero_modes += rows - rank;
+  return CM_OK;
+}
+
 /* Each cut component in turn on the ranks that hold part of it. */
 static int cm__solve_cut(cm_context_t *ctx, const cm__mpi_part_t *P,
                          const int *span, int nspan, int *members,
                          const cm_options_t *opts, double deadline,
-                         cm__dbuf_t *recs, cm__mpi_sums_t *sums, int st) {
+                         cm__dbuf_t *recs, cm__mpi_sums_t *sums,
+                         cm__mpi_more_t *more, int st) {
   for (int i = 0; st >= 0 && i < nspan; i++) {
     int cc = span[i], nmem = 0, me = 0;
     int64_t cb0 = (int64_t)P->f->comp[2 * cc];
@@ -795,8 +839,14 @@ static int cm__solve_cut(cm_context_t *ctx, const cm__mpi_part_t *P,
     MPI_Comm_split(MPI_COMM_WORLD, me ? 0 : MPI_UNDEFINED, P->rank, &sub);
     int sst = CM_OK;
     if (me) {
+      size_t rec0 = recs->n;
       sst = cm__mpi_span_solve(ctx, P, cc, sub, members, opts, deadline, recs,
                                sums);
+      if (sst >= 0 && recs->nomem) /* the records' allocation failed */
+        sst = CM__ERR(ctx, CM_NOMEM, NULL, "out of memory (records)");
+      sst = cm__mpi_agree(ctx, sst, sub); /* then every member or none */
+      if (sst >= 0)
+        sst = cm__cut_rank(ctx, P, cc, sub, opts, deadline, recs, rec0, more);
       MPI_Comm_free(&sub);
     }
     st = cm__mpi_agree(ctx, sst < 0 ? sst : (st > sst ? st : sst),
@@ -899,7 +949,7 @@ static int cm__gather_report(cm_context_t *ctx, const cm__mpi_part_t *P,
     cm__mpi_sums_t S;
     cm__mpi_more_t M;
     cm__combine(all, W, np, &S, &M);
-    st = cm__build_report(ctx, P->f, &a->opts, rv, tot, &S, &M, nspan, rep);
+    st = cm__build_report(ctx, P->f, &a->opts, rv, tot, &S, &M, rep);
     if (!st)
       (*rep)->t_parse = t_read;
   }
@@ -980,6 +1030,8 @@ static int cm__mpi_analyze(int argc, char **argv, int rank, int np) {
   double t0 = MPI_Wtime();
   int st = span && members ? cm__read_rank(&ctx, &P, &f, a.path, &more)
                            : CM__ERR(&ctx, CM_NOMEM, NULL, "out of memory");
+  if (!st && a.vectors)
+    st = cm__mpi_vecs_init(&ctx, &P);
   double t_read = MPI_Wtime() - t0, dash = 0;
   st = cm__mpi_agree(&ctx, st, MPI_COMM_WORLD);
   if (!st) {
@@ -1010,7 +1062,7 @@ static int cm__mpi_analyze(int argc, char **argv, int rank, int np) {
     st = cm__local_solve(&ctx, &P, span, nspan, &sopts, &recs, &sums, &more);
   st = cm__mpi_agree(&ctx, st, MPI_COMM_WORLD);
   st = cm__solve_cut(&ctx, &P, span, nspan, members, &sopts, deadline, &recs,
-                     &sums, st);
+                     &sums, &more, st);
   if (recs.nomem)
     st = CM__ERR(&ctx, CM_NOMEM, NULL, "out of memory (records)");
   st = cm__mpi_agree(&ctx, st, MPI_COMM_WORLD);
@@ -1022,6 +1074,8 @@ static int cm__mpi_analyze(int argc, char **argv, int rank, int np) {
                   MPI_COMM_WORLD);
     st = cm__gather_report(&ctx, &P, &a, nspan, &recs, &sums, &more, t_read,
                            &rep);
+    if (!st && a.vectors) /* written before the report, as by cmodes */
+      st = cm__mpi_vecs_write(&ctx, &P, rep, a.vectors);
     int fs = !st && !rank && rep ? rep->status : CM_OK;
     MPI_Bcast(&fs, 1, MPI_INT, 0, MPI_COMM_WORLD);
     if (!st)
@@ -1035,6 +1089,7 @@ static int cm__mpi_analyze(int argc, char **argv, int rank, int np) {
   cm_report_destroy(&rep);
   cm__dbuf_free(&recs);
   free(span), free(members);
+  cm__mpi_vecs_free(&P);
   cm__part_free(&P);
   cm__part_close(&f);
   return cm_status_exit(st);

@@ -29,6 +29,9 @@ void cm__dbuf_free(cm__dbuf_t *b);
 #define CM__REC_MODE 1.0
 #define CM__REC_COMP 2.0
 
+/* --vectors: this rank's mode shapes (vectors.c). */
+typedef struct cm__mpi_vecs cm__mpi_vecs_t;
+
 /* One rank's part of the scene. */
 typedef struct {
   int rank, np, dim, nd; /* nd: dofs per body (3 or 6) */
@@ -42,6 +45,7 @@ typedef struct {
   int64_t *borig;               /* b1 - b0 */
   uint64_t *bcs;                /* b1 - b0 + 1: owned contacts per body */
   int dashpots;                 /* the scene has dashpots (all ranks) */
+  cm__mpi_vecs_t *vecs;         /* --vectors: the shapes kept (NULL: none) */
 } cm__mpi_part_t;
 
 /* Sums over the rank's part that go into the report's counts. */
@@ -94,6 +98,44 @@ int cm__mpi_span_solve(cm_context_t *ctx, const cm__mpi_part_t *P, int comp,
                        MPI_Comm cc, const int *members,
                        const cm_options_t *opts, double deadline,
                        cm__dbuf_t *out, cm__mpi_sums_t *sums);
+
+/* Lower Cholesky factor of the body's world mass block (nd x nd,
+ * row-major into L); 0, or -1 when it is not positive definite (span.c). */
+int cm__body_chol(int dim, const cm__part_body_t *b, double *L);
+
+/* --vectors (vectors.c). init: P->vecs for this rank's part (read); free:
+ * accepts none. local: the shapes of the serial analysis of this rank's
+ * components (r, vec; gcomp, cidx, bpos map its components, contacts and
+ * bodies to the file's). mask: the active dofs of owned bodies
+ * [i0, i0 + no) (cnt > 0 per dof; span.c). span: a cut component's mode
+ * (span.c's cm__span_mode, collective on cc): the unit z on this rank's
+ * nloc rows (the owned contacts [k0, k1) of it), its first global row
+ * goff, u = B^T z on the owned bodies [o0, o0 + no) and lambda. nomem: an
+ * allocation failed on this rank. write: rank 0 writes path (collective
+ * on every rank; rep on rank 0). */
+int cm__mpi_vecs_init(cm_context_t *ctx, cm__mpi_part_t *P);
+void cm__mpi_vecs_free(cm__mpi_part_t *P);
+void cm__mpi_vecs_local(cm__mpi_vecs_t *v, const cm__mpi_part_t *P,
+                        const cm_vectors_t *vec, const cm_report_t *r,
+                        const int *gcomp, const int *cidx, const int64_t *bpos);
+void cm__mpi_vecs_mask(cm__mpi_vecs_t *v, int64_t i0, int no, int nd,
+                       const double *cnt);
+void cm__mpi_vecs_span(cm__mpi_vecs_t *v, const cm__mpi_part_t *P, int comp,
+                       MPI_Comm cc, const double *z, int nloc, int k0, int k1,
+                       long long goff, const double *u, int64_t o0, int no,
+                       double lambda);
+int cm__mpi_vecs_nomem(const cm__mpi_part_t *P);
+int cm__mpi_vecs_write(cm_context_t *ctx, const cm__mpi_part_t *P,
+                       const cm_report_t *rep, const char *path);
+
+/* The rank of J of component comp cut by the partition, collective on cc
+ * (the ranks that hold it; rank.c): its rows and dofs (all moving, 3 or 6
+ * per body) into *rows and *ndofs; *rank -1 when it has more than max_rows
+ * rows (> 0), -2 when deadline (MPI_Wtime(), 0 = none) has passed, else
+ * the rank of the serial's J (gathered on cc's rank 0 and ranked there). */
+int cm__mpi_cut_rank(cm_context_t *ctx, const cm__mpi_part_t *P, int comp,
+                     MPI_Comm cc, int max_rows, double deadline, int *rank,
+                     double *rows, double *ndofs);
 
 /* The distributed operator of component comp over cc alone (built,
  * bounded and scaled as cm__mpi_span_solve does it), for the SLEPc bench

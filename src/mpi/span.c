@@ -212,7 +212,7 @@ static void cm__dop_free(cm__dop_t *op) {
 /* Lower Cholesky factor of the body's world mass block (nd x nd, row-major
  * into L): diag sqrt(m) on translations; in 2D sqrt(I); in 3D chol(R I R^T).
  * 0, or -1 when the inertia block is not positive definite. */
-static int cm__body_chol(int dim, const cm__part_body_t *b, double *L) {
+int cm__body_chol(int dim, const cm__part_body_t *b, double *L) {
   int nd = dim == 2 ? 3 : 6;
   memset(L, 0, sizeof(double) * (size_t)(nd * nd));
   double sm = sqrt(b->mass);
@@ -507,6 +507,8 @@ static int cm__dop_build(cm_context_t *ctx, const cm__mpi_part_t *P,
       cm__halo_reverse(h, nd, cnt + (size_t)no * nd, cnt);
       for (int i = 0; i < no * nd; i++)
         *active_dofs += cnt[i] > 0;
+      if (P->vecs) /* --vectors: the owned bodies' active dofs */
+        cm__mpi_vecs_mask(P->vecs, o0 - P->b0, no, nd, cnt);
     }
   }
   free(cnt);
@@ -959,6 +961,10 @@ static void cm__span_mode(cm__span_t *S, int j, int *nmodes, cm__dbuf_t *out) {
         (cm__share3_t){e / lam, (double)P->borig[pos - P->b0], (double)pos});
   }
   int nbs = cm__merge_picks(S->cc, S->pk + T, n, TB, S->mg + T, &S->mb);
+  if (P->vecs) /* --vectors: this mode's shape (vectors.c), u = B^T z */
+    cm__mpi_vecs_span(P->vecs, P, S->comp, S->cc, zj, nloc, S->k0,
+                      (int)(P->c1 - P->c0), S->goff, op->u, S->o0, op->h.no,
+                      lam);
   if (S->q != 0)
     return;
   double head[8] = {CM__REC_MODE, lam, sqrt(lam), res, zeta, S->comp, mc, nbs};

@@ -119,6 +119,24 @@ def compare(ser, par, tag, fails):
                     par["timestep"][k]["h"], fails)
 
 
+def compare_counts(ser, par, tag, fails):
+    """The rank of J as the serial reports it (docs/distributed.md): the
+    free motions, zero modes and their reason, and the rank of each
+    component that both list (among tied components the listed members
+    can differ), for components on one rank and cut ones alike."""
+    for k in ("free_motions", "zero_modes", "reason"):
+        if ser["counts"].get(k) != par["counts"].get(k):
+            fails.append(f"{tag} counts.{k}: {par['counts'].get(k)!r} != "
+                         f"{ser['counts'].get(k)!r}")
+    ra = {c["index"]: c["rank"] for c in ser["components"]["top"]}
+    rb = {c["index"]: c["rank"] for c in par["components"]["top"]}
+    for i in sorted(set(ra) & set(rb)):  # ties may list other members
+        if ra[i] != rb[i]:
+            fails.append(f"{tag} component {i} rank: {rb[i]} != {ra[i]}")
+    if not set(ra) & set(rb):
+        fails.append(f"{tag}: no component listed by both")
+
+
 def star(tmp):
     """A hub touching 100 disks (2D), the hub first in the Morton order: it
     owns every contact, so the ranks after it hold bodies of the cut
@@ -199,6 +217,7 @@ def case_equal(cm, cmpi, data, scene, tmp):
             fails.append(f"np={np}: exit {r.returncode}: {r.stderr[-400:]}")
             continue
         compare(ser, json.loads(r.stdout), f"{scene} np={np}", fails)
+        compare_counts(ser, json.loads(r.stdout), f"{scene} np={np}", fails)
         if np == 1 and r.stdout != serial_text:  # nothing cut: the same
             fails.append("np=1: the report is not the serial one byte for "
                          "byte")
@@ -211,6 +230,154 @@ def case_equal(cm, cmpi, data, scene, tmp):
                 fails.append(f"np={np}: a repeated run gave other bits")
         print(f"{scene} np={np}: checked", flush=True)
     return fails
+
+
+VEC_REL = 1e-8  # per entry, relative (docs/distributed.md, "--vectors")
+VEC_FLOOR = 1e-3  # of the vector's largest entry: below it, absolute
+
+
+def vec_degenerate(omega, p):
+    """Mode p's omega within 1e-6 (relative) of another listed mode's:
+    its vector is any of a space (and among tied components the listed
+    member can differ), so it is compared through the group."""
+    return any(abs(omega[p] - w) <= 1e-6 * omega[p]
+               for q, w in enumerate(omega) if q != p)
+
+
+def vec_entries(tag, x, y, fails):
+    scale = max((abs(t) for t in x), default=0) * VEC_FLOOR
+    worst = 0.0
+    for s, t in zip(x, y):
+        worst = max(worst, abs(s - t) / max(abs(s), abs(t), scale, 1e-300))
+    if len(x) != len(y) or worst > VEC_REL:
+        fails.append(f"{tag}: differs by {worst:.2e} (relative, per entry)")
+    return worst
+
+
+def vec_group_diag(ser, par, modes, key):
+    """The diagonal of the projector sum_p v_p v_p^T over a group of
+    degenerate modes, sorted: the same for any basis of the same space,
+    and for the same space of another identical component."""
+    def diag(doc):
+        return sorted(sum(doc[key][p][i] ** 2 for p in modes)
+                      for i in range(len(doc[key][modes[0]])))
+    return diag(ser), diag(par)
+
+
+def compare_vectors(ser, par, tag, fails):
+    """The --vectors file of cmodes-mpi against the serial one: the same
+    keys in the same order, the same structure (rows, columns, names) and
+    the mode shapes to VEC_REL per entry (non-degenerate modes; a group
+    of degenerate ones through its projector's sorted diagonal)."""
+    if list(ser) != list(par):
+        fails.append(f"{tag}: keys {list(par)} != {list(ser)}")
+        return 0.0
+    bad = [k for k in ser
+           if k not in ("omega", "z", "xi", "phi") and ser[k] != par[k]]
+    for k in bad:
+        fails.append(f"{tag}: {k} differs")
+    if bad:
+        return 0.0
+    for a, b in zip(ser["omega"], par["omega"]):
+        check_close(f"{tag} omega", a, b, fails)
+    omega = ser["omega"]
+    worst, done = 0.0, set()
+    for p in range(ser["nmodes"]):
+        if not vec_degenerate(omega, p):
+            for key in ("z", "xi", "phi"):
+                worst = max(worst, vec_entries(f"{tag} {key}[{p}]",
+                                               ser[key][p], par[key][p],
+                                               fails))
+        elif p not in done:
+            group = [q for q in range(len(omega))
+                     if abs(omega[q] - omega[p]) <= 1e-6 * omega[p]]
+            done.update(group)
+            for key in ("z", "xi", "phi"):
+                a, b = vec_group_diag(ser, par, group, key)
+                vec_entries(f"{tag} {key} of modes {group} (projector)", a,
+                            b, fails)
+    return worst
+
+
+def case_vectors(cm, cmpi, data, scene, tmp):
+    """--vectors FILE at np = 1..4 against cmodes analyze --vectors FILE
+    (--tol 1e-14, so that both solvers' vectors are accurate to about
+    1e-9: at the default 1e-10 the last mode's differ by 2e-5, the
+    eigenvector error being the residual over the gap); at np = 1 the
+    same bytes."""
+    part = os.path.join(tmp, scene + ".cmpart")
+    src = derived(data, scene, tmp)
+    r = run([cmpi, "convert", src, part])
+    if r.returncode:
+        return [f"convert: {r.stderr}"]
+    opts = ["--tol", "1e-14", "--json", "--no-timings"]
+    sfile = os.path.join(tmp, "ser.json")
+    s = run([cm, "analyze"] + opts + ["--vectors", sfile, src])
+    if s.returncode:
+        return [f"serial: exit {s.returncode}: {s.stderr}"]
+    with open(sfile) as f:
+        stext = f.read()
+    ser = json.loads(stext)
+    fails = []
+    nps = (1, 3) if "ASAN_OPTIONS" in os.environ else (1, 2, 3, 4)
+    for np in nps:
+        pfile = os.path.join(tmp, f"par{np}.json")
+        r = mpirun(np, [cmpi, "analyze"] + opts + ["--vectors", pfile, part])
+        if r.returncode != s.returncode:
+            fails.append(f"np={np}: exit {r.returncode}: {r.stderr[-400:]}")
+            continue
+        if r.stdout != s.stdout and np == 1:
+            fails.append("np=1: the report differs from the serial one")
+        with open(pfile) as f:
+            ptext = f.read()
+        if np == 1 and ptext != stext:
+            fails.append("np=1: the file is not the serial one byte for byte")
+        worst = compare_vectors(ser, json.loads(ptext), f"{scene} np={np}",
+                                fails)
+        print(f"{scene} np={np}: {ser['nmodes']} modes, {ser['nrows']} rows, "
+              f"{ser['ndofs']} dofs; non-degenerate entries within "
+              f"{worst:.1e}", flush=True)
+    if scene == "pile3d":
+        vectors_oom(cmpi, part, opts, tmp, fails)
+    return fails
+
+
+def vectors_oom(cmpi, part, opts, tmp, fails):
+    """--vectors with an allocation failing on rank 0 or 1 of the 3D pile
+    cut over 2 ranks (CMODES_MPI_FAIL_ALLOC, as mpi_oom): the last ones
+    (the shapes' gather and the file) and one in the middle each end both
+    ranks with one message naming the rank and exit 1, within the
+    timeout; one past the count writes the file of the uninjected run."""
+    vfile = os.path.join(tmp, "oom.json")
+    args = [cmpi, "analyze"] + opts + ["--vectors", vfile, part]
+    ref = os.path.join(tmp, "oom-ref.json")  # the uninjected run's file
+    if mpirun(2, [cmpi, "analyze"] + opts + ["--vectors", ref, part]
+              ).returncode:
+        fails.append("vectors oom: the uninjected run failed")
+        return
+    for rank in (0, 1):
+        r = mpirun_env(2, args, {"CMODES_MPI_FAIL_ALLOC": f"{rank}:0"})
+        m = re.search(rf"cmodes-mpi: rank {rank}: (\d+) tracked", r.stdout)
+        if not m:
+            fails.append(f"vectors oom rank {rank}: no count")
+            continue
+        k = int(m.group(1))
+        for n in (k, k - 1, k - 2, k // 2, k + 1):
+            r = mpirun_env(2, args,
+                           {"CMODES_MPI_FAIL_ALLOC": f"{rank}:{n}"})
+            own = [l for l in r.stderr.splitlines()
+                   if l.startswith("cmodes-mpi analyze")]
+            if n > k:
+                with open(vfile) as f, open(ref) as g:
+                    if r.returncode or f.read() != g.read():
+                        fails.append(f"vectors oom rank {rank}: {n} > {k}:"
+                                     f" exit {r.returncode} or another file")
+            elif r.returncode != 1 or len(own) != 1 or \
+                    f"(rank {rank})" not in own[0]:
+                fails.append(f"vectors oom rank {rank} allocation {n}/{k}: "
+                             f"exit {r.returncode}, messages {own}")
+            print(f"vectors oom rank {rank} allocation {n}/{k}: exit "
+                  f"{r.returncode}: {own}", flush=True)
 
 
 def case_damped(cm, cmpi, data, scene, tmp):
@@ -448,7 +615,8 @@ OPTION_CASES = {
     "newmark_beta": [("0.2", "same")],
     "freq_tol": [("0.02", "same")],
     "failure_probability": [("1e-6", "same")],
-    "rank_max_rows": [("0", "same")],
+    # 100: below the cut component's 900 rows (null with the reason)
+    "rank_max_rows": [("0", "same"), ("100", "same")],
     "top_contacts": [("2", "same")],
     "top_bodies": [("7", "same")],
     "top_components": [("1", "same")],
@@ -458,7 +626,7 @@ OPTION_CASES = {
 OTHER_CASES = {"--threads": (["--threads", "1"], "same"),
                "--json": ([], "same"), "--no-timings": ([], "same"),
                "--matrices": (["--matrices"], "refused"),
-               "--vectors": (["--vectors", "v.json"], "refused")}
+               "--vectors": (["--vectors", "v.json"], "same")}
 
 
 def steps_equal(ser, par, tag, fails):
@@ -516,6 +684,7 @@ def case_options(cm, cmpi, data, tmp):
         ser, par = json.loads(s.stdout), json.loads(r.stdout)
         before = len(fails)
         compare(ser, par, tag, fails)
+        compare_counts(ser, par, tag, fails)
         steps_equal(ser, par, tag, fails)
         if len(par["components"]["top"]) != len(ser["components"]["top"]):
             fails.append(f"{tag}: components listed differ")
@@ -742,6 +911,8 @@ def main():
             fails = case_schur(cm, cmpi, data, case[6:], tmp)
         elif case.startswith("damped:"):
             fails = case_damped(cm, cmpi, data, case[7:], tmp)
+        elif case.startswith("vectors:"):
+            fails = case_vectors(cm, cmpi, data, case[8:], tmp)
         elif case.startswith("equal:"):
             fails = case_equal(cm, cmpi, data, case[6:], tmp)
         elif case == "options":

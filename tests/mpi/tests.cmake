@@ -9,8 +9,11 @@ foreach(case equal:bar2d equal:pile2d equal:pile3d equal:pile3d-tangential
              equal:fleet equal:star damped:pile2d-damped damped:pile3d-damped
              damped:pile3d-dashpots damped:fleet-dashpots
              damped:fleet-somedamped schur:pile2d-damped
-             schur:pile3d-dashpots partition errors options oom)
+             schur:pile3d-dashpots partition errors options oom
+             vectors:bar2d vectors:pile2d vectors:pile3d
+             vectors:pile3d-tangential vectors:fleet vectors:star)
   string(REPLACE "equal:" "equal_" tname "mpi_${case}")
+  string(REPLACE "vectors:" "vectors_" tname "${tname}")
   string(REPLACE "damped:" "damped_" tname "${tname}")
   string(REPLACE "schur:" "schur_" tname "${tname}")
   string(REPLACE "-" "_" tname "${tname}")
