@@ -463,7 +463,7 @@ run:;
     double *x = malloc(sizeof(double) * ((size_t)nr + 1)), tm[5];
     double *y = malloc(sizeof(double) * ((size_t)nr + 1));
     /* the solver's product with its scratch kept (cm_operator_apply_S
-     * allocates its scratch per call: fresh pages every product) */
+     * allocates and frees its scratch in every call) */
     double *t = malloc(sizeof(double) * ((size_t)cm_operator_cols(op) + 1));
     for (int i = 0; x && y && i < nr; i++)
       x[i] = cm__hash_uniform(11, (uint64_t)i), y[i] = 0;
