@@ -289,7 +289,7 @@ typedef struct {
   int cond_body;
   unsigned char *cflag; /* size ncontacts: rows of each contact (bits 0-1)
                            and CM__ARMS, read once from the 144-byte
-                           records (cm__count_rows) */
+                           records (cm__components) */
   unsigned char *nzb;   /* size 2 nc: nonzero entries of each row's side a
                            and side b (cm__seg_nonzero), from cm__touched
                            for cm__row_counts */
@@ -327,12 +327,12 @@ int cm__contact_nrows(int dim, const cm_contact_t *ct, int with_dashpots) {
 /* Bit of cm__work_t.cflag: the contact has explicit lever arms. */
 #define CM__ARMS 4
 
-/* Rows of contact c in the system being assembled (after cm__count_rows). */
+/* Rows of contact c in the system being assembled (after cm__components). */
 static int cm__contact_rows(const cm__work_t *w, int c) {
   return w->cflag[c] & 3;
 }
 
-/* Whether contact c has explicit lever arms (after cm__count_rows). */
+/* Whether contact c has explicit lever arms (after cm__components). */
 static int cm__contact_arms(const cm__work_t *w, int c) {
   return (w->cflag[c] & CM__ARMS) != 0;
 }
