@@ -14,7 +14,11 @@
  * measured alternately with this one; goal 2: under 25%), and products
  * per converged mode (goal 3; scipy's and SLEPc's come from run.sh).
  * Built against another commit's library, the same program gives the
- * before column (bench/README.md). Not a test: it asserts nothing. */
+ * before column (bench/README.md). --f32 instead measures one S product
+ * three ways, alternately: the library's, a bench-only copy of its kernels
+ * with double values, and the same with float values and double sums
+ * (issue 19's float32 lever), and runs no analysis. Not a test: it
+ * asserts nothing. */
 #include "cmodes.h"
 #include "internal.h"
 #include "operator/operator_internal.h"
@@ -121,10 +125,253 @@ static void one(cm_context_t *ctx, const cm_scene_t *s, cm_options_t *o,
   cm_report_destroy(&rep);
 }
 
+/* ---- issue 19's lever (a): float32 values of B in the products ----------
+ * A bench-only copy of the operator's grouped products (B by slots, B^T by
+ * groups, rows in chunks of 4096 on all threads, group sums in double),
+ * built from B's CSR (cm_operator_csr) and the operator's groups
+ * (cm__op_groups), once with double values and once with float values and
+ * double accumulation. Measured alternately against each other and the
+ * library's own S product, it says what float32 storage would buy before
+ * anyone builds it into the solver. */
+typedef struct {
+  int nr, ncol, ng, G; /* rows, columns, groups, common group size */
+  int *Sp, *Gp, *Gj;   /* slots of each row; entries of each group, rows */
+  unsigned *Sc;        /* slot: first column << 3 | (size - 1) */
+  const int *g0;       /* first column of each group (the operator's) */
+  double *Sxd, *Gxd;   /* G values per slot / entry, double */
+  float *Sxf, *Gxf;    /* the same, float */
+} f32_t;
+
+#define F32_CHUNK 4096
+/* y = B t (slots) and t = B^T x (groups) over rows / groups [i0, i1), for
+ * value type T and group size G (a constant where it is inlined) */
+#define F32_KERNELS(T, SX, GX, SUF)                                            \
+  static inline __attribute__((always_inline)) void f32_slots_##SUF(           \
+      const f32_t *L, int G, int i0, int i1, const double *x, double *y) {     \
+    for (int i = i0; i < i1; i++) {                                            \
+      double s = 0;                                                            \
+      for (int q = L->Sp[i]; q < L->Sp[i + 1]; q++) {                          \
+        const T *a = L->SX + (size_t)q * G;                                    \
+        const double *xs = x + (L->Sc[q] >> 3);                                \
+        __builtin_prefetch(a + 512);                                           \
+        _Pragma("GCC unroll 8") for (int t = 0; t < G; t++) s +=               \
+            (double)a[t] * xs[t];                                              \
+      }                                                                        \
+      y[i] = s;                                                                \
+    }                                                                          \
+  }                                                                            \
+  static inline __attribute__((always_inline)) void f32_groups_##SUF(          \
+      const f32_t *L, int G, int b0, int b1, const double *y, double *x) {     \
+    for (int b = b0; b < b1; b++) {                                            \
+      double s[8] = {0};                                                       \
+      for (int e = L->Gp[b]; e < L->Gp[b + 1]; e++) {                          \
+        double v = y[L->Gj[e]];                                                \
+        const T *a = L->GX + (size_t)e * G;                                    \
+        __builtin_prefetch(a + 512);                                           \
+        _Pragma("GCC unroll 8") for (int t = 0; t < G; t++) s[t] +=            \
+            (double)a[t] * v;                                                  \
+      }                                                                        \
+      _Pragma("GCC unroll 8") for (int t = 0; t < G; t++) x[L->g0[b] + t] =    \
+          s[t];                                                                \
+    }                                                                          \
+  }
+F32_KERNELS(double, Sxd, Gxd, d)
+F32_KERNELS(float, Sxf, Gxf, f)
+
+/* y = S x = B (B^T x), t scratch of ncol; single: float values */
+static void f32_apply_S(const f32_t *L, int single, int threads,
+                        const double *x, double *t, double *y) {
+  int ncg = (L->ng + F32_CHUNK - 1) / F32_CHUNK;
+  int ncr = (L->nr + F32_CHUNK - 1) / F32_CHUNK;
+#define F32_RUN(G)                                                             \
+  do {                                                                         \
+    _Pragma(                                                                   \
+        "omp parallel for schedule(static) num_threads(threads)") for (int c = \
+                                                                           0;  \
+                                                                       c <     \
+                                                                       ncg;    \
+                                                                       c++) {  \
+      int b0 = c * F32_CHUNK,                                                  \
+          b1 = b0 + F32_CHUNK < L->ng ? b0 + F32_CHUNK : L->ng;                \
+      if (single)                                                              \
+        f32_groups_f(L, G, b0, b1, x, t);                                      \
+      else                                                                     \
+        f32_groups_d(L, G, b0, b1, x, t);                                      \
+    }                                                                          \
+    _Pragma(                                                                   \
+        "omp parallel for schedule(static) num_threads(threads)") for (int c = \
+                                                                           0;  \
+                                                                       c <     \
+                                                                       ncr;    \
+                                                                       c++) {  \
+      int i0 = c * F32_CHUNK,                                                  \
+          i1 = i0 + F32_CHUNK < L->nr ? i0 + F32_CHUNK : L->nr;                \
+      if (single)                                                              \
+        f32_slots_f(L, G, i0, i1, t, y);                                       \
+      else                                                                     \
+        f32_slots_d(L, G, i0, i1, t, y);                                       \
+    }                                                                          \
+  } while (0)
+  switch (L->G) {
+  case 2:
+    F32_RUN(2);
+    break;
+  case 3:
+    F32_RUN(3);
+    break;
+  case 6:
+    F32_RUN(6);
+    break;
+  default:
+    F32_RUN(L->G);
+    break;
+  }
+#undef F32_RUN
+}
+
+static void f32_free(f32_t *L) {
+  free(L->Sp), free(L->Gp), free(L->Gj), free(L->Sc);
+  free(L->Sxd), free(L->Gxd), free(L->Sxf), free(L->Gxf);
+}
+
+/* The slots and groups from B's CSR; 0, or -1 when the groups are not of
+ * one size (then nothing is measured) or memory ran out. */
+static int f32_build(cm_operator_t *op, f32_t *L) {
+  const int *Bp, *Bj, *g0;
+  const double *Bx;
+  int ng;
+  memset(L, 0, sizeof *L);
+  if (cm_operator_csr(op, &Bp, &Bj, &Bx) || cm__op_groups(op, &ng, &g0))
+    return -1;
+  L->nr = cm_operator_rows(op), L->ncol = cm_operator_cols(op);
+  L->ng = ng, L->g0 = g0, L->G = ng ? g0[1] - g0[0] : 0;
+  for (int b = 0; b < ng; b++)
+    if (g0[b + 1] - g0[b] != L->G)
+      return -1;
+  int G = L->G, nr = L->nr;
+  size_t ns = 0; /* a slot per run of a row's entries in one group */
+  L->Sp = calloc((size_t)nr + 1, sizeof(int));
+  L->Gp = calloc((size_t)ng + 1, sizeof(int));
+  if (!L->Sp || !L->Gp || G <= 0)
+    return -1;
+  for (int r = 0; r < nr; r++) {
+    for (int q = Bp[r]; q < Bp[r + 1]; q++)
+      if (q == Bp[r] || Bj[q] / G != Bj[q - 1] / G) {
+        ns++;
+        L->Gp[Bj[q] / G + 1]++;
+      }
+    L->Sp[r + 1] = (int)ns;
+  }
+  for (int b = 0; b < ng; b++)
+    L->Gp[b + 1] += L->Gp[b];
+  L->Sc = malloc(ns * sizeof(unsigned)), L->Gj = malloc(ns * sizeof(int));
+  L->Sxd = calloc(ns * (size_t)G, sizeof(double));
+  L->Gxd = calloc(ns * (size_t)G, sizeof(double));
+  L->Sxf = calloc(ns * (size_t)G, sizeof(float));
+  L->Gxf = calloc(ns * (size_t)G, sizeof(float));
+  int *next = malloc(((size_t)ng + 1) * sizeof(int));
+  if (!L->Sc || !L->Gj || !L->Sxd || !L->Gxd || !L->Sxf || !L->Gxf || !next) {
+    free(next);
+    return -1;
+  }
+  memcpy(next, L->Gp, (size_t)ng * sizeof(int));
+  for (int r = 0; r < nr; r++) {
+    size_t q = (size_t)L->Sp[r];
+    for (int e = Bp[r]; e < Bp[r + 1]; q++) {
+      int b = Bj[e] / G;
+      size_t ge = (size_t)next[b]++;
+      L->Sc[q] = (unsigned)(b * G) << 3 | (unsigned)(G - 1);
+      L->Gj[ge] = r;
+      for (; e < Bp[r + 1] && Bj[e] / G == b; e++) {
+        size_t t = (size_t)(Bj[e] - b * G);
+        L->Sxd[q * G + t] = L->Gxd[ge * G + t] = Bx[e];
+        L->Sxf[q * G + t] = L->Gxf[ge * G + t] = (float)Bx[e];
+      }
+    }
+  }
+  free(next);
+  return 0;
+}
+
+/* Median ms of one S product: the library's, the bench's double and float
+ * kernels, alternating (9 rounds of 10 products each); rel: the float
+ * product's relative difference from the library's. */
+static void f32_measure(cm_operator_t *op, int threads, double ms[3],
+                        double *rel) {
+  f32_t L;
+  ms[0] = ms[1] = ms[2] = *rel = NAN;
+  if (f32_build(op, &L)) {
+    f32_free(&L);
+    return;
+  }
+  int nr = L.nr;
+  double *x = malloc(sizeof(double) * (size_t)nr);
+  double *y = malloc(sizeof(double) * (size_t)nr);
+  double *z = malloc(sizeof(double) * (size_t)nr);
+  double *t = malloc(sizeof(double) * ((size_t)L.ncol + 1)), tm[3][9];
+  for (int i = 0; x && y && z && t && i < nr; i++)
+    x[i] = cm__hash_uniform(11, (uint64_t)i) - 0.5;
+  for (int r = 0; x && y && z && t && r < 9; r++)
+    for (int k = 0; k < 3; k++) {
+      double t0 = now_s();
+      for (int c = 0; c < 10; c++) {
+        if (k == 0) { /* the solver's own product, scratch kept */
+          cm__op_BT(op, -1, x, t);
+          cm__op_B(op, -1, t, y);
+        } else
+          f32_apply_S(&L, k == 2, threads, x, t, k == 2 ? z : y);
+      }
+      tm[k][r] = (now_s() - t0) / 10;
+    }
+  if (x && y && z && t) {
+    for (int k = 0; k < 3; k++)
+      ms[k] = 1e3 * median(tm[k], 9);
+    double d = 0, n2 = 0;
+    cm__op_BT(op, -1, x, t);
+    cm__op_B(op, -1, t, y);
+    for (int i = 0; i < nr; i++)
+      d += (z[i] - y[i]) * (z[i] - y[i]), n2 += y[i] * y[i];
+    *rel = sqrt(d / n2);
+  }
+  free(x), free(y), free(z), free(t);
+  f32_free(&L);
+}
+
+/* --f32: the three products of f32_measure on the scene, printed as a
+ * table; no analysis runs. */
+static int f32_report(cm_context_t *ctx, const cm_scene_t *s, int threads) {
+  cm_system_t *sys = NULL;
+  cm_operator_t *op = NULL;
+  if (cm_system_assemble(ctx, s, &sys) || cm_operator_create(ctx, sys, &op)) {
+    fprintf(stderr, "bench_step: %s\n", ctx->message);
+    cm_system_destroy(&sys);
+    return 1;
+  }
+  double ms[3], rel, gbs = triad_gbs((size_t)1 << 25, threads, 10);
+  double bytes = cm__op_matvec_bytes(op);
+  f32_measure(op, threads, ms, &rel);
+  printf("%d contacts, %d threads; triad %.1f GB/s; the library's product "
+         "reads %.1f MB (floor %.2f ms)\n\n",
+         s->ncontacts, threads, gbs, bytes / 1e6, bytes / (gbs * 1e6));
+  printf("| S product (9 alternating rounds of 10, median) | ms | against "
+         "the bench's double |\n|---|---|---|\n");
+  const char *name[3] = {"library (cm__op_BT, cm__op_B)",
+                         "bench kernel, double values",
+                         "bench kernel, float values, double sums"};
+  for (int k = 0; k < 3; k++)
+    printf("| %s | %.2f | %.3f |\n", name[k], ms[k], ms[k] / ms[1]);
+  printf("\nfloat product against the library's: relative 2-norm "
+         "difference %.3g\n",
+         rel);
+  cm_operator_destroy(&op);
+  cm_system_destroy(&sys);
+  return isnan(ms[2]) ? 1 : 0;
+}
+
 int main(int argc, char **argv) {
   double size = 1e6, tol = 1e-6;
   const char *file = NULL, *save = NULL;
-  int reps = 3, threads = 2, seed = 7;
+  int reps = 3, threads = 2, seed = 7, f32 = 0;
   double base_full = 0; /* --baseline-full: a baseline's 6-mode time (s) */
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -144,10 +391,12 @@ int main(int argc, char **argv) {
       save = v, i++;
     else if (!strcmp(a, "--baseline-full") && v)
       base_full = atof(v), i++;
+    else if (!strcmp(a, "--f32"))
+      f32 = 1;
     else {
       fprintf(stderr, "usage: bench_step [--size NC] [--reps R] [--threads "
                       "T] [--tol X] [--seed S] [--scene FILE] [--save "
-                      "FILE] [--baseline-full SECONDS]\n");
+                      "FILE] [--baseline-full SECONDS] [--f32]\n");
       return strcmp(a, "-h") && strcmp(a, "--help") ? 2 : 0;
     }
   }
@@ -186,6 +435,11 @@ int main(int argc, char **argv) {
     return 1;
   }
 run:;
+  if (f32) {
+    int st = f32_report(&ctx, s, threads);
+    cm_scene_destroy(&s);
+    return st;
+  }
   cm_options_t o;
   cm_options_init(&o);
   o.tol = tol;
@@ -208,19 +462,24 @@ run:;
     int nr = cm_operator_rows(op);
     double *x = malloc(sizeof(double) * ((size_t)nr + 1)), tm[5];
     double *y = malloc(sizeof(double) * ((size_t)nr + 1));
+    /* the solver's product with its scratch kept (cm_operator_apply_S
+     * allocates and frees its scratch in every call) */
+    double *t = malloc(sizeof(double) * ((size_t)cm_operator_cols(op) + 1));
     for (int i = 0; x && y && i < nr; i++)
       x[i] = cm__hash_uniform(11, (uint64_t)i), y[i] = 0;
-    for (int r = 0; x && y && r < 5; r++) {
+    for (int r = 0; x && y && t && r < 5; r++) {
       double t0 = now_s();
-      for (int c = 0; c < 10; c++)
-        cm_operator_apply_S(op, -1, c % 2 ? y : x, c % 2 ? x : y);
+      for (int c = 0; c < 10; c++) {
+        cm__op_BT(op, -1, c % 2 ? y : x, t);
+        cm__op_B(op, -1, t, c % 2 ? x : y);
+      }
       tm[r] = (now_s() - t0) / 10;
       double n2 = cm__nrm2(nr, x, 1); /* keep x bounded */
       for (int i = 0; i < nr && n2 > 0; i++)
         x[i] /= n2;
     }
-    t_mv = x && y ? median(tm, 5) : NAN;
-    free(x), free(y);
+    t_mv = x && y && t ? median(tm, 5) : NAN;
+    free(x), free(y), free(t);
   }
   cm_operator_destroy(&op);
   cm_system_destroy(&sys);

@@ -187,8 +187,15 @@ int cm__method_parse(const char *s);
 
 /* Union-find: the root of i's set, halving the path on the way (parent[r]
  * == r at a root). The one copy: components (assemble.c) and mass blocks
- * (matrices.c) use it. Cannot fail. */
-int cm__uf_find(int *parent, int i);
+ * (matrices.c) use it; inline, since the assembly calls it twice per
+ * contact. Cannot fail. */
+static inline int cm__uf_find(int *parent, int i) {
+  while (parent[i] != i) {
+    parent[i] = parent[parent[i]]; /* path halving */
+    i = parent[i];
+  }
+  return i;
+}
 
 /* strdup that returns NULL on NULL or failure. */
 char *cm__strdup(const char *s);

@@ -193,14 +193,6 @@ void *cm__calloc(cm_context_t *ctx, size_t n, size_t size) {
   return p;
 }
 
-int cm__uf_find(int *parent, int i) {
-  while (parent[i] != i) {
-    parent[i] = parent[parent[i]]; /* path halving */
-    i = parent[i];
-  }
-  return i;
-}
-
 _Thread_local int cm__jbad; /* jcheck.h */
 
 typedef struct {

@@ -14,6 +14,7 @@
 
 #include <math.h>
 #include <omp.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -88,6 +89,19 @@ static void cm__world_inertia(const cm_body_t *b, double *Iw) {
       Iw[3 * i + j] = Iw[3 * j + i] = 0.5 * (Iw[3 * i + j] + Iw[3 * j + i]);
 }
 
+/* Whether body b's world inertia block (cm__world_inertia) is diagonal.
+ * With the identity orientation R = I exactly, so the block is the
+ * symmetrised body tensor, bit for bit: no need to form it. */
+static int cm__world_diagonal(const cm_body_t *b) {
+  const double *q = b->orientation, *I = b->inertia;
+  if (q[0] == 1 && q[1] == 0 && q[2] == 0 && q[3] == 0)
+    return 0.5 * (I[1] + I[3]) == 0 && 0.5 * (I[2] + I[6]) == 0 &&
+           0.5 * (I[5] + I[7]) == 0;
+  double Iw[9];
+  cm__world_inertia(b, Iw);
+  return Iw[1] == 0 && Iw[2] == 0 && Iw[5] == 0;
+}
+
 /* The row directions of a contact: kind 0 is the normal n; kinds 1 and 2
  * are the tangents. 2D: t = (-n_y, n_x). 3D: with e the world axis of the
  * smallest |n_i| (the first on ties), t1 = (e - (e.n) n) / |e - (e.n) n|
@@ -121,15 +135,17 @@ static void cm__direction(int dim, const double *n, int kind, double *t) {
 
 /* Row segment of J for the body at x (position) of contact c, row kind
  * (0 normal, 1 and 2 tangents), side 0 (a) or 1 (b): [d, r x d] for the
- * direction d, r = point - x or the contact's arm (sign applied by the
- * caller). Returns the number of dofs (3 in 2D, 6 in 3D). */
+ * direction d, r = point - x or, when arms (c->has_arms, passed in so that
+ * the contact's second cache line is read only for such contacts), the
+ * contact's arm (sign applied by the caller). Returns the number of dofs
+ * (3 in 2D, 6 in 3D). */
 static int cm__segment(int dim, const cm_contact_t *c, int kind, int side,
-                       const double *x, double *seg) {
+                       int arms, const double *x, double *seg) {
   double n[3];
   cm__direction(dim, c->normal, kind, n);
   double r[3] = {c->point[0] - x[0], c->point[1] - x[1],
                  dim == 3 ? c->point[2] - x[2] : 0.0};
-  if (c->has_arms) { /* explicit lever arms (engines, periodic images) */
+  if (arms) { /* explicit lever arms (engines, periodic images) */
     const double *arm = side ? c->arm_b : c->arm_a;
     r[0] = arm[0], r[1] = arm[1], r[2] = dim == 3 ? arm[2] : 0.0;
   }
@@ -229,7 +245,15 @@ static double cm__inertia_floor(const cm_scene_t *s, const cm_body_t *bd,
   return lo > 0 ? lo : 0;
 }
 
-static int cm__popcount(unsigned v) { return __builtin_popcount(v); }
+/* Set bits of a dof mask (6 bits): a table, since without -mpopcnt
+ * __builtin_popcount is a call into libgcc in the contact loops. */
+static int cm__popcount(unsigned v) {
+  static const unsigned char bits[64] = {
+      0, 1, 1, 2, 1, 2, 2, 3, 1, 2, 2, 3, 2, 3, 3, 4, 1, 2, 2, 3, 2, 3,
+      3, 4, 2, 3, 3, 4, 3, 4, 4, 5, 1, 2, 2, 3, 2, 3, 3, 4, 2, 3, 3, 4,
+      3, 4, 4, 5, 2, 3, 3, 4, 3, 4, 4, 5, 3, 4, 4, 5, 4, 5, 5, 6};
+  return bits[v & 63];
+}
 
 /* Loops that read scattered records (a contact per row, a body position per
  * contact) ask for the record this many iterations ahead: the loop bodies
@@ -263,14 +287,23 @@ typedef struct {
   double cond;        /* largest inertia condition number of a ranked
                          body, and that body */
   int cond_body;
-  unsigned char *mask; /* size m: touched dofs of each rank */
-  unsigned char *keep; /* size m: active dofs of each rank (bit mask) */
-  int *col0;           /* size m + 1: first column of each rank */
+  unsigned char *cflag; /* size ncontacts: rows of each contact (bits 0-1)
+                           and CM__ARMS, read once from the 144-byte
+                           records (cm__components) */
+  unsigned char *nzb;   /* size 2 nc: nonzero entries of each row's side a
+                           and side b (cm__seg_nonzero), from cm__touched
+                           for cm__row_counts */
+  int *rk2;             /* size 2 nc: rank of each row's side a and side b
+                           (-1: fixed or the world), the same */
+  unsigned char *mask;  /* size m: touched dofs of each rank */
+  unsigned char *keep;  /* size m: active dofs of each rank (bit mask) */
+  int *col0;            /* size m + 1: first column of each rank */
 } cm__work_t;
 
 static void cm__work_free(cm__work_t *w) {
   free(w->mov), free(w->rank), free(w->order), free(w->rcomp), free(w->pos);
-  free(w->lev), free(w->ilo);
+  free(w->lev), free(w->ilo), free(w->cflag), free(w->nzb);
+  free(w->rk2);
   free(w->mask), free(w->keep), free(w->col0);
 }
 
@@ -291,35 +324,42 @@ int cm__contact_nrows(int dim, const cm_contact_t *ct, int with_dashpots) {
   return tan ? dim : 1;
 }
 
-/* Rows of contact ct in the system being assembled. */
-static int cm__contact_rows(int dim, const cm__work_t *w,
-                            const cm_contact_t *ct) {
-  return cm__contact_nrows(dim, ct, w->wg > 0);
+/* Bit of cm__work_t.cflag: the contact has explicit lever arms. */
+#define CM__ARMS 4
+
+/* Rows of contact c in the system being assembled (after cm__components). */
+static int cm__contact_rows(const cm__work_t *w, int c) {
+  return w->cflag[c] & 3;
+}
+
+/* Whether contact c has explicit lever arms (after cm__components). */
+static int cm__contact_arms(const cm__work_t *w, int c) {
+  return (w->cflag[c] & CM__ARMS) != 0;
 }
 
 /* ---- components: union-find over moving bodies -------------------------- */
 
-/* The row count (sys->nc) and the model flags of the scene. */
-static void cm__count_rows(const cm_scene_t *s, const cm__work_t *w,
-                           cm_system_t *sys) {
-  long rows = 0;
-  int tan = 0, damp = 0;
-#pragma omp parallel for schedule(static) num_threads(w->threads)             \
-    reduction(+ : rows) reduction(| : tan, damp) if (s->ncontacts > CM__PAR_MIN)
-  for (int c = 0; c < s->ncontacts; c++) {
-    const cm_contact_t *ct = &s->contacts[c];
-    int nr = cm__contact_rows(s->dim, w, ct);
-    rows += nr;
-    tan |= nr > 1;
-    damp |= ct->damping_n > 0 || ct->damping_t > 0;
-  }
-  sys->nc = (int)rows;
-  sys->tangential = tan;
-  sys->dashpots = damp;
+/* Per-thread sums of cm__contact_flags. */
+typedef struct {
+  long rows; /* rows of the contacts seen */
+  int tan;   /* 1: one of them has tangent rows */
+  int damp;  /* 1: one of them has a dashpot */
+} cm__rowsum_t;
+
+/* Sets w->cflag[c] and adds contact c to *sum (cm__components' pass over
+ * the contacts: one read of each record for both). */
+static void cm__contact_flags(const cm_scene_t *s, cm__work_t *w, int c,
+                              cm__rowsum_t *sum) {
+  const cm_contact_t *ct = &s->contacts[c];
+  int nr = cm__contact_nrows(s->dim, ct, w->wg > 0);
+  w->cflag[c] = (unsigned char)(nr | (ct->has_arms ? CM__ARMS : 0));
+  sum->rows += nr;
+  sum->tan |= nr > 1;
+  sum->damp |= ct->damping_n > 0 || ct->damping_t > 0;
 }
 
-static int cm__alloc_system(cm_context_t *ctx, cm_system_t *sys, int nb,
-                            int ncontacts, int weighted) {
+static int cm__alloc_system(cm_context_t *ctx, cm_system_t *sys, int ncontacts,
+                            int weighted) {
   size_t nc = (size_t)sys->nc;
   sys->k = cm__malloc(ctx, nc, sizeof(double));
   sys->Jp = cm__malloc(ctx, nc + 1, sizeof(int));
@@ -328,13 +368,12 @@ static int cm__alloc_system(cm_context_t *ctx, cm_system_t *sys, int nb,
   sys->row_kind = cm__malloc(ctx, nc, 1);
   sys->row_a = cm__malloc(ctx, nc, sizeof(int));
   sys->row_b = cm__malloc(ctx, nc, sizeof(int));
-  sys->body_comp = cm__malloc(ctx, (size_t)nb, sizeof(int));
   if (sys->dashpots)
     sys->g = cm__malloc(ctx, nc, sizeof(double));
   if (weighted)
     sys->spring = cm__malloc(ctx, nc, sizeof(double));
   return (sys->k && sys->Jp && sys->row_contact && sys->contact_row &&
-          sys->row_kind && sys->row_a && sys->row_b && sys->body_comp &&
+          sys->row_kind && sys->row_a && sys->row_b &&
           (!sys->dashpots || sys->g) && (!weighted || sys->spring))
              ? CM_OK
              : CM_NOMEM;
@@ -357,16 +396,20 @@ static int cm__moving_flags(cm_context_t *ctx, const cm_scene_t *s,
   return CM_OK;
 }
 
-/* Components and the row count of each. Component ids follow their first
- * contact. */
+/* Components and the row count of each, the row count (sys->nc) and model
+ * flags of the scene, and the flags of every contact (w->cflag).
+ * Component ids follow their first contact. */
 static int cm__components(cm_context_t *ctx, const cm_scene_t *s,
-                          cm_system_t *sys, const cm__work_t *w) {
+                          cm_system_t *sys, cm__work_t *w) {
   int nb = s->nbodies, nc = s->ncontacts;
   int T = nc > CM__PAR_MIN ? w->threads : 1, nomem = 0;
+  cm__rowsum_t tot = {0, 0, 0};
+  sys->body_comp = cm__malloc(ctx, (size_t)nb + 1, sizeof(int));
+  w->cflag = cm__malloc(ctx, (size_t)nc + 1, 1);
   int *parent = cm__malloc(ctx, (size_t)nb + 1, sizeof(int));
   int *mb = cm__malloc(ctx, (size_t)nc + 1, sizeof(int)); /* moving body */
   int **forest = calloc((size_t)T, sizeof *forest);       /* per thread */
-  if (!parent || !mb || !forest) {
+  if (!sys->body_comp || !w->cflag || !parent || !mb || !forest) {
     free(parent), free(mb), free(forest);
     return CM_NOMEM;
   }
@@ -384,18 +427,22 @@ static int cm__components(cm_context_t *ctx, const cm_scene_t *s,
 #pragma omp atomic write
       nomem = 1;
     } else {
+      cm__rowsum_t sum = {0, 0, 0};
       for (int b = 0; b < nb; b++)
         p[b] = b;
       for (int c = c0; c < c1; c++) {
         const cm_contact_t *ct = &s->contacts[c];
         int ma = cm__moving(w, ct->a), mv = cm__moving(w, ct->b);
         mb[c] = ma ? ct->a : ct->b;
+        cm__contact_flags(s, w, c, &sum);
         if (ma && mv) {
           int ra = cm__uf_find(p, ct->a), rb = cm__uf_find(p, ct->b);
           if (ra != rb)
             p[ra > rb ? ra : rb] = ra < rb ? ra : rb;
         }
       }
+#pragma omp critical(cm__rowsum) /* integers: the same at any order */
+      tot.rows += sum.rows, tot.tan |= sum.tan, tot.damp |= sum.damp;
     }
 #pragma omp barrier
     int failed;
@@ -419,6 +466,9 @@ static int cm__components(cm_context_t *ctx, const cm_scene_t *s,
     free(parent), free(mb);
     return CM__ERR(ctx, CM_NOMEM, NULL, "out of memory assembling");
   }
+  sys->nc = (int)tot.rows;
+  sys->tangential = tot.tan;
+  sys->dashpots = tot.damp;
   /* a root is the smallest body of its set and parent[b] <= b, so one
    * ascending pass points every body at its root */
   for (int b = 0; b < nb; b++)
@@ -449,7 +499,7 @@ static int cm__components(cm_context_t *ctx, const cm_scene_t *s,
     return CM_NOMEM;
   }
   for (int c = 0; c < nc; c++)
-    sys->comp_row[mb[c] + 1] += cm__contact_rows(s->dim, w, &s->contacts[c]);
+    sys->comp_row[mb[c] + 1] += cm__contact_rows(w, c);
   for (int i = 0; i < ncomp; i++)
     sys->comp_row[i + 1] += sys->comp_row[i];
   free(mb);
@@ -523,8 +573,9 @@ static int cm__body_order(cm_context_t *ctx, const cm_scene_t *s,
   int *cnt = cm__malloc(ctx, (size_t)CM__RADIX + 1, sizeof(int));
   int ncomp = sys->ncomp;
   int *ccnt = cm__calloc(ctx, (size_t)ncomp + 1, sizeof(int));
+  double *cnd = cm__malloc(ctx, (size_t)m + 1, sizeof(double));
   int st = w->order && w->rcomp && w->pos && w->lev && w->ilo && key && tkey &&
-                   idx && cnt && ccnt
+                   idx && cnt && ccnt && cnd
                ? CM_OK
                : CM_NOMEM;
   if (!st) {
@@ -568,7 +619,7 @@ static int cm__body_order(cm_context_t *ctx, const cm_scene_t *s,
       w->rcomp[t] = c;
     }
     /* ranks, and the positions in rank order (the contact passes read them
-     * at random) */
+     * at random); one read of each body record */
 #pragma omp parallel for schedule(static)                                      \
     num_threads(w->threads) if (m > CM__PAR_MIN)
     for (int i = 0; i < m; i++) {
@@ -576,25 +627,18 @@ static int cm__body_order(cm_context_t *ctx, const cm_scene_t *s,
       const double *x = bd->position;
       w->rank[w->order[i]] = i;
       w->pos[3 * i] = x[0], w->pos[3 * i + 1] = x[1], w->pos[3 * i + 2] = x[2];
-      w->ilo[i] = cm__inertia_floor(s, bd, &w->lev[i]); /* lev: cond */
-      if (s->dim == 3) { /* a diagonal world block is factored exactly */
-        double Iw[9];
-        cm__world_inertia(bd, Iw);
-        if (Iw[1] == 0 && Iw[2] == 0 && Iw[5] == 0)
-          w->lev[i] = 1;
-      }
+      w->ilo[i] = cm__inertia_floor(s, bd, &cnd[i]);
+      if (s->dim == 3 && cm__world_diagonal(bd))
+        cnd[i] = 1; /* a diagonal world block is factored exactly */
+      w->lev[i] = CM__LEVER_TOL * sqrt(w->ilo[i] / bd->mass);
     }
     w->cond = 1, w->cond_body = -1; /* the worst tensor, for the warning */
     for (int i = 0; s->dim == 3 && i < m; i++)
-      if (w->lev[i] > w->cond || (w->lev[i] == w->cond && w->cond_body >= 0 &&
-                                  w->order[i] < w->cond_body))
-        w->cond = w->lev[i], w->cond_body = w->order[i];
-#pragma omp parallel for schedule(static)                                      \
-    num_threads(w->threads) if (m > CM__PAR_MIN)
-    for (int i = 0; i < m; i++)
-      w->lev[i] = CM__LEVER_TOL * sqrt(w->ilo[i] / s->bodies[w->order[i]].mass);
+      if (cnd[i] > w->cond || (cnd[i] == w->cond && w->cond_body >= 0 &&
+                               w->order[i] < w->cond_body))
+        w->cond = cnd[i], w->cond_body = w->order[i];
   }
-  free(key), free(tkey), free(idx), free(cnt), free(ccnt);
+  free(key), free(tkey), free(idx), free(cnt), free(ccnt), free(cnd);
   return st;
 }
 
@@ -637,7 +681,7 @@ static int cm__rows(cm_context_t *ctx, const cm_scene_t *s, cm_system_t *sys,
         if (cm__moving(w, ct->b) && w->rank[ct->b] < k)
           k = w->rank[ct->b];
         key[c] = k;
-        cnt[k] += cm__contact_rows(s->dim, w, ct);
+        cnt[k] += cm__contact_rows(w, c);
       }
 #pragma omp barrier
     int failed;
@@ -655,7 +699,7 @@ static int cm__rows(cm_context_t *ctx, const cm_scene_t *s, cm_system_t *sys,
           }
       }
       for (int c = c0; c < c1; c++) {
-        int nr = cm__contact_rows(s->dim, w, &s->contacts[c]);
+        int nr = cm__contact_rows(w, c);
         int r = cnt[key[c]];
         cnt[key[c]] += nr;
         sys->contact_row[c] = r;
@@ -674,13 +718,18 @@ static int cm__rows(cm_context_t *ctx, const cm_scene_t *s, cm_system_t *sys,
 }
 
 /* Touched dofs of every body: those with an entry that is not negligible
- * (cm__seg_bits) in some row. A touched dof is active. */
-static int cm__touched(cm_context_t *ctx, const cm_scene_t *s, cm__work_t *w) {
+ * (cm__seg_bits) in some row. A touched dof is active. Also the nonzero
+ * entries of each row's sides (w->nzb), so that cm__row_counts need not
+ * compute the segments again. */
+static int cm__touched(cm_context_t *ctx, const cm_scene_t *s,
+                       const cm_system_t *sys, cm__work_t *w) {
   int nc = s->ncontacts, dim = s->dim, m = w->m;
   int T = nc > CM__PAR_MIN ? w->threads : 1, nomem = 0;
   w->mask = cm__calloc(ctx, (size_t)m + 1, 1);
+  w->nzb = cm__calloc(ctx, 2 * (size_t)sys->nc + 1, 1);
+  w->rk2 = cm__malloc(ctx, 2 * (size_t)sys->nc + 1, sizeof(int));
   unsigned char **part = calloc((size_t)T, sizeof *part); /* per thread */
-  if (!w->mask || !part) {
+  if (!w->mask || !w->nzb || !w->rk2 || !part) {
     free(part);
     return CM_NOMEM;
   }
@@ -700,14 +749,20 @@ static int cm__touched(cm_context_t *ctx, const cm_scene_t *s, cm__work_t *w) {
       if (c + CM__AHEAD < nc)
         cm__prefetch_sides(w, &s->contacts[c + CM__AHEAD]);
       const cm_contact_t *ct = &s->contacts[c];
-      int side[2] = {ct->a, ct->b}, nr = cm__contact_rows(dim, w, ct);
+      int side[2] = {ct->a, ct->b}, nr = cm__contact_rows(w, c);
+      int arms = cm__contact_arms(w, c);
+      size_t r2 = 2 * (size_t)sys->contact_row[c];
+      unsigned char *nz = w->nzb + r2;
       for (int j = 0; j < nr; j++)
         for (int k = 0; k < 2; k++) {
+          w->rk2[r2 + 2 * (size_t)j + k] = -1;
           if (!cm__moving(w, side[k]))
             continue;
-          int rk = w->rank[side[k]];
+          int rk = w->rk2[r2 + 2 * (size_t)j + k] = w->rank[side[k]];
           double seg[6];
-          int nd = cm__segment(dim, ct, j, k, w->pos + 3 * (size_t)rk, seg);
+          int nd =
+              cm__segment(dim, ct, j, k, arms, w->pos + 3 * (size_t)rk, seg);
+          nz[2 * j + k] = (unsigned char)cm__seg_nonzero(seg, nd);
           if (mk)
             mk[rk] |= (unsigned char)cm__seg_bits(seg, nd, w->lev[rk]);
         }
@@ -725,27 +780,19 @@ static int cm__touched(cm_context_t *ctx, const cm_scene_t *s, cm__work_t *w) {
   return CM_OK;
 }
 
-/* The nonzero count of every row (Jp): its nonzero entries on active dofs,
- * negligible ones included (only a dropped dof loses its entries). */
-static void cm__row_counts(const cm_scene_t *s, cm_system_t *sys,
-                           const cm__work_t *w) {
+/* The nonzero count of every row (Jp): its nonzero entries (w->nzb) on
+ * active dofs, negligible ones included (only a dropped dof loses its
+ * entries). Reads no contact record. */
+static void cm__row_counts(cm_system_t *sys, const cm__work_t *w) {
   int nrows = sys->nc;
 #pragma omp parallel for schedule(static)                                      \
     num_threads(w->threads) if (nrows > CM__PAR_MIN)
   for (int r = 0; r < nrows; r++) {
-    if (r + CM__AHEAD < nrows)
-      cm__prefetch(&s->contacts[sys->row_contact[r + CM__AHEAD]],
-                   sizeof(cm_contact_t));
-    const cm_contact_t *ct = &s->contacts[sys->row_contact[r]];
-    int side[2] = {ct->a, ct->b}, cnt = 0;
+    int cnt = 0;
     for (int k = 0; k < 2; k++) {
-      if (!cm__moving(w, side[k]))
-        continue;
-      int rk = w->rank[side[k]];
-      double seg[6];
-      int nd = cm__segment(s->dim, ct, sys->row_kind[r], k,
-                           w->pos + 3 * (size_t)rk, seg);
-      cnt += cm__popcount(cm__seg_nonzero(seg, nd) & w->keep[rk]);
+      int rk = w->rk2[2 * (size_t)r + k];
+      if (rk >= 0)
+        cnt += cm__popcount(w->nzb[2 * (size_t)r + k] & w->keep[rk]);
     }
     sys->Jp[r + 1] = cnt;
   }
@@ -825,7 +872,7 @@ static int cm__columns(cm_context_t *ctx, const cm_scene_t *s, cm_system_t *sys,
 /* Writes the entries of row r (contact ct), columns ascending: for each
  * moving body, the nonzero segment entries on its active dofs. */
 static void cm__fill_row(const cm_scene_t *s, const cm__work_t *w,
-                         const cm_contact_t *ct, int kind, int *cols,
+                         const cm_contact_t *ct, int kind, int arms, int *cols,
                          double *vals) {
   int side[2] = {ct->a, ct->b};
   double sign[2] = {1.0, -1.0};
@@ -840,7 +887,8 @@ static void cm__fill_row(const cm_scene_t *s, const cm__work_t *w,
     int rk = w->rank[b], col = w->col0[rk];
     unsigned keep = w->keep[rk];
     double seg[6];
-    int nd = cm__segment(s->dim, ct, kind, k, w->pos + 3 * (size_t)rk, seg);
+    int nd =
+        cm__segment(s->dim, ct, kind, k, arms, w->pos + 3 * (size_t)rk, seg);
     for (int d = 0; d < nd; d++) {
       if (!((keep >> d) & 1))
         continue;
@@ -861,18 +909,26 @@ static int cm__fill_J(cm_context_t *ctx, const cm_scene_t *s, cm_system_t *sys,
   sys->Jx = cm__malloc(ctx, nnz, sizeof(double));
   if (!sys->Jj || !sys->Jx)
     return CM_NOMEM;
+  /* the dashpots are read only when used: a contact of one row and no arms
+   * then needs its first 64 bytes (a, b, point, normal, stiffness) */
+  int plain = w->wg == 0 && w->wk == 1, full = sys->g || !plain;
 #pragma omp parallel for schedule(static)                                      \
     num_threads(w->threads) if (nc > CM__PAR_MIN)
   for (int r = 0; r < nc; r++) {
-    if (r + CM__AHEAD < nc)
-      cm__prefetch(&s->contacts[sys->row_contact[r + CM__AHEAD]],
-                   sizeof(cm_contact_t));
-    const cm_contact_t *ct = &s->contacts[sys->row_contact[r]];
-    int kind = sys->row_kind[r];
-    cm__fill_row(s, w, ct, kind, sys->Jj + sys->Jp[r], sys->Jx + sys->Jp[r]);
+    if (r + CM__AHEAD < nc) {
+      int ca = sys->row_contact[r + CM__AHEAD];
+      cm__prefetch(&s->contacts[ca],
+                   full || w->cflag[ca] != 1
+                       ? sizeof(cm_contact_t)
+                       : offsetof(cm_contact_t, stiffness) + sizeof(double));
+    }
+    int c = sys->row_contact[r], kind = sys->row_kind[r];
+    const cm_contact_t *ct = &s->contacts[c];
+    cm__fill_row(s, w, ct, kind, cm__contact_arms(w, c), sys->Jj + sys->Jp[r],
+                 sys->Jx + sys->Jp[r]);
     double k = kind ? ct->stiffness_t : ct->stiffness;
-    double g = kind ? ct->damping_t : ct->damping_n;
-    sys->k[r] = w->wg == 0 && w->wk == 1 ? k : w->wk * k + w->wg * g;
+    double g = full ? (kind ? ct->damping_t : ct->damping_n) : 0.0;
+    sys->k[r] = plain ? k : w->wk * k + w->wg * g;
     if (sys->g)
       sys->g[r] = g;
     if (sys->spring)
@@ -986,24 +1042,22 @@ int cm__system_assemble_weighted(cm_context_t *ctx, const cm_scene_t *s,
   sys->nbodies = s->nbodies;
   sys->ncontacts = s->ncontacts;
   sys->block = 1;
-  cm__count_rows(s, &w, sys);
   /* ---- compute ---- */
-  st = cm__alloc_system(ctx, sys, s->nbodies, s->ncontacts,
-                        wk != 1.0 || wg != 0.0);
-  if (!st)
-    st = cm__moving_flags(ctx, s, &w);
+  st = cm__moving_flags(ctx, s, &w);
   if (!st)
     st = cm__components(ctx, s, sys, &w);
+  if (!st)
+    st = cm__alloc_system(ctx, sys, s->ncontacts, wk != 1.0 || wg != 0.0);
   if (!st)
     st = cm__body_order(ctx, s, sys, &w);
   if (!st)
     st = cm__rows(ctx, s, sys, &w);
   if (!st)
-    st = cm__touched(ctx, s, &w);
+    st = cm__touched(ctx, s, sys, &w);
   if (!st)
     st = cm__columns(ctx, s, sys, &w);
   if (!st)
-    cm__row_counts(s, sys, &w);
+    cm__row_counts(sys, &w);
   if (!st)
     st = cm__fill_J(ctx, s, sys, &w);
   if (!st)
