@@ -4,8 +4,8 @@
  * dashpots, the damped limit (damped.c). Options and their checks are in
  * options.c. Not for output formats (report/report_json.c, report_text.c). */
 #include "analyze/analyze_internal.h"
-#include "analyze/vectors_internal.h"
 #include "analyze/fields.h"
+#include "analyze/vectors_internal.h"
 
 #include <float.h>
 #include <math.h>
@@ -63,7 +63,8 @@ int *cm__scene_rows(const cm_system_t *sys) {
   for (int c = 0; c < ncon; c++)
     base[c + 1] += base[c];
   for (int r = 0; r < nc; r++)
-    srow[r] = base[sys->row_contact[r]] + (sys->row_kind ? sys->row_kind[r] : 0);
+    srow[r] =
+        base[sys->row_contact[r]] + (sys->row_kind ? sys->row_kind[r] : 0);
   free(base);
   return srow;
 }
@@ -120,7 +121,8 @@ static int cm__solve_comps(cm_context_t *ctx, cm_operator_t *op,
    * pairs, not converged: a partial result) */
   int par = nsmall > 1 && work > CM__DENSE_PAR_FLOPS;
   int skipped = ncomp;
-#pragma omp parallel for schedule(dynamic, 1) num_threads(cm__threads(ctx)) if (par)
+#pragma omp parallel for schedule(dynamic, 1)                                  \
+    num_threads(cm__threads(ctx)) if (par)
   for (int i = 0; i < nsmall; i++) {
     cm_context_t local;
     cm_context_init(&local);
@@ -162,8 +164,8 @@ static int cm__solve_comps(cm_context_t *ctx, cm_operator_t *op,
     double pb = niter && (m < n ? m : n) > CM__PROB_DENSE_MAX
                     ? opts->failure_probability / niter
                     : 0;
-    status[c] = cm__eig_component(&err_ctx, op, c, opts, start, deadline, pb,
-                                  &eig[c]);
+    status[c] =
+        cm__eig_component(&err_ctx, op, c, opts, start, deadline, pb, &eig[c]);
     if (status[c] < 0) {
       first_err = c;
     } else if (status[c] == CM_NOT_CONVERGED) {
@@ -201,9 +203,8 @@ static int cm__solve_comps(cm_context_t *ctx, cm_operator_t *op,
   return st;
 }
 
-int cm__solve_all(cm_context_t *ctx, cm_operator_t *op,
-                  const cm_system_t *sys, const cm_options_t *opts,
-                  cm__eig_t *eig) {
+int cm__solve_all(cm_context_t *ctx, cm_operator_t *op, const cm_system_t *sys,
+                  const cm_options_t *opts, cm__eig_t *eig) {
   return cm__solve_comps(ctx, op, sys, opts, eig, 0);
 }
 
@@ -215,8 +216,7 @@ typedef struct {
 } cm__pick_t;
 
 /* Keeps the top T by share (ties: lower index) in pick[0..*n). */
-static void cm__pick(cm__pick_t *pick, int *n, int T, int index,
-                     double share) {
+static void cm__pick(cm__pick_t *pick, int *n, int T, int index, double share) {
   int k = *n;
   if (k == T && !(share > pick[k - 1].share ||
                   (share == pick[k - 1].share && index < pick[k - 1].index)))
@@ -232,6 +232,33 @@ static void cm__pick(cm__pick_t *pick, int *n, int T, int index,
   }
   pick[k].index = index;
   pick[k].share = share;
+}
+
+/* Shares within CM__PICK_SAME (relative) of a run's first are listed by
+ * index, not by their last bits, which OpenBLAS' CPU-specific kernels set
+ * (docs/report-format.md, "Across CPUs": the four symmetric hips of a fleet
+ * robot named hip1 first on one CPU, hip3 on another). The picks keep
+ * CM__PICK_SLACK more than asked, so a tie across the cut is settled the
+ * same way too unless it is longer than the slack. */
+#define CM__PICK_SAME 1e-12
+#define CM__PICK_SLACK 16
+
+static int cm__pick_index_cmp(const void *pa, const void *pb) {
+  const cm__pick_t *a = pa, *b = pb;
+  return (a->index > b->index) - (a->index < b->index);
+}
+
+/* Orders near-equal runs of pick[0..*n) by index and keeps the first T. */
+static void cm__pick_settle(cm__pick_t *pick, int *n, int T) {
+  for (int i = 0, j; i < *n; i = j) {
+    double low = pick[i].share - CM__PICK_SAME * fabs(pick[i].share);
+    for (j = i + 1; j < *n && pick[j].share >= low; j++)
+      ;
+    if (j - i > 1)
+      qsort(pick + i, (size_t)(j - i), sizeof *pick, cm__pick_index_cmp);
+  }
+  if (*n > T)
+    *n = T;
 }
 
 /* A copy of s (NULL for NULL); sets *lost when s was not NULL but its copy
@@ -254,7 +281,7 @@ static int cm__mode_dofs(cm_operator_t *op, const cm_system_t *sys,
   int T = opts->top_bodies > 0 ? opts->top_bodies : 1, np = 0, lost = 0;
   double *phi = malloc(sizeof(double) * ((size_t)n + 1));
   double *mp = calloc((size_t)n + 1, sizeof(double));
-  cm__pick_t *pick = malloc(sizeof *pick * (size_t)(T + 1));
+  cm__pick_t *pick = malloc(sizeof *pick * ((size_t)T + CM__PICK_SLACK + 1));
   int st = phi && mp && pick ? cm__op_dof_shape(op, comp, z, phi) : CM_NOMEM;
   if (!st) {
     for (int j = 0; j < n; j++) /* M phi over the component (lower CSC) */
@@ -265,7 +292,9 @@ static int cm__mode_dofs(cm_operator_t *op, const cm_system_t *sys,
           mp[j] += sys->Mx[q] * phi[i];
       }
     for (int j = 0; j < n; j++)
-      cm__pick(pick, &np, T, sys->col_dof[c0 + j], phi[j] * mp[j] / lambda);
+      cm__pick(pick, &np, T + CM__PICK_SLACK, sys->col_dof[c0 + j],
+               phi[j] * mp[j] / lambda);
+    cm__pick_settle(pick, &np, T);
     mode->dofs = calloc((size_t)np + 1, sizeof(cm_share_t));
     st = mode->dofs ? CM_OK : CM_NOMEM;
   }
@@ -289,7 +318,7 @@ static int cm__mode_shares(cm_operator_t *op, const cm_system_t *sys,
   int r0, m, c0, n;
   cm__op_comp(op, comp, &r0, &m, &c0, &n);
   int T = opts->top_contacts > 0 ? opts->top_contacts : 1;
-  cm__pick_t *pick = malloc(sizeof *pick * (size_t)(T + 1));
+  cm__pick_t *pick = malloc(sizeof *pick * ((size_t)T + CM__PICK_SLACK + 1));
   double *u = malloc(sizeof(double) * ((size_t)n + 1));
   if (!pick || !u) {
     free(pick), free(u);
@@ -305,8 +334,9 @@ static int cm__mode_shares(cm_operator_t *op, const cm_system_t *sys,
     double e = z[i] * z[i];
     for (i++; i < m && sys->row_contact[r0 + i] == c; i++)
       e += z[i] * z[i];
-    cm__pick(pick, &np, T, c, e);
+    cm__pick(pick, &np, T + CM__PICK_SLACK, c, e);
   }
+  cm__pick_settle(pick, &np, T);
   mode->contacts = calloc((size_t)np + 1, sizeof(cm_share_t));
   if (!mode->contacts)
     goto nomem;
@@ -332,7 +362,8 @@ static int cm__mode_shares(cm_operator_t *op, const cm_system_t *sys,
   if (sys->dim && n > 0) {
     cm__op_BT(op, comp, z, u);
     int TB = opts->top_bodies > 0 ? opts->top_bodies : 1;
-    cm__pick_t *bp = realloc(pick, sizeof *bp * (size_t)(TB + 1));
+    cm__pick_t *bp =
+        realloc(pick, sizeof *bp * ((size_t)TB + CM__PICK_SLACK + 1));
     if (!bp)
       goto nomem;
     pick = bp;
@@ -342,8 +373,9 @@ static int cm__mode_shares(cm_operator_t *op, const cm_system_t *sys,
       double e = 0;
       for (; j < n && sys->col_body[c0 + j] == b; j++)
         e += u[j] * u[j] / lambda;
-      cm__pick(pick, &np, TB, b, e);
+      cm__pick(pick, &np, TB + CM__PICK_SLACK, b, e);
     }
+    cm__pick_settle(pick, &np, TB);
     mode->bodies = calloc((size_t)np + 1, sizeof(cm_share_t));
     if (!mode->bodies)
       goto nomem;
@@ -378,7 +410,8 @@ static double cm__mode_zeta(const cm_system_t *sys, int r0, int m,
   return 0.5 * omega * s;
 }
 
-/* ---- modes: the global top k over all components -------------------------- */
+/* ---- modes: the global top k over all components --------------------------
+ */
 
 static int cm__cand_cmp(const void *pa, const void *pb) {
   const cm__cand_t *a = pa, *b = pb;
@@ -411,8 +444,8 @@ void cm__cand_sort(void *base, size_t n, size_t size) {
   for (size_t i = 0, j; i < n; i = j) {
     double top = ((const cm__cand_t *)(v + i * size))->lambda;
     double low = top - CM__SAME_REL * fabs(top);
-    for (j = i + 1; j < n && ((const cm__cand_t *)(v + j * size))->lambda >= low;
-         j++)
+    for (j = i + 1;
+         j < n && ((const cm__cand_t *)(v + j * size))->lambda >= low; j++)
       ;
     if (j - i > 1)
       qsort(v + i * size, j - i, size, cm__cand_index_cmp);
@@ -464,9 +497,9 @@ static int cm__collect_modes(cm_operator_t *op, const cm_system_t *sys,
     md->component = cand[i].comp;
     md->zeta = cm__mode_zeta(sys, r0, m, e->z + (size_t)cand[i].idx * (size_t)m,
                              md->omega);
-    st = cm__mode_shares(op, sys, scene, opts, cand[i].comp,
-                         e->z + (size_t)cand[i].idx * (size_t)m, md->lambda,
-                         md);
+    st =
+        cm__mode_shares(op, sys, scene, opts, cand[i].comp,
+                        e->z + (size_t)cand[i].idx * (size_t)m, md->lambda, md);
   }
   free(cand);
   return st;
@@ -485,8 +518,8 @@ static size_t cm__name_head(const char *name) {
  * its dofs' names (col_names), or else of its rows' names (row_names),
  * when they all share it ("r2", MuJoCo's "1a"); else the first dof's
  * name, the first row's, or "dof D" (D its first dof, 0-based in M). */
-static char *cm__matrix_comp_name(const cm_system_t *sys, int r0, int m,
-                                  int c0, int n) {
+static char *cm__matrix_comp_name(const cm_system_t *sys, int r0, int m, int c0,
+                                  int n) {
   for (int pass = 0; pass < 2; pass++) {
     char **names = pass ? sys->row_names : sys->col_names;
     int cnt = pass ? m : n;
@@ -495,8 +528,8 @@ static char *cm__matrix_comp_name(const cm_system_t *sys, int r0, int m,
     const char *first = NULL;
     size_t len = 0;
     for (int j = 0; j < cnt; j++) {
-      const char *nm = names[pass ? sys->row_contact[r0 + j]
-                                  : sys->col_dof[c0 + j]];
+      const char *nm =
+          names[pass ? sys->row_contact[r0 + j] : sys->col_dof[c0 + j]];
       if (!nm) {
         len = 0;
         if (first)
@@ -538,8 +571,8 @@ static char *cm__comp_name(cm_operator_t *op, const cm_system_t *sys,
   const char *dot = strchr(first, '.');
   size_t len = dot ? (size_t)(dot - first) : 0;
   for (int j = 1; j < n && len; j++) {
-    const char *b = cm_scene_body_label(scene, sys->col_body[c0 + j], buf,
-                                        sizeof buf);
+    const char *b =
+        cm_scene_body_label(scene, sys->col_body[c0 + j], buf, sizeof buf);
     if (strncmp(b, first, len + 1))
       len = 0;
   }
@@ -579,7 +612,8 @@ static int cm__list_ties(cm_operator_t *op, const cm_system_t *sys,
   return CM_OK;
 }
 
-/* ---- components listing ---------------------------------------------------- */
+/* ---- components listing ----------------------------------------------------
+ */
 
 static int cm__list_components(cm_operator_t *op, const cm_system_t *sys,
                                const cm_scene_t *scene,
@@ -629,8 +663,8 @@ static int cm__list_components(cm_operator_t *op, const cm_system_t *sys,
       if (j > 0 && sys->col_body[c0 + j - 1] == b)
         continue;
       if (ci->nlisted < 20)
-        ci->body_names[ci->nlisted++] = cm__dup_name(
-            cm_scene_body_label(scene, b, buf, sizeof buf), &lost);
+        ci->body_names[ci->nlisted++] =
+            cm__dup_name(cm_scene_body_label(scene, b, buf, sizeof buf), &lost);
       ci->nbodies++;
     }
   }
@@ -642,23 +676,24 @@ static int cm__list_components(cm_operator_t *op, const cm_system_t *sys,
   return cm__list_ties(op, sys, scene, opts, eig, r);
 }
 
-/* ---- the probabilistic upper bound ------------------------------------------- */
+/* ---- the probabilistic upper bound
+ * ------------------------------------------- */
 
 /* The probabilistic upper bound of every component solved iteratively
  * (the Lanczos solve's own first cycle, or where it could not take it, a
  * warm start or ARPACK, bound.c's plain run of its own), each with failure
  * probability delta / (their number), so that the scene's fails with
- * probability at most delta (a union bound); for a dense component, or one of operator
- * size N <= 200 (where the theorem needs about as many steps as N), its
- * dense lambda_max (1 + 4 N eps) (dsyevr is backward stable). Each is at least
- * the solve's lambda_max (a Rayleigh quotient) and at most its Gershgorin
+ * probability at most delta (a union bound); for a dense component, or one of
+ * operator size N <= 200 (where the theorem needs about as many steps as N),
+ * its dense lambda_max (1 + 4 N eps) (dsyevr is backward stable). Each is at
+ * least the solve's lambda_max (a Rayleigh quotient) and at most its Gershgorin
  * bound. A run whose Ritz value passes the solve's lambda_max by more than
  * 1e-6 means the solve missed the top mode: that component is flagged not
  * converged and the status says so. */
 static int cm__prob_bound(cm_context_t *ctx, cm_operator_t *op,
                           const cm_system_t *sys, const cm_options_t *opts,
-                          cm__eig_t *eig, const double *gersh,
-                          double deadline, cm_report_t *r) {
+                          cm__eig_t *eig, const double *gersh, double deadline,
+                          cm_report_t *r) {
   int niter = cm__prob_count(op, sys, opts), st = CM_OK;
   double delta = opts->failure_probability, umax = 0;
   r->failure_probability = delta;
@@ -712,7 +747,8 @@ static int cm__prob_bound(cm_context_t *ctx, cm_operator_t *op,
   return st;
 }
 
-/* ---- bounds, steps, counts -------------------------------------------------- */
+/* ---- bounds, steps, counts --------------------------------------------------
+ */
 
 void cm__report_steps(const cm_options_t *o, cm_report_t *r) {
   static const char *none = "no contacts: no contact mode limits the step";
@@ -781,8 +817,8 @@ int cm__report_warn(cm_report_t *r, const char *w) {
   char *t = malloc(n);
   if (!t)
     return CM_NOMEM;
-  snprintf(t, n, "%s%s%s", r->warning ? r->warning : "",
-           r->warning ? "; " : "", w);
+  snprintf(t, n, "%s%s%s", r->warning ? r->warning : "", r->warning ? "; " : "",
+           w);
   free(r->warning);
   r->warning = t;
   return CM_OK;
@@ -907,7 +943,7 @@ static void cm__counts(const cm_system_t *sys, const cm__eig_t *eig,
     else {
       na++;
       it_method = it_method < 0 || it_method == eig[c].method ? eig[c].method
-                                                               : CM_METHOD_AUTO;
+                                                              : CM_METHOD_AUTO;
     }
     r->iterations += eig[c].iterations;
     r->matvecs += eig[c].matvecs;
@@ -979,9 +1015,8 @@ int cm__analyze_system(cm_context_t *ctx, const cm_system_t *sys,
 }
 
 int cm__analyze_system_fields(cm_context_t *ctx, const cm_system_t *sys,
-                              const cm_scene_t *scene,
-                              const cm_options_t *opts, cm_report_t **out,
-                              cm__fields_t *f) {
+                              const cm_scene_t *scene, const cm_options_t *opts,
+                              cm_report_t **out, cm__fields_t *f) {
   return cm__analyze_core(ctx, sys, scene, opts, out, NULL, f);
 }
 
@@ -1078,8 +1113,9 @@ static int cm__analyze_core(cm_context_t *ctx, const cm_system_t *sys,
   if (!st2 && f) /* fields.c: full arrays for pictures and exports */
     st2 = cm__fields_fill(f, op, sys, scene, eig, diag, r);
   if (st2) {
-    st = ctx->status ? ctx->status : CM__ERR(ctx, CM_NOMEM, NULL,
-                                             "out of memory in the report");
+    st = ctx->status
+             ? ctx->status
+             : CM__ERR(ctx, CM_NOMEM, NULL, "out of memory in the report");
     goto done;
   }
   cm__report_top(r);

@@ -84,54 +84,89 @@ static void cm__local_free(cm__local_t *L) {
   cm_scene_destroy(&L->sub);
 }
 
+/* A key (the scene index) and a position, to order the sub-scene. */
+typedef struct {
+  int64_t key, i;
+} cm__ord_t;
+
+static int cm__ord_cmp(const void *pa, const void *pb) {
+  const cm__ord_t *a = pa, *b = pb;
+  return (a->key > b->key) - (a->key < b->key);
+}
+
+static int cm__local_body(cm_context_t *ctx, const cm__part_body_t *pb,
+                          cm_scene_t *sub) {
+  cm_body_t b;
+  cm_body_init(&b);
+  b.mass = pb->mass;
+  memcpy(b.inertia, pb->inertia, sizeof b.inertia);
+  memcpy(b.position, pb->position, sizeof b.position);
+  memcpy(b.orientation, pb->orientation, sizeof b.orientation);
+  return cm_scene_add_body(ctx, sub, &b, NULL) < 0 ? ctx->status : CM_OK;
+}
+
+/* Contact k (into P) of the sub-scene, its bodies mapped by L->slot. */
+static int cm__local_contact(cm_context_t *ctx, const cm__mpi_part_t *P,
+                             int64_t k, cm__local_t *L) {
+  const cm__part_contact_t *pc = &P->contacts[k];
+  int sl[2] = {CM_WORLD, CM_WORLD};
+  int64_t side[2] = {pc->a, pc->b};
+  for (int s = 0; s < 2; s++) {
+    if (side[s] < 0 || side[s] >= (int64_t)P->f->h.ncompbodies)
+      continue; /* the world or a fixed body */
+    if (side[s] < P->b0 || side[s] >= P->b1 || L->slot[side[s] - P->b0] < 0)
+      return CM__ERR(ctx, CM_INTERNAL, NULL,
+                     "contact position %lld: body %lld not on this rank",
+                     (long long)(P->c0 + k), (long long)side[s]);
+    sl[s] = L->slot[side[s] - P->b0];
+  }
+  cm_contact_t ct = cm__contact_to(pc, sl[0], sl[1]);
+  if (cm_scene_add_contact(ctx, L->sub, &ct, NULL) < 0)
+    return ctx->status;
+  L->cidx[L->nsc++] = (int)k;
+  return CM_OK;
+}
+
+/* The sub-scene lists its bodies and contacts in the scene's order (by
+ * borig, corig), not the file's, so that it is the serial scene restricted
+ * to these components: the same component numbering and the same order
+ * among near-equal shares (cm__pick_settle) as `cmodes`. */
 static int cm__local_scene(cm_context_t *ctx, const cm__mpi_part_t *P,
                            const int *span, int nspan, cm__local_t *L) {
-  int64_t nb = P->b1 - P->b0;
+  int64_t nb = P->b1 - P->b0, nc = P->c1 - P->c0;
   L->slot = malloc(sizeof(int) * ((size_t)nb + 1));
   L->bpos = malloc(sizeof(int64_t) * ((size_t)nb + 1));
-  L->cidx = malloc(sizeof(int) * ((size_t)(P->c1 - P->c0) + 1));
+  L->cidx = malloc(sizeof(int) * ((size_t)nc + 1));
   L->sub = cm_scene_create(P->dim);
-  if (!L->slot || !L->bpos || !L->cidx || !L->sub)
+  cm__ord_t *ord = malloc(sizeof *ord * ((size_t)(nb > nc ? nb : nc) + 1));
+  if (!L->slot || !L->bpos || !L->cidx || !L->sub || !ord) {
+    free(ord);
     return CM__ERR(ctx, CM_NOMEM, NULL, "out of memory");
-  int st = CM_OK;
-  for (int64_t i = 0; i < nb && !st; i++) {
+  }
+  int64_t n = 0;
+  for (int64_t i = 0; i < nb; i++) {
     L->slot[i] = -1;
-    if (cm__is_span(span, nspan, cm__part_comp_of(P->f, P->b0 + i)))
-      continue;
-    cm_body_t b;
-    cm_body_init(&b);
-    const cm__part_body_t *pb = &P->bodies[i];
-    b.mass = pb->mass;
-    memcpy(b.inertia, pb->inertia, sizeof b.inertia);
-    memcpy(b.position, pb->position, sizeof b.position);
-    memcpy(b.orientation, pb->orientation, sizeof b.orientation);
-    if (cm_scene_add_body(ctx, L->sub, &b, NULL) < 0)
-      st = ctx->status;
+    if (!cm__is_span(span, nspan, cm__part_comp_of(P->f, P->b0 + i)))
+      ord[n++] = (cm__ord_t){P->borig[i], i};
+  }
+  qsort(ord, (size_t)n, sizeof *ord, cm__ord_cmp);
+  int st = CM_OK;
+  for (int64_t j = 0; j < n && !st; j++) {
+    int64_t i = ord[j].i;
+    st = cm__local_body(ctx, &P->bodies[i], L->sub);
     L->bpos[L->nsb] = P->b0 + i;
     L->slot[i] = L->nsb++;
   }
-  for (int64_t i = 0; i < nb && !st; i++) {
+  n = 0;
+  for (int64_t i = 0; i < nb; i++) {
     uint64_t k0 = P->bcs[i] - P->bcs[0], k1 = P->bcs[i + 1] - P->bcs[0];
-    for (uint64_t k = k0; L->slot[i] >= 0 && k < k1 && !st; k++) {
-      const cm__part_contact_t *pc = &P->contacts[k];
-      int sl[2] = {CM_WORLD, CM_WORLD};
-      int64_t side[2] = {pc->a, pc->b};
-      for (int s = 0; s < 2 && !st; s++) {
-        if (side[s] < 0 || side[s] >= (int64_t)P->f->h.ncompbodies)
-          continue; /* the world or a fixed body */
-        if (side[s] < P->b0 || side[s] >= P->b1 || L->slot[side[s] - P->b0] < 0)
-          st = CM__ERR(ctx, CM_INTERNAL, NULL,
-                       "contact position %lld: body %lld not on this rank",
-                       (long long)(P->c0 + (int64_t)k), (long long)side[s]);
-        else
-          sl[s] = L->slot[side[s] - P->b0];
-      }
-      cm_contact_t ct = cm__contact_to(pc, sl[0], sl[1]);
-      if (!st && cm_scene_add_contact(ctx, L->sub, &ct, NULL) < 0)
-        st = ctx->status;
-      L->cidx[L->nsc++] = (int)k;
-    }
+    for (uint64_t k = k0; L->slot[i] >= 0 && k < k1; k++)
+      ord[n++] = (cm__ord_t){P->corig[k], (int64_t)k};
   }
+  qsort(ord, (size_t)n, sizeof *ord, cm__ord_cmp);
+  for (int64_t j = 0; j < n && !st; j++)
+    st = cm__local_contact(ctx, P, ord[j].i, L);
+  free(ord);
   return st;
 }
 

@@ -541,6 +541,28 @@ static void cm__pick3(cm__share3_t *pk, int *n, int T, cm__share3_t v) {
   pk[k] = v;
 }
 
+/* Near-equal shares are listed by scene index, as the serial
+ * cm__pick_settle does (src/analyze/analyze.c): runs within CM__PICK_SAME
+ * of their first are sorted by index and the first T kept. */
+#define CM__PICK_SAME 1e-12
+#define CM__PICK_SLACK 16
+
+static int cm__share3_index_cmp(const void *pa, const void *pb) {
+  const cm__share3_t *a = pa, *b = pb;
+  return (a->index > b->index) - (a->index < b->index);
+}
+
+static int cm__settle3(cm__share3_t *pk, int n, int T) {
+  for (int i = 0, j; i < n; i = j) {
+    double low = pk[i].share - CM__PICK_SAME * fabs(pk[i].share);
+    for (j = i + 1; j < n && pk[j].share >= low; j++)
+      ;
+    if (j - i > 1)
+      qsort(pk + i, (size_t)(j - i), sizeof *pk, cm__share3_index_cmp);
+  }
+  return n < T ? n : T;
+}
+
 typedef struct {
   int *cnt, *dsp; /* P each */
   double *all;    /* 3 T P */
@@ -673,7 +695,9 @@ typedef struct {
   int k0;           /* this rank's first contact of it (into P) */
   cm__dop_t op;
   long long N, goff; /* rows in all, this rank's first global row */
-  int nloc, ldv, nev, ncv, lworkl, T, TB;
+  int nloc, ldv, nev, ncv, lworkl;
+  int T, TB;   /* picks kept: asked + CM__PICK_SLACK */
+  int Tq, TBq; /* asked: --top-contacts, --top-bodies */
   double *x, *y, *resid, *v, *workd, *workl, *d, *z;
   int *sel;
   double *rh, *rw, *ru;  /* ncv x ncv, ncv, ncv x ncv: Rayleigh-Ritz */
@@ -727,8 +751,10 @@ static int cm__span_alloc(cm_context_t *ctx, cm__span_t *S,
   S->rh = malloc(sizeof(double) * (size_t)ncv * (size_t)ncv);
   S->rw = malloc(sizeof(double) * (size_t)ncv);
   S->ru = malloc(sizeof(double) * (size_t)ncv * (size_t)ncv);
-  S->T = opts->top_contacts > 0 ? opts->top_contacts : 1;
-  S->TB = opts->top_bodies > 0 ? opts->top_bodies : 1;
+  S->Tq = opts->top_contacts > 0 ? opts->top_contacts : 1;
+  S->TBq = opts->top_bodies > 0 ? opts->top_bodies : 1;
+  S->T = S->Tq + CM__PICK_SLACK;
+  S->TB = S->TBq + CM__PICK_SLACK;
   S->pk = malloc(sizeof *S->pk * (size_t)(S->T + S->TB + 2));
   S->mg = malloc(sizeof *S->mg * (size_t)(S->T + S->TB + 2));
   S->mb.cnt = malloc(sizeof(int) * (size_t)P);
@@ -967,6 +993,8 @@ static void cm__span_mode(cm__span_t *S, int j, int *nmodes, cm__dbuf_t *out) {
                       lam);
   if (S->q != 0)
     return;
+  mc = cm__settle3(S->mg, mc, S->Tq);
+  nbs = cm__settle3(S->mg + T, nbs, S->TBq);
   double head[8] = {CM__REC_MODE, lam, sqrt(lam), res, zeta, S->comp, mc, nbs};
   for (int i = 0; i < 8; i++)
     cm__dbuf_push(out, head[i]);
