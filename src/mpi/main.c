@@ -290,6 +290,11 @@ static int cm__local_certify(cm_context_t *ctx, const cm_system_t *sys,
   return CM_OK;
 }
 
+int cm__mpi_list_comps(int ncomp, const cm_options_t *opts) {
+  int n = ncomp < CM__MPI_LIST_MAX ? ncomp : CM__MPI_LIST_MAX;
+  return n > opts->top_components ? n : opts->top_components;
+}
+
 /* The components on this rank alone: the serial pipeline on their scene. */
 static int cm__local_solve(cm_context_t *ctx, const cm__mpi_part_t *P,
                            const int *span, int nspan, const cm_options_t *opts,
@@ -305,10 +310,13 @@ static int cm__local_solve(cm_context_t *ctx, const cm__mpi_part_t *P,
   int st = cm__local_scene(ctx, P, span, nspan, &L);
   if (!st && L.nsc > 0) {
     st = cm_system_assemble(ctx, L.sub, &sys);
+    cm_options_t o = *opts;
+    if (!st)
+      o.top_components = cm__mpi_list_comps(sys->ncomp, opts);
     if (!st && P->vecs) /* --vectors: the shapes too */
-      st = cm_analyze_vectors(ctx, sys, L.sub, opts, &r, &vec);
+      st = cm_analyze_vectors(ctx, sys, L.sub, &o, &r, &vec);
     else if (!st)
-      st = cm_analyze_system(ctx, sys, L.sub, opts, &r);
+      st = cm_analyze_system(ctx, sys, L.sub, &o, &r);
     if (st >= 0 && !(gcomp = malloc(sizeof(int) * ((size_t)sys->ncomp + 1))))
       st = CM__ERR(ctx, CM_NOMEM, NULL, "out of memory");
   }

@@ -355,6 +355,7 @@ static int cm__mat_solve(cm_context_t *ctx, const cm_options_t *opts,
     return st;
   cm_options_t o = *opts;
   o.failure_probability = cm__mat_delta(S->sub, p, opts);
+  o.top_components = cm__mpi_list_comps(S->sub->ncomp, opts);
   cm_report_t *r = NULL;
   st = cm_analyze_system(ctx, S->sub, NULL, &o, &r);
   if (st >= 0 && r) {

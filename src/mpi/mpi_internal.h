@@ -100,6 +100,13 @@ typedef struct {
 
 /* ---- the report (main.c), shared with matrices.c ---- */
 
+/* The components a rank's serial analysis lists (top_components): all of
+ * its ncomp up to the option's maximum (1000), so that rank 0 sees every
+ * component tied at the top (a rank's tied components are its largest)
+ * while it lists the top opts->top_components of all. */
+#define CM__MPI_LIST_MAX 1000
+int cm__mpi_list_comps(int ncomp, const cm_options_t *opts);
+
 /* A rank's serial report r into the sums and counts (the per-contact
  * bound excepted: cm__mpi_sums_pc). */
 void cm__mpi_local_sums(const cm_report_t *r, cm__mpi_sums_t *sums,

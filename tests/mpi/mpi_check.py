@@ -10,7 +10,11 @@ spread over every rank) or errors (a missing file, a file missing on one
 rank, a truncated file, a JSON scene: one message, the exit code, no hang)
 or oom (an allocation failing on one rank: one message, exit 1, no hang),
 damped:SCENE (with dashpots: the serial damped and certified steps) or
-schur:SCENE (the Schur test of a cut component against a dense Cholesky).
+schur:SCENE (the Schur test of a cut component against a dense Cholesky),
+matrices:SCENE (the scene exported as a matrix system, --matrices: np = 1
+the serial report byte for byte, np = 2..4 to 1e-10 with the same names,
+the same bits again) or matrices-errors (a missing manifest, a truncated
+M.mtx, --vectors, a partial result: one message and the serial's exit code).
 Exits 77 (skip) when cmodes-mpi was not built or mpirun is missing."""
 import json
 import math
@@ -839,6 +843,130 @@ def case_errors(cm, cmpi, data, tmp):
     return fails
 
 
+def export_matrices(cm, data, scene, tmp):
+    """data/SCENE.json as a matrix system: DIR/manifest.json."""
+    out = os.path.join(tmp, scene + "-mtx")
+    subprocess.run([cm, "export", os.path.join(data, scene + ".json"),
+                    "--matrices", out], capture_output=True, check=True,
+                   timeout=TIMEOUT)
+    return os.path.join(out, "manifest.json")
+
+
+def compare_names(ser, par, tag, fails):
+    """Each mode's component, contacts (rows) and dofs, by index and name,
+    as the serial lists them: a matrix system's components are never cut,
+    so each is the serial's own analysis of the same matrices."""
+    for i, (a, b) in enumerate(zip(ser["modes"], par["modes"])):
+        for key in ("contacts", "dofs"):
+            na = [(c["index"], c["name"]) for c in a[key]]
+            nb = [(c["index"], c["name"]) for c in b[key]]
+            if na != nb:
+                fails.append(f"{tag} modes[{i}].{key}: {nb} != {na}")
+        if a["component"] != b["component"]:
+            fails.append(f"{tag} modes[{i}].component: {b['component']} "
+                         f"!= {a['component']}")
+    for key in ("count", "tied", "tied_components"):
+        if ser["components"][key] != par["components"][key]:
+            fails.append(f"{tag} components.{key} differ")
+    ia = [c["index"] for c in ser["components"]["top"]]
+    ib = [c["index"] for c in par["components"]["top"]]
+    if ia != ib:
+        fails.append(f"{tag} components.top: {ib} != {ia}")
+
+
+def case_matrices(cm, cmpi, data, scene, tmp):
+    """`cmodes-mpi analyze --matrices` against `cmodes analyze --matrices`
+    on the scene's exported system (docs/distributed.md, "Matrix
+    systems"): by manifest at np = 1..4 (1 and 3 under ASan), and by the
+    three files (no names) at np = 2."""
+    man = export_matrices(cm, data, scene, tmp)
+    d = os.path.dirname(man)
+    mtx = [os.path.join(d, f) for f in ("M.mtx", "J.mtx", "k.mtx")]
+    fails = []
+    asan = "ASAN_OPTIONS" in os.environ
+    nps = (1, 3) if asan else (1, 2, 3, 4)
+    for inp, npl in (([man], nps), (mtx, (2,))):
+        args = ["analyze", "--json", "--no-timings", "--matrices"] + inp
+        serial_text = subprocess.run(
+            [cm] + args, capture_output=True, text=True, check=True,
+            timeout=TIMEOUT).stdout
+        ser = json.loads(serial_text)
+        for np in npl:
+            tag = f"{scene} matrices np={np}" + (" (M J k)" if inp == mtx
+                                                 else "")
+            r = mpirun(np, [cmpi] + args)
+            if r.returncode:
+                fails.append(f"{tag}: exit {r.returncode}: "
+                             f"{r.stderr[-400:]}")
+                continue
+            par = json.loads(r.stdout)
+            compare(ser, par, tag, fails)
+            compare_counts(ser, par, tag, fails)
+            compare_names(ser, par, tag, fails)
+            if np == 1 and r.stdout != serial_text:
+                fails.append(f"{tag}: the report is not the serial one "
+                             f"byte for byte")
+            if np in (2, 3) and not asan:
+                r2 = mpirun(np, [cmpi] + args)
+                if r2.stdout != r.stdout:
+                    fails.append(f"{tag}: a repeated run gave other bits")
+            print(f"{tag}: checked", flush=True)
+    return fails
+
+
+def case_matrices_errors(cm, cmpi, data, tmp):
+    """Bad input to --matrices ends every rank with one message and the
+    exit code `cmodes analyze --matrices` gives; a partial result (exit
+    5) prints the serial's partial report."""
+    man = export_matrices(cm, data, "fleet", tmp)
+    bad = os.path.join(tmp, "bad")
+    shutil.copytree(os.path.dirname(man), bad)
+    with open(os.path.join(bad, "M.mtx")) as f:
+        text = f.read()
+    with open(os.path.join(bad, "M.mtx"), "w") as f:
+        f.write(text[:len(text) // 2])
+    fails = []
+    cases = [
+        ("missing manifest", [os.path.join(tmp, "none", "manifest.json")],
+         "cannot open the manifest"),
+        ("truncated M.mtx", [os.path.join(bad, "manifest.json")],
+         "truncated"),
+        ("two files", [man, man], "expected a manifest or three"),
+        ("--vectors", ["--vectors", os.path.join(tmp, "v.json"), man],
+         "--vectors with --matrices"),
+    ]
+    for name, inp, text in cases:
+        ser = subprocess.run([cm, "analyze", "--matrices"] + inp,
+                             capture_output=True, text=True, timeout=TIMEOUT)
+        want = ser.returncode if name != "--vectors" else 2  # refused
+        for np in (1, 3):
+            r = mpirun(np, [cmpi, "analyze", "--matrices"] + inp)
+            own = [l for l in r.stderr.splitlines()
+                   if l.startswith("cmodes-mpi analyze")]
+            got = r.returncode
+            if want and f"Exit code:    {want}" in r.stderr:
+                got = want  # mpirun's own code: the first rank's
+            if got != want or want == 0 or len(own) != 1 or \
+                    text not in own[0]:
+                fails.append(f"{name} np={np}: exit {r.returncode} (want "
+                             f"{want}), messages {own}")
+            print(f"{name} np={np}: exit {r.returncode}: {own}", flush=True)
+    # --max-iter 1 with ARPACK: not converged, exit 5, the partial report
+    pile = export_matrices(cm, data, "pile3d", tmp)
+    args = ["analyze", "--json", "--no-timings", "--method", "arpack",
+            "--max-iter", "1", "--matrices", pile]
+    ser = subprocess.run([cm] + args, capture_output=True, text=True,
+                         timeout=TIMEOUT)
+    r = mpirun(2, [cmpi] + args)
+    code5 = r.returncode == 5 or "Exit code:    5" in r.stderr
+    if ser.returncode != 5 or not code5 or r.stdout != ser.stdout or \
+            "warning: not converged" not in r.stderr:
+        fails.append(f"not converged: exit {r.returncode}, serial "
+                     f"{ser.returncode}, same report {r.stdout == ser.stdout}")
+    print(f"not converged: exit {r.returncode}", flush=True)
+    return fails
+
+
 def mpirun_env(np, args, env):
     cmd = ["mpirun", "--oversubscribe", "-np", str(np)]
     if os.geteuid() == 0:
@@ -913,6 +1041,10 @@ def main():
             fails = case_damped(cm, cmpi, data, case[7:], tmp)
         elif case.startswith("vectors:"):
             fails = case_vectors(cm, cmpi, data, case[8:], tmp)
+        elif case.startswith("matrices:"):
+            fails = case_matrices(cm, cmpi, data, case[9:], tmp)
+        elif case == "matrices-errors":
+            fails = case_matrices_errors(cm, cmpi, data, tmp)
         elif case.startswith("equal:"):
             fails = case_equal(cm, cmpi, data, case[6:], tmp)
         elif case == "options":
