@@ -348,6 +348,12 @@ static int cm__local_solve(cm_context_t *ctx, const cm__mpi_part_t *P,
 
 /* ---- the report on rank 0 ------------------------------------- */
 
+size_t cm__mpi_rec_len(const double *p) {
+  return p[0] == CM__REC_MODE   ? 8 + 2 * (size_t)p[6] + 2 * (size_t)p[7]
+         : p[0] == CM__REC_COMP ? 13 + (size_t)p[12]
+                                : 4;
+}
+
 typedef struct {
   cm__cand_t key;  /* first: cm__cand_sort's order */
   const double *p; /* the record */
@@ -488,41 +494,48 @@ static int cm__report_mode(const cm__mpi_src_t *src, const double *p,
 /* The report's modes and components: the gathered records (recs, nrec
  * doubles) sorted as the serial report sorts them, the top ones listed
  * with their names read from the file. */
+/* The records' modes (md), listed components (cp) and components' tops
+ * (tp), each sorted as the serial sorts them; their numbers in n[3]. The
+ * arrays are NULL when out of memory. */
+static void cm__report_sort(const double *recs, size_t nrec, cm__rec_t **md,
+                            cm__rec_t **cp, cm__rec_t **tp, size_t *n) {
+  n[0] = n[1] = n[2] = 0;
+  for (size_t i = 0; i < nrec; i += cm__mpi_rec_len(recs + i))
+    n[recs[i] == CM__REC_MODE ? 0 : recs[i] == CM__REC_COMP ? 1 : 2]++;
+  *md = malloc(sizeof **md * (n[0] + 1));
+  *cp = malloc(sizeof **cp * (n[1] + 1));
+  *tp = malloc(sizeof **tp * (n[2] + 1));
+  if (!*md || !*cp || !*tp)
+    return;
+  n[0] = n[1] = n[2] = 0;
+  for (size_t i = 0; i < nrec; i += cm__mpi_rec_len(recs + i)) {
+    const double *p = recs + i;
+    if (p[0] == CM__REC_MODE) {
+      (*md)[n[0]] = (cm__rec_t){{p[1], (int)p[5], (int)n[0]}, p};
+      n[0]++;
+    } else { /* keyed by omega_max squared: the serial's groups */
+      int t = p[0] == CM__REC_COMP ? 1 : 2;
+      cm__rec_t *a = t == 1 ? *cp : *tp;
+      a[n[t]] = (cm__rec_t){{p[1] * p[1], (int)p[3], (int)n[t]}, p};
+      n[t]++;
+    }
+  }
+  cm__cand_sort(*md, n[0], sizeof **md);
+  cm__cand_sort(*cp, n[1], sizeof **cp);
+  cm__cand_sort(*tp, n[2], sizeof **tp);
+}
+
 static int cm__report_lists(cm_context_t *ctx, const cm__mpi_src_t *src,
                             const cm_options_t *opts, const double *recs,
                             size_t nrec, cm_report_t *r) {
-  size_t nm = 0, nc = 0;
-  for (size_t i = 0; i < nrec;) { /* count the records */
-    if (recs[i] == CM__REC_MODE) {
-      nm++;
-      i += 8 + 2 * (size_t)recs[i + 6] + 2 * (size_t)recs[i + 7];
-    } else {
-      nc++;
-      i += 13 + (size_t)recs[i + 12];
-    }
-  }
-  cm__rec_t *md = malloc(sizeof *md * (nm + 1));
-  cm__rec_t *cp = malloc(sizeof *cp * (nc + 1));
-  if (!md || !cp) {
-    free(md), free(cp);
+  cm__rec_t *md, *cp, *tp;
+  size_t n[3];
+  cm__report_sort(recs, nrec, &md, &cp, &tp, n);
+  if (!md || !cp || !tp) {
+    free(md), free(cp), free(tp);
     return CM__ERR(ctx, CM_NOMEM, NULL, "out of memory (report)");
   }
-  nm = nc = 0;
-  for (size_t i = 0; i < nrec;) {
-    if (recs[i] == CM__REC_MODE) {
-      md[nm] = (cm__rec_t){{recs[i + 1], (int)recs[i + 5], (int)nm}, recs + i};
-      nm++;
-      i += 8 + 2 * (size_t)recs[i + 6] + 2 * (size_t)recs[i + 7];
-    } else {
-      /* keyed by omega_max squared: the same groups as the serial order */
-      cp[nc] = (cm__rec_t){
-          {recs[i + 1] * recs[i + 1], (int)recs[i + 3], (int)nc}, recs + i};
-      nc++;
-      i += 13 + (size_t)recs[i + 12];
-    }
-  }
-  cm__cand_sort(md, nm, sizeof *md);
-  cm__cand_sort(cp, nc, sizeof *cp);
+  size_t nm = n[0], nc = n[1];
   int st = CM_OK;
   /* ---- modes ---------------------------------------------------- */
   int k = (int)(nm < (size_t)opts->modes ? nm : (size_t)opts->modes);
@@ -560,8 +573,9 @@ static int cm__report_lists(cm_context_t *ctx, const cm__mpi_src_t *src,
     }
   }
   if (!st)
-    st = cm__report_ties(src, opts, cp, nc, r);
-  free(md), free(cp);
+    st = n[2] ? cm__report_ties(src, opts, tp, n[2], r) /* every one's top */
+              : cm__report_ties(src, opts, cp, nc, r);
+  free(md), free(cp), free(tp);
   if (st && src->msys)
     return CM__ERR(ctx, CM_NOMEM, NULL, "out of memory (report names)");
   if (st)
@@ -871,15 +885,10 @@ static int cm__cut_rank(cm_context_t *ctx, const cm__mpi_part_t *P, int comp,
                             &rank, &rows, &ndofs);
   if (st || q != 0)
     return st;
-  for (size_t i = rec0; i < recs->n;) { /* the component's record */
-    double *p = recs->v + i;
-    if (p[0] == CM__REC_MODE) {
-      i += 8 + 2 * (size_t)p[6] + 2 * (size_t)p[7];
-      continue;
-    }
-    if ((int)p[3] == comp)
+  for (size_t i = rec0; i < recs->n; i += cm__mpi_rec_len(recs->v + i)) {
+    double *p = recs->v + i; /* the component's record */
+    if (p[0] == CM__REC_COMP && (int)p[3] == comp)
       p[11] = rank < 0 ? -1 : rank;
-    i += 13 + (size_t)p[12];
   }
   if (rank == -2)
     more->unknown_late = 1;

@@ -13,6 +13,7 @@
 #include "mpi_internal.h"
 
 #include "analyze/analyze_internal.h"
+#include "analyze/fields.h"
 
 #include "mpi_alloc.h" /* last: malloc, calloc, realloc tracked */
 #include <limits.h>
@@ -355,11 +356,17 @@ static int cm__mat_solve(cm_context_t *ctx, const cm_options_t *opts,
     return st;
   cm_options_t o = *opts;
   o.failure_probability = cm__mat_delta(S->sub, p, opts);
-  o.top_components = cm__mpi_list_comps(S->sub->ncomp, opts);
   cm_report_t *r = NULL;
-  st = cm_analyze_system(ctx, S->sub, NULL, &o, &r);
+  cm__fields_t F; /* every component's omega_max, for the ties */
+  memset(&F, 0, sizeof F);
+  st = cm__analyze_system_fields(ctx, S->sub, NULL, &o, &r, &F);
   if (st >= 0 && r) {
     cm__mat_records(p, r, recs);
+    for (int c = 0; c < F.ncomp && F.comp_omega; c++) {
+      double top[4] = {CM__REC_TOP, F.comp_omega[c], 0, p->h[H_C0] + c};
+      for (int j = 0; j < 4; j++)
+        cm__dbuf_push(recs, top[j]);
+    }
     if (r->pc_omega_max > sums->pc_omega && r->pc_contact >= 0)
       cm__mpi_sums_pc(sums, r->pc_omega_max, p->grow[r->pc_contact]);
     cm__mpi_local_sums(r, sums, more);
@@ -368,6 +375,7 @@ static int cm__mat_solve(cm_context_t *ctx, const cm_options_t *opts,
     st = CM_OK;             /* not converged: counted in the sums */
   }
   cm_report_destroy(&r);
+  cm__fields_free(&F);
   return st;
 }
 

@@ -28,6 +28,11 @@ void cm__dbuf_free(cm__dbuf_t *b);
  * positions. */
 #define CM__REC_MODE 1.0
 #define CM__REC_COMP 2.0
+/* A component's top (every component of a matrix system, listed or not,
+ * for the components tied at the top): omega_max, 0, component. */
+#define CM__REC_TOP 3.0
+/* The length of the record at p, in doubles. */
+size_t cm__mpi_rec_len(const double *p);
 
 /* --vectors: this rank's mode shapes (vectors.c). */
 typedef struct cm__mpi_vecs cm__mpi_vecs_t;
