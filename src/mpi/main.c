@@ -746,9 +746,13 @@ static void cm__print_partition(const double *all, int W, int np, int nspan,
 
 static void cm__analyze_usage(FILE *f) {
   fprintf(f, "usage: mpirun -np N cmodes-mpi analyze [options] SCENE.cmpart\n"
+             "       mpirun -np N cmodes-mpi analyze [options] --matrices "
+             "MANIFEST | M.mtx J.mtx k.mtx\n"
              "\nThe report of `cmodes analyze` computed over MPI ranks, each\n"
              "reading only its part of a partitioned scene (write one with\n"
-             "`cmodes-mpi convert SCENE OUT.cmpart`; docs/distributed.md).\n\n"
+             "`cmodes-mpi convert SCENE OUT.cmpart`; docs/distributed.md).\n"
+             "With --matrices rank 0 reads the matrix system and gives each\n"
+             "rank whole components of it.\n\n"
              "analysis options (as `cmodes analyze`):\n");
   cm__opt_usage(f, NULL);
   fprintf(f, "other options:\n"
@@ -758,10 +762,13 @@ static void cm__analyze_usage(FILE *f) {
              "      --partition         print each rank's part, halo and "
              "memory\n"
              "                          (standard error)\n"
+             "      --matrices          read Matrix Market M, J, k (or a "
+             "manifest)\n"
              "      --vectors FILE      also write the mode shapes (z, xi, "
              "phi) as\n"
              "                          `cmodes analyze --vectors` does "
-             "(rank 0)\n"
+             "(rank 0;\n"
+             "                          not with --matrices)\n"
              "  -h, --help              this help\n");
 }
 
@@ -1183,7 +1190,9 @@ static int cm__mpi_analyze(int argc, char **argv, int rank, int np) {
 static void cm__usage(FILE *f) {
   fprintf(f, "usage: cmodes-mpi convert IN OUT.cmpart\n"
              "       mpirun -np N cmodes-mpi analyze [options] "
-             "SCENE.cmpart\n\n"
+             "SCENE.cmpart\n"
+             "       mpirun -np N cmodes-mpi analyze [options] --matrices "
+             "MANIFEST | M.mtx J.mtx k.mtx\n\n"
              "cmodes over MPI (docs/distributed.md).\n");
 }
 

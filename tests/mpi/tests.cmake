@@ -13,6 +13,7 @@ foreach(case equal:bar2d equal:pile2d equal:pile3d equal:pile3d-tangential
              vectors:bar2d vectors:pile2d vectors:pile3d
              vectors:pile3d-tangential vectors:fleet vectors:star
              matrices:bar2d matrices:pile2d matrices:pile3d matrices:fleet
+             matrices:fleet2500
              matrices-errors)
   string(REPLACE "equal:" "equal_" tname "mpi_${case}")
   string(REPLACE "vectors:" "vectors_" tname "${tname}")
