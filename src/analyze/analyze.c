@@ -1020,6 +1020,13 @@ int cm__analyze_system_fields(cm_context_t *ctx, const cm_system_t *sys,
   return cm__analyze_core(ctx, sys, scene, opts, out, NULL, f);
 }
 
+int cm__analyze_system_both(cm_context_t *ctx, const cm_system_t *sys,
+                            const cm_scene_t *scene, const cm_options_t *opts,
+                            cm_report_t **out, cm_vectors_t **vectors,
+                            cm__fields_t *f) {
+  return cm__analyze_core(ctx, sys, scene, opts, out, vectors, f);
+}
+
 /* The damped step of a scene with dashpots (damped.c) and its warning:
  * CM_OK, CM_NOT_CONVERGED (the budget ran out: r is partial, its status
  * says so) or an error. */

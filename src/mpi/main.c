@@ -767,8 +767,7 @@ static void cm__analyze_usage(FILE *f) {
              "      --vectors FILE      also write the mode shapes (z, xi, "
              "phi) as\n"
              "                          `cmodes analyze --vectors` does "
-             "(rank 0;\n"
-             "                          not with --matrices)\n"
+             "(rank 0)\n"
              "  -h, --help              this help\n");
 }
 
@@ -826,13 +825,6 @@ static int cm__analyze_args(int argc, char **argv, int rank, cm__args_t *a) {
     fprintf(stderr, "cmodes-mpi analyze: expected %s\n",
             a->matrices ? "a manifest or three Matrix Market files (M J k)"
                         : "one partitioned scene file");
-    ok = 0;
-  }
-  if (ok && a->matrices && a->vectors) { /* cmodes' --vectors: a file */
-    fprintf(stderr,
-            "cmodes-mpi analyze: --vectors with --matrices: the mode "
-            "shapes of a matrix system are not gathered over ranks; write "
-            "them with 'cmodes analyze --matrices --vectors FILE'\n");
     ok = 0;
   }
   if (ok && cm_options_validate(&ctx, &a->opts)) {

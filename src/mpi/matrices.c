@@ -14,6 +14,7 @@
 
 #include "analyze/analyze_internal.h"
 #include "analyze/fields.h"
+#include "cli/cli.h"
 
 #include "mpi_alloc.h" /* last: malloc, calloc, realloc tracked */
 #include <limits.h>
@@ -338,11 +339,31 @@ static double cm__mat_delta(const cm_system_t *sub, const cm__mat_part_t *p,
   return o->failure_probability * mine / all;
 }
 
+/* --vectors: the shapes of this rank's report's modes, in its order, as
+ * blocks: component (the whole system's), rows m, dofs n, z over the
+ * component's rows, phi over its columns (both in the whole system's
+ * order within the component). */
+static void cm__mat_vec_blocks(const cm__mat_t *S, const cm_report_t *r,
+                               const cm_vectors_t *v, cm__dbuf_t *out) {
+  const cm_system_t *s = S->sub;
+  for (int p = 0; p < v->nmodes; p++) {
+    int c = r->modes[p].component, r0 = s->comp_row[c], c0 = s->comp_col[c];
+    int m = s->comp_row[c + 1] - r0, n = s->comp_col[c + 1] - c0;
+    cm__dbuf_push(out, S->mine.h[H_C0] + c);
+    cm__dbuf_push(out, m);
+    cm__dbuf_push(out, n);
+    for (int i = 0; i < m; i++) /* v's rows: the input's (scene rows) */
+      cm__dbuf_push(out, v->z[(size_t)p * v->nrows + s->row_contact[r0 + i]]);
+    for (int j = 0; j < n; j++)
+      cm__dbuf_push(out, v->phi[(size_t)p * v->ndofs + c0 + j]);
+  }
+}
+
 /* This rank's sub-system and its serial analysis into the records and
- * sums. */
+ * sums (and with vbuf, the mode shapes). */
 static int cm__mat_solve(cm_context_t *ctx, const cm_options_t *opts,
-                         cm__mat_t *S, cm__dbuf_t *recs, cm__mpi_sums_t *sums,
-                         cm__mpi_more_t *more) {
+                         cm__mat_t *S, cm__dbuf_t *recs, cm__dbuf_t *vbuf,
+                         cm__mpi_sums_t *sums, cm__mpi_more_t *more) {
   cm__mat_part_t *p = &S->mine;
   if (p->h[H_M] == 0)
     return CM_OK; /* no component here */
@@ -357,11 +378,15 @@ static int cm__mat_solve(cm_context_t *ctx, const cm_options_t *opts,
   cm_options_t o = *opts;
   o.failure_probability = cm__mat_delta(S->sub, p, opts);
   cm_report_t *r = NULL;
+  cm_vectors_t *vec = NULL;
   cm__fields_t F; /* every component's omega_max, for the ties */
   memset(&F, 0, sizeof F);
-  st = cm__analyze_system_fields(ctx, S->sub, NULL, &o, &r, &F);
+  st = cm__analyze_system_both(ctx, S->sub, NULL, &o, &r, vbuf ? &vec : NULL,
+                               &F);
   if (st >= 0 && r) {
     cm__mat_records(p, r, recs);
+    if (vec)
+      cm__mat_vec_blocks(S, r, vec, vbuf);
     for (int c = 0; c < F.ncomp && F.comp_omega; c++) {
       double top[4] = {CM__REC_TOP, F.comp_omega[c], 0, p->h[H_C0] + c};
       for (int j = 0; j < 4; j++)
@@ -375,6 +400,7 @@ static int cm__mat_solve(cm_context_t *ctx, const cm_options_t *opts,
     st = CM_OK;             /* not converged: counted in the sums */
   }
   cm_report_destroy(&r);
+  cm_vectors_destroy(&vec);
   cm__fields_free(&F);
   return st;
 }
@@ -403,24 +429,157 @@ char *cm__mpimat_comp_name(const cm_system_t *sys, int c) {
                               sys->comp_col[c + 1] - c0);
 }
 
+/* ---- --vectors on rank 0 ---------------------------------------- */
+
+/* Gathers every rank's b to rank 0 into *all (*n doubles). Collective;
+ * errors agreed. */
+static int cm__mat_gather(cm_context_t *ctx, int rank, int np,
+                          const cm__dbuf_t *b, double **all, size_t *n) {
+  int cnt = (int)b->n, *cs = NULL, *ds = NULL, st = CM_OK;
+  *all = NULL, *n = 0;
+  if (!rank && (!(cs = malloc(sizeof(int) * (size_t)np)) ||
+                !(ds = malloc(sizeof(int) * (size_t)np))))
+    st = CM__ERR(ctx, CM_NOMEM, NULL, "out of memory (mode shapes)");
+  st = cm__mpi_agree(ctx, st, MPI_COMM_WORLD);
+  if (!st)
+    MPI_Gather(&cnt, 1, MPI_INT, cs, 1, MPI_INT, 0, MPI_COMM_WORLD);
+  for (int q = 0; !st && !rank && q < np; q++)
+    ds[q] = (int)*n, *n += (size_t)cs[q];
+  if (!st && !rank && *n > INT_MAX)
+    st = CM__ERR(ctx, CM_LIMIT, NULL,
+                 "the mode shapes (%zu values) are over one MPI message", *n);
+  if (!st && !rank && !(*all = malloc(sizeof(double) * (*n + 1))))
+    st = CM__ERR(ctx, CM_NOMEM, NULL, "out of memory (mode shapes)");
+  st = cm__mpi_agree(ctx, st, MPI_COMM_WORLD);
+  if (!st)
+    MPI_Gatherv(b->v, cnt, MPI_DOUBLE, *all, cs, ds, MPI_DOUBLE, 0,
+                MPI_COMM_WORLD);
+  free(cs), free(ds);
+  return st;
+}
+
+/* The k-th block (cm__mat_vec_blocks) of component C among nb doubles,
+ * NULL when there is none. */
+static const double *cm__mat_block(const double *bl, size_t nb, int C, int k) {
+  for (size_t i = 0; i < nb; i += 3 + (size_t)bl[i + 1] + (size_t)bl[i + 2])
+    if ((int)bl[i] == C && k-- == 0)
+      return bl + i;
+  return NULL;
+}
+
+/* Mode p's block b into v (rows through srow, as cm__mode_vectors). */
+static void cm__mat_vec_mode(const cm_system_t *G, const int *srow,
+                             double omega, int p, const double *b,
+                             cm_vectors_t *v) {
+  int C = (int)b[0], m = (int)b[1], n = (int)b[2];
+  int r0 = G->comp_row[C], c0 = G->comp_col[C], nc = G->nc;
+  for (int i = 0; i < m; i++) {
+    int row = r0 + i, s = srow[row];
+    v->z[(size_t)p * nc + s] = b[3 + i];
+    v->xi[(size_t)p * nc + s] = omega * b[3 + i] / sqrt(G->k[row]);
+  }
+  for (int j = 0; j < n; j++)
+    v->phi[(size_t)p * G->n + c0 + j] = b[3 + m + j];
+}
+
+/* Rank 0: the whole system's mode shapes of rep's modes from the ranks'
+ * blocks (the k-th mode of a component in report order is its k-th). */
+static int cm__mat_vec_build(const cm_system_t *G, const cm_report_t *rep,
+                             const double *bl, size_t nb, cm_vectors_t **out) {
+  int nm = rep->nmodes, nc = G->nc, n = G->n, st = CM_OK;
+  cm_vectors_t *v = calloc(1, sizeof *v);
+  int *seen = calloc((size_t)G->ncomp + 1, sizeof(int));
+  int *srow = cm__scene_rows(G);
+  if (v) {
+    v->z = calloc((size_t)nc * nm + 1, sizeof(double));
+    v->xi = calloc((size_t)nc * nm + 1, sizeof(double));
+    v->phi = calloc((size_t)n * nm + 1, sizeof(double));
+    v->row_contact = malloc(sizeof(int) * ((size_t)nc + 1));
+    v->row_kind = calloc((size_t)nc + 1, sizeof(int));
+    v->col_body = malloc(sizeof(int) * ((size_t)n + 1));
+    v->col_dof = malloc(sizeof(int) * ((size_t)n + 1));
+  }
+  if (!v || !seen || !srow || !v->z || !v->xi || !v->phi || !v->row_contact ||
+      !v->row_kind || !v->col_body || !v->col_dof)
+    st = CM_NOMEM;
+  for (int p = 0; !st && p < nm; p++) {
+    int C = rep->modes[p].component;
+    const double *b = cm__mat_block(bl, nb, C, seen[C]++);
+    int m = G->comp_row[C + 1] - G->comp_row[C];
+    if (!b || (int)b[1] != m ||
+        (int)b[2] != G->comp_col[C + 1] - G->comp_col[C])
+      st = CM_INTERNAL;
+    else
+      cm__mat_vec_mode(G, srow, rep->modes[p].omega, p, b, v);
+  }
+  if (!st) {
+    v->nmodes = nm, v->nrows = nc, v->ndofs = n;
+    for (int row = 0; row < nc; row++)
+      v->row_contact[srow[row]] = G->row_contact[row];
+    memcpy(v->col_body, G->col_body, sizeof(int) * (size_t)n);
+    memcpy(v->col_dof, G->col_dof, sizeof(int) * (size_t)n);
+  }
+  free(seen), free(srow);
+  if (st)
+    cm_vectors_destroy(&v);
+  *out = v;
+  return st;
+}
+
+/* --vectors: the ranks' blocks to rank 0, which writes path as `cmodes
+ * analyze --matrices --vectors` does. Collective; errors agreed. */
+static int cm__mat_vectors(cm_context_t *ctx, const char *path, int rank,
+                           int np, const cm__mat_t *S, const cm_report_t *rep,
+                           const cm__dbuf_t *vbuf) {
+  double *bl = NULL;
+  size_t nb = 0;
+  int st = cm__mat_gather(ctx, rank, np, vbuf, &bl, &nb);
+  if (!st && !rank) {
+    cm_vectors_t *v = NULL;
+    st = cm__mat_vec_build(S->G, rep, bl, nb, &v);
+    if (st == CM_INTERNAL)
+      st = CM__ERR(ctx, st, NULL, "mode shapes: a mode's block is missing");
+    if (!st)
+      st = cm__write_vectors_json(path, rep, v, S->G, NULL);
+    if (st == CM_IO)
+      st = CM__ERR(ctx, CM_IO, path, "%s: cannot write the mode shapes", path);
+    else if (st == CM_NOMEM)
+      st = CM__ERR(ctx, CM_NOMEM, NULL, "out of memory (mode shapes)");
+    cm_vectors_destroy(&v);
+  }
+  free(bl);
+  return cm__mpi_agree(ctx, st, MPI_COMM_WORLD);
+}
+
 /* ---- analyze --matrices ----------------------------------------- */
 
-/* The report on rank 0 (printed) from every rank's records and sums;
- * st: the solves' agreed status (a warning, or 0). */
+/* What a rank's analysis gives rank 0. */
+typedef struct {
+  cm__dbuf_t recs;     /* the records (mpi_internal.h) */
+  cm__dbuf_t vecs;     /* --vectors: the mode shapes' blocks */
+  cm__mpi_sums_t sums; /* sums over the rank's components */
+  cm__mpi_more_t more; /* counts */
+  double t_read;       /* rank 0's read and split, s */
+} cm__mat_out_t;
+
+/* The report on rank 0 (the mode shapes first, as `cmodes` writes them,
+ * then the report printed); st: the solves' agreed status (a warning, or
+ * 0). */
 static int cm__mat_report(cm_context_t *ctx, const cm__args_t *a, int rank,
-                          const cm__mat_t *S, const cm__dbuf_t *recs,
-                          const cm__mpi_sums_t *sums,
-                          const cm__mpi_more_t *more, double t_read, int st) {
+                          int np, const cm__mat_t *S, const cm__mat_out_t *o,
+                          int st) {
   int warn = st;
   double timed = 0;
-  MPI_Allreduce(&sums->timed_out, &timed, 1, MPI_DOUBLE, MPI_SUM,
+  MPI_Allreduce(&o->sums.timed_out, &timed, 1, MPI_DOUBLE, MPI_SUM,
                 MPI_COMM_WORLD);
   const cm__mat_part_t *p = &S->mine;
   double part[4] = {p->h[H_C0], p->h[H_C1], p->h[H_R0], p->h[H_R0] + p->h[H_M]};
   cm__mpi_src_t src = {NULL, S->G};
   cm_report_t *rep = NULL;
-  st = cm__mpi_gather_report(ctx, &src, part, a, 0, recs, sums, more, t_read,
-                             &rep);
+  st = cm__mpi_gather_report(ctx, &src, part, a, 0, &o->recs, &o->sums,
+                             &o->more, o->t_read, &rep);
+  if (!st && a->vectors)
+    st = cm__mat_vectors(ctx, a->vectors, rank, np, S, rep, &o->vecs);
   int fs = !st && !rank && rep ? rep->status : CM_OK;
   MPI_Bcast(&fs, 1, MPI_INT, 0, MPI_COMM_WORLD);
   if (!st)
@@ -437,32 +596,31 @@ int cm__mpimat_analyze(cm__args_t *a, int rank, int np) {
   ctx.threads = a->threads;
   cm__mat_t S;
   memset(&S, 0, sizeof S);
-  cm__dbuf_t recs = {0};
-  cm__mpi_sums_t sums;
-  cm__mpi_more_t more;
-  memset(&sums, 0, sizeof sums);
-  memset(&more, 0, sizeof more);
-  sums.pc_contact = -1;
-  sums.damp_h = sums.damp_cert = INFINITY, sums.damp_comp = -1;
+  cm__mat_out_t o;
+  memset(&o, 0, sizeof o);
+  o.sums.pc_contact = -1;
+  o.sums.damp_h = o.sums.damp_cert = INFINITY, o.sums.damp_comp = -1;
   /* ---- read on rank 0, split, send ---- */
   double t0 = MPI_Wtime();
   int st = cm__mat_prepare(&ctx, a, rank, np, &S);
   if (!st)
     cm__mat_send(rank, np, &S);
-  double t_read = MPI_Wtime() - t0;
+  o.t_read = MPI_Wtime() - t0;
   /* ---- solve this rank's components ---- */
   if (!st)
-    st = cm__mat_solve(&ctx, &a->opts, &S, &recs, &sums, &more);
-  if (st >= 0 && recs.nomem)
+    st = cm__mat_solve(&ctx, &a->opts, &S, &o.recs, a->vectors ? &o.vecs : NULL,
+                       &o.sums, &o.more);
+  if (st >= 0 && (o.recs.nomem || o.vecs.nomem))
     st = CM__ERR(&ctx, CM_NOMEM, NULL, "out of memory (records)");
   st = cm__mpi_agree(&ctx, st, MPI_COMM_WORLD);
   /* ---- the report on rank 0 ---- */
   if (st >= 0)
-    st = cm__mat_report(&ctx, a, rank, &S, &recs, &sums, &more, t_read, st);
+    st = cm__mat_report(&ctx, a, rank, np, &S, &o, st);
   if (st < 0 && !rank)
     fprintf(stderr, "cmodes-mpi analyze: %s: %s\n", cm_status_message(st),
             ctx.message[0] ? ctx.message : cm_status_message(st));
-  cm__dbuf_free(&recs);
+  cm__dbuf_free(&o.recs);
+  cm__dbuf_free(&o.vecs);
   cm__mat_free(&S);
   return cm_status_exit(st);
 }

@@ -13,8 +13,9 @@ damped:SCENE (with dashpots: the serial damped and certified steps) or
 schur:SCENE (the Schur test of a cut component against a dense Cholesky),
 matrices:SCENE (the scene exported as a matrix system, --matrices: np = 1
 the serial report byte for byte, np = 2..4 to 1e-10 with the same names,
-the same bits again) or matrices-errors (a missing manifest, a truncated
-M.mtx, --vectors, a partial result: one message and the serial's exit code).
+the same bits again; --vectors) or matrices-errors (a missing manifest, a
+truncated M.mtx, an unwritable --vectors file, a partial result: one
+message and the serial's exit code).
 Exits 77 (skip) when cmodes-mpi was not built or mpirun is missing."""
 import json
 import math
@@ -940,13 +941,47 @@ def case_matrices(cm, cmpi, data, scene, tmp):
                 if r2.stdout != r.stdout:
                     fails.append(f"{tag}: a repeated run gave other bits")
             print(f"{tag}: checked", flush=True)
+    fails += matrices_vectors(cm, cmpi, man, tmp)
+    return fails
+
+
+def matrices_vectors(cm, cmpi, man, tmp):
+    """--vectors FILE with --matrices at np = 1 and 3 against `cmodes
+    analyze --matrices --vectors FILE`: np = 1 the same bytes, np = 3 the
+    same structure and names, the shapes to 1e-8 per entry
+    (compare_vectors)."""
+    fails = []
+    sfile = os.path.join(tmp, "mser.json")
+    args = ["analyze", "--json", "--no-timings", "--vectors"]
+    s = run([cm] + args + [sfile, "--matrices", man])
+    if s.returncode:
+        return [f"serial --vectors: exit {s.returncode}: {s.stderr}"]
+    with open(sfile) as f:
+        stext = f.read()
+    for np in (1, 3):
+        pfile = os.path.join(tmp, f"mpar{np}.json")
+        r = mpirun(np, [cmpi] + args + [pfile, "--matrices", man])
+        if r.returncode or (np == 1 and r.stdout != s.stdout):
+            fails.append(f"--vectors np={np}: exit {r.returncode}, the "
+                         f"report {'same' if r.stdout == s.stdout else 'differs'}")
+            continue
+        compare(json.loads(s.stdout), json.loads(r.stdout),
+                f"--vectors np={np}", fails)
+        with open(pfile) as f:
+            ptext = f.read()
+        if np == 1 and ptext != stext:
+            fails.append("--vectors np=1: not the serial file byte for byte")
+        worst = compare_vectors(json.loads(stext), json.loads(ptext),
+                                f"--vectors np={np}", fails)
+        print(f"--vectors np={np}: entries within {worst:.1e}", flush=True)
     return fails
 
 
 def case_matrices_errors(cm, cmpi, data, tmp):
-    """Bad input to --matrices ends every rank with one message and the
-    exit code `cmodes analyze --matrices` gives; a partial result (exit
-    5) prints the serial's partial report."""
+    """Bad input to --matrices (and a --vectors file that cannot be
+    written) ends every rank with one message and the exit code `cmodes
+    analyze --matrices` gives; a partial result (exit 5) prints the
+    serial's partial report."""
     man = export_matrices(cm, data, "fleet", tmp)
     bad = os.path.join(tmp, "bad")
     shutil.copytree(os.path.dirname(man), bad)
@@ -961,13 +996,14 @@ def case_matrices_errors(cm, cmpi, data, tmp):
         ("truncated M.mtx", [os.path.join(bad, "manifest.json")],
          "truncated"),
         ("two files", [man, man], "expected a manifest or three"),
-        ("--vectors", ["--vectors", os.path.join(tmp, "v.json"), man],
-         "--vectors with --matrices"),
+        ("--vectors unwritable",
+         ["--vectors", os.path.join(tmp, "none", "v.json"), man],
+         "cannot write the mode shapes"),
     ]
     for name, inp, text in cases:
         ser = subprocess.run([cm, "analyze", "--matrices"] + inp,
                              capture_output=True, text=True, timeout=TIMEOUT)
-        want = ser.returncode if name != "--vectors" else 2  # refused
+        want = ser.returncode
         for np in (1, 3):
             r = mpirun(np, [cmpi, "analyze", "--matrices"] + inp)
             own = [l for l in r.stderr.splitlines()
