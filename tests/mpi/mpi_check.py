@@ -1029,6 +1029,48 @@ def case_matrices_errors(cm, cmpi, data, tmp):
         fails.append(f"not converged: exit {r.returncode}, serial "
                      f"{ser.returncode}, same report {r.stdout == ser.stdout}")
     print(f"not converged: exit {r.returncode}", flush=True)
+    fails += matrices_oom(cmpi, man, tmp)
+    return fails
+
+
+def matrices_oom(cmpi, man, tmp):
+    """An allocation failing on rank 0 or 1 of the fleet's system at np = 2
+    with --vectors (CMODES_MPI_FAIL_ALLOC, as mpi_oom; spread over each
+    rank's count: the read, the parts, the records, the names, the
+    shapes): one message naming the rank, exit 1, within the timeout; one
+    past the count gives the uninjected report."""
+    fails = []
+    args = [cmpi, "analyze", "--json", "--no-timings", "--vectors",
+            os.path.join(tmp, "oom.json"), "--matrices", man]
+    ref = mpirun(2, args)
+    if ref.returncode:
+        return [f"matrices oom: the uninjected run exits {ref.returncode}"]
+    for rank in (0, 1):
+        r = mpirun_env(2, args, {"CMODES_MPI_FAIL_ALLOC": f"{rank}:0"})
+        m = re.search(rf"cmodes-mpi: rank {rank}: (\d+) tracked", r.stdout)
+        if r.returncode or not m:
+            fails.append(f"matrices oom rank {rank}: no count")
+            continue
+        k = int(m.group(1))
+        pts = 3 if "ASAN_OPTIONS" in os.environ else 6
+        for n in sorted({1 + (k - 1) * i // (pts - 1)
+                         for i in range(pts)}) + [k + 1]:
+            r = mpirun_env(2, args, {"CMODES_MPI_FAIL_ALLOC": f"{rank}:{n}"})
+            own = [l for l in r.stderr.splitlines()
+                   if l.startswith("cmodes-mpi analyze")]
+            if n > k:
+                if r.returncode or r.stdout != ref.stdout:
+                    fails.append(f"matrices oom rank {rank}: {n} > {k} "
+                                 f"changed the run")
+                continue
+            failed = r.returncode == 1 or "Exit code:    1" in r.stderr
+            if not failed or len(own) != 1 or \
+                    "out of memory" not in own[0] or \
+                    f"(rank {rank})" not in own[0]:
+                fails.append(f"matrices oom rank {rank} allocation {n}/{k}: "
+                             f"exit {r.returncode}, messages {own}")
+            print(f"matrices oom rank {rank} allocation {n}/{k}: "
+                  f"{own}", flush=True)
     return fails
 
 
