@@ -188,15 +188,14 @@ CM_TEST(fuzz_found_deck_self_reference) {
  * still evaluate (to the number inside). */
 CM_TEST(fuzz_found_deck_deep_nesting) {
   char deck[40000];
-  int n = snprintf(deck, sizeof deck,
-                   "units si\ndimension 3\nvariable d equal ");
+  int n =
+      snprintf(deck, sizeof deck, "units si\ndimension 3\nvariable d equal ");
   for (int k = 0; k < 150; k++)
     deck[n++] = '(';
   n += snprintf(deck + n, sizeof deck - (size_t)n, "-2.5");
   for (int k = 0; k < 150; k++)
     deck[n++] = ')';
-  n += snprintf(deck + n, sizeof deck - (size_t)n,
-                "\nvariable deep equal -");
+  n += snprintf(deck + n, sizeof deck - (size_t)n, "\nvariable deep equal -");
   for (int k = 0; k < 10000; k++)
     deck[n++] = k % 2 ? '(' : '-';
   deck[n++] = '1';

@@ -88,17 +88,6 @@ static int cm__ord_cmp(const void *pa, const void *pb) {
   return (a->key > b->key) - (a->key < b->key);
 }
 
-static int cm__local_body(cm_context_t *ctx, const cm__part_body_t *pb,
-                          cm_scene_t *sub) {
-  cm_body_t b;
-  cm_body_init(&b);
-  b.mass = pb->mass;
-  memcpy(b.inertia, pb->inertia, sizeof b.inertia);
-  memcpy(b.position, pb->position, sizeof b.position);
-  memcpy(b.orientation, pb->orientation, sizeof b.orientation);
-  return cm_scene_add_body(ctx, sub, &b, NULL) < 0 ? ctx->status : CM_OK;
-}
-
 /* Contact k (into P) of the sub-scene, its bodies mapped by L->slot. */
 static int cm__local_contact(cm_context_t *ctx, const cm__mpi_part_t *P,
                              int64_t k, cm__local_t *L) {
@@ -147,7 +136,9 @@ static int cm__local_scene(cm_context_t *ctx, const cm__mpi_part_t *P,
   int st = CM_OK;
   for (int64_t j = 0; j < n && !st; j++) {
     int64_t i = ord[j].i;
-    st = cm__local_body(ctx, &P->bodies[i], L->sub);
+    cm_body_t b = cm__body_from(&P->bodies[i]);
+    if (cm_scene_add_body(ctx, L->sub, &b, NULL) < 0)
+      st = ctx->status;
     L->bpos[L->nsb] = P->b0 + i;
     L->slot[i] = L->nsb++;
   }

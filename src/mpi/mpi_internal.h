@@ -156,6 +156,9 @@ void cm__part_free(cm__mpi_part_t *P);
  * into span (np entries); returns their number. */
 int cm__cut_components(const cm__mpi_part_t *P, int *span);
 
+/* Body record r as a moving body of a sub-scene. Cannot fail. */
+cm_body_t cm__body_from(const cm__part_body_t *r);
+
 /* Contact record r with its bodies mapped to sub-scene indices sa, sb
  * (CM_WORLD for the world or a fixed body; a fixed a is swapped to b, the
  * normal and arms flipped). Cannot fail. */

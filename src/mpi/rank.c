@@ -93,13 +93,7 @@ static int cm__comp_scene(cm_context_t *ctx, const cm__gath_t *g,
                           cm_scene_t *sub) {
   int st = CM_OK;
   for (int64_t i = 0; i < g->cb1 - g->cb0 && !st; i++) {
-    const cm__part_body_t *pb = &g->bodies[i];
-    cm_body_t b;
-    cm_body_init(&b);
-    b.mass = pb->mass;
-    memcpy(b.inertia, pb->inertia, sizeof b.inertia);
-    memcpy(b.position, pb->position, sizeof b.position);
-    memcpy(b.orientation, pb->orientation, sizeof b.orientation);
+    cm_body_t b = cm__body_from(&g->bodies[i]);
     st = cm_scene_add_body(ctx, sub, &b, NULL) < 0 ? ctx->status : CM_OK;
   }
   for (int64_t k = 0; k < g->k1 - g->k0 && !st; k++) {

@@ -255,7 +255,7 @@ int cm__body_chol(int dim, const cm__part_body_t *b, double *L) {
   return 0;
 }
 
-static cm_body_t cm__body_from(const cm__part_body_t *r) {
+cm_body_t cm__body_from(const cm__part_body_t *r) {
   cm_body_t b;
   cm_body_init(&b);
   b.fixed = 0;
