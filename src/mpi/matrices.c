@@ -8,8 +8,10 @@
  * columns in the same order as the whole system's: components are numbered
  * by their first row, columns by (component, mass block, dof)), analyses it
  * with the serial pipeline and returns records in the whole system's
- * indices; rank 0 merges and names them as for a scene (main.c). Not for
- * scenes (main.c, span.c). */
+ * indices (and every component's omega_max, for the ties); rank 0 merges
+ * and names them as for a scene (main.c). --vectors: the ranks send their
+ * modes' shapes over their components, rank 0 writes the serial file.
+ * Not for scenes (main.c, span.c). */
 #include "mpi_internal.h"
 
 #include "analyze/analyze_internal.h"

@@ -22,7 +22,8 @@ void cm__dbuf_push(cm__dbuf_t *b, double x);
 void cm__dbuf_free(cm__dbuf_t *b);
 
 /* A mode record: lambda, omega, residual, zeta, component, nc, nb, then nc
- * (contact position, share) and nb (body position, share) pairs. A
+ * (contact position, share) and nb (body position, share) pairs (a matrix
+ * system's: (row, share) and (dof, share), indices of its input). A
  * component record: omega_max, omega_upper, component, bodies, rows, dofs,
  * method, iterations, matvecs, converged, rank, nlisted, then nlisted body
  * positions. */
