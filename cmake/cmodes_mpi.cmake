@@ -7,6 +7,9 @@ if(MPI_C_FOUND AND PARPACK_FOUND)
   set(CMODES_HAVE_MPI ON)
   file(GLOB CMODES_MPI_SOURCES CONFIGURE_DEPENDS src/mpi/*.c)
   list(REMOVE_ITEM CMODES_MPI_SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/src/mpi/main.c)
+  # --matrices --vectors writes the file of `cmodes analyze --vectors`
+  list(APPEND CMODES_MPI_SOURCES
+       ${CMAKE_CURRENT_SOURCE_DIR}/src/cli/cmd_analyze_vectors.c)
   # the partition, halo and solves (also linked by the SLEPc bench)
   add_library(cmodes_mpi_core STATIC ${CMODES_MPI_SOURCES})
   target_include_directories(cmodes_mpi_core PUBLIC src/mpi)

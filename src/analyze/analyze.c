@@ -518,8 +518,8 @@ static size_t cm__name_head(const char *name) {
  * its dofs' names (col_names), or else of its rows' names (row_names),
  * when they all share it ("r2", MuJoCo's "1a"); else the first dof's
  * name, the first row's, or "dof D" (D its first dof, 0-based in M). */
-static char *cm__matrix_comp_name(const cm_system_t *sys, int r0, int m, int c0,
-                                  int n) {
+char *cm__matrix_comp_name(const cm_system_t *sys, int r0, int m, int c0,
+                           int n) {
   for (int pass = 0; pass < 2; pass++) {
     char **names = pass ? sys->row_names : sys->col_names;
     int cnt = pass ? m : n;
@@ -1018,6 +1018,13 @@ int cm__analyze_system_fields(cm_context_t *ctx, const cm_system_t *sys,
                               const cm_scene_t *scene, const cm_options_t *opts,
                               cm_report_t **out, cm__fields_t *f) {
   return cm__analyze_core(ctx, sys, scene, opts, out, NULL, f);
+}
+
+int cm__analyze_system_both(cm_context_t *ctx, const cm_system_t *sys,
+                            const cm_scene_t *scene, const cm_options_t *opts,
+                            cm_report_t **out, cm_vectors_t **vectors,
+                            cm__fields_t *f) {
+  return cm__analyze_core(ctx, sys, scene, opts, out, vectors, f);
 }
 
 /* The damped step of a scene with dashpots (damped.c) and its warning:

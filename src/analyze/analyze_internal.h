@@ -9,9 +9,8 @@
 /* Eigen-solves of every component of op into eig[0 .. ncomp) (small ones
  * densely and in parallel, large ones by Lanczos, opts->warm_start over
  * scene rows). CM_OK, CM_NOT_CONVERGED or an error. */
-int cm__solve_all(cm_context_t *ctx, cm_operator_t *op,
-                  const cm_system_t *sys, const cm_options_t *opts,
-                  cm__eig_t *eig);
+int cm__solve_all(cm_context_t *ctx, cm_operator_t *op, const cm_system_t *sys,
+                  const cm_options_t *opts, cm__eig_t *eig);
 /* Scene row of every system row (malloc'd, caller frees; NULL: no memory):
  * contacts in scene order, each with its normal row, then its tangents. */
 int *cm__scene_rows(const cm_system_t *sys);
@@ -44,6 +43,11 @@ void cm__cand_sort(void *base, size_t n, size_t size);
 /* r->omega_max (the largest listed omega), r->comp_max (modes[0]'s
  * component) and r->pc_ratio, from r->modes and r->pc_omega_max. */
 void cm__report_top(cm_report_t *r);
+/* A matrix system's component name (rows [r0, r0 + m), columns [c0, c0 +
+ * n)) as the report gives it; malloc'd, NULL when out of memory (also
+ * cmodes-mpi's, src/mpi/matrices.c). */
+char *cm__matrix_comp_name(const cm_system_t *sys, int r0, int m, int c0,
+                           int n);
 /* The report's model label (static string). */
 const char *cm__model_label(int tangential, int dashpots);
 /* With dashpots in the scene: the coupled damped central-difference limit
@@ -53,7 +57,6 @@ const char *cm__model_label(int tangential, int dashpots);
  * results so far are kept, r->warning says so and the return is
  * CM_NOT_CONVERGED with the message in ctx. */
 int cm__damped_step(cm_context_t *ctx, const cm_scene_t *scene,
-                    const cm_options_t *opts, double deadline,
-                    cm_report_t *r);
+                    const cm_options_t *opts, double deadline, cm_report_t *r);
 
 #endif

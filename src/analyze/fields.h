@@ -34,6 +34,12 @@ int cm__analyze_fields(cm_context_t *ctx, const cm_scene_t *scene,
 int cm__analyze_system_fields(cm_context_t *ctx, const cm_system_t *sys,
                               const cm_scene_t *scene, const cm_options_t *opts,
                               cm_report_t **out, cm__fields_t *f);
+/* Both: the fields and the mode shapes (vectors may be NULL: none), as
+ * cm_analyze_vectors (cmodes-mpi --matrices, src/mpi/matrices.c). */
+int cm__analyze_system_both(cm_context_t *ctx, const cm_system_t *sys,
+                            const cm_scene_t *scene, const cm_options_t *opts,
+                            cm_report_t **out, cm_vectors_t **vectors,
+                            cm__fields_t *f);
 /* Frees the arrays and zeroes the outputs; keeps want. Accepts NULL. */
 void cm__fields_free(cm__fields_t *f);
 

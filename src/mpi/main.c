@@ -57,12 +57,6 @@ static int cm__mpi_convert(int argc, char **argv, int rank) {
 
 /* ---- components on this rank alone: the serial pipeline ------- */
 
-typedef struct {
-  double moving, fixed, free_moving, free_motions, zero_modes, unknown_rank;
-  double tangential, dashpots, prob_steps, t_assemble, t_factor;
-  double unknown_late; /* a rank of J not computed: the budget ran out */
-} cm__mpi_more_t;
-
 static int cm__is_span(const int *span, int nspan, int c) {
   for (int i = 0; i < nspan; i++)
     if (span[i] == c)
@@ -202,16 +196,16 @@ static void cm__local_records(const cm__mpi_part_t *P, const cm__local_t *L,
   }
 }
 
+void cm__mpi_sums_pc(cm__mpi_sums_t *sums, double omega, double index) {
+  if (omega > sums->pc_omega)
+    sums->pc_omega = omega, sums->pc_contact = index;
+}
+
 /* The local report's bounds, counts and solver figures into the sums. */
-static void cm__local_sums(const cm__mpi_part_t *P, const cm__local_t *L,
-                           const cm_report_t *r, cm__mpi_sums_t *sums,
-                           cm__mpi_more_t *more) {
+void cm__mpi_local_sums(const cm_report_t *r, cm__mpi_sums_t *sums,
+                        cm__mpi_more_t *more) {
   sums->active_dofs += r->active_dofs;
   sums->rows += r->nrows;
-  if (r->pc_omega_max > sums->pc_omega) {
-    sums->pc_omega = r->pc_omega_max;
-    sums->pc_contact = (double)P->corig[L->cidx[r->pc_contact]];
-  }
   sums->omega_upper = fmax(sums->omega_upper, r->omega_upper);
   sums->omega_upper_prob = fmax(sums->omega_upper_prob, r->omega_upper_prob);
   sums->iterations += r->iterations;
@@ -287,6 +281,11 @@ static int cm__local_certify(cm_context_t *ctx, const cm_system_t *sys,
   return CM_OK;
 }
 
+int cm__mpi_list_comps(int ncomp, const cm_options_t *opts) {
+  int n = ncomp < CM__MPI_LIST_MAX ? ncomp : CM__MPI_LIST_MAX;
+  return n > opts->top_components ? n : opts->top_components;
+}
+
 /* The components on this rank alone: the serial pipeline on their scene. */
 static int cm__local_solve(cm_context_t *ctx, const cm__mpi_part_t *P,
                            const int *span, int nspan, const cm_options_t *opts,
@@ -302,10 +301,13 @@ static int cm__local_solve(cm_context_t *ctx, const cm__mpi_part_t *P,
   int st = cm__local_scene(ctx, P, span, nspan, &L);
   if (!st && L.nsc > 0) {
     st = cm_system_assemble(ctx, L.sub, &sys);
+    cm_options_t o = *opts;
+    if (!st)
+      o.top_components = cm__mpi_list_comps(sys->ncomp, opts);
     if (!st && P->vecs) /* --vectors: the shapes too */
-      st = cm_analyze_vectors(ctx, sys, L.sub, opts, &r, &vec);
+      st = cm_analyze_vectors(ctx, sys, L.sub, &o, &r, &vec);
     else if (!st)
-      st = cm_analyze_system(ctx, sys, L.sub, opts, &r);
+      st = cm_analyze_system(ctx, sys, L.sub, &o, &r);
     if (st >= 0 && !(gcomp = malloc(sizeof(int) * ((size_t)sys->ncomp + 1))))
       st = CM__ERR(ctx, CM_NOMEM, NULL, "out of memory");
   }
@@ -316,7 +318,10 @@ static int cm__local_solve(cm_context_t *ctx, const cm__mpi_part_t *P,
     cm__local_records(P, &L, sys, r, gcomp, out);
     if (vec)
       cm__mpi_vecs_local(P->vecs, P, vec, r, gcomp, L.cidx, L.bpos);
-    cm__local_sums(P, &L, r, sums, more);
+    if (r->pc_omega_max > sums->pc_omega)
+      cm__mpi_sums_pc(sums, r->pc_omega_max,
+                      (double)P->corig[L.cidx[r->pc_contact]]);
+    cm__mpi_local_sums(r, sums, more);
     cm__local_damped(r, gcomp, sums);
     if (st == CM_NOT_CONVERGED && strstr(ctx->message, "time budget"))
       sums->timed_out += 1; /* the serial solve's --max-seconds */
@@ -333,6 +338,12 @@ static int cm__local_solve(cm_context_t *ctx, const cm__mpi_part_t *P,
 }
 
 /* ---- the report on rank 0 ------------------------------------- */
+
+size_t cm__mpi_rec_len(const double *p) {
+  return p[0] == CM__REC_MODE   ? 8 + 2 * (size_t)p[6] + 2 * (size_t)p[7]
+         : p[0] == CM__REC_COMP ? 13 + (size_t)p[12]
+                                : 4;
+}
 
 typedef struct {
   cm__cand_t key;  /* first: cm__cand_sort's order */
@@ -410,7 +421,7 @@ static char *cm__tie_name(const cm__part_file_t *f, int comp) {
 /* r->ties (cm__list_ties in analyze.c): the components whose top
  * eigenvalue (omega_max squared) is within opts->tol (relative) of the
  * largest, ascending by index, named; cp sorted by omega_max. */
-static int cm__report_ties(const cm__part_file_t *f, const cm_options_t *opts,
+static int cm__report_ties(const cm__mpi_src_t *src, const cm_options_t *opts,
                            const cm__rec_t *cp, size_t nc, cm_report_t *r) {
   double top = nc ? cp[0].p[1] * cp[0].p[1] : 0;
   if (!(top > 0) || !r->nmodes)
@@ -428,7 +439,8 @@ static int cm__report_ties(const cm__part_file_t *f, const cm_options_t *opts,
   qsort(r->ties, n, sizeof(int), cm__i32_cmp);
   r->nties = (int)n;
   for (int i = 0; i < cap; i++) {
-    r->tie_names[i] = cm__tie_name(f, r->ties[i]);
+    r->tie_names[i] = src->msys ? cm__mpimat_comp_name(src->msys, r->ties[i])
+                                : cm__tie_name(src->f, r->ties[i]);
     r->nties_listed++;
     if (!r->tie_names[i])
       return CM_NOMEM;
@@ -439,44 +451,82 @@ static int cm__report_ties(const cm__part_file_t *f, const cm_options_t *opts,
 #define CM__NSUMS ((int)(sizeof(cm__mpi_sums_t) / sizeof(double)))
 #define CM__NMORE ((int)(sizeof(cm__mpi_more_t) / sizeof(double)))
 
+/* Mode record p into m, named from src (a matrix system's record lists
+ * dofs where a scene's lists bodies). */
+static int cm__report_mode(const cm__mpi_src_t *src, const double *p,
+                           cm_mode_t *m) {
+  const cm_system_t *ms = src->msys;
+  m->lambda = p[1], m->omega = p[2], m->residual = p[3], m->zeta = p[4];
+  m->component = (int)p[5];
+  int ncs = (int)p[6], nbs = (int)p[7];
+  m->contacts = calloc((size_t)ncs + 1, sizeof(cm_share_t));
+  m->bodies = calloc((size_t)(ms ? 0 : nbs) + 1, sizeof(cm_share_t));
+  m->dofs = ms ? calloc((size_t)nbs + 1, sizeof(cm_share_t)) : NULL;
+  if (!m->contacts || !m->bodies || (ms && !m->dofs))
+    return CM_NOMEM;
+  m->ncontacts = ncs;
+  int st = CM_OK;
+  for (int j = 0; j < ncs && !st; j++) {
+    m->contacts[j].share = p[8 + 2 * j + 1];
+    st = ms ? cm__mpimat_share_row(ms, (int64_t)p[8 + 2 * j], &m->contacts[j])
+            : cm__share_contact(src->f, (int64_t)p[8 + 2 * j], &m->contacts[j]);
+  }
+  cm_share_t *bs = ms ? m->dofs : m->bodies;
+  *(ms ? &m->ndofs : &m->nbodies) = nbs;
+  const double *q = p + 8 + 2 * ncs;
+  for (int j = 0; j < nbs && !st; j++) {
+    bs[j].share = q[2 * j + 1];
+    st = ms ? cm__mpimat_share_dof(ms, (int64_t)q[2 * j], &bs[j])
+            : cm__share_body(src->f, (int64_t)q[2 * j], &bs[j]);
+  }
+  return st;
+}
+
 /* The report's modes and components: the gathered records (recs, nrec
  * doubles) sorted as the serial report sorts them, the top ones listed
  * with their names read from the file. */
-static int cm__report_lists(cm_context_t *ctx, const cm__part_file_t *f,
+/* The records' modes (md), listed components (cp) and components' tops
+ * (tp), each sorted as the serial sorts them; their numbers in n[3]. The
+ * arrays are NULL when out of memory. */
+static void cm__report_sort(const double *recs, size_t nrec, cm__rec_t **md,
+                            cm__rec_t **cp, cm__rec_t **tp, size_t *n) {
+  n[0] = n[1] = n[2] = 0;
+  for (size_t i = 0; i < nrec; i += cm__mpi_rec_len(recs + i))
+    n[recs[i] == CM__REC_MODE ? 0 : recs[i] == CM__REC_COMP ? 1 : 2]++;
+  *md = malloc(sizeof **md * (n[0] + 1));
+  *cp = malloc(sizeof **cp * (n[1] + 1));
+  *tp = malloc(sizeof **tp * (n[2] + 1));
+  if (!*md || !*cp || !*tp)
+    return;
+  n[0] = n[1] = n[2] = 0;
+  for (size_t i = 0; i < nrec; i += cm__mpi_rec_len(recs + i)) {
+    const double *p = recs + i;
+    if (p[0] == CM__REC_MODE) {
+      (*md)[n[0]] = (cm__rec_t){{p[1], (int)p[5], (int)n[0]}, p};
+      n[0]++;
+    } else { /* keyed by omega_max squared: the serial's groups */
+      int t = p[0] == CM__REC_COMP ? 1 : 2;
+      cm__rec_t *a = t == 1 ? *cp : *tp;
+      a[n[t]] = (cm__rec_t){{p[1] * p[1], (int)p[3], (int)n[t]}, p};
+      n[t]++;
+    }
+  }
+  cm__cand_sort(*md, n[0], sizeof **md);
+  cm__cand_sort(*cp, n[1], sizeof **cp);
+  cm__cand_sort(*tp, n[2], sizeof **tp);
+}
+
+static int cm__report_lists(cm_context_t *ctx, const cm__mpi_src_t *src,
                             const cm_options_t *opts, const double *recs,
                             size_t nrec, cm_report_t *r) {
-  size_t nm = 0, nc = 0;
-  for (size_t i = 0; i < nrec;) { /* count the records */
-    if (recs[i] == CM__REC_MODE) {
-      nm++;
-      i += 8 + 2 * (size_t)recs[i + 6] + 2 * (size_t)recs[i + 7];
-    } else {
-      nc++;
-      i += 13 + (size_t)recs[i + 12];
-    }
-  }
-  cm__rec_t *md = malloc(sizeof *md * (nm + 1));
-  cm__rec_t *cp = malloc(sizeof *cp * (nc + 1));
-  if (!md || !cp) {
-    free(md), free(cp);
+  cm__rec_t *md, *cp, *tp;
+  size_t n[3];
+  cm__report_sort(recs, nrec, &md, &cp, &tp, n);
+  if (!md || !cp || !tp) {
+    free(md), free(cp), free(tp);
     return CM__ERR(ctx, CM_NOMEM, NULL, "out of memory (report)");
   }
-  nm = nc = 0;
-  for (size_t i = 0; i < nrec;) {
-    if (recs[i] == CM__REC_MODE) {
-      md[nm] = (cm__rec_t){{recs[i + 1], (int)recs[i + 5], (int)nm}, recs + i};
-      nm++;
-      i += 8 + 2 * (size_t)recs[i + 6] + 2 * (size_t)recs[i + 7];
-    } else {
-      /* keyed by omega_max squared: the same groups as the serial order */
-      cp[nc] = (cm__rec_t){
-          {recs[i + 1] * recs[i + 1], (int)recs[i + 3], (int)nc}, recs + i};
-      nc++;
-      i += 13 + (size_t)recs[i + 12];
-    }
-  }
-  cm__cand_sort(md, nm, sizeof *md);
-  cm__cand_sort(cp, nc, sizeof *cp);
+  size_t nm = n[0], nc = n[1];
   int st = CM_OK;
   /* ---- modes ---------------------------------------------------- */
   int k = (int)(nm < (size_t)opts->modes ? nm : (size_t)opts->modes);
@@ -484,29 +534,8 @@ static int cm__report_lists(cm_context_t *ctx, const cm__part_file_t *f,
   r->nmodes = r->modes ? k : 0;
   if (!r->modes)
     st = CM_NOMEM;
-  for (int i = 0; i < r->nmodes && !st; i++) {
-    const double *p = md[i].p;
-    cm_mode_t *m = &r->modes[i];
-    m->lambda = p[1], m->omega = p[2], m->residual = p[3], m->zeta = p[4];
-    m->component = (int)p[5];
-    int ncs = (int)p[6], nbs = (int)p[7];
-    m->contacts = calloc((size_t)ncs + 1, sizeof(cm_share_t));
-    m->bodies = calloc((size_t)nbs + 1, sizeof(cm_share_t));
-    if (!m->contacts || !m->bodies) {
-      st = CM_NOMEM;
-      break;
-    }
-    m->ncontacts = ncs, m->nbodies = nbs;
-    for (int j = 0; j < ncs && !st; j++) {
-      m->contacts[j].share = p[8 + 2 * j + 1];
-      st = cm__share_contact(f, (int64_t)p[8 + 2 * j], &m->contacts[j]);
-    }
-    const double *q = p + 8 + 2 * ncs;
-    for (int j = 0; j < nbs && !st; j++) {
-      m->bodies[j].share = q[2 * j + 1];
-      st = cm__share_body(f, (int64_t)q[2 * j], &m->bodies[j]);
-    }
-  }
+  for (int i = 0; i < r->nmodes && !st; i++)
+    st = cm__report_mode(src, md[i].p, &r->modes[i]);
   /* ---- components ----------------------------------------------- */
   int kc =
       (int)(nc < (size_t)opts->top_components ? nc
@@ -529,17 +558,20 @@ static int cm__report_lists(cm_context_t *ctx, const cm__part_file_t *f,
       break;
     }
     for (int j = 0; j < nl && j < 20 && !st; j++) {
-      c->body_names[j] = cm__part_body_label(f, (int64_t)p[13 + j]);
+      c->body_names[j] = cm__part_body_label(src->f, (int64_t)p[13 + j]);
       c->nlisted++;
       st = c->body_names[j] ? CM_OK : CM_NOMEM;
     }
   }
   if (!st)
-    st = cm__report_ties(f, opts, cp, nc, r);
-  free(md), free(cp);
+    st = n[2] ? cm__report_ties(src, opts, tp, n[2], r) /* every one's top */
+              : cm__report_ties(src, opts, cp, nc, r);
+  free(md), free(cp), free(tp);
+  if (st && src->msys)
+    return CM__ERR(ctx, CM_NOMEM, NULL, "out of memory (report names)");
   if (st)
-    return CM__ERR(ctx, st == CM_IO ? CM_IO : CM_NOMEM, f->path,
-                   "%s: could not read the names of the report", f->path);
+    return CM__ERR(ctx, st == CM_IO ? CM_IO : CM_NOMEM, src->f->path,
+                   "%s: could not read the names of the report", src->f->path);
   return CM_OK;
 }
 
@@ -582,20 +614,54 @@ static int cm__report_damped(const cm__mpi_sums_t *sums,
   return cm__dashpot_warning(r);
 }
 
-static int cm__build_report(cm_context_t *ctx, const cm__part_file_t *f,
+/* The report's counts of bodies, dofs, contacts and components: a
+ * scene's from the file and the ranks' counts, a matrix system's as
+ * cm__counts (analyze.c) gives them (its mass blocks are the "bodies",
+ * none moving; the dofs no row reaches add to the free motions). */
+static void cm__report_counts(const cm__mpi_src_t *src,
+                              const cm__mpi_sums_t *sums,
+                              const cm__mpi_more_t *more, cm_report_t *r) {
+  const cm_system_t *ms = src->msys;
+  int nd = ms || src->f->h.dim == 2 ? 3 : 6;
+  r->nrows = (int)sums->rows;
+  r->nbodies = ms ? ms->nbodies : (int)src->f->h.nbodies;
+  r->moving_bodies = ms ? ms->moving_bodies : (int)more->moving;
+  r->fixed_bodies = ms ? ms->nbodies - ms->moving_bodies : (int)more->fixed;
+  r->free_bodies = ms ? ms->free_bodies : (int)more->free_moving;
+  r->ndofs = ms ? ms->ndofs : r->moving_bodies * nd;
+  r->active_dofs = (int)sums->active_dofs;
+  r->ncontacts = ms ? ms->ncontacts : (int)src->f->h.ncontacts;
+  r->dropped_dofs = r->ndofs - r->active_dofs;
+  int unknown = more->unknown_rank > 0 || more->unknown_late > 0;
+  double fm = ms ? more->free_motions + ms->dropped_dofs
+                 : more->free_motions + more->free_moving * nd;
+  r->free_motions = unknown ? -1 : (int)fm;
+  r->zero_modes = unknown ? -1 : (int)more->zero_modes;
+  r->counts_note = /* the serial's reasons (cm__counts in analyze.c) */
+      !unknown ? NULL
+      : more->unknown_late > 0
+          ? "the rank of J was not computed: the solve budget "
+            "(max_seconds) ran out before the sparse QR of every "
+            "component"
+          : "the rank of J was not computed: a component has more rows "
+            "than rank_max_rows (default 20000), past which the sparse "
+            "QR costs more than the analysis";
+  r->ncomp = ms ? ms->ncomp : (int)src->f->h.ncomp;
+}
+
+static int cm__build_report(cm_context_t *ctx, const cm__mpi_src_t *src,
                             const cm_options_t *opts, const double *recs,
                             size_t nrec, const cm__mpi_sums_t *sums,
                             const cm__mpi_more_t *more, cm_report_t **out) {
   cm_report_t *r = calloc(1, sizeof *r);
   if (!r)
     return CM__ERR(ctx, CM_NOMEM, NULL, "out of memory (report)");
-  int st = cm__report_lists(ctx, f, opts, recs, nrec, r);
+  int st = cm__report_lists(ctx, src, opts, recs, nrec, r);
   if (st) {
     cm_report_destroy(&r);
     return st;
   }
   /* ---- bounds, counts, solver ----------------------------------- */
-  int nd = f->h.dim == 2 ? 3 : 6;
   r->status = sums->notconv > 0 ? CM_NOT_CONVERGED : CM_OK;
   r->pc_omega_max = sums->pc_omega;
   r->pc_contact = (int)sums->pc_contact;
@@ -608,29 +674,7 @@ static int cm__build_report(cm_context_t *ctx, const cm__part_file_t *f,
   r->tangential = more->tangential > 0;
   r->dashpots = more->dashpots > 0;
   r->model = cm__model_label(r->tangential, r->dashpots);
-  r->nrows = (int)sums->rows;
-  r->nbodies = (int)f->h.nbodies;
-  r->moving_bodies = (int)more->moving;
-  r->fixed_bodies = (int)more->fixed;
-  r->free_bodies = (int)more->free_moving;
-  r->ndofs = r->moving_bodies * nd;
-  r->active_dofs = (int)sums->active_dofs;
-  r->ncontacts = (int)f->h.ncontacts;
-  r->dropped_dofs = r->ndofs - r->active_dofs;
-  int unknown = more->unknown_rank > 0 || more->unknown_late > 0;
-  r->free_motions =
-      unknown ? -1 : (int)(more->free_motions + more->free_moving * nd);
-  r->zero_modes = unknown ? -1 : (int)more->zero_modes;
-  r->counts_note = /* the serial's reasons (cm__counts in analyze.c) */
-      !unknown ? NULL
-      : more->unknown_late > 0
-          ? "the rank of J was not computed: the solve budget "
-            "(max_seconds) ran out before the sparse QR of every "
-            "component"
-          : "the rank of J was not computed: a component has more rows "
-            "than rank_max_rows (default 20000), past which the sparse "
-            "QR costs more than the analysis";
-  r->ncomp = (int)f->h.ncomp;
+  cm__report_counts(src, sums, more, r);
   int kinds =
       (sums->n_dense > 0) + (sums->n_arpack > 0) + (sums->n_lanczos > 0);
   r->method = r->ncomp == 0         ? "none"
@@ -654,21 +698,25 @@ static int cm__build_report(cm_context_t *ctx, const cm__part_file_t *f,
     cm_report_destroy(&r);
     return CM__ERR(ctx, CM_NOMEM, NULL, "out of memory (report)");
   }
-  r->deck_timestep_s = f->h.timestep;
-  r->deck_fraction = f->h.timestep > 0 && r->central_difference.h_s > 0
-                         ? f->h.timestep / r->central_difference.h_s
+  double ts = src->f ? src->f->h.timestep : 0; /* matrices: no deck */
+  r->deck_timestep_s = ts;
+  r->deck_fraction = ts > 0 && r->central_difference.h_s > 0
+                         ? ts / r->central_difference.h_s
                          : NAN;
   *out = r;
   return CM_OK;
 }
 
 /* The --partition table: one line per rank (standard error, rank 0). */
-static void cm__print_partition(const double *all, int W, int np, int nspan) {
+static void cm__print_partition(const double *all, int W, int np, int nspan,
+                                int matrices) {
   fprintf(stderr,
           "cmodes-mpi: %d ranks, %d component(s) spread over ranks\n"
-          "rank  bodies        contacts      halo_bodies  msgs/product  "
+          "rank  %s  halo_bodies  msgs/product  "
           "bytes/product  products  s/product  max_rss_MiB\n",
-          np, nspan);
+          np, nspan,
+          matrices ? "components    rows        " /* matrices.c's ranges */
+                   : "bodies        contacts    ");
   for (int q = 0; q < np; q++) {
     const double *a = all + (size_t)q * W;
     cm__mpi_sums_t s;
@@ -689,9 +737,13 @@ static void cm__print_partition(const double *all, int W, int np, int nspan) {
 
 static void cm__analyze_usage(FILE *f) {
   fprintf(f, "usage: mpirun -np N cmodes-mpi analyze [options] SCENE.cmpart\n"
+             "       mpirun -np N cmodes-mpi analyze [options] --matrices "
+             "MANIFEST | M.mtx J.mtx k.mtx\n"
              "\nThe report of `cmodes analyze` computed over MPI ranks, each\n"
              "reading only its part of a partitioned scene (write one with\n"
-             "`cmodes-mpi convert SCENE OUT.cmpart`; docs/distributed.md).\n\n"
+             "`cmodes-mpi convert SCENE OUT.cmpart`; docs/distributed.md).\n"
+             "With --matrices rank 0 reads the matrix system and gives each\n"
+             "rank whole components of it.\n\n"
              "analysis options (as `cmodes analyze`):\n");
   cm__opt_usage(f, NULL);
   fprintf(f, "other options:\n"
@@ -701,19 +753,14 @@ static void cm__analyze_usage(FILE *f) {
              "      --partition         print each rank's part, halo and "
              "memory\n"
              "                          (standard error)\n"
+             "      --matrices          read Matrix Market M, J, k (or a "
+             "manifest)\n"
              "      --vectors FILE      also write the mode shapes (z, xi, "
              "phi) as\n"
              "                          `cmodes analyze --vectors` does "
              "(rank 0)\n"
              "  -h, --help              this help\n");
 }
-
-typedef struct {
-  cm_options_t opts;
-  int threads, json, notime, part;
-  const char *path;    /* the partitioned scene */
-  const char *vectors; /* --vectors FILE, NULL: none */
-} cm__args_t;
 
 /* Parses analyze's arguments: -1 to go on, else the exit code. */
 static int cm__analyze_args(int argc, char **argv, int rank, cm__args_t *a) {
@@ -748,11 +795,8 @@ static int cm__analyze_args(int argc, char **argv, int rank, cm__args_t *a) {
     case O_PART:
       a->part = 1;
       break;
-    case O_MATRICES: /* cmodes analyze's, refused by name */
-      fprintf(stderr, "cmodes-mpi analyze: --matrices: a matrix system "
-                      "(M, J, k) is not partitioned over ranks; analyze it "
-                      "with 'cmodes analyze --matrices'\n");
-      ok = 0;
+    case O_MATRICES: /* a matrix system (matrices.c) */
+      a->matrices = 1;
       break;
     case O_VECTORS:
       a->vectors = optarg;
@@ -767,9 +811,11 @@ static int cm__analyze_args(int argc, char **argv, int rank, cm__args_t *a) {
   }
   cm_context_t ctx;
   cm_context_init(&ctx);
-  if (ok && argc - optind != 1) {
-    fprintf(stderr, "cmodes-mpi analyze: expected one partitioned scene "
-                    "file\n");
+  int nargs = argc - optind;
+  if (ok && (a->matrices ? nargs != 1 && nargs != 3 : nargs != 1)) {
+    fprintf(stderr, "cmodes-mpi analyze: expected %s\n",
+            a->matrices ? "a manifest or three Matrix Market files (M J k)"
+                        : "one partitioned scene file");
     ok = 0;
   }
   if (ok && cm_options_validate(&ctx, &a->opts)) {
@@ -781,6 +827,8 @@ static int cm__analyze_args(int argc, char **argv, int rank, cm__args_t *a) {
     return cm_status_exit(CM_USAGE);
   }
   a->path = argv[optind];
+  for (int i = 0; nargs == 3 && i < 3; i++)
+    a->mtx[i] = argv[optind + i];
   return -1;
 }
 
@@ -827,15 +875,10 @@ static int cm__cut_rank(cm_context_t *ctx, const cm__mpi_part_t *P, int comp,
                             &rank, &rows, &ndofs);
   if (st || q != 0)
     return st;
-  for (size_t i = rec0; i < recs->n;) { /* the component's record */
-    double *p = recs->v + i;
-    if (p[0] == CM__REC_MODE) {
-      i += 8 + 2 * (size_t)p[6] + 2 * (size_t)p[7];
-      continue;
-    }
-    if ((int)p[3] == comp)
+  for (size_t i = rec0; i < recs->n; i += cm__mpi_rec_len(recs->v + i)) {
+    double *p = recs->v + i; /* the component's record */
+    if (p[0] == CM__REC_COMP && (int)p[3] == comp)
       p[11] = rank < 0 ? -1 : rank;
-    i += 13 + (size_t)p[12];
   }
   if (rank == -2)
     more->unknown_late = 1;
@@ -930,11 +973,11 @@ static void cm__combine(const double *all, int W, int np, cm__mpi_sums_t *S,
 
 /* Gathers every rank's sums and records to rank 0, which builds the
  * report into *rep (buffers allocated and agreed before each gather). */
-static int cm__gather_report(cm_context_t *ctx, const cm__mpi_part_t *P,
-                             const cm__args_t *a, int nspan,
-                             const cm__dbuf_t *recs, const cm__mpi_sums_t *sums,
-                             const cm__mpi_more_t *more, double t_read,
-                             cm_report_t **rep) {
+int cm__mpi_gather_report(cm_context_t *ctx, const cm__mpi_src_t *src,
+                          const double part[4], const cm__args_t *a, int nspan,
+                          const cm__dbuf_t *recs, const cm__mpi_sums_t *sums,
+                          const cm__mpi_more_t *more, double t_read,
+                          cm_report_t **rep) {
   enum { W = CM__NSUMS + CM__NMORE + 6 };
   double mine[W];
   memcpy(mine, sums, sizeof *sums);
@@ -942,10 +985,12 @@ static int cm__gather_report(cm_context_t *ctx, const cm__mpi_part_t *P,
   struct rusage ru;
   getrusage(RUSAGE_SELF, &ru);
   double *pi = mine + CM__NSUMS + CM__NMORE; /* the --partition row */
-  pi[0] = (double)P->b0, pi[1] = (double)P->b1, pi[2] = (double)P->c0;
-  pi[3] = (double)P->c1, pi[4] = (double)ru.ru_maxrss / 1024.0;
+  memcpy(pi, part, 4 * sizeof(double));
+  pi[4] = (double)ru.ru_maxrss / 1024.0;
   pi[5] = nspan;
-  int rank = P->rank, np = P->np, st = CM_OK;
+  int rank, np, st = CM_OK;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &np);
   double *all = NULL, *rv = NULL;
   int n = (int)recs->n, *cnt = NULL, *dsp = NULL;
   size_t tot = 0;
@@ -960,7 +1005,7 @@ static int cm__gather_report(cm_context_t *ctx, const cm__mpi_part_t *P,
   if (!st) {
     MPI_Gather(mine, W, MPI_DOUBLE, all, W, MPI_DOUBLE, 0, MPI_COMM_WORLD);
     if (a->part && !rank)
-      cm__print_partition(all, W, np, nspan);
+      cm__print_partition(all, W, np, nspan, src->msys != NULL);
     MPI_Gather(&n, 1, MPI_INT, cnt, 1, MPI_INT, 0, MPI_COMM_WORLD);
     for (int q = 0; !rank && q < np; q++)
       dsp[q] = (int)tot, tot += (size_t)cnt[q];
@@ -975,7 +1020,7 @@ static int cm__gather_report(cm_context_t *ctx, const cm__mpi_part_t *P,
     cm__mpi_sums_t S;
     cm__mpi_more_t M;
     cm__combine(all, W, np, &S, &M);
-    st = cm__build_report(ctx, P->f, &a->opts, rv, tot, &S, &M, rep);
+    st = cm__build_report(ctx, src, &a->opts, rv, tot, &S, &M, rep);
     if (!st)
       (*rep)->t_parse = t_read;
   }
@@ -983,8 +1028,8 @@ static int cm__gather_report(cm_context_t *ctx, const cm__mpi_part_t *P,
   return cm__mpi_agree(ctx, st, MPI_COMM_WORLD);
 }
 
-static void cm__print_report(const cm_report_t *rep, const cm__args_t *a,
-                             int st, int timed_out) {
+void cm__mpi_print_report(const cm_report_t *rep, const cm__args_t *a, int st,
+                          int timed_out) {
   if (a->json) {
     char *text = cm_report_to_json(
         rep, CM_JSON_INDENT | (a->notime ? CM_JSON_NO_TIMINGS : 0));
@@ -1036,6 +1081,8 @@ static int cm__mpi_analyze(int argc, char **argv, int rank, int np) {
   int code = cm__analyze_args(argc, argv, rank, &a);
   if (code >= 0)
     return code;
+  if (a.matrices)
+    return cm__mpimat_analyze(&a, rank, np);
   cm_context_t ctx;
   cm_context_init(&ctx);
   ctx.threads = a.threads;
@@ -1098,8 +1145,10 @@ static int cm__mpi_analyze(int argc, char **argv, int rank, int np) {
     double timed = 0;
     MPI_Allreduce(&sums.timed_out, &timed, 1, MPI_DOUBLE, MPI_SUM,
                   MPI_COMM_WORLD);
-    st = cm__gather_report(&ctx, &P, &a, nspan, &recs, &sums, &more, t_read,
-                           &rep);
+    cm__mpi_src_t src = {P.f, NULL};
+    double part[4] = {(double)P.b0, (double)P.b1, (double)P.c0, (double)P.c1};
+    st = cm__mpi_gather_report(&ctx, &src, part, &a, nspan, &recs, &sums, &more,
+                               t_read, &rep);
     if (!st && a.vectors) /* written before the report, as by cmodes */
       st = cm__mpi_vecs_write(&ctx, &P, rep, a.vectors);
     int fs = !st && !rank && rep ? rep->status : CM_OK;
@@ -1107,7 +1156,7 @@ static int cm__mpi_analyze(int argc, char **argv, int rank, int np) {
     if (!st)
       st = warn > fs ? warn : fs;
     if (st >= 0 && !rank)
-      cm__print_report(rep, &a, st, timed > 0);
+      cm__mpi_print_report(rep, &a, st, timed > 0);
   }
   if (st < 0 && !rank)
     fprintf(stderr, "cmodes-mpi analyze: %s: %s\n", cm_status_message(st),
@@ -1124,7 +1173,9 @@ static int cm__mpi_analyze(int argc, char **argv, int rank, int np) {
 static void cm__usage(FILE *f) {
   fprintf(f, "usage: cmodes-mpi convert IN OUT.cmpart\n"
              "       mpirun -np N cmodes-mpi analyze [options] "
-             "SCENE.cmpart\n\n"
+             "SCENE.cmpart\n"
+             "       mpirun -np N cmodes-mpi analyze [options] --matrices "
+             "MANIFEST | M.mtx J.mtx k.mtx\n\n"
              "cmodes over MPI (docs/distributed.md).\n");
 }
 

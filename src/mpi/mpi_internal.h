@@ -22,12 +22,18 @@ void cm__dbuf_push(cm__dbuf_t *b, double x);
 void cm__dbuf_free(cm__dbuf_t *b);
 
 /* A mode record: lambda, omega, residual, zeta, component, nc, nb, then nc
- * (contact position, share) and nb (body position, share) pairs. A
+ * (contact position, share) and nb (body position, share) pairs (a matrix
+ * system's: (row, share) and (dof, share), indices of its input). A
  * component record: omega_max, omega_upper, component, bodies, rows, dofs,
  * method, iterations, matvecs, converged, rank, nlisted, then nlisted body
  * positions. */
 #define CM__REC_MODE 1.0
 #define CM__REC_COMP 2.0
+/* A component's top (every component of a matrix system, listed or not,
+ * for the components tied at the top): omega_max, 0, component. */
+#define CM__REC_TOP 3.0
+/* The length of the record at p, in doubles. */
+size_t cm__mpi_rec_len(const double *p);
 
 /* --vectors: this rank's mode shapes (vectors.c). */
 typedef struct cm__mpi_vecs cm__mpi_vecs_t;
@@ -71,6 +77,74 @@ typedef struct {
   double damp_h, damp_cert, damp_zeta, damp_comp, damp_iter, damp_cw;
   double damp_fail;
 } cm__mpi_sums_t;
+
+/* Counts over the rank's part that go into the report besides the sums
+ * (bodies, the rank of J, the model, timings). */
+typedef struct {
+  double moving, fixed, free_moving, free_motions, zero_modes, unknown_rank;
+  double tangential, dashpots, prob_steps, t_assemble, t_factor;
+  double unknown_late; /* a rank of J not computed: the budget ran out */
+} cm__mpi_more_t;
+
+/* `cmodes-mpi analyze`'s command line (main.c). */
+typedef struct {
+  cm_options_t opts;
+  int threads, json, notime, part;
+  int matrices;        /* --matrices: a matrix system (matrices.c) */
+  const char *path;    /* the partitioned scene, or the manifest */
+  const char *mtx[3];  /* --matrices M.mtx J.mtx k.mtx, else NULL */
+  const char *vectors; /* --vectors FILE, NULL: none */
+} cm__args_t;
+
+/* Where the report's names and totals come from: a partitioned scene's
+ * file (its names read on rank 0), or a matrix system that rank 0 holds
+ * whole (matrices.c); one of the two is NULL. */
+typedef struct {
+  const cm__part_file_t *f;
+  const cm_system_t *msys;
+} cm__mpi_src_t;
+
+/* ---- the report (main.c), shared with matrices.c ---- */
+
+/* The components a rank's serial analysis lists (top_components): all of
+ * its ncomp up to the option's maximum (1000), so that rank 0 sees every
+ * component tied at the top (a rank's tied components are its largest)
+ * while it lists the top opts->top_components of all. */
+#define CM__MPI_LIST_MAX 1000
+int cm__mpi_list_comps(int ncomp, const cm_options_t *opts);
+
+/* A rank's serial report r into the sums and counts (the per-contact
+ * bound excepted: cm__mpi_sums_pc). */
+void cm__mpi_local_sums(const cm_report_t *r, cm__mpi_sums_t *sums,
+                        cm__mpi_more_t *more);
+/* The per-contact bound omega of contact index (the scene's, or the
+ * matrix system's row) when above the sums' so far. */
+void cm__mpi_sums_pc(cm__mpi_sums_t *sums, double omega, double index);
+/* Gathers every rank's sums and records (recs) to rank 0, which builds
+ * the report of src into *rep. part: this rank's row of the --partition
+ * table (two ranges). Collective; errors agreed. */
+int cm__mpi_gather_report(cm_context_t *ctx, const cm__mpi_src_t *src,
+                          const double part[4], const cm__args_t *a, int nspan,
+                          const cm__dbuf_t *recs, const cm__mpi_sums_t *sums,
+                          const cm__mpi_more_t *more, double t_read,
+                          cm_report_t **rep);
+/* Rank 0: prints the report (text or JSON) and the not-converged warning. */
+void cm__mpi_print_report(const cm_report_t *rep, const cm__args_t *a, int st,
+                          int timed_out);
+
+/* ---- --matrices (matrices.c) ---- */
+
+/* `cmodes-mpi analyze --matrices`: rank 0 reads the system, splits it by
+ * whole components over the ranks, each analyses its part with the serial
+ * pipeline; returns the exit code. */
+int cm__mpimat_analyze(cm__args_t *a, int rank, int np);
+/* Row index (the input's) of the system's names: into s (name from
+ * row_names, no body names). CM_NOMEM when a copy fails. */
+int cm__mpimat_share_row(const cm_system_t *sys, int64_t index, cm_share_t *s);
+/* Dof index (M's) as the serial names it: col_names, else "#index". */
+int cm__mpimat_share_dof(const cm_system_t *sys, int64_t index, cm_share_t *s);
+/* Component c's name as the serial report gives it (analyze.c). */
+char *cm__mpimat_comp_name(const cm_system_t *sys, int c);
 
 /* Empties *f (no file open) and *P, and sets P's rank, np and file: the
  * state cm__part_open and cm__part_load start from. */

@@ -10,7 +10,12 @@ spread over every rank) or errors (a missing file, a file missing on one
 rank, a truncated file, a JSON scene: one message, the exit code, no hang)
 or oom (an allocation failing on one rank: one message, exit 1, no hang),
 damped:SCENE (with dashpots: the serial damped and certified steps) or
-schur:SCENE (the Schur test of a cut component against a dense Cholesky).
+schur:SCENE (the Schur test of a cut component against a dense Cholesky),
+matrices:SCENE (the scene exported as a matrix system, --matrices: np = 1
+the serial report byte for byte, np = 2..4 to 1e-10 with the same names,
+the same bits again; --vectors) or matrices-errors (a missing manifest, a
+truncated M.mtx, an unwritable --vectors file, a partial result: one
+message and the serial's exit code).
 Exits 77 (skip) when cmodes-mpi was not built or mpirun is missing."""
 import json
 import math
@@ -229,6 +234,22 @@ def case_equal(cm, cmpi, data, scene, tmp):
             if r2.stdout != r.stdout:
                 fails.append(f"np={np}: a repeated run gave other bits")
         print(f"{scene} np={np}: checked", flush=True)
+    if scene == "fleet":  # 7 components tied at the top, 1 listed: the
+        # ranks send all theirs, so rank 0 counts every tie
+        ser1 = json.loads(subprocess.run(
+            [cm, "analyze", "--json", "--no-timings", "--top-components", "1",
+             src], capture_output=True, text=True, check=True,
+            timeout=TIMEOUT).stdout)
+        for np in (1, 3):
+            r = mpirun(np, [cmpi, "analyze", "--json", "--no-timings",
+                            "--top-components", "1", part])
+            if r.returncode:
+                fails.append(f"--top-components 1 np={np}: exit "
+                             f"{r.returncode}")
+                continue
+            compare(ser1, json.loads(r.stdout),
+                    f"{scene} --top-components 1 np={np}", fails)
+            print(f"{scene} --top-components 1 np={np}: checked", flush=True)
     return fails
 
 
@@ -622,10 +643,11 @@ OPTION_CASES = {
     "top_components": [("1", "same")],
 }
 # cmodes analyze's own options (not in the table): accepted as in cmodes,
-# or refused naming them
+# or refused naming them; --matrices takes other input, tested by
+# case_matrices (mpi_matrices_*)
 OTHER_CASES = {"--threads": (["--threads", "1"], "same"),
                "--json": ([], "same"), "--no-timings": ([], "same"),
-               "--matrices": (["--matrices"], "refused"),
+               "--matrices": (["--matrices"], "matrices"),
                "--vectors": (["--vectors", "v.json"], "same")}
 
 
@@ -667,6 +689,8 @@ def case_options(cm, cmpi, data, tmp):
         keep = ("--method arpack", "--damping-ratio 0.1", "--top-bodies 7")
         cases = [c for c in cases if c[2] == "refused" or c[0] in keep]
     for tag, args, expect in cases:
+        if expect == "matrices":  # a matrix system: case_matrices
+            continue
         r = mpirun(2, [cmpi, "analyze", "--json"] + args + [part], cwd=tmp)
         name = args[0] if args else tag
         if expect == "refused":
@@ -839,6 +863,217 @@ def case_errors(cm, cmpi, data, tmp):
     return fails
 
 
+def export_matrices(cm, data, scene, tmp):
+    """data/SCENE.json as a matrix system: DIR/manifest.json. fleet2500:
+    `cmodes generate fleet --count 2500 --seed 1` (3722 components, 1222
+    tied at the top: more than the 1000 a report lists)."""
+    out = os.path.join(tmp, scene + "-mtx")
+    src = os.path.join(data, scene + ".json")
+    if scene == "fleet2500":
+        src = os.path.join(tmp, "fleet2500.json")
+        subprocess.run([cm, "generate", "fleet", "--count", "2500", "--seed",
+                        "1", "-o", src], capture_output=True, check=True,
+                       timeout=TIMEOUT)
+    subprocess.run([cm, "export", src, "--matrices", out],
+                   capture_output=True, check=True, timeout=TIMEOUT)
+    return os.path.join(out, "manifest.json")
+
+
+def compare_names(ser, par, tag, fails):
+    """Each mode's component, contacts (rows) and dofs, by index and name,
+    as the serial lists them: a matrix system's components are never cut,
+    so each is the serial's own analysis of the same matrices."""
+    for i, (a, b) in enumerate(zip(ser["modes"], par["modes"])):
+        for key in ("contacts", "dofs"):
+            na = [(c["index"], c["name"]) for c in a[key]]
+            nb = [(c["index"], c["name"]) for c in b[key]]
+            if na != nb:
+                fails.append(f"{tag} modes[{i}].{key}: {nb} != {na}")
+        if a["component"] != b["component"]:
+            fails.append(f"{tag} modes[{i}].component: {b['component']} "
+                         f"!= {a['component']}")
+    for key in ("count", "tied", "tied_components"):
+        if ser["components"][key] != par["components"][key]:
+            fails.append(f"{tag} components.{key} differ")
+    ia = [c["index"] for c in ser["components"]["top"]]
+    ib = [c["index"] for c in par["components"]["top"]]
+    if ia != ib:
+        fails.append(f"{tag} components.top: {ib} != {ia}")
+
+
+def case_matrices(cm, cmpi, data, scene, tmp):
+    """`cmodes-mpi analyze --matrices` against `cmodes analyze --matrices`
+    on the scene's exported system (docs/distributed.md, "Matrix
+    systems"): by manifest at np = 1..4 (1 and 3 under ASan), and by the
+    three files (no names) at np = 2."""
+    man = export_matrices(cm, data, scene, tmp)
+    d = os.path.dirname(man)
+    mtx = [os.path.join(d, f) for f in ("M.mtx", "J.mtx", "k.mtx")]
+    fails = []
+    asan = "ASAN_OPTIONS" in os.environ
+    nps = (1, 3) if asan else (1, 2, 3, 4)
+    for inp, npl in (([man], nps), (mtx, (2,))):
+        args = ["analyze", "--json", "--no-timings", "--matrices"] + inp
+        serial_text = subprocess.run(
+            [cm] + args, capture_output=True, text=True, check=True,
+            timeout=TIMEOUT).stdout
+        ser = json.loads(serial_text)
+        if scene == "fleet2500" and ser["components"]["tied"] <= 1000:
+            fails.append(f"fleet2500: {ser['components']['tied']} tied "
+                         f"components, the test wants more than 1000")
+        for np in npl:
+            tag = f"{scene} matrices np={np}" + (" (M J k)" if inp == mtx
+                                                 else "")
+            r = mpirun(np, [cmpi] + args)
+            if r.returncode:
+                fails.append(f"{tag}: exit {r.returncode}: "
+                             f"{r.stderr[-400:]}")
+                continue
+            par = json.loads(r.stdout)
+            compare(ser, par, tag, fails)
+            compare_counts(ser, par, tag, fails)
+            compare_names(ser, par, tag, fails)
+            if np == 1 and r.stdout != serial_text:
+                fails.append(f"{tag}: the report is not the serial one "
+                             f"byte for byte")
+            if np in (2, 3) and not asan:
+                r2 = mpirun(np, [cmpi] + args)
+                if r2.stdout != r.stdout:
+                    fails.append(f"{tag}: a repeated run gave other bits")
+            print(f"{tag}: checked", flush=True)
+    fails += matrices_vectors(cm, cmpi, man, tmp)
+    return fails
+
+
+def matrices_vectors(cm, cmpi, man, tmp):
+    """--vectors FILE with --matrices at np = 1 and 3 against `cmodes
+    analyze --matrices --vectors FILE`: np = 1 the same bytes, np = 3 the
+    same structure and names, the shapes to 1e-8 per entry
+    (compare_vectors)."""
+    fails = []
+    sfile = os.path.join(tmp, "mser.json")
+    args = ["analyze", "--json", "--no-timings", "--vectors"]
+    s = run([cm] + args + [sfile, "--matrices", man])
+    if s.returncode:
+        return [f"serial --vectors: exit {s.returncode}: {s.stderr}"]
+    with open(sfile) as f:
+        stext = f.read()
+    for np in (1, 3):
+        pfile = os.path.join(tmp, f"mpar{np}.json")
+        r = mpirun(np, [cmpi] + args + [pfile, "--matrices", man])
+        if r.returncode or (np == 1 and r.stdout != s.stdout):
+            fails.append(f"--vectors np={np}: exit {r.returncode}, the "
+                         f"report {'same' if r.stdout == s.stdout else 'differs'}")
+            continue
+        compare(json.loads(s.stdout), json.loads(r.stdout),
+                f"--vectors np={np}", fails)
+        with open(pfile) as f:
+            ptext = f.read()
+        if np == 1 and ptext != stext:
+            fails.append("--vectors np=1: not the serial file byte for byte")
+        worst = compare_vectors(json.loads(stext), json.loads(ptext),
+                                f"--vectors np={np}", fails)
+        print(f"--vectors np={np}: entries within {worst:.1e}", flush=True)
+    return fails
+
+
+def case_matrices_errors(cm, cmpi, data, tmp):
+    """Bad input to --matrices (and a --vectors file that cannot be
+    written) ends every rank with one message and the exit code `cmodes
+    analyze --matrices` gives; a partial result (exit 5) prints the
+    serial's partial report."""
+    man = export_matrices(cm, data, "fleet", tmp)
+    bad = os.path.join(tmp, "bad")
+    shutil.copytree(os.path.dirname(man), bad)
+    with open(os.path.join(bad, "M.mtx")) as f:
+        text = f.read()
+    with open(os.path.join(bad, "M.mtx"), "w") as f:
+        f.write(text[:len(text) // 2])
+    fails = []
+    cases = [
+        ("missing manifest", [os.path.join(tmp, "none", "manifest.json")],
+         "cannot open the manifest"),
+        ("truncated M.mtx", [os.path.join(bad, "manifest.json")],
+         "truncated"),
+        ("two files", [man, man], "expected a manifest or three"),
+        ("--vectors unwritable",
+         ["--vectors", os.path.join(tmp, "none", "v.json"), man],
+         "cannot write the mode shapes"),
+    ]
+    for name, inp, text in cases:
+        ser = subprocess.run([cm, "analyze", "--matrices"] + inp,
+                             capture_output=True, text=True, timeout=TIMEOUT)
+        want = ser.returncode
+        for np in (1, 3):
+            r = mpirun(np, [cmpi, "analyze", "--matrices"] + inp)
+            own = [l for l in r.stderr.splitlines()
+                   if l.startswith("cmodes-mpi analyze")]
+            got = r.returncode
+            if want and f"Exit code:    {want}" in r.stderr:
+                got = want  # mpirun's own code: the first rank's
+            if got != want or want == 0 or len(own) != 1 or \
+                    text not in own[0]:
+                fails.append(f"{name} np={np}: exit {r.returncode} (want "
+                             f"{want}), messages {own}")
+            print(f"{name} np={np}: exit {r.returncode}: {own}", flush=True)
+    # --max-iter 1 with ARPACK: not converged, exit 5, the partial report
+    pile = export_matrices(cm, data, "pile3d", tmp)
+    args = ["analyze", "--json", "--no-timings", "--method", "arpack",
+            "--max-iter", "1", "--matrices", pile]
+    ser = subprocess.run([cm] + args, capture_output=True, text=True,
+                         timeout=TIMEOUT)
+    r = mpirun(2, [cmpi] + args)
+    code5 = r.returncode == 5 or "Exit code:    5" in r.stderr
+    if ser.returncode != 5 or not code5 or r.stdout != ser.stdout or \
+            "warning: not converged" not in r.stderr:
+        fails.append(f"not converged: exit {r.returncode}, serial "
+                     f"{ser.returncode}, same report {r.stdout == ser.stdout}")
+    print(f"not converged: exit {r.returncode}", flush=True)
+    fails += matrices_oom(cmpi, man, tmp)
+    return fails
+
+
+def matrices_oom(cmpi, man, tmp):
+    """An allocation failing on rank 0 or 1 of the fleet's system at np = 2
+    with --vectors (CMODES_MPI_FAIL_ALLOC, as mpi_oom; spread over each
+    rank's count: the read, the parts, the records, the names, the
+    shapes): one message naming the rank, exit 1, within the timeout; one
+    past the count gives the uninjected report."""
+    fails = []
+    args = [cmpi, "analyze", "--json", "--no-timings", "--vectors",
+            os.path.join(tmp, "oom.json"), "--matrices", man]
+    ref = mpirun(2, args)
+    if ref.returncode:
+        return [f"matrices oom: the uninjected run exits {ref.returncode}"]
+    for rank in (0, 1):
+        r = mpirun_env(2, args, {"CMODES_MPI_FAIL_ALLOC": f"{rank}:0"})
+        m = re.search(rf"cmodes-mpi: rank {rank}: (\d+) tracked", r.stdout)
+        if r.returncode or not m:
+            fails.append(f"matrices oom rank {rank}: no count")
+            continue
+        k = int(m.group(1))
+        pts = 3 if "ASAN_OPTIONS" in os.environ else 6
+        for n in sorted({1 + (k - 1) * i // (pts - 1)
+                         for i in range(pts)}) + [k + 1]:
+            r = mpirun_env(2, args, {"CMODES_MPI_FAIL_ALLOC": f"{rank}:{n}"})
+            own = [l for l in r.stderr.splitlines()
+                   if l.startswith("cmodes-mpi analyze")]
+            if n > k:
+                if r.returncode or r.stdout != ref.stdout:
+                    fails.append(f"matrices oom rank {rank}: {n} > {k} "
+                                 f"changed the run")
+                continue
+            failed = r.returncode == 1 or "Exit code:    1" in r.stderr
+            if not failed or len(own) != 1 or \
+                    "out of memory" not in own[0] or \
+                    f"(rank {rank})" not in own[0]:
+                fails.append(f"matrices oom rank {rank} allocation {n}/{k}: "
+                             f"exit {r.returncode}, messages {own}")
+            print(f"matrices oom rank {rank} allocation {n}/{k}: "
+                  f"{own}", flush=True)
+    return fails
+
+
 def mpirun_env(np, args, env):
     cmd = ["mpirun", "--oversubscribe", "-np", str(np)]
     if os.geteuid() == 0:
@@ -913,6 +1148,10 @@ def main():
             fails = case_damped(cm, cmpi, data, case[7:], tmp)
         elif case.startswith("vectors:"):
             fails = case_vectors(cm, cmpi, data, case[8:], tmp)
+        elif case.startswith("matrices:"):
+            fails = case_matrices(cm, cmpi, data, case[9:], tmp)
+        elif case == "matrices-errors":
+            fails = case_matrices_errors(cm, cmpi, data, tmp)
         elif case.startswith("equal:"):
             fails = case_equal(cm, cmpi, data, case[6:], tmp)
         elif case == "options":

@@ -11,11 +11,15 @@ foreach(case equal:bar2d equal:pile2d equal:pile3d equal:pile3d-tangential
              damped:fleet-somedamped schur:pile2d-damped
              schur:pile3d-dashpots partition errors options oom
              vectors:bar2d vectors:pile2d vectors:pile3d
-             vectors:pile3d-tangential vectors:fleet vectors:star)
+             vectors:pile3d-tangential vectors:fleet vectors:star
+             matrices:bar2d matrices:pile2d matrices:pile3d matrices:fleet
+             matrices:fleet2500
+             matrices-errors)
   string(REPLACE "equal:" "equal_" tname "mpi_${case}")
   string(REPLACE "vectors:" "vectors_" tname "${tname}")
   string(REPLACE "damped:" "damped_" tname "${tname}")
   string(REPLACE "schur:" "schur_" tname "${tname}")
+  string(REPLACE "matrices:" "matrices_" tname "${tname}")
   string(REPLACE "-" "_" tname "${tname}")
   add_test(NAME ${tname} COMMAND /usr/bin/python3
            ${CMAKE_CURRENT_SOURCE_DIR}/mpi/mpi_check.py
