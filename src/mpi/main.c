@@ -78,12 +78,7 @@ static void cm__local_free(cm__local_t *L) {
   cm_scene_destroy(&L->sub);
 }
 
-/* A key (the scene index) and a position, to order the sub-scene. */
-typedef struct {
-  int64_t key, i;
-} cm__ord_t;
-
-static int cm__ord_cmp(const void *pa, const void *pb) {
+int cm__ord_cmp(const void *pa, const void *pb) {
   const cm__ord_t *a = pa, *b = pb;
   return (a->key > b->key) - (a->key < b->key);
 }

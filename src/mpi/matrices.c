@@ -88,16 +88,6 @@ static int cm__mat_part_alloc(cm_context_t *ctx, const int *h,
   return CM_OK;
 }
 
-/* A key (the input's index) and a position. */
-typedef struct {
-  int key, i;
-} cm__mat_ord_t;
-
-static int cm__mat_ord_cmp(const void *pa, const void *pb) {
-  const cm__mat_ord_t *a = pa, *b = pb;
-  return (a->key > b->key) - (a->key < b->key);
-}
-
 /* Header of components [c0, c1) of G. */
 static void cm__mat_header(const cm_system_t *G, int c0, int c1, int niter,
                            int *h) {
@@ -112,14 +102,14 @@ static void cm__mat_header(const cm_system_t *G, int c0, int c1, int niter,
  * in the input's order, J and M over them (M's entries to the lower
  * triangle). ord: work, max(m, n) + 1 entries; lcol: n + 1. */
 static void cm__mat_fill(const cm_system_t *G, cm__mat_part_t *p,
-                         cm__mat_ord_t *ord, int *lcol) {
+                         cm__ord_t *ord, int *lcol) {
   int m = p->h[H_M], n = p->h[H_N], r0 = p->h[H_R0];
   int k0 = G->comp_col[p->h[H_C0]];
   for (int j = 0; j < n; j++)
-    ord[j] = (cm__mat_ord_t){G->col_dof[k0 + j], k0 + j};
-  qsort(ord, (size_t)n, sizeof *ord, cm__mat_ord_cmp);
+    ord[j] = (cm__ord_t){G->col_dof[k0 + j], k0 + j};
+  qsort(ord, (size_t)n, sizeof *ord, cm__ord_cmp);
   for (int j = 0; j < n; j++)
-    p->gdof[j] = ord[j].key, lcol[ord[j].i - k0] = j;
+    p->gdof[j] = (int)ord[j].key, lcol[ord[j].i - k0] = j;
   memset(p->Mp, 0, sizeof(int) * ((size_t)n + 1));
   for (int j = k0; j < k0 + n; j++) /* M: count per lower column */
     for (int q = G->Mp[j]; q < G->Mp[j + 1]; q++) {
@@ -138,12 +128,12 @@ static void cm__mat_fill(const cm_system_t *G, cm__mat_part_t *p,
     p->Mp[j] = p->Mp[j - 1];
   p->Mp[0] = 0;
   for (int i = 0; i < m; i++)
-    ord[i] = (cm__mat_ord_t){G->row_contact[r0 + i], r0 + i};
-  qsort(ord, (size_t)m, sizeof *ord, cm__mat_ord_cmp);
+    ord[i] = (cm__ord_t){G->row_contact[r0 + i], r0 + i};
+  qsort(ord, (size_t)m, sizeof *ord, cm__ord_cmp);
   p->Jp[0] = 0;
   for (int i = 0, nz = 0; i < m; i++) {
-    int r = ord[i].i;
-    p->grow[i] = ord[i].key, p->k[i] = G->k[r];
+    int r = (int)ord[i].i;
+    p->grow[i] = (int)ord[i].key, p->k[i] = G->k[r];
     for (int q = G->Jp[r]; q < G->Jp[r + 1]; q++, nz++)
       p->Jj[nz] = lcol[G->Jj[q] - k0], p->Jx[nz] = G->Jx[q];
     p->Jp[i + 1] = nz;
@@ -207,7 +197,7 @@ typedef struct {
   int *hs;             /* rank 0: every rank's header, np x H_LEN */
   cm__mat_part_t mine; /* this rank's part */
   cm__mat_part_t buf;  /* rank 0: room for any other rank's part */
-  cm__mat_ord_t *ord;  /* rank 0: work of cm__mat_fill */
+  cm__ord_t *ord;      /* rank 0: work of cm__mat_fill */
   int *lcol;           /* rank 0: work of cm__mat_fill */
   cm_system_t *sub;    /* this rank's sub-system (NULL: no component) */
 } cm__mat_t;

@@ -157,6 +157,14 @@ void cm__part_free(cm__mpi_part_t *P);
  * into span (np entries); returns their number. */
 int cm__cut_components(const cm__mpi_part_t *P, int *span);
 
+/* A key (a scene or input index) and a position: sorted by key with
+ * cm__ord_cmp (qsort), a sub-scene or sub-system is listed in the input's
+ * order. */
+typedef struct {
+  int64_t key, i;
+} cm__ord_t;
+int cm__ord_cmp(const void *pa, const void *pb);
+
 /* Body record r as a moving body of a sub-scene. Cannot fail. */
 cm_body_t cm__body_from(const cm__part_body_t *r);
 

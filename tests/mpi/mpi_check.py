@@ -1055,23 +1055,31 @@ def matrices_oom(cmpi, man, tmp):
         pts = 3 if "ASAN_OPTIONS" in os.environ else 6
         for n in sorted({1 + (k - 1) * i // (pts - 1)
                          for i in range(pts)}) + [k + 1]:
-            r = mpirun_env(2, args, {"CMODES_MPI_FAIL_ALLOC": f"{rank}:{n}"})
-            own = [l for l in r.stderr.splitlines()
-                   if l.startswith("cmodes-mpi analyze")]
-            if n > k:
-                if r.returncode or r.stdout != ref.stdout:
-                    fails.append(f"matrices oom rank {rank}: {n} > {k} "
-                                 f"changed the run")
-                continue
-            failed = r.returncode == 1 or "Exit code:    1" in r.stderr
-            if not failed or len(own) != 1 or \
-                    "out of memory" not in own[0] or \
-                    f"(rank {rank})" not in own[0]:
-                fails.append(f"matrices oom rank {rank} allocation {n}/{k}: "
-                             f"exit {r.returncode}, messages {own}")
-            print(f"matrices oom rank {rank} allocation {n}/{k}: "
-                  f"{own}", flush=True)
+            fails += injected_oom(args, rank, n, k, ref, "matrices oom")
     return fails
+
+
+def injected_oom(args, rank, n, k, ref, label):
+    """np = 2 with rank's n-th of k tracked allocations failing
+    (CMODES_MPI_FAIL_ALLOC): past k the uninjected report (ref's stdout,
+    exit 0), else exit 1 with one message naming the rank and "out of
+    memory". Returns the failures."""
+    r = mpirun_env(2, args, {"CMODES_MPI_FAIL_ALLOC": f"{rank}:{n}"})
+    own = [l for l in r.stderr.splitlines()
+           if l.startswith("cmodes-mpi analyze")]
+    if n > k:
+        if r.returncode != 0 or r.stdout != ref.stdout:
+            return [f"{label} rank {rank}: {n} > {k} allocations changed "
+                    f"the run ({r.returncode})"]
+        return []
+    print(f"{label} rank {rank} allocation {n}/{k}: exit {r.returncode}: "
+          f"{own}", flush=True)
+    failed = r.returncode == 1 or "Exit code:    1" in r.stderr
+    if not failed or len(own) != 1 or "out of memory" not in own[0] or \
+            f"(rank {rank})" not in own[0]:
+        return [f"{label} rank {rank} allocation {n}/{k}: exit "
+                f"{r.returncode}, messages {own}"]
+    return []
 
 
 def mpirun_env(np, args, env):
@@ -1112,23 +1120,7 @@ def case_oom(cmpi, data, tmp):
         ns = range(1, k + 1) if every else \
             sorted({1 + (k - 1) * i // (pts - 1) for i in range(pts)})
         for n in list(ns) + [k + 1]:
-            r = mpirun_env(2, args, {"CMODES_MPI_FAIL_ALLOC": f"{rank}:{n}"})
-            own = [l for l in r.stderr.splitlines()
-                   if l.startswith("cmodes-mpi analyze")]
-            out = r.stdout  # the count is printed with RANK:0 only
-            if n > k:
-                if r.returncode != 0 or out != ref.stdout:
-                    fails.append(f"oom rank {rank}: {n} > {k} allocations "
-                                 f"changed the run ({r.returncode})")
-                continue
-            failed = r.returncode == 1 or "Exit code:    1" in r.stderr
-            if not failed or len(own) != 1 or \
-                    "out of memory" not in own[0] or \
-                    f"(rank {rank})" not in own[0]:
-                fails.append(f"oom rank {rank} allocation {n}/{k}: exit "
-                             f"{r.returncode}, messages {own}")
-            print(f"oom rank {rank} allocation {n}/{k}: exit "
-                  f"{r.returncode}: {own}", flush=True)
+            fails += injected_oom(args, rank, n, k, ref, "oom")
     return fails
 
 
