@@ -92,7 +92,7 @@ enum { MAXR = 16 };
 typedef struct {
   const char *name;
   int modes;
-  double tot[MAXR], eig[MAXR], cpu[MAXR], flt[MAXR], ratio, omega;
+  double tot[MAXR], eig[MAXR], cpu[MAXR], flt[MAXR], opr[MAXR], ratio, omega;
   int matvecs, prob_steps, nmodes;
 } run_t;
 
@@ -110,7 +110,7 @@ static void one(cm_context_t *ctx, const cm_scene_t *s, cm_options_t *o,
             cm_status_name(st), ctx->message);
     exit(1);
   }
-  R->eig[r] = rep->t_eigen;
+  R->eig[r] = rep->t_eigen, R->opr[r] = rep->t_operator;
   R->matvecs = rep->matvecs, R->prob_steps = rep->prob_steps;
   R->nmodes = rep->nmodes, R->omega = rep->omega_max;
   R->ratio =
@@ -372,7 +372,8 @@ int main(int argc, char **argv) {
   double size = 1e6, tol = 1e-6;
   const char *file = NULL, *save = NULL;
   int reps = 3, threads = 2, seed = 7, f32 = 0;
-  double base_full = 0; /* --baseline-full: a baseline's 6-mode time (s) */
+  double keep_mb = 2048; /* --keep-workspace: goal 4's cap (MiB; 0: off) */
+  double base_full = 0;  /* --baseline-full: a baseline's 6-mode time (s) */
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
     if (!strcmp(a, "--size") && v)
@@ -391,12 +392,15 @@ int main(int argc, char **argv) {
       save = v, i++;
     else if (!strcmp(a, "--baseline-full") && v)
       base_full = atof(v), i++;
+    else if (!strcmp(a, "--keep-workspace") && v)
+      keep_mb = atof(v), i++;
     else if (!strcmp(a, "--f32"))
       f32 = 1;
     else {
       fprintf(stderr, "usage: bench_step [--size NC] [--reps R] [--threads "
                       "T] [--tol X] [--seed S] [--scene FILE] [--save "
-                      "FILE] [--baseline-full SECONDS] [--f32]\n");
+                      "FILE] [--baseline-full SECONDS] [--keep-workspace MIB] "
+                      "[--f32]\n");
       return strcmp(a, "-h") && strcmp(a, "--help") ? 2 : 0;
     }
   }
@@ -443,11 +447,22 @@ run:;
   cm_options_t o;
   cm_options_init(&o);
   o.tol = tol;
-  run_t full = {"full", 6, {0}, {0}, {0}, {0}, 0, 0, 0, 0, 0};
-  run_t step = {"step", 1, {0}, {0}, {0}, {0}, 0, 0, 0, 0, 0};
+  run_t full = {"full", 6, {0}, {0}, {0}, {0}, {0}, 0, 0, 0, 0, 0};
+  run_t step = {"step", 1, {0}, {0}, {0}, {0}, {0}, 0, 0, 0, 0, 0};
+  /* goal 4: the step again with the workspace kept (cm_workspace_keep):
+   * run 0 fills the kept buffers, runs 1 to reps take them */
+  run_t kept = {"kept", 1, {0}, {0}, {0}, {0}, {0}, 0, 0, 0, 0, 0};
+  run_t kept0 = kept;
   for (int r = 0; r < reps; r++) { /* interleaved: the same load */
     one(&ctx, s, &o, &full, r);
     one(&ctx, s, &o, &step, r);
+  }
+  if (keep_mb > 0) {
+    cm_workspace_keep((size_t)(keep_mb * 1048576.0));
+    one(&ctx, s, &o, &kept0, 0);
+    for (int r = 0; r < reps; r++)
+      one(&ctx, s, &o, &kept, r);
+    cm_workspace_keep(0);
   }
   double gbs = triad_gbs((size_t)1 << 25, threads, 10);
   /* the product floor: what one product reads (B by slots, B^T by groups,
@@ -535,6 +550,22 @@ run:;
          "against scipy and SLEPc: run.sh's targets.md |\n",
          (double)full.matvecs / full.nmodes, full.matvecs, full.nmodes,
          step.matvecs);
+  if (keep_mb > 0) {
+    double kt = median(kept.tot, reps), ke = median(kept.eig, reps);
+    double ko = median(kept.opr, reps), so = median(step.opr, reps);
+    double kf = median(kept.flt, reps) / 256, sf = median(step.flt, reps) / 256;
+    printf("| 4: repeated analyses reuse their workspace (the step, %.0f MiB "
+           "kept; runs after the first, against fresh runs) | fresh pages "
+           "%.0f -> %.0f MiB (first kept run %.0f); operator %.1f -> %.1f ms; "
+           "eigen %.3f -> %.3f s; whole %.3f -> %.3f s | %s |\n",
+           keep_mb, sf, kf, kept0.flt[0] / 256, 1e3 * so, 1e3 * ko, se, ke, stt,
+           kt,
+           kf < 0.5 * sf && kept.omega == step.omega ? "**holds**"
+                                                     : "**does not hold**");
+    if (kept.omega != step.omega)
+      printf("  kept runs' omega_max differs: %.17g vs %.17g\n", kept.omega,
+             step.omega);
+  }
   cm_scene_destroy(&s);
   return 0;
 }

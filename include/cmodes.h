@@ -88,6 +88,17 @@ CM_EXTERN void cm_context_init(cm_context_t *ctx);
 /* Clears the last status; cannot fail. */
 CM_EXTERN void cm_context_clear(cm_context_t *ctx);
 
+/* Workspace kept between analyses in this process: the largest buffers of
+ * an analysis (the Lanczos basis, B's values and indices) are kept, up to
+ * `bytes` in all, instead of being freed, and the next analysis takes them
+ * again, so its pages are not fresh (a page fault and a clearing for every
+ * 4 KiB). For servers and loops that analyse scene after scene; results
+ * are the same bits with or without. Returns the previous cap. 0 (the
+ * default) keeps nothing and frees what is kept. Thread-safe. */
+CM_EXTERN size_t cm_workspace_keep(size_t bytes);
+/* Bytes kept now (held by the process, not in use). */
+CM_EXTERN size_t cm_workspace_kept(void);
+
 /* ------------------------------------------------------------------------ */
 /* Scene: bodies and contacts                                                */
 /* ------------------------------------------------------------------------ */

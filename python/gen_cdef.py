@@ -39,6 +39,7 @@ FUNCTIONS = [
     "cm_fleet_options_init", "cm_generate_fleet", "cm_bar_options_init",
     "cm_generate_bar", "cm_dump_options_init", "cm_dump_options_add_plane",
     "cm_dump_options_set_cylinder", "cm_import_dump", "cm_import_lammps",
+    "cm_workspace_keep", "cm_workspace_kept",
 ]
 
 

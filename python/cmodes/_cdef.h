@@ -276,3 +276,5 @@ int cm_import_lammps(cm_context_t *ctx, const char *deck_path,
  const char *dump_path,
  const cm_dump_options_t *opts,
  cm_scene_t **out);
+size_t cm_workspace_keep(size_t bytes);
+size_t cm_workspace_kept(void);

@@ -613,3 +613,25 @@ def test_export_writes_the_scene_names(tmp_path):
     assert c["name"].endswith(".y") and ".hip" in c["name"]
     assert c["share"] == pytest.approx(c0["share"], rel=1e-9)
     assert r.omega_max == pytest.approx(ref.omega_max, rel=1e-9)
+
+
+def test_workspace_kept_between_analyses_same_report():
+    # issue 19 goal 4: the package keeps 1 GiB of freed buffers from import
+    # on; a loop's later analyses take them (holding another scene's
+    # values) and must give the report of fresh buffers, bit for bit
+    a = cmodes.generate_pile(dim=3, count=8000, seed=3)
+    b = cmodes.generate_pile(dim=3, count=9000, seed=5)
+    assert cmodes.keep_workspace(0) == cmodes.KEEP_WORKSPACE
+    assert cmodes.workspace_kept() == 0
+    fresh = cmodes.analyze(a, modes=2, tol=1e-8).to_dict()
+    try:
+        cmodes.keep_workspace(cmodes.KEEP_WORKSPACE)
+        cmodes.analyze(b, modes=2, tol=1e-8)
+        assert cmodes.workspace_kept() > 1 << 20
+        again = cmodes.analyze(a, modes=2, tol=1e-8).to_dict()
+    finally:
+        cmodes.keep_workspace(cmodes.KEEP_WORKSPACE)
+    fresh.pop("timings"), again.pop("timings")
+    assert again == fresh
+    with pytest.raises(ValueError):
+        cmodes.keep_workspace(-1)

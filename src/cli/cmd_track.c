@@ -20,6 +20,9 @@
 #include <string.h>
 #include <unistd.h>
 
+/* freed analysis buffers kept from one snapshot to the next (bytes) */
+#define CM__TRACK_KEEP ((size_t)1 << 30)
+
 static void cm__track_usage(FILE *f) {
   fprintf(
       f,
@@ -34,7 +37,9 @@ static void cm__track_usage(FILE *f) {
       "critical step, the particles (LAMMPS ids) that set it, and the "
       "solver's\n"
       "matrix-vector products. Each solve is warm-started from the previous\n"
-      "snapshot's dominant vector, mapped by particle ids.\n"
+      "snapshot's dominant vector, mapped by particle ids. Up to 1 GiB of\n"
+      "the analyses' largest buffers (basis, B) is kept from one snapshot\n"
+      "to the next, so their pages are not fresh each time.\n"
       "\n"
       "model (as `cmodes import`):\n"
       "  --deck IN             LAMMPS or LIGGGHTS input deck: contact laws, "
@@ -653,6 +658,7 @@ int cm__cmd_track(int argc, char **argv) {
   long matvecs = 0;
   cm__kv_t *kv = NULL;
   int nkv = 0, done = 0;
+  cm_workspace_keep(CM__TRACK_KEEP);
   for (int i = 0; i < n && !st; i++, done++) {
     st = cm__track_step(&ctx, &o, &snaps[i], &kv, &nkv, &lines[i]);
     if (st)
@@ -675,6 +681,7 @@ int cm__cmd_track(int argc, char **argv) {
     st = CM_IO;
     snprintf(ctx.message, sizeof ctx.message, "cannot write %s", o.svg);
   }
+  cm_workspace_keep(0);
   free(kv), free(lines), free(snaps);
   cm_lammps_deck_destroy(&deck);
   /* a write error (full disk) fails the run; stdout: main.c checks */

@@ -86,6 +86,13 @@ double cm__hash_uniform(uint64_t seed, uint64_t i);
 /* Allocation that records CM_NOMEM in ctx on failure. */
 void *cm__malloc(cm_context_t *ctx, size_t n, size_t size);
 void *cm__calloc(cm_context_t *ctx, size_t n, size_t size);
+/* Large buffers kept between analyses (workspace.c, cm_workspace_keep):
+ * like cm__malloc (not zeroed: it may hold an earlier analysis's values),
+ * and a buffer from it goes back with cm__ws_free only. cm__ws_reused:
+ * how many buffers were taken from the kept ones so far. */
+void *cm__ws_malloc(cm_context_t *ctx, size_t n, size_t size);
+void cm__ws_free(void *p);
+unsigned long cm__ws_reused(void);
 
 /* Binary scenes (io/scene_bin.c): 1 if buf starts with the magic; the
  * reader behind cm_scene_read_file. */

@@ -71,11 +71,11 @@ void cm_operator_destroy(cm_operator_t **opp) {
     return;
   cm_operator_t *op = *opp;
   if (!op->B_shares_J)
-    free(op->Bp), free(op->Bj);
-  free(op->Bx), free(op->ldiag);
+    free(op->Bp), cm__ws_free(op->Bj);
+  cm__ws_free(op->Bx), free(op->ldiag);
   pthread_mutex_destroy(&op->bx_lock);
-  free(op->g0), free(op->Gp), free(op->Gj), free(op->Gx);
-  free(op->Sp), free(op->Sc), free(op->Sx);
+  free(op->g0), free(op->Gp), cm__ws_free(op->Gj), cm__ws_free(op->Gx);
+  free(op->Sp), cm__ws_free(op->Sc), cm__ws_free(op->Sx);
   free(op->sqrtk), free(op->gtmp);
   if (op->cc_started) {
     cholmod_free_factor(&op->L, &op->cc);
@@ -418,8 +418,8 @@ static int cm__B_blocks(cm_context_t *ctx, cm_operator_t *op) {
     for (int r = 0; r < nr; r++)
       op->Bp[r + 1] += op->Bp[r];
     size_t nnz = (size_t)op->Bp[nr];
-    op->Bj = cm__malloc(ctx, nnz, sizeof(int));
-    op->Bx = cm__malloc(ctx, nnz, sizeof(double));
+    op->Bj = cm__ws_malloc(ctx, nnz, sizeof(int));
+    op->Bx = cm__ws_malloc(ctx, nnz, sizeof(double));
     st = op->Bj && op->Bx ? CM_OK : CM_NOMEM;
   }
   if (!st) {
@@ -487,8 +487,9 @@ static int cm__build_slots(cm_context_t *ctx, cm_operator_t *op,
   for (int r = 0; r < nr; r++)
     Sp[r + 1] += Sp[r];
   size_t ns = (size_t)Sp[nr];
-  unsigned *Sc = op->Sc = cm__malloc(ctx, ns + 1, sizeof(unsigned));
-  double *Sx = op->Sx = cm__malloc(ctx, ns * (size_t)gmax + 1, sizeof(double));
+  unsigned *Sc = op->Sc = cm__ws_malloc(ctx, ns + 1, sizeof(unsigned));
+  double *Sx = op->Sx =
+      cm__ws_malloc(ctx, ns * (size_t)gmax + 1, sizeof(double));
   int *q2g = *gq = cm__malloc(ctx, ns + 1, sizeof(int));
   if (!Sc || !Sx || !q2g) {
     free(cg);
@@ -525,8 +526,9 @@ static int cm__transpose_slots(cm_context_t *ctx, cm_operator_t *op,
   const double *Sx = op->Sx;
   size_t ns = (size_t)Sp[nr];
   int *Gp = op->Gp = cm__malloc(ctx, (size_t)ng + 1, sizeof(int));
-  int *Gj = op->Gj = cm__malloc(ctx, ns + 1, sizeof(int));
-  double *Gx = op->Gx = cm__malloc(ctx, ns * (size_t)gmax + 1, sizeof(double));
+  int *Gj = op->Gj = cm__ws_malloc(ctx, ns + 1, sizeof(int));
+  double *Gx = op->Gx =
+      cm__ws_malloc(ctx, ns * (size_t)gmax + 1, sizeof(double));
   int **next = calloc((size_t)T, sizeof *next); /* per thread, size ng */
   if (!Gp || !Gj || !Gx || !next) {
     free(next);
@@ -1286,7 +1288,7 @@ int cm_operator_csr(const cm_operator_t *op, const int **Bp, const int **Bj,
     if (!mop->Bx) {
       const cm_system_t *s = op->sys;
       size_t nnz = (size_t)s->Jp[op->nr];
-      double *x = malloc(sizeof(double) * (nnz + 1));
+      double *x = cm__ws_malloc(NULL, nnz + 1, sizeof(double));
       double *dinv = cm__diag_inverse(op);
       if (x && dinv) {
 #pragma omp parallel for schedule(static)                                      \
@@ -1296,7 +1298,7 @@ int cm_operator_csr(const cm_operator_t *op, const int **Bp, const int **Bj,
             x[q] = cm__B_diag_entry(s, dinv, r, q);
         mop->Bx = x;
       } else {
-        free(x);
+        cm__ws_free(x);
       }
       free(dinv);
     }

@@ -65,6 +65,10 @@ static void cm__serve_usage(FILE *out) {
       "  --solve-nice N          solves run N nicer than the HTTP threads,\n"
       "                          so /healthz answers while they use every\n"
       "                          core (default %d; 0 = at the same priority)\n"
+      "  --keep-workspace N      bytes of freed analysis buffers (basis, B)\n"
+      "                          kept for the next analysis, so its pages\n"
+      "                          are not fresh; suffix K/M/G (default %zu,\n"
+      "                          0 = none)\n"
       "  --stdio                 JSON lines on stdin/stdout instead of HTTP\n"
       "  --quiet                 no access log on stderr\n"
       "  -h, --help              this text\n",
@@ -72,7 +76,7 @@ static void cm__serve_usage(FILE *out) {
       d.max_depth, d.max_sessions, d.session_idle_s, d.max_solve_s,
       d.max_connections, d.max_connections_per_ip, d.max_inflight_bytes,
       d.max_elements, d.max_parse_bytes, d.header_timeout_s, d.min_rate,
-      d.idle_timeout_s, d.max_dense, d.drain_s, d.solve_nice);
+      d.idle_timeout_s, d.max_dense, d.drain_s, d.solve_nice, d.keep_workspace);
 }
 
 /* Parses a count with an optional K/M/G (binary) suffix. */
@@ -153,6 +157,7 @@ enum {
   O_DENSE,
   O_DRAIN,
   O_SOLVE_NICE,
+  O_KEEP_WS,
   O_STDIO,
   O_QUIET
 };
@@ -180,6 +185,7 @@ static const struct option cm__serve_opts[] = {
     {"max-dense", required_argument, 0, O_DENSE},
     {"drain-seconds", required_argument, 0, O_DRAIN},
     {"solve-nice", required_argument, 0, O_SOLVE_NICE},
+    {"keep-workspace", required_argument, 0, O_KEEP_WS},
     {"stdio", no_argument, 0, O_STDIO},
     {"quiet", no_argument, 0, O_QUIET},
     {"help", no_argument, 0, 'h'},
@@ -268,6 +274,10 @@ static int cm__serve_limit(cm__server_config_t *cfg, int c, const char *name,
     if (!(st = cm__count(name, arg, 0, 19, &v)))
       cfg->solve_nice = (int)v;
     break;
+  case O_KEEP_WS:
+    if (!(st = cm__count(name, arg, 0, 1e13, &v)))
+      cfg->keep_workspace = (size_t)v;
+    break;
   default:
     fprintf(stderr, "cmodes serve: see 'cmodes serve --help'\n");
     st = CM_USAGE;
@@ -319,6 +329,7 @@ int cm__cmd_serve(int argc, char **argv) {
     return cm_status_exit(st);
   if (cfg.max_inflight_bytes < cfg.max_body_bytes) /* room for one body */
     cfg.max_inflight_bytes = cfg.max_body_bytes;
+  cm_workspace_keep(cfg.keep_workspace);
   cm__server_t srv;
   if (cm__server_init(&srv, &cfg)) {
     fprintf(stderr, "cmodes serve: out of memory\n");
@@ -327,5 +338,6 @@ int cm__cmd_serve(int argc, char **argv) {
   int code =
       cfg.stdio ? cm__serve_stdio(&srv, stdin, stdout) : cm__serve_http(&srv);
   cm__server_destroy(&srv);
+  cm_workspace_keep(0);
   return code;
 }

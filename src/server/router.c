@@ -40,6 +40,7 @@ void cm__server_config_init(cm__server_config_t *cfg) {
   cfg->max_dense = 4000;
   cfg->drain_s = 120;
   cfg->solve_nice = 0;
+  cfg->keep_workspace = (size_t)1 << 30;
 }
 
 int cm__server_init(cm__server_t *srv, const cm__server_config_t *cfg) {

@@ -573,7 +573,8 @@ typedef struct {
 } lz_step_t;
 
 static void lz_free(lz_t *L) {
-  free(L->V), free(L->w), free(L->tmp), free(L->h), free(L->scl);
+  cm__ws_free(L->V), cm__ws_free(L->w);
+  free(L->tmp), free(L->h), free(L->scl);
   free(L->om_prev), free(L->om_cur), free(L->om_next), free(L->sel);
   free(L->P.H), free(L->P.D), free(L->P.A), free(L->P.theta), free(L->P.Y);
   memset(L, 0, sizeof *L);
@@ -613,8 +614,8 @@ static int lz_setup(cm_context_t *ctx, lz_t *L, cm_operator_t *op, int comp,
   L->tol = tol;
   L->max_restarts = opts->max_iter > 0 ? opts->max_iter : 3000;
   L->seed = seed, L->Z = Z, L->nz = Z ? nz : 0, L->out = out;
-  L->V = malloc(sizeof(double) * (size_t)N * (size_t)(m + 1));
-  L->w = malloc(sizeof(double) * (size_t)N);
+  L->V = cm__ws_malloc(NULL, (size_t)N * (size_t)(m + 1), sizeof(double));
+  L->w = cm__ws_malloc(NULL, (size_t)N, sizeof(double));
   L->tmp = malloc(sizeof(double) * ((size_t)L->other + 1));
   L->h = malloc(sizeof(double) * ((size_t)m + 2 + (size_t)L->nz));
   L->scl = malloc(sizeof(double) * ((size_t)m + 2));

@@ -1,0 +1,144 @@
+/* workspace.c: large buffers kept between analyses in one process (issue
+ * 19, goal 4). A fresh buffer costs a page fault and a page clearing for
+ * every 4 KiB the first time it is written: on a 1e6-contact pile that was
+ * a third of the eigen phase of `--modes 1` and a third of the operator
+ * build. A server, `cmodes track` or a Python loop analyses scene after
+ * scene of about the same size, so the buffers that dominate (the Lanczos
+ * basis, B's values and indices) are given back here instead of to the
+ * allocator and taken again by the next analysis, whose pages are then
+ * already mapped.
+ *
+ * Off by default (cap 0: every buffer is freed as before); the caller sets
+ * the cap, in bytes, with cm_workspace_keep. Kept buffers count in the
+ * resident set until taken, evicted (oldest first, when a buffer given
+ * back would pass the cap) or released (cm_workspace_keep(0)). A taken
+ * buffer holds what its last user left in it, like any malloc'd memory:
+ * every user writes before it reads, which the tests check by comparing
+ * reports bit for bit with the pool on and off.
+ *
+ * Each buffer carries a header with its capacity, so cm__ws_free needs no
+ * size; buffers under CM__WS_MIN are never kept. Not for small or
+ * short-lived arrays: use malloc. */
+#include "internal.h"
+
+#include <pthread.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+#define CM__WS_HEAD                                                            \
+  64 /* header bytes (keeps 64-byte alignment of                               \
+        page-aligned blocks) */
+#define CM__WS_MIN ((size_t)1 << 20)     /* smaller buffers are never kept */
+#define CM__WS_SLOTS 32                  /* most buffers kept at once */
+#define CM__WS_MAGIC 0x636d77735f6275ULL /* "cmws_bu" */
+
+typedef struct {
+  size_t bytes;   /* capacity after the header */
+  uint64_t magic; /* CM__WS_MAGIC: a buffer of this module */
+} cm__ws_head_t;
+
+static struct {
+  pthread_mutex_t mu;
+  size_t cap, kept; /* the cap, and the bytes kept now */
+  int n;            /* kept buffers, oldest first */
+  char *base[CM__WS_SLOTS];
+  size_t bytes[CM__WS_SLOTS];
+  unsigned long taken, given; /* reuse counters (bench, tests) */
+} cm__ws = {PTHREAD_MUTEX_INITIALIZER, 0, 0, 0, {0}, {0}, 0, 0};
+
+/* removes slot i (mutex held) */
+static char *cm__ws_remove(int i) {
+  char *b = cm__ws.base[i];
+  cm__ws.kept -= cm__ws.bytes[i];
+  for (int j = i + 1; j < cm__ws.n; j++) {
+    cm__ws.base[j - 1] = cm__ws.base[j];
+    cm__ws.bytes[j - 1] = cm__ws.bytes[j];
+  }
+  cm__ws.n--;
+  return b;
+}
+
+void *cm__ws_malloc(cm_context_t *ctx, size_t n, size_t size) {
+  size_t need = n && size ? n * size : 1;
+  if (size && need / size != n) {
+    CM__ERR(ctx, CM_NOMEM, NULL, "out of memory allocating %zu x %zu bytes", n,
+            size);
+    return NULL;
+  }
+  char *b = NULL;
+  if (need >= CM__WS_MIN) {
+    /* the smallest kept buffer that holds need without wasting more than
+     * as much again */
+    pthread_mutex_lock(&cm__ws.mu);
+    int best = -1;
+    for (int i = 0; i < cm__ws.n; i++)
+      if (cm__ws.bytes[i] >= need && cm__ws.bytes[i] / 2 <= need &&
+          (best < 0 || cm__ws.bytes[i] < cm__ws.bytes[best]))
+        best = i;
+    if (best >= 0) {
+      b = cm__ws_remove(best);
+      cm__ws.taken++;
+    }
+    pthread_mutex_unlock(&cm__ws.mu);
+  }
+  if (!b) {
+    b = need <= SIZE_MAX - CM__WS_HEAD ? malloc(need + CM__WS_HEAD) : NULL;
+    if (!b) {
+      CM__ERR(ctx, CM_NOMEM, NULL, "out of memory allocating %zu x %zu bytes",
+              n, size);
+      return NULL;
+    }
+    ((cm__ws_head_t *)b)->bytes = need;
+    ((cm__ws_head_t *)b)->magic = CM__WS_MAGIC;
+  }
+  return b + CM__WS_HEAD;
+}
+
+void cm__ws_free(void *p) {
+  if (!p)
+    return;
+  char *b = (char *)p - CM__WS_HEAD, *drop[CM__WS_SLOTS + 1];
+  int nd = 0;
+  size_t bytes = ((cm__ws_head_t *)b)->bytes;
+  pthread_mutex_lock(&cm__ws.mu);
+  if (bytes >= CM__WS_MIN && bytes <= cm__ws.cap) {
+    while (cm__ws.n > 0 &&
+           (cm__ws.kept + bytes > cm__ws.cap || cm__ws.n == CM__WS_SLOTS))
+      drop[nd++] = cm__ws_remove(0);
+    cm__ws.base[cm__ws.n] = b, cm__ws.bytes[cm__ws.n] = bytes;
+    cm__ws.n++, cm__ws.kept += bytes, cm__ws.given++;
+    b = NULL;
+  }
+  pthread_mutex_unlock(&cm__ws.mu);
+  for (int i = 0; i < nd; i++)
+    free(drop[i]);
+  free(b);
+}
+
+size_t cm_workspace_keep(size_t bytes) {
+  char *drop[CM__WS_SLOTS];
+  int nd = 0;
+  pthread_mutex_lock(&cm__ws.mu);
+  size_t old = cm__ws.cap;
+  cm__ws.cap = bytes;
+  while (cm__ws.n > 0 && cm__ws.kept > cm__ws.cap)
+    drop[nd++] = cm__ws_remove(0);
+  pthread_mutex_unlock(&cm__ws.mu);
+  for (int i = 0; i < nd; i++)
+    free(drop[i]);
+  return old;
+}
+
+size_t cm_workspace_kept(void) {
+  pthread_mutex_lock(&cm__ws.mu);
+  size_t k = cm__ws.kept;
+  pthread_mutex_unlock(&cm__ws.mu);
+  return k;
+}
+
+unsigned long cm__ws_reused(void) {
+  pthread_mutex_lock(&cm__ws.mu);
+  unsigned long t = cm__ws.taken;
+  pthread_mutex_unlock(&cm__ws.mu);
+  return t;
+}
