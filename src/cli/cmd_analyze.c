@@ -42,6 +42,9 @@ static int cm__fail(const cm_context_t *ctx, int st) {
   return cm_status_exit(st);
 }
 
+/* freed analysis buffers kept for the next solve of the run (bytes) */
+#define CM__CLI_KEEP ((size_t)1 << 30)
+
 int cm__cmd_analyze(int argc, char **argv) {
   enum { O_THREADS = 256, O_JSON, O_NOTIME, O_MATRICES, O_VECTORS };
   static const struct option own[] = {
@@ -115,6 +118,11 @@ int cm__cmd_analyze(int argc, char **argv) {
   double t_parse = cm__now() - t0;
   /* ---- analyse ---- */
   cm_report_t *rep = NULL;
+  /* one analysis, but its solves follow each other (the search for missed
+   * copies after the solve, component after component): each takes the
+   * last one's basis instead of fresh pages (cm_workspace_keep); what is
+   * kept goes with the process */
+  cm_workspace_keep(CM__CLI_KEEP);
   cm_vectors_t *vec = NULL;
   if (vectors && !sys) /* mode shapes need the system */
     st = cm_system_assemble(&ctx, scene, &sys);

@@ -67,12 +67,12 @@ void *cm__ws_malloc(cm_context_t *ctx, size_t n, size_t size) {
   }
   char *b = NULL;
   if (need >= CM__WS_MIN) {
-    /* the smallest kept buffer that holds need without wasting more than
-     * as much again */
+    /* the smallest kept buffer that holds need (a larger one's pages past
+     * need stay mapped, unused, until it goes back) */
     pthread_mutex_lock(&cm__ws.mu);
     int best = -1;
     for (int i = 0; i < cm__ws.n; i++)
-      if (cm__ws.bytes[i] >= need && cm__ws.bytes[i] / 2 <= need &&
+      if (cm__ws.bytes[i] >= need &&
           (best < 0 || cm__ws.bytes[i] < cm__ws.bytes[best]))
         best = i;
     if (best >= 0) {

@@ -1237,10 +1237,11 @@ int cm__eig_copies(cm_context_t *ctx, cm_operator_t *op, int comp,
   if (st || *k < 1)
     return st;
   lz_pairs_t F = {0, d.nev, malloc(sizeof(double) * ((size_t)d.nev + 1)),
-                  malloc(sizeof(double) * (size_t)d.N * ((size_t)d.nev + 1)),
+                  cm__ws_malloc(NULL, (size_t)d.N,
+                                sizeof(double) * ((size_t)d.nev + 1)),
                   1, 0};
   if (!F.lam || !F.U) {
-    free(F.lam), free(F.U);
+    free(F.lam), cm__ws_free(F.U);
     return CM__ERR(ctx, CM_NOMEM, NULL, "out of memory (search for copies)");
   }
   int th = d.N > CM__PAR_MIN ? cm__op_threads(op) : 1;
@@ -1249,7 +1250,7 @@ int cm__eig_copies(cm_context_t *ctx, cm_operator_t *op, int comp,
   int n0 = F.n;
   double *keep = malloc(sizeof(double) * ((size_t)n0 + 1));
   if (!keep) {
-    free(F.lam), free(F.U);
+    free(F.lam), cm__ws_free(F.U);
     return CM__ERR(ctx, CM_NOMEM, NULL, "out of memory (search for copies)");
   }
   for (int i = 0; keep && i < n0; i++)
@@ -1271,7 +1272,7 @@ int cm__eig_copies(cm_context_t *ctx, cm_operator_t *op, int comp,
       out->rayleigh = 1;
     }
   }
-  free(F.lam), free(F.U);
+  free(F.lam), cm__ws_free(F.U);
   return st;
 }
 
@@ -1290,8 +1291,8 @@ int cm__eig_lanczos(cm_context_t *ctx, cm_operator_t *op, int comp,
   /* F->U holds the list, then the solve's next Ritz vectors (lz_extra_t) */
   int q = (d.ncv - d.nev) / 4;
   lz_pairs_t F = {0, d.nev, malloc(sizeof(double) * ((size_t)d.nev + 1)),
-                  malloc(sizeof(double) * (size_t)d.N *
-                         ((size_t)d.nev + (size_t)q + 1)),
+                  cm__ws_malloc(NULL, (size_t)d.N,
+                                sizeof(double) * ((size_t)d.nev + q + 1)),
                   1, 0};
   lz_extra_t X = {0, q, F.U ? F.U + (size_t)d.nev * d.N : NULL};
   int added = 0;
@@ -1336,6 +1337,6 @@ int cm__eig_lanczos(cm_context_t *ctx, cm_operator_t *op, int comp,
             "result",
             F.timed_out ? "time" : "iteration", out->matvecs);
   }
-  free(F.lam), free(F.U);
+  free(F.lam), cm__ws_free(F.U);
   return st;
 }
