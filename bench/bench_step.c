@@ -117,10 +117,10 @@ static void one(cm_context_t *ctx, const cm_scene_t *s, cm_options_t *o,
       rep->central_difference.certified_prob_s / rep->central_difference.h_s;
   fprintf(stderr,
           "  %-5s run %d: total %.3f s (cpu %.3f s)  eigen %.3f s  fresh "
-          "pages %.0f MiB  %d products (bound: %d steps)  %d modes  "
+          "pages %.0f MiB  %d products (%.3f s)  (bound: %d steps)  %d modes  "
           "omega_max %.10g  certified_prob / critical %.4f%s\n",
           R->name, r, R->tot[r], R->cpu[r], R->eig[r], R->flt[r] / 256,
-          R->matvecs, R->prob_steps, R->nmodes, R->omega, R->ratio,
+          R->matvecs, rep->t_matvec, R->prob_steps, R->nmodes, R->omega, R->ratio,
           rep->status ? "  NOT CONVERGED" : "");
   cm_report_destroy(&rep);
 }

@@ -42,7 +42,11 @@ static int cm__fail(const cm_context_t *ctx, int st) {
   return cm_status_exit(st);
 }
 
-/* freed analysis buffers kept for the next solve of the run (bytes) */
+/* Freed analysis buffers kept for the next solve of the run (bytes): one
+ * analysis, but its solves follow each other (the search for missed copies
+ * after the solve, component after component), and each takes the last
+ * one's basis instead of fresh pages (cm_workspace_keep); what is kept
+ * goes with the process. */
 #define CM__CLI_KEEP ((size_t)1 << 30)
 
 int cm__cmd_analyze(int argc, char **argv) {
@@ -118,10 +122,6 @@ int cm__cmd_analyze(int argc, char **argv) {
   double t_parse = cm__now() - t0;
   /* ---- analyse ---- */
   cm_report_t *rep = NULL;
-  /* one analysis, but its solves follow each other (the search for missed
-   * copies after the solve, component after component): each takes the
-   * last one's basis instead of fresh pages (cm_workspace_keep); what is
-   * kept goes with the process */
   cm_workspace_keep(CM__CLI_KEEP);
   cm_vectors_t *vec = NULL;
   if (vectors && !sys) /* mode shapes need the system */
