@@ -214,21 +214,21 @@ int cm__eig_finish(cm_context_t *ctx, cm_operator_t *op, int comp, int use_S,
   /* the products of all k vectors at once (B read once), or one at a time
    * when that does not fit: the same bits */
   int bk = k > 0 ? k : 1;
-  /* own: t and y are allocated here, not carved from the caller's
-   * scratch (whose pages are already touched) */
+  /* own: t and y are allocated here (one buffer, from the kept workspace:
+   * the solve's basis just given back, cm_workspace_keep), not carved
+   * from the caller's scratch (whose pages are already touched) */
   int own = !(scratch && nscratch >= ((size_t)n + (size_t)m) * (size_t)bk);
-  double *t = own ? malloc(sizeof(double) * ((size_t)n * bk + 1)) : scratch;
-  double *y = own ? malloc(sizeof(double) * ((size_t)m * bk + 1))
-                  : scratch + (size_t)n * bk;
-  if (own && (!t || !y)) {
-    free(t), free(y);
+  double *t = own ? cm__ws_malloc(NULL, ((size_t)n + m) * bk + 1,
+                                  sizeof(double))
+                  : scratch;
+  if (own && !t) {
     bk = 1;
-    t = malloc(sizeof(double) * ((size_t)n + 1));
-    y = malloc(sizeof(double) * ((size_t)m + 1));
+    t = cm__ws_malloc(NULL, (size_t)n + m + 1, sizeof(double));
   }
-  if (!out->z || !out->res || !t || !y) {
+  double *y = t ? t + (size_t)n * bk : NULL;
+  if (!out->z || !out->res || !t) {
     if (own)
-      free(t), free(y);
+      cm__ws_free(t);
     return CM__ERR(ctx, CM_NOMEM, NULL, "out of memory");
   }
   int pt = m > CM__PAR_MIN ? th : 1;
@@ -271,7 +271,7 @@ int cm__eig_finish(cm_context_t *ctx, cm_operator_t *op, int comp, int use_S,
     }
   }
   if (own)
-    free(t), free(y);
+    cm__ws_free(t);
   return CM_OK;
 }
 
