@@ -39,6 +39,7 @@
 #define LZ_TEST_MAX 8 /* most steps between two convergence tests */
 #define LZ_PROBE_TOL 1e-5 /* tolerance of a search for a missed copy */
 #define LZ_LOOK_TOL 1e-2   /* the look's loosest residual (lz_test) */
+#define LZ_LOOK_NEXT 2     /* most next Ritz vectors the look deflates by */
 
 /* ---- vector kernels (deterministic chunked reductions) ----------------- */
 
@@ -1288,8 +1289,13 @@ int cm__eig_lanczos(cm_context_t *ctx, cm_operator_t *op, int comp,
                         out, &d);
   if (st)
     return st;
-  /* F->U holds the list, then the solve's next Ritz vectors (lz_extra_t) */
+  /* F->U holds the list, then the solve's next Ritz vectors (lz_extra_t):
+   * at most LZ_LOOK_NEXT of them. Each step of the look deflates by all of
+   * F->U, so every vector costs two passes a step; on the piles of
+   * docs/performance.md (issue 19) 2 took as many products as 10 or fewer
+   * (0 needed probes: more) and the 1e6 pile's eigen phase 7% less time */
   int q = (d.ncv - d.nev) / 4;
+  q = q < LZ_LOOK_NEXT ? q : LZ_LOOK_NEXT;
   lz_pairs_t F = {0, d.nev, malloc(sizeof(double) * ((size_t)d.nev + 1)),
                   cm__ws_malloc(NULL, (size_t)d.N,
                                 sizeof(double) * ((size_t)d.nev + q + 1)),
