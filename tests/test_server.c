@@ -521,13 +521,21 @@ static cm_scene_t *rebuild_without(const cm_scene_t *sc, int r1, int r2,
 }
 
 /* A session on a pile (cm_generate_pile): PATCH 1% of the stiffnesses; the
- * warm-started report agrees with a cold solve of the patched scene (changed
- * here, independently of the server's patch code) to 1e-8 with fewer
- * matvecs. Then contacts are removed and added, and the report again matches
- * a cold solve. */
+ * report agrees with a cold solve of the patched scene (changed here,
+ * independently of the server's patch code): bit for bit by default (the
+ * session solves cold), to 1e-8 with --warm-starts, whose products, counted
+ * with the bound's run of its own, are more (issue 19: 107 against 66 when
+ * measured). Then contacts are removed and added, and the report again
+ * matches a cold solve. */
+static void server_session(int warm);
 CM_TEST(server_session_warm_start) {
+  server_session(0);
+  server_session(1);
+}
+
+static void server_session(int warm) {
   srv_t s;
-  if (srv_start(&s, "--quiet")) {
+  if (srv_start(&s, warm ? "--quiet --warm-starts" : "--quiet")) {
     CMT_FAIL("server did not start");
     return;
   }
@@ -599,10 +607,14 @@ CM_TEST(server_session_warm_start) {
   report_nums(r.body, &c_omega, &c_mv);
   resp_free(&r);
   CMT_REL(w_omega, c_omega, 1e-8);
-  CMT_TRUE(w_mv < c_mv);
+  if (warm)
+    CMT_TRUE(w_mv > c_mv);
+  else
+    CMT_TRUE(w_omega == c_omega && w_mv == c_mv);
   printf("server_session_warm_start: %d contacts, %d patched: omega %.12g "
-         "(warm) vs %.12g (cold); matvecs %g warm / %g cold = %.3f\n",
-         sc->ncontacts, nchg, w_omega, c_omega, w_mv, c_mv, w_mv / c_mv);
+         "(%s) vs %.12g (cold); matvecs %g session / %g cold = %.3f\n",
+         sc->ncontacts, nchg, w_omega, warm ? "warm" : "session", c_omega, w_mv,
+         c_mv, w_mv / c_mv);
 
   /* the cached report comes back unchanged */
   r = http_get(s.port, path);

@@ -69,19 +69,23 @@ static json_t *track_run(const char *extra, long *matvecs) {
 CM_TEST(track_lammps_series) {
   if (access("/usr/bin/env", X_OK)) /* cmt_run needs a shell */
     return;
-  long warm_mv = 0, cold_mv = 0;
+  long warm_mv = 0, cold_mv = 0, cold2_mv = 0;
   char svg[] = "/tmp/cmodes-track-XXXXXX";
   int fd = mkstemp(svg);
   if (fd >= 0)
     close(fd);
   char extra[128];
   snprintf(extra, sizeof extra, "--svg %s", svg);
-  json_t *warm = track_run(extra, &warm_mv);
-  json_t *cold = track_run("--cold", &cold_mv);
+  json_t *cold = track_run(extra, &cold_mv); /* the default */
+  json_t *warm = track_run("--warm", &warm_mv);
+  json_t *cold2 = track_run("--cold", &cold2_mv);
   CMT_EQ_INT((int)json_array_size(warm), 13);
   CMT_EQ_INT((int)json_array_size(cold), 13);
-  /* warm starts save products */
-  CMT_TRUE(warm_mv > 0 && warm_mv < cold_mv);
+  CMT_EQ_INT(cold2_mv, cold_mv); /* --cold: the default, still accepted */
+  /* issue 19: counted with the bound's run of its own that a warm start
+   * needs (its start is not Gaussian), warm starts cost more products
+   * (6822 against 6234 when measured): cold is the default */
+  CMT_TRUE(cold_mv > 0 && cold_mv < warm_mv);
   fprintf(stderr, "track_lammps_series: matvecs warm %ld, cold %ld\n", warm_mv,
           cold_mv);
   cm_context_t ctx;
@@ -89,11 +93,12 @@ CM_TEST(track_lammps_series) {
   cm_lammps_deck_t *deck = NULL;
   CMT_EQ_INT(cm_lammps_deck_read(&ctx, SERIES "in.series", &deck), 0);
   long prev = -1;
-  for (size_t i = 0; deck && i < json_array_size(warm); i++) {
-    json_t *w = json_array_get(warm, i);
+  for (size_t i = 0; deck && i < 2 * json_array_size(warm); i++) {
+    json_t *w =
+        i % 2 ? json_array_get(warm, i / 2) : json_array_get(cold, i / 2);
     long step = (long)json_integer_value(json_object_get(w, "step"));
-    CMT_EQ_INT((int)step, (int)(400 * i)); /* timestep order */
-    CMT_TRUE(step > prev);
+    CMT_EQ_INT((int)step, (int)(400 * (i / 2))); /* timestep order */
+    CMT_TRUE(i % 2 || step > prev);
     prev = step;
     cm_report_t *r = track_alone(deck, step);
     if (!r)
@@ -122,7 +127,7 @@ CM_TEST(track_lammps_series) {
            strstr(pic, "deck's step"));
   free(pic);
   unlink(svg);
-  json_decref(warm), json_decref(cold);
+  json_decref(warm), json_decref(cold), json_decref(cold2);
 }
 
 CM_TEST(track_errors) {

@@ -721,11 +721,12 @@ static int cm__prob_bound(cm_context_t *ctx, cm_operator_t *op,
     } else {
       cm__eig_bound_t b = {eig[c].pb_upper, eig[c].pb_theta, eig[c].pb_eps,
                            eig[c].pb_steps, 0};
-      int bst = eig[c].pb_steps > 0
-                    ? CM_OK
-                    : cm__eig_prob_bound(ctx, op, c, delta / niter, &b);
+      int own = eig[c].pb_steps <= 0;
+      int bst = own ? cm__eig_prob_bound(ctx, op, c, delta / niter, &b) : 0;
       if (bst)
         return bst;
+      if (own) /* a run of its own: its products count in solver.matvecs */
+        eig[c].matvecs += b.steps;
       r->prob_steps += b.steps;
       up = fmax(b.upper, lam);
       if (b.theta > lam * (1 + 1e-6)) {

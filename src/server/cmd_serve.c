@@ -65,6 +65,9 @@ static void cm__serve_usage(FILE *out) {
       "  --solve-nice N          solves run N nicer than the HTTP threads,\n"
       "                          so /healthz answers while they use every\n"
       "                          core (default %d; 0 = at the same priority)\n"
+      "  --warm-starts           a stored scene's solve starts from its last\n"
+      "                          report's dominant vector (default: cold\n"
+      "                          starts, fewer products with the bound)\n"
       "  --keep-workspace N      bytes of freed analysis buffers (basis, B)\n"
       "                          kept for the next analysis, so its pages\n"
       "                          are not fresh; suffix K/M/G (default %zu,\n"
@@ -158,6 +161,7 @@ enum {
   O_DRAIN,
   O_SOLVE_NICE,
   O_KEEP_WS,
+  O_WARM,
   O_STDIO,
   O_QUIET
 };
@@ -186,6 +190,7 @@ static const struct option cm__serve_opts[] = {
     {"drain-seconds", required_argument, 0, O_DRAIN},
     {"solve-nice", required_argument, 0, O_SOLVE_NICE},
     {"keep-workspace", required_argument, 0, O_KEEP_WS},
+    {"warm-starts", no_argument, 0, O_WARM},
     {"stdio", no_argument, 0, O_STDIO},
     {"quiet", no_argument, 0, O_QUIET},
     {"help", no_argument, 0, 'h'},
@@ -313,6 +318,9 @@ int cm__cmd_serve(int argc, char **argv) {
       break;
     case O_QUIET:
       cfg.quiet = 1;
+      break;
+    case O_WARM:
+      cfg.warm_starts = 1;
       break;
     case 'h':
       cm__serve_usage(stdout);

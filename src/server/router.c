@@ -596,14 +596,18 @@ static void cm__scene_report(cm__server_t *srv, const cm__request_t *req,
     cm__reply_text(r, 200, cm__strdup(s->report_json));
     return;
   }
-  ro.opts.warm_start = s->start; /* over the scene's contacts */
+  /* cold by default: the certified step's bound needs a Gaussian start,
+   * so a warm start costs a run of its own and more products in all
+   * (docs/server.md, --warm-starts) */
+  ro.opts.warm_start = srv->cfg.warm_starts ? s->start : NULL;
   cm_report_t *rep = NULL;
   st = cm__run(srv, &ctx, s->scene, &ro.opts, &rep, &r->retry_after_s);
   if (st < 0) {
     cm__reply_error(r, st, &ctx);
     return;
   }
-  if (rep->start_vector && rep->nstart == s->scene->ncontacts) {
+  if (srv->cfg.warm_starts && rep->start_vector &&
+      rep->nstart == s->scene->ncontacts) {
     double *v = malloc(((size_t)rep->nstart + 1) * sizeof *v);
     if (v) {
       memcpy(v, rep->start_vector, (size_t)rep->nstart * sizeof *v);

@@ -37,6 +37,8 @@ typedef struct cm__server_config {
   double drain_s;             /* SIGTERM: longest wait for in-flight requests */
   int solve_nice;             /* solves run this much nicer (0: in the
                                  request's thread, at its priority) */
+  int warm_starts;            /* 1: a stored scene's solve starts from its
+                                 last report's dominant vector */
   size_t keep_workspace;      /* freed analysis buffers kept for the next
                                  analysis (cm_workspace_keep; 0: none) */
   int stdio;                  /* 1: JSON lines on stdin/stdout */

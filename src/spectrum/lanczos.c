@@ -1321,6 +1321,7 @@ int cm__eig_lanczos(cm_context_t *ctx, cm_operator_t *op, int comp,
     if (!st) {
       out->pb_steps = b.steps, out->pb_upper = b.upper;
       out->pb_theta = b.theta, out->pb_eps = b.eps;
+      out->matvecs += b.steps; /* the run's products are the analysis's */
       top_ok = F.n > 0 && !(b.theta / d.scale > F.lam[0] * (1 + 1e-6));
     }
   }
