@@ -160,7 +160,10 @@ void cm__opt_usage(FILE *f, const char *const *only) {
                cm__method_name((int)t[i].def));
     else
       snprintf(line, sizeof line, "%s (default %g)", t[i].help, t[i].def);
-    fprintf(f, "  %-24s", head);
+    if (strlen(head) > 23) /* no room before the help column */
+      fprintf(f, "  %s\n%26s", head, "");
+    else
+      fprintf(f, "  %-24s", head);
     cm__wrapped(f, line);
   }
 }
