@@ -485,7 +485,8 @@ def case_damped(cm, cmpi, data, scene, tmp):
                 "did not finish" not in pcd.get("reason", "") or \
                 "time budget" not in r.stderr:
             fails.append(f"{scene} np=2 --max-seconds 1e-6: exit "
-                         f"{r.returncode}, central_difference {pcd}")
+                         f"{r.returncode}, central_difference {pcd}, "
+                         f"stderr ...{r.stderr[-600:]}")
         print(f"{scene} np=2 --max-seconds 1e-6: exit {code}, h "
               f"{pcd.get('h')}", flush=True)
     return fails
