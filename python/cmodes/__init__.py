@@ -51,7 +51,7 @@ def keep_workspace(nbytes):
     """Keep up to nbytes of an analysis's largest freed buffers (the Lanczos
     basis, B's values and indices) for the next analysis in this process,
     so a loop over scenes does not pay fresh pages every time (issue 19:
-    on a 1e6-contact pile, 616 -> 53 MiB of fresh pages and 0.85 -> 0.77 s
+    on a 1e6-contact pile, 639 -> 0 MiB of fresh pages and 0.76 -> 0.66 s
     a step). The package keeps KEEP_WORKSPACE (1 GiB) from import on; 0
     frees what is kept and keeps nothing. The results are the same bits
     either way. Returns the previous cap."""
