@@ -24,19 +24,14 @@
 #include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
-#define CM__WS_HEAD                                                            \
-  64 /* header bytes (keeps 64-byte alignment of                               \
-        page-aligned blocks) */
+/* header bytes before a buffer (its capacity, a size_t): 64 keeps the
+ * 64-byte alignment of page-aligned blocks */
+#define CM__WS_HEAD 64
 #define CM__WS_MIN ((size_t)1 << 20) /* smaller buffers are never kept */
 #define CM__WS_SLOTS 32              /* most buffers kept at once */
 #define CM__WS_WASTE 8 /* a kept buffer serves a request at most 8x smaller */
-#define CM__WS_MAGIC 0x636d77735f6275ULL /* "cmws_bu" */
-
-typedef struct {
-  size_t bytes;   /* capacity after the header */
-  uint64_t magic; /* CM__WS_MAGIC: a buffer of this module */
-} cm__ws_head_t;
 
 static struct {
   pthread_mutex_t mu;
@@ -44,8 +39,8 @@ static struct {
   int n;            /* kept buffers, oldest first */
   char *base[CM__WS_SLOTS];
   size_t bytes[CM__WS_SLOTS];
-  unsigned long taken, given; /* reuse counters (bench, tests) */
-} cm__ws = {PTHREAD_MUTEX_INITIALIZER, 0, 0, 0, {0}, {0}, 0, 0};
+  unsigned long taken; /* buffers taken from the kept ones (tests) */
+} cm__ws = {PTHREAD_MUTEX_INITIALIZER, 0, 0, 0, {0}, {0}, 0};
 
 /* removes slot i (mutex held) */
 static char *cm__ws_remove(int i) {
@@ -93,8 +88,7 @@ void *cm__ws_malloc(cm_context_t *ctx, size_t n, size_t size) {
               n, size);
       return NULL;
     }
-    ((cm__ws_head_t *)b)->bytes = need;
-    ((cm__ws_head_t *)b)->magic = CM__WS_MAGIC;
+    memcpy(b, &need, sizeof need); /* the header: the capacity */
   }
   return b + CM__WS_HEAD;
 }
@@ -104,14 +98,15 @@ void cm__ws_free(void *p) {
     return;
   char *b = (char *)p - CM__WS_HEAD, *drop[CM__WS_SLOTS + 1];
   int nd = 0;
-  size_t bytes = ((cm__ws_head_t *)b)->bytes;
+  size_t bytes;
+  memcpy(&bytes, b, sizeof bytes);
   pthread_mutex_lock(&cm__ws.mu);
   if (bytes >= CM__WS_MIN && bytes <= cm__ws.cap) {
     while (cm__ws.n > 0 &&
            (cm__ws.kept + bytes > cm__ws.cap || cm__ws.n == CM__WS_SLOTS))
       drop[nd++] = cm__ws_remove(0);
     cm__ws.base[cm__ws.n] = b, cm__ws.bytes[cm__ws.n] = bytes;
-    cm__ws.n++, cm__ws.kept += bytes, cm__ws.given++;
+    cm__ws.n++, cm__ws.kept += bytes;
     b = NULL;
   }
   pthread_mutex_unlock(&cm__ws.mu);
