@@ -120,9 +120,21 @@ static void one(cm_context_t *ctx, const cm_scene_t *s, cm_options_t *o,
           "pages %.0f MiB  %d products (%.3f s)  (bound: %d steps)  %d modes  "
           "omega_max %.10g  certified_prob / critical %.4f%s\n",
           R->name, r, R->tot[r], R->cpu[r], R->eig[r], R->flt[r] / 256,
-          R->matvecs, rep->t_matvec, R->prob_steps, R->nmodes, R->omega, R->ratio,
-          rep->status ? "  NOT CONVERGED" : "");
+          R->matvecs, rep->t_matvec, R->prob_steps, R->nmodes, R->omega,
+          R->ratio, rep->status ? "  NOT CONVERGED" : "");
   cm_report_destroy(&rep);
+}
+
+/* One row of the table of medians: whole, CPU and eigen seconds, fresh
+ * MiB, products, products a mode, eigen over the product floor (floor1:
+ * seconds a product at the triad), the bound's steps and the certified
+ * step over the critical one. */
+static void table_row(const char *label, run_t *R, int reps, double floor1) {
+  double e = median(R->eig, reps);
+  printf("| %s | %.3f | %.3f | %.3f | %.0f | %d | %.1f | %.2f | %d | %.4f |\n",
+         label, median(R->tot, reps), median(R->cpu, reps), e,
+         median(R->flt, reps) / 256, R->matvecs, (double)R->matvecs / R->nmodes,
+         e / (R->matvecs * floor1), R->prob_steps, R->ratio);
 }
 
 /* ---- issue 19's lever (a): float32 values of B in the products ----------
@@ -520,30 +532,12 @@ run:;
          "(MiB) | products | products / mode | eigen / floor | bound steps | "
          "certified_prob / critical |\n"
          "|---|---|---|---|---|---|---|---|---|---|\n");
-  printf("| full (--modes 6) | %.3f | %.3f | %.3f | %.0f | %d | %.1f | %.2f | "
-         "%d | %.4f |\n",
-         ft, fc, fe, median(full.flt, reps) / 256, full.matvecs,
-         (double)full.matvecs / full.nmodes, fe / (full.matvecs * floor1),
-         full.prob_steps, full.ratio);
-  printf("| step (--modes 1) | %.3f | %.3f | %.3f | %.0f | %d | %.1f | %.2f | "
-         "%d | %.4f |\n",
-         stt, sc, se, median(step.flt, reps) / 256, step.matvecs,
-         (double)step.matvecs / step.nmodes, se / (step.matvecs * floor1),
-         step.prob_steps, step.ratio);
+  table_row("full (--modes 6)", &full, reps, floor1);
+  table_row("step (--modes 1)", &step, reps, floor1);
   double fke = median(fullk.eig, reps), ske = median(kept.eig, reps);
   if (keep_mb > 0) {
-    printf("| full, workspace kept | %.3f | %.3f | %.3f | %.0f | %d | %.1f | "
-           "%.2f | %d | %.4f |\n",
-           median(fullk.tot, reps), median(fullk.cpu, reps), fke,
-           median(fullk.flt, reps) / 256, fullk.matvecs,
-           (double)fullk.matvecs / fullk.nmodes,
-           fke / (fullk.matvecs * floor1), fullk.prob_steps, fullk.ratio);
-    printf("| step, workspace kept | %.3f | %.3f | %.3f | %.0f | %d | %.1f | "
-           "%.2f | %d | %.4f |\n",
-           median(kept.tot, reps), median(kept.cpu, reps), ske,
-           median(kept.flt, reps) / 256, kept.matvecs,
-           (double)kept.matvecs / kept.nmodes, ske / (kept.matvecs * floor1),
-           kept.prob_steps, kept.ratio);
+    table_row("full, workspace kept", &fullk, reps, floor1);
+    table_row("step, workspace kept", &kept, reps, floor1);
   }
   printf("\nproduct floor: %.1f MB a product / %.1f GB/s = %.2f ms; one "
          "product measured alone %.2f ms (%.2fx the floor)\n",
@@ -591,8 +585,8 @@ run:;
            "kept; runs after the first, against fresh runs) | fresh pages "
            "%.0f -> %.0f MiB (first kept run %.0f); operator %.1f -> %.1f ms; "
            "eigen %.3f -> %.3f s; whole %.3f -> %.3f s | %s |\n",
-           keep_mb, sf, kf, kept0.flt[0] / 256, 1e3 * so, 1e3 * ko, se, ske, stt,
-           kt,
+           keep_mb, sf, kf, kept0.flt[0] / 256, 1e3 * so, 1e3 * ko, se, ske,
+           stt, kt,
            kf < 0.5 * sf && kept.omega == step.omega ? "**holds**"
                                                      : "**does not hold**");
     if (kept.omega != step.omega)
