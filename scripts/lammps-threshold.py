@@ -246,8 +246,11 @@ class Runner:
         self.seconds += wall
         m = re.search(r"^PROBE ke1 (\S+) s1 (\S+)", text, re.M)
         if p.returncode != 0 or not m:
+            # what LAMMPS (or MPI's start-up) said: its output, else its log
+            said = (p.stdout or "").strip() or text.strip()
             raise RuntimeError(f"{' '.join(cmd)}: no PROBE line "
-                               f"(status {p.returncode})")
+                               f"(status {p.returncode}); it said: "
+                               f"...{said[-600:]}")
         return float(m.group(1)), float(m.group(2))
 
     def run(self, dt):
