@@ -9,8 +9,8 @@
  * General M (matrices): the factor is kept and B, B^T are applied with
  * solves (CHOLMOD_Lt, CHOLMOD_Pt / CHOLMOD_P, CHOLMOD_L).
  * Not for eigen-solves (spectrum/). */
-#include "operator_internal.h"
 #include "operator_cholmod.h"
+#include "operator_internal.h"
 
 #include <cblas.h>
 #include <cholmod.h>
@@ -42,17 +42,17 @@ struct cm_operator {
   unsigned *Sc;       /* B: slot = first column << 3 | (size - 1) */
   double *Sx;         /* B: gmax values per slot */
   /* general path */
-  cholmod_common cc;              /* CHOLMOD context */
-  int cc_started;                 /* cholmod_start called */
-  cholmod_factor *L;              /* block path: factor of M */
-  cholmod_factor **Lc;            /* general path: P M_c P^T of each
-                                     component's block M_c, size ncomp */
-  int nLc;                        /* factors in Lc */
-  cholmod_dense *Y, *Yw, *Ew;     /* block path: the same (dof shapes) */
-  double *sqrtk;                  /* k^1/2 per row */
-  double *gtmp;                   /* general path: scratch of size ncol */
-  double *gperm;                  /* general path: the solves' scratch */
-  double t_factor_s, t_build_s;   /* phase timings */
+  cholmod_common cc;            /* CHOLMOD context */
+  int cc_started;               /* cholmod_start called */
+  cholmod_factor *L;            /* block path: factor of M */
+  cholmod_factor **Lc;          /* general path: P M_c P^T of each
+                                   component's block M_c, size ncomp */
+  int nLc;                      /* factors in Lc */
+  cholmod_dense *Y, *Yw, *Ew;   /* block path: the same (dof shapes) */
+  double *sqrtk;                /* k^1/2 per row */
+  double *gtmp;                 /* general path: scratch of size ncol */
+  double *gperm;                /* general path: the solves' scratch */
+  double t_factor_s, t_build_s; /* phase timings */
 };
 
 int cm__op_threads(const cm_operator_t *op) { return op->threads; }
@@ -175,8 +175,7 @@ static int cm__factor_comps(cm_context_t *ctx, cm_operator_t *op) {
       st = cc->status == CHOLMOD_OUT_OF_MEMORY
                ? CM__ERR(ctx, CM_NOMEM, NULL, "out of memory analysing M")
                : CM__ERR(ctx, CM_NUMERIC, "M",
-                         "CHOLMOD could not analyse M (status %d)",
-                         cc->status);
+                         "CHOLMOD could not analyse M (status %d)", cc->status);
       break;
     }
     cholmod_factorize(&M, L, cc);
@@ -382,8 +381,10 @@ static int cm__B_diagonal(cm_context_t *ctx, cm_operator_t *op, double **dv) {
   int nr = op->nr;
   double *dinv = *dv = cm__diag_inverse(op);
   if (!dinv)
-    return CM__ERR(ctx, CM_NOMEM, NULL, "out of memory allocating %d x 8 "
-                   "bytes", op->ncol + 1);
+    return CM__ERR(ctx, CM_NOMEM, NULL,
+                   "out of memory allocating %d x 8 "
+                   "bytes",
+                   op->ncol + 1);
   long zeros = 0;
 #pragma omp parallel for schedule(static) num_threads(op->threads)             \
     reduction(+ : zeros) if (nr > CM__PAR_MIN)
@@ -639,7 +640,7 @@ static void cm__solve(cm_operator_t *op, int c, int kind, double *x) {
   int n = (int)L->n;
   const int *Lp = L->p, *Li = L->i, *perm = L->Perm;
   const double *Lx = L->x;
-  if (kind == CHOLMOD_P || kind == CHOLMOD_Pt) { /* x = P x or P^T x */
+  if (kind == CHOLMOD_P || kind == CHOLMOD_Pt) {  /* x = P x or P^T x */
     double *t = op->gperm + op->sys->comp_col[c]; /* c's own scratch */
     memcpy(t, x, sizeof(double) * (size_t)n);
     for (int i = 0; i < n; i++)
@@ -789,8 +790,8 @@ cm__group_rows(const cm_operator_t *op, int G, int j0, int j1, int r0,
   }
 }
 
-int cm__op_rows(const cm_operator_t *op, int comp, int trans,
-                const double *in, int i0, int i1, double *out) {
+int cm__op_rows(const cm_operator_t *op, int comp, int trans, const double *in,
+                int i0, int i1, double *out) {
   if (!op->block)
     return -1;
   int r0, m, c0, n;
@@ -800,10 +801,18 @@ int cm__op_rows(const cm_operator_t *op, int comp, int trans,
   (trans ? cm__group_rows(op, G, a, b, r0, in, out)                            \
          : cm__slot_rows(op, G, a, b, c0, in, out))
   switch (op->guni) {
-  case 2: CM__ROWS(2); break;
-  case 3: CM__ROWS(3); break;
-  case 6: CM__ROWS(6); break;
-  default: CM__ROWS(0); break;
+  case 2:
+    CM__ROWS(2);
+    break;
+  case 3:
+    CM__ROWS(3);
+    break;
+  case 6:
+    CM__ROWS(6);
+    break;
+  default:
+    CM__ROWS(0);
+    break;
   }
 #undef CM__ROWS
   return 0;
@@ -914,8 +923,8 @@ int cm__op_dof_shape(cm_operator_t *op, int comp, const double *z,
   X.xtype = CHOLMOD_REAL, X.dtype = CHOLMOD_DOUBLE;
   int st = CM_OK;
   for (int pass = 0; pass < 2 && !st; pass++) {
-    if (!cholmod_solve2(pass ? CHOLMOD_Pt : CHOLMOD_Lt, op->L, &X, NULL,
-                        &op->Y, NULL, &op->Yw, &op->Ew, &op->cc))
+    if (!cholmod_solve2(pass ? CHOLMOD_Pt : CHOLMOD_Lt, op->L, &X, NULL, &op->Y,
+                        NULL, &op->Yw, &op->Ew, &op->cc))
       st = CM_NOMEM;
     else
       memcpy(w, op->Y->x, sizeof(double) * (size_t)op->ncol);
@@ -981,8 +990,7 @@ int cm__op_dense_B(cm_operator_t *op, int comp, double *Bd) {
       e[j] = 1;
       cm__op_B(op, c, e, col);
       e[j] = 0;
-      double *out =
-          Bd + (size_t)(cc0 - c0 + j) * (size_t)m + (size_t)(cr - r0);
+      double *out = Bd + (size_t)(cc0 - c0 + j) * (size_t)m + (size_t)(cr - r0);
       memcpy(out, col, sizeof(double) * (size_t)cm);
     }
   }
@@ -1215,7 +1223,7 @@ int cm__op_row_bounds(cm_context_t *ctx, cm_operator_t *op, int comp,
 #pragma omp parallel for schedule(static)                                      \
     num_threads(op->threads) if (m > CM__PAR_MIN)
     for (int i = 0; i < m; i++) { /* g = |B| w, d = |B_i|^2, by slots: */
-      double g = 0, d = 0; /* the CSR sums with zero terms between */
+      double g = 0, d = 0;        /* the CSR sums with zero terms between */
       for (int q = op->Sp[r0 + i]; q < op->Sp[r0 + i + 1]; q++) {
         unsigned u = op->Sc[q];
         const double *a = op->Sx + (size_t)q * (size_t)op->gmax;
@@ -1315,6 +1323,18 @@ int cm__op_groups(const cm_operator_t *op, int *ng, const int **g0) {
     return -1;
   *ng = op->ng, *g0 = op->g0;
   return 0;
+}
+
+int cm__op_sum_terms(const cm_operator_t *op, int comp) {
+  if (!op->block)
+    return -1;
+  int r0, m, c0, n, row = 0, col = 0;
+  cm__op_comp(op, comp, &r0, &m, &c0, &n);
+  for (int r = r0; r < r0 + m; r++)
+    row = op->Sp[r + 1] - op->Sp[r] > row ? op->Sp[r + 1] - op->Sp[r] : row;
+  for (int b = cm__group_of(op, c0); b < op->ng && op->g0[b] < c0 + n; b++)
+    col = op->Gp[b + 1] - op->Gp[b] > col ? op->Gp[b + 1] - op->Gp[b] : col;
+  return row * op->gmax + col;
 }
 
 long cm__op_comp_nnz(const cm_operator_t *op, int comp) {

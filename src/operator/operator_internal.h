@@ -21,12 +21,16 @@ void cm__op_BT(cm_operator_t *op, int comp, const double *y, double *x);
  * component's rows), into out[0 .. i1 - i0): the operator's own product
  * restricted to those rows (the same bits), on the calling thread. Thread
  * safe. -1 for a general M (no explicit B). */
-int cm__op_rows(const cm_operator_t *op, int comp, int trans,
-                const double *in, int i0, int i1, double *out);
+int cm__op_rows(const cm_operator_t *op, int comp, int trans, const double *in,
+                int i0, int i1, double *out);
 /* The column groups of the block path's products (a body's consecutive
  * active dofs, at most 8): *ng groups, group b = columns [g0[b], g0[b+1]).
  * -1 for a general M. */
 int cm__op_groups(const cm_operator_t *op, int *ng, const int **g0);
+/* The most terms any entry of an S (or G) product sums on the block path:
+ * the longest row of B_c as stored (slots times their size) plus the
+ * longest column group; -1 for a general M. */
+int cm__op_sum_terms(const cm_operator_t *op, int comp);
 /* Nonzeros of B_c (block path; for a general M, of J's rows). */
 long cm__op_comp_nnz(const cm_operator_t *op, int comp);
 /* Bytes one S product reads and writes on the block path: B's and B^T's
@@ -66,8 +70,7 @@ int cm__op_definite(cm_context_t *ctx, const cm_system_t *sys, double sigma,
  * rows): the dof-space shape of S's eigenvector z, times omega. CM_NOMEM
  * on failure. Not thread-safe on the block path with a non-diagonal M
  * (CHOLMOD's solve workspace). */
-int cm__op_dof_shape(cm_operator_t *op, int comp, const double *z,
-                     double *phi);
+int cm__op_dof_shape(cm_operator_t *op, int comp, const double *z, double *phi);
 /* OpenMP threads of the operator's kernels. */
 int cm__op_threads(const cm_operator_t *op);
 /* 1 for the block-diagonal fast path (explicit B). */

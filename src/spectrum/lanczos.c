@@ -555,6 +555,8 @@ typedef struct {
   int pb_done;       /* taken (pb_* below), or given up */
   double pb_delta, pb_upper, pb_theta, pb_eps;
   int pb_steps;
+  double gabs;       /* || |B^T| |B| || bound / s (NAN: unknown) */
+  int terms;         /* most terms an entry of a product sums (-1: unknown) */
   /* the state */
   int k;             /* Ritz vectors kept at the last restart (arrow) */
   int J;             /* basis vectors */
@@ -601,6 +603,7 @@ static int lz_setup(cm_context_t *ctx, lz_t *L, cm_operator_t *op, int comp,
   m = m > N ? N : m;
   L->ncv = d->ncv, L->mc = m;
   L->pb_k = pb_k, L->pb_delta = pb_delta;
+  L->gabs = d->gabs / d->scale, L->terms = cm__op_sum_terms(op, comp);
   L->op = op, L->comp = comp, L->use_S = d->use_S, L->N = N;
   L->other = d->other, L->base = (uint64_t)(d->use_S ? d->r0 : d->c0);
   L->nev = nev, L->m = m;
@@ -768,27 +771,85 @@ static void lz_orthogonalise(lz_t *L, lz_step_t *s) {
  * what T leaves out of the exact relation). bk: beta at a breakdown,
  * NAN if none. Gives up (pb_steps 0: the caller runs bound.c) when LAPACK
  * fails or out of memory. */
-static void lz_pb_take(lz_t *L, double bk) {
-  int k = L->J, m = L->m;
-  double *a = malloc(sizeof(double) * ((size_t)k + 1));
-  double *b = malloc(sizeof(double) * ((size_t)k + 1)), tn = 0, dn = 0;
-  L->pb_done = 1;
-  for (int i = 0; a && b && i < k; i++) {
+/* T_k's alpha and beta (blast: the last residual norm) into a and b, its
+ * top eigenvalue and ||T||_1 into *th and *tn, a bound on ||D|| into *dn,
+ * and the a posteriori certificate's data into q; 0 when it cannot be
+ * made (q unusable), -1 when LAPACK fails. */
+static int lz_post(const lz_t *L, int k, double blast, double *a, double *b,
+                   double *th, double *tn, double *dn, cm__post_t *q) {
+  int m = L->m;
+  double *rs = calloc((size_t)k + 1, sizeof(double)); /* D's row sums */
+  *dn = 0;
+  if (!rs)
+    return -1;
+  for (int i = 0; i < k; i++) {
     a[i] = L->P.H[(size_t)i * m + i];
-    b[i] = i + 1 < k ? L->P.H[(size_t)i * m + i + 1] : 0;
+    b[i] = i + 1 < k ? L->P.H[(size_t)i * m + i + 1] : blast;
     double c = 0;
-    for (int q = 0; q < k; q++)
-      c += fabs(L->P.D[(size_t)i * m + q]);
-    dn = c > dn ? c : dn;
+    for (int r = 0; r <= i; r++) {
+      double x = fabs(L->P.D[(size_t)i * m + r]);
+      c += x, rs[r] += x;
+    }
+    *dn = c > *dn ? c : *dn;
   }
-  double th = a && b ? cm__kw_top(k, a, b, &tn) : NAN;
+  for (int i = 0; i < k; i++)
+    *dn = rs[i] > *dn ? rs[i] : *dn;
+  free(rs);
+  *th = cm__kw_top(k, a, b, tn);
+  if (!isfinite(*th))
+    return -1;
+  return cm__post_init(q, L->N, L->pb_delta, k, a, b, L->P.D, (size_t)m, k,
+                       *dn, *th, *tn, L->terms, L->gabs);
+}
+
+/* 1 when the a posteriori certificate holds within CM__PB_TARGET of
+ * theta_k after k steps (blast: the last residual norm). */
+static int lz_post_ok(const lz_t *L, int k, double blast) {
+  double *a = malloc(sizeof(double) * ((size_t)k + 1));
+  double *b = malloc(sizeof(double) * ((size_t)k + 1)), th, tn, dn;
+  cm__post_t q;
+  int ok = a && b && lz_post(L, k, blast, a, b, &th, &tn, &dn, &q) > 0 &&
+           cm__post_check(&q, (1 + CM__PB_TARGET) * th);
   free(a), free(b);
-  if (!isfinite(th))
-    return;
-  double allow = 3.0 * k * DBL_EPSILON * tn + dn;
-  L->pb_upper = cm__kw_upper(L->N, k, th, allow, bk, L->pb_delta, &L->pb_eps);
-  L->pb_theta = th;
-  L->pb_steps = k;
+  return ok;
+}
+
+/* The bound of bound.c's theorem from the first cycle as it stands: J
+ * steps of the Krylov sequence of the Gaussian start (no restart, no
+ * fresh vector yet), T_J the tridiagonal in H. Partial
+ * re-orthogonalisation keeps the basis semi-orthogonal, so T_J is the
+ * projection of Op / s on the Krylov space to O(eps ||Op||) (Simon 1984);
+ * the allowance is bound.c's 3 J eps ||T||_1 plus a bound on ||D|| (the
+ * re-orthogonalisation coefficients, of order sqrt(eps) ||Op||, what T
+ * leaves out of the exact relation). Then bound.c's a posteriori bound
+ * from the polynomials of H + D (blast: the last residual norm), where
+ * lower. bk: beta at a breakdown, NAN if none. Gives up (pb_steps 0: the
+ * caller runs bound.c) when LAPACK fails or out of memory. */
+static void lz_pb_take(lz_t *L, double bk, double blast) {
+  int k = L->J;
+  double *a = malloc(sizeof(double) * ((size_t)k + 1));
+  double *b = malloc(sizeof(double) * ((size_t)k + 1)), th = NAN, tn, dn;
+  cm__post_t q;
+  L->pb_done = 1;
+  int post = a && b ? lz_post(L, k, isnan(bk) ? blast : 0, a, b, &th, &tn,
+                              &dn, &q)
+                    : -1;
+  if (post >= 0) {
+    b[k - 1] = 0;
+    double allow = 3.0 * k * DBL_EPSILON * tn + dn;
+    L->pb_upper =
+        cm__kw_upper(L->N, k, th, allow, bk, L->pb_delta, &L->pb_eps);
+    if (post > 0) {
+      b[k - 1] = blast;
+      L->pb_upper = fmin(L->pb_upper,
+                         cm__post_upper(&q, isfinite(L->pb_upper)
+                                                ? L->pb_upper
+                                                : 16 * th));
+    }
+    L->pb_theta = th;
+    L->pb_steps = k;
+  }
+  free(a), free(b);
 }
 
 /* ---- the next basis vector: normalised, or fresh after a breakdown ------ */
@@ -799,7 +860,7 @@ static void lz_advance(lz_t *L, const lz_step_t *s) {
   double *vn = L->V + (size_t)J * N;
   if (!(L->beta > (double)N * eps * L->anorm)) {
     if (L->pb_k && !L->pb_done) /* the start's Krylov space ends here */
-      lz_pb_take(L, L->beta);
+      lz_pb_take(L, L->beta, 0);
     /* breakdown: an invariant subspace was found; go on from a fresh
      * Gaussian vector orthogonal to it (the copies of a repeated
      * eigenvalue lie there), or stop when nothing is left */
@@ -856,7 +917,7 @@ static void lz_pb_tail(lz_t *L, double deadline) {
   int N = L->N, J = L->J, m = L->m, k = J;
   double *prev = L->V + (size_t)(J - 1) * N, *cur = L->V + (size_t)J * N;
   double *buf[3] = {cur, L->V + (size_t)(J + 1) * N, L->w};
-  double bprev = L->beta, bk = NAN, eps = DBL_EPSILON;
+  double bprev = L->beta, bk = NAN, eps = DBL_EPSILON, blast = L->beta;
   double f = L->scl[J]; /* cur = f x its stored values (fused steps) */
   if (!L->fused && f != 1) {
     lz_sub_scale(N, cur, 0, cur, f, cur, L->nt);
@@ -887,12 +948,15 @@ static void lz_pb_tail(lz_t *L, double deadline) {
     L->anorm = rowsum > L->anorm ? rowsum : L->anorm;
     L->P.H[(size_t)k * m + k] = alpha;
     k++;
+    blast = beta;
     if (!(beta > (double)N * eps * L->anorm)) {
       bk = beta; /* the Krylov space of the start ends here */
       break;
     }
     if (k < kmax)
       L->P.H[(size_t)(k - 1) * m + k] = L->P.H[(size_t)k * m + k - 1] = beta;
+    if (lz_post_ok(L, k, beta))
+      break; /* the a posteriori bound is within the target */
     f = 1.0 / beta; /* nxt: normalised by the next step (fused) */
     if (!L->fused && k < kmax) {
       lz_sub_scale(N, nxt, 0, nxt, f, nxt, L->nt);
@@ -903,7 +967,7 @@ static void lz_pb_tail(lz_t *L, double deadline) {
       break;
   }
   L->J = k; /* lz_pb_take reads T_k from P.H */
-  lz_pb_take(L, bk);
+  lz_pb_take(L, bk, blast);
   L->J = J;
 }
 
@@ -981,11 +1045,14 @@ static int lz_run(cm_context_t *ctx, lz_t *L, double deadline) {
       return CM__ERR(ctx, CM_NUMERIC, NULL,
                      "LAPACK failed on the projected Lanczos problem");
     int pb_left = L->pb_k && !L->pb_done; /* the first cycle, then */
+    if (pb_left && L->converged && !L->exhausted && L->J < L->pb_k &&
+        lz_post_ok(L, L->J, L->beta))
+      lz_pb_take(L, NAN, L->beta), pb_left = 0; /* a posteriori: enough */
     if (pb_left && L->converged && !L->exhausted && L->J < L->pb_k)
       lz_pb_tail(L, deadline), pb_left = 0; /* the rest is for T alone */
     if (pb_left && (L->J >= L->pb_k || L->exhausted || L->J == L->mc ||
                     (deadline > 0 && cm__now() > deadline)))
-      lz_pb_take(L, NAN), pb_left = 0;
+      lz_pb_take(L, NAN, L->beta), pb_left = 0;
     if ((L->converged && !pb_left) || L->exhausted)
       return CM_OK;
     if (deadline > 0 && cm__now() > deadline) {

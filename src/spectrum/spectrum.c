@@ -15,7 +15,6 @@
 #define CM__AUTO_LANCZOS 1 /* auto: own Lanczos (1) or ARPACK (0) */
 #endif
 
-
 void cm__eig_apply(cm_operator_t *op, int comp, int use_S, double inv_s,
                    const double *x, double *y, double *tmp) {
   int r0, m, c0, n;
@@ -81,15 +80,15 @@ static double cm__scale_power(cm_operator_t *op, int comp, int use_S, int N,
 }
 
 int cm__eig_scale(cm_context_t *ctx, cm_operator_t *op, int comp, int use_S,
-                  double *scale, uint64_t *seed) {
+                  double *scale, uint64_t *seed, double *gabs) {
   int r0, m, c0, n;
   cm__op_comp(op, comp, &r0, &m, &c0, &n);
   int N = use_S ? m : n;
-  uint64_t h = cm__mix(cm__mix(cm__mix(0x636d6f646573ULL, (uint64_t)m),
-                               (uint64_t)n),
-                       (uint64_t)cm__op_comp_nnz(op, comp));
+  uint64_t h =
+      cm__mix(cm__mix(cm__mix(0x636d6f646573ULL, (uint64_t)m), (uint64_t)n),
+              (uint64_t)cm__op_comp_nnz(op, comp));
   double *dg = malloc(sizeof(double) * ((size_t)m + 1));
-  double *gs = malloc(sizeof(double) * ((size_t)m + 1)), dmax = 0;
+  double *gs = malloc(sizeof(double) * ((size_t)m + 1)), dmax = 0, gmax = 0;
   cm_context_t local;
   cm_context_init(&local);
   /* the row sums cost a pass over B on the block path, but n solves for
@@ -104,8 +103,12 @@ int cm__eig_scale(cm_context_t *ctx, cm_operator_t *op, int comp, int use_S,
     free(dg), free(gs);
     return CM__ERR(ctx, CM_NOMEM, NULL, "out of memory");
   }
-  for (int i = 0; ok && i < m; i++)
+  for (int i = 0; ok && i < m; i++) {
     dmax = dg[i] > dmax ? dg[i] : dmax;
+    gmax = gs[i] > gmax ? gs[i] : gmax;
+  }
+  if (gabs)
+    *gabs = ok && isfinite(gmax) ? gmax : NAN;
   if (ok) { /* a few entries: the seed follows the operator */
     int pick[4] = {0, m / 3, (2 * m) / 3, m - 1};
     for (int q = 0; q < 4; q++)
@@ -115,7 +118,8 @@ int cm__eig_scale(cm_context_t *ctx, cm_operator_t *op, int comp, int use_S,
   if (!(dmax > 0) || !isfinite(dmax)) /* no row sums: a Rayleigh quotient */
     dmax = cm__scale_power(op, comp, use_S, N, use_S ? n : m, h);
   if (!(dmax > 0) || !isfinite(dmax))
-    return CM__ERR(ctx, CM_NUMERIC, NULL, "component %d: the operator's "
+    return CM__ERR(ctx, CM_NUMERIC, NULL,
+                   "component %d: the operator's "
                    "scale (max S_cc = %g) is not a positive finite number",
                    comp, dmax);
   *scale = ldexp(1.0, ilogb(dmax)); /* 2^e <= dmax < 2^(e+1) */
@@ -142,11 +146,11 @@ int cm__eig_dims(cm_context_t *ctx, cm_operator_t *op, int comp,
                    "%s needs nev < ncv <= N (nev %d, ncv %d, N %d)",
                    method == CM_METHOD_ARPACK ? "ARPACK" : "Lanczos", d->nev,
                    d->ncv, d->N);
-  return cm__eig_scale(ctx, op, comp, d->use_S, &d->scale, &d->seed);
+  return cm__eig_scale(ctx, op, comp, d->use_S, &d->scale, &d->seed, &d->gabs);
 }
 
-void cm__eig_start(cm_operator_t *op, int comp, int use_S, int N,
-                   uint64_t seed, const double *start, double *resid) {
+void cm__eig_start(cm_operator_t *op, int comp, int use_S, int N, uint64_t seed,
+                   const double *start, double *resid) {
   int r0, m, c0, n, th = cm__op_threads(op);
   cm__op_comp(op, comp, &r0, &m, &c0, &n);
   uint64_t base = (uint64_t)(use_S ? r0 : c0);
@@ -190,7 +194,8 @@ static int cm__argmax_abs(int n, const double *x, int th) {
   int stack[64], *arg = nch <= 64 ? stack : malloc(sizeof(int) * (size_t)nch);
 #pragma omp parallel for schedule(static) num_threads(th) if (arg && nch > 1)
   for (int c = 0; c < nch; c++) {
-    int i0 = c * CM__ARGMAX_CHUNK, i1 = i0 + CM__ARGMAX_CHUNK < n ? i0 + CM__ARGMAX_CHUNK : n;
+    int i0 = c * CM__ARGMAX_CHUNK,
+        i1 = i0 + CM__ARGMAX_CHUNK < n ? i0 + CM__ARGMAX_CHUNK : n;
     int b = i0;
     for (int i = i0 + 1; i < i1; i++)
       if (fabs(x[i]) > fabs(x[b]))
@@ -223,9 +228,9 @@ int cm__eig_finish(cm_context_t *ctx, cm_operator_t *op, int comp, int use_S,
    * the solve's basis just given back, cm_workspace_keep), not carved
    * from the caller's scratch (whose pages are already touched) */
   int own = !(scratch && nscratch >= ((size_t)n + (size_t)m) * (size_t)bk);
-  double *t = own ? cm__ws_malloc(NULL, ((size_t)n + m) * bk + 1,
-                                  sizeof(double))
-                  : scratch;
+  double *t =
+      own ? cm__ws_malloc(NULL, ((size_t)n + m) * bk + 1, sizeof(double))
+          : scratch;
   if (own && !t) {
     bk = 1;
     t = cm__ws_malloc(NULL, (size_t)n + m + 1, sizeof(double));
@@ -300,8 +305,8 @@ static void cm__eig_add_cost(cm__eig_t *out, const cm__eig_t *spent) {
  * at least one mode and every listed residual <= 1000 tol + 1e-12;
  * otherwise CM_NUMERIC (the caller falls back to another backend). A
  * partial result (CM_NOT_CONVERGED) is never upgraded. */
-static int cm__eig_check(cm_context_t *ctx, const cm_options_t *opts,
-                         int comp, cm__eig_t *out, int st) {
+static int cm__eig_check(cm_context_t *ctx, const cm_options_t *opts, int comp,
+                         cm__eig_t *out, int st) {
   if (st != CM_OK)
     return st;
   double tol = opts->tol > 0 ? opts->tol : 1e-10, worst = 0;
@@ -309,21 +314,25 @@ static int cm__eig_check(cm_context_t *ctx, const cm_options_t *opts,
     worst = out->res[i] > worst || isnan(out->res[i]) ? out->res[i] : worst;
   if (out->nev < 1) {
     out->converged = 0;
-    return CM__ERR(ctx, CM_NUMERIC, NULL, "component %d: the %s solve "
-                   "returned no mode", comp, cm__method_name(out->method));
+    return CM__ERR(ctx, CM_NUMERIC, NULL,
+                   "component %d: the %s solve "
+                   "returned no mode",
+                   comp, cm__method_name(out->method));
   }
   if (!(worst <= 1e3 * tol + 1e-12)) {
     out->converged = 0;
-    return CM__ERR(ctx, CM_NUMERIC, NULL, "component %d: %s residual %.3g "
-                   "above 1000 x tol", comp, cm__method_name(out->method),
-                   worst);
+    return CM__ERR(ctx, CM_NUMERIC, NULL,
+                   "component %d: %s residual %.3g "
+                   "above 1000 x tol",
+                   comp, cm__method_name(out->method), worst);
   }
   return CM_OK;
 }
 
 int cm__eig_is_dense(const cm_options_t *opts, int m, int n) {
   int N = m < n ? m : n;
-  int too_small = N < opts->modes + 2 || N < 8; /* ARPACK needs nev < ncv <= N */
+  int too_small =
+      N < opts->modes + 2 || N < 8; /* ARPACK needs nev < ncv <= N */
   return opts->method == CM_METHOD_DENSE || too_small ||
          (opts->method == CM_METHOD_AUTO && N <= opts->dense_max);
 }
@@ -342,9 +351,9 @@ int cm__eig_component(cm_context_t *ctx, cm_operator_t *op, int comp,
   int lz = opts->method == CM_METHOD_LANCZOS ||
            (opts->method == CM_METHOD_AUTO && CM__AUTO_LANCZOS &&
             opts->chebyshev < 2);
-  int st = lz ? cm__eig_lanczos(ctx, op, comp, opts, start, deadline,
-                                pb_delta, out)
-              : cm__eig_arpack(ctx, op, comp, opts, start, deadline, out);
+  int st =
+      lz ? cm__eig_lanczos(ctx, op, comp, opts, start, deadline, pb_delta, out)
+         : cm__eig_arpack(ctx, op, comp, opts, start, deadline, out);
   st = cm__eig_check(ctx, opts, comp, out, st);
   if (lz && st == CM_NUMERIC) { /* ARPACK next, then dense below */
     cm__eig_t spent = cm__eig_drop(ctx, out);

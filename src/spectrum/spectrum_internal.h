@@ -7,11 +7,11 @@
 #include "operator/operator_internal.h"
 
 typedef struct {
-  int nev;         /* pairs found (descending, all with lambda > 0) */
-  double *lambda;  /* size nev */
-  double *z;       /* unit eigenvectors of S over the component rows, m x nev */
-  double *res;     /* ||S z - lambda z|| / lambda, size nev */
-  int method;      /* CM_METHOD_DENSE, _ARPACK or _LANCZOS */
+  int nev;        /* pairs found (descending, all with lambda > 0) */
+  double *lambda; /* size nev */
+  double *z;      /* unit eigenvectors of S over the component rows, m x nev */
+  double *res;    /* ||S z - lambda z|| / lambda, size nev */
+  int method;     /* CM_METHOD_DENSE, _ARPACK or _LANCZOS */
   int ncv, iterations, matvecs, converged;
   int rank;        /* rank of B (dense only), -1 if unknown */
   double t_matvec; /* seconds spent in operator applications */
@@ -70,9 +70,11 @@ int cm__eig_copies(cm_context_t *ctx, cm_operator_t *op, int comp,
 typedef struct {
   int r0, m, c0, n; /* the component's rows and columns */
   int use_S, N, other, nev, ncv;
-  double scale;     /* s: a power of two near max_c S_cc; the backends
-                       iterate on Op / s (cm__eig_scale) */
-  uint64_t seed;    /* start-vector seed derived from the operator */
+  double scale;  /* s: a power of two near max_c S_cc; the backends
+                    iterate on Op / s (cm__eig_scale) */
+  double gabs;   /* max row sum of |B||B|^T over the component (at least
+                    || |B^T| |B| ||), NAN when unknown (cm__eig_scale) */
+  uint64_t seed; /* start-vector seed derived from the operator */
 } cm__eig_dims_t;
 int cm__eig_dims(cm_context_t *ctx, cm_operator_t *op, int comp,
                  const cm_options_t *opts, int method,
@@ -87,7 +89,7 @@ int cm__eig_dims(cm_context_t *ctx, cm_operator_t *op, int comp,
  * general M (whose row sums take n solves) s comes from a Rayleigh
  * quotient of a Gaussian vector after two products instead. */
 int cm__eig_scale(cm_context_t *ctx, cm_operator_t *op, int comp, int use_S,
-                  double *scale, uint64_t *seed);
+                  double *scale, uint64_t *seed, double *gabs);
 
 /* y = (1/s) Op x for the component: S = B B^T (use_S) or G = B^T B, the
  * factor inv_s = 1/s applied between the two halves (no intermediate
@@ -102,8 +104,8 @@ double cm__gauss(uint64_t seed, uint64_t i);
  * warm start mapped to the operator plus a little Gaussian noise, or a
  * Gaussian vector keyed by (seed, global index) alone (uniform direction on
  * the sphere); the same bits in any process and at any thread count. */
-void cm__eig_start(cm_operator_t *op, int comp, int use_S, int N,
-                   uint64_t seed, const double *start, double *resid);
+void cm__eig_start(cm_operator_t *op, int comp, int use_S, int N, uint64_t seed,
+                   const double *start, double *resid);
 
 /* The probabilistic upper bound of bound.c on lambda_max of component
  * comp: a plain (unrestarted) Lanczos run from its own Gaussian start,
@@ -120,6 +122,8 @@ typedef struct {
 } cm__eig_bound_t;
 int cm__eig_prob_bound(cm_context_t *ctx, cm_operator_t *op, int comp,
                        double delta, cm__eig_bound_t *res);
+/* Both bounds stop a run once lambda_max <= (1 + CM__PB_TARGET) theta. */
+#define CM__PB_TARGET 0.04
 /* The theorem's parts, shared with the solve's first cycle (lanczos.c):
  * the steps k after which the bound lies within 4% of theta_k (at most
  * 500) for operator size N and failure probability delta; the bound from
@@ -131,6 +135,41 @@ int cm__kw_steps(int N, double delta);
 double cm__kw_upper(int N, int k, double theta, double allow, double bk,
                     double delta, double *eps_out);
 double cm__kw_top(int k, const double *a, const double *b, double *tn);
+
+/* The a posteriori bound of bound.c from the Krylov polynomials of a run
+ * from a Gaussian start: lambda_max < t except on the event |u . b| < eta
+ * that the breakdown bound already excludes (no probability of its own)
+ * when 1 / p_k(t) + rho(t) <= eta. All in the run's units. */
+typedef struct {
+  int k;           /* steps: alpha_0 .. alpha_{k-1} */
+  const double *a; /* alpha_j */
+  const double *b; /* beta_j, j < k (beta_{k-1}: the last residual) */
+  const double *D; /* re-orthogonalisation coefficients, column j at D +
+                      j * ldd, entries q <= j, for j < kd; NULL: none */
+  size_t ldd;
+  int kd;
+  double lo;   /* t must pass it: theta_k + ||D|| + rounding */
+  double eta;  /* cm__post_eta(N, delta) */
+  double epsf; /* bound on one step's rounding error (norm) */
+} cm__post_t;
+/* Fills q for k steps of a run on an operator of size N (theta: top
+ * eigenvalue of T_k, tn: ||T_k||_1, dn: a bound on ||D||, terms and gabs:
+ * cm__op_sum_terms and cm__eig_dims_t's gabs in the run's units); 0 when
+ * no certificate can be made (unknown rounding, a zero beta). */
+int cm__post_init(cm__post_t *q, int N, double delta, int k, const double *a,
+                  const double *b, const double *D, size_t ldd, int kd,
+                  double dn, double theta, double tn, int terms, double gabs);
+double cm__post_eta(int N, double delta);
+/* A step's rounding bound for a product whose entries sum at most `terms`
+ * terms, on an operator with gabs (|B^T||B| norm bound) and ||T||_1 tn,
+ * after k steps; NAN when gabs or terms are unknown (no a posteriori
+ * bound then). */
+double cm__post_epsf(int terms, double gabs, double tn, int k);
+/* 1 when the certificate holds at t. */
+int cm__post_check(const cm__post_t *q, double t);
+/* The smallest t (to 1e-12) where it holds, searched below hi (where it
+ * must hold); INFINITY when it does not hold at hi. */
+double cm__post_upper(const cm__post_t *q, double hi);
 
 /* Symmetric eigen-solve of a dense N x N column-major A (destroyed): the top
  * k pairs (all N when k >= N or all_values), ascending, into w (size N) and
