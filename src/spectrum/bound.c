@@ -13,12 +13,14 @@
  * beta_k sqrt(2 n / pi) / (delta / 2) except with probability delta / 2. Its
  * hypotheses are met here by a run of its own: unrestarted, from a Gaussian
  * vector (whose direction is uniform on the sphere) keyed by a seed of its own,
- * three vectors and the tridiagonal T_k, stopped when the bound is within
- * PB_TARGET of theta_k. This run serves only when the solve's own first
- * cycle cannot (a warm start, ARPACK, a basis too large for memory): the
- * solve (lanczos.c) starts from a Gaussian vector of its own and runs its
- * first cycle unrestarted for cm__kw_steps steps, and takes the same bound
- * (cm__kw_upper) from its T_k. */
+ * three vectors and the tridiagonal T_k, stopped when this bound or the a
+ * posteriori one below (from the run's own polynomials, on the same event
+ * as the breakdown bound) is within PB_TARGET of theta_k; the lower of the
+ * two is the bound. This run serves only when the solve's own first cycle
+ * cannot (a warm start, ARPACK, a basis too large for memory): the solve
+ * (lanczos.c) starts from a Gaussian vector of its own, runs its first
+ * cycle unrestarted for at most cm__kw_steps steps, and takes the same
+ * bounds from its T_k (and re-orthogonalisation coefficients). */
 #include "spectrum_internal.h"
 
 #include <float.h>
@@ -110,10 +112,10 @@ double cm__kw_upper(int N, int k, double theta, double allow, double bk,
  * the breakdown bound above already excludes (probability at most
  * delta / 2, b uniform on the sphere) thus covers every t with
  * 1 / p_k(t) <= eta: lambda_max < t but with that probability, whatever
- * the spectrum (a posteriori, after Hochstenbach, J. Sci. Comput. 57,
- * 2013). It needs no orthogonality of the v_j, only their recurrence, and
- * on a spectrum whose top is separated it certifies within 4% in fewer
- * steps than the theorem.
+ * the spectrum (a posteriori, after Hochstenbach, J. Sci. Comput. 2013,
+ * doi 10.1007/s10915-013-9716-x). It needs no orthogonality of the v_j, only
+ * their recurrence, and on a spectrum whose top is separated it certifies
+ * within 4% in fewer steps than the theorem.
  *
  * Rounding: each step's vector carries an error f_i of norm at most epsf
  * (the product's and the updates'), which reaches v_k as sigma_ik(Op)
