@@ -9,6 +9,7 @@
 
 #include "analyze/analyze_internal.h"
 #include "operator/operator_internal.h"
+#include "spectrum/spectrum_internal.h"
 
 #include "mpi_alloc.h" /* last: malloc, calloc, realloc tracked */
 #include <arpack/parpack.h>
@@ -609,16 +610,34 @@ static double cm__dot_all(int n, const double *x, const double *y,
 /* ---- the probabilistic bound (as spectrum/bound.c, distributed) ---- */
 
 #define CM__PB_SEED 0x70726f6261626c65ULL
-#define CM__PB_TARGET 0.04
 #define CM__PB_MAX_STEPS 500
 
+/* The most terms an entry of a distributed product sums: a row of B (2
+ * sides of nd dofs), a slot's rows on any rank (the halo's reverse sum
+ * adds one partial sum a rank), over the ranks of cc. */
+static int cm__dop_terms(cm__dop_t *op, MPI_Comm cc) {
+  size_t nu = (size_t)op->nslot * (size_t)op->nd;
+  int ranks = 1, all = 0;
+  double most = 0;
+  MPI_Comm_size(cc, &ranks);
+  memset(op->u, 0, sizeof(double) * nu); /* the products' scratch counts */
+  for (int e = 0; e < op->Bp[op->nloc]; e++)
+    most = ++op->u[op->Bj[e]] > most ? op->u[op->Bj[e]] : most;
+  int mine = (int)most;
+  MPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_MAX, cc);
+  return 2 * op->nd + all * ranks;
+}
+
 /* Kuczynski-Wozniakowski's bound (docs/math.md) from a plain Lanczos run
- * on the distributed operator, its start keyed by the global row: every
- * rank runs the same tridiagonal, so all get the same bound. */
+ * on the distributed operator, its start keyed by the global row, and the
+ * a posteriori bound from its polynomials (spectrum/bound.c; gall: the
+ * Gershgorin bound, max row sum of |B| |B|^T); the run stops when either
+ * is within 4%, and the lower one is the bound: every rank runs the same
+ * tridiagonal, so all get the same bound. */
 static int cm__span_prob_bound(cm_context_t *ctx, cm__dop_t *op, MPI_Comm cc,
                                long long N, long long goff, uint64_t seed,
-                               double scale, double delta, double *upper,
-                               int *steps) {
+                               double scale, double gall, double delta,
+                               double *upper, int *steps) {
   int nloc = op->nloc, kmax = N < CM__PB_MAX_STEPS ? (int)N : CM__PB_MAX_STEPS;
   size_t nl = (size_t)nloc + 1;
   double *v = malloc(sizeof(double) * nl), *vp = malloc(sizeof(double) * nl);
@@ -631,7 +650,8 @@ static int cm__span_prob_bound(cm_context_t *ctx, cm__dop_t *op, MPI_Comm cc,
                : CM_OK;
   st = cm__mpi_agree(ctx, st, cc);
   double theta = 0, eps = INFINITY, tn = 0, bk = 0;
-  int k = 0, breakdown = 0;
+  int k = 0, breakdown = 0, post = 0, terms = cm__dop_terms(op, cc);
+  cm__post_t q;
   if (!st) {
     for (int i = 0; i < nloc; i++)
       v[i] = cm__gauss(seed ^ CM__PB_SEED, (uint64_t)(goff + i));
@@ -653,11 +673,15 @@ static int cm__span_prob_bound(cm_context_t *ctx, cm__dop_t *op, MPI_Comm cc,
       eps = r * r;
       breakdown = !(beta > (double)N * DBL_EPSILON * tn);
       bk = beta;
+      b[k - 1] = beta; /* v_k's: the polynomials' last step */
+      post = !breakdown && isfinite(theta) &&
+             cm__post_init(&q, (double)N, delta, k, a, b, NULL, 0, 0, 0, theta,
+                           tn, terms, gall / scale);
       if (!isfinite(theta) ||
           (eps < 1 && 1.0 / (1.0 - eps) <= 1 + CM__PB_TARGET) || breakdown ||
-          k == kmax)
+          k == kmax ||
+          (post && cm__post_check(&q, (1 + CM__PB_TARGET) * theta)))
         break;
-      b[k - 1] = beta;
       for (int i = 0; i < nloc; i++)
         vp[i] = v[i], v[i] = w[i] / beta;
       bp = beta;
@@ -670,6 +694,8 @@ static int cm__span_prob_bound(cm_context_t *ctx, cm__dop_t *op, MPI_Comm cc,
           bk * sqrt(2.0 * (double)N / 3.14159265358979323846) / (0.5 * delta);
       ub = ub2 < ub ? ub2 : ub;
     }
+    if (post)
+      ub = fmin(ub, cm__post_upper(&q, isfinite(ub) ? ub : 16 * theta));
     *upper = ub * scale;
     *steps = k;
     if (!isfinite(theta))
@@ -1447,7 +1473,7 @@ int cm__mpi_span_solve(cm_context_t *ctx, const cm__mpi_part_t *P, int comp,
     pub = S.gall; /* past the budget: Gershgorin's bound, no more steps */
   else if (!st)
     st = cm__span_prob_bound(ctx, &S.op, cc, S.N, S.goff, S.seed, S.scale,
-                             opts->failure_probability, &pub, &psteps);
+                             S.gall, opts->failure_probability, &pub, &psteps);
   if (!st) {
     pub = fmin(fmax(pub, S.lam0), S.gall);
     sums->omega_upper_prob = fmax(sums->omega_upper_prob, sqrt(pub));

@@ -173,11 +173,11 @@ double cm__post_epsf(int terms, double gabs, double tn, int k) {
   return DBL_EPSILON * ((terms + 4.0) * gabs + (k + 8.0) * tn);
 }
 
-double cm__post_eta(int N, double delta) {
+double cm__post_eta(double N, double delta) {
   return 0.5 * delta * sqrt(3.14159265358979323846 / (2.0 * N));
 }
 
-int cm__post_init(cm__post_t *q, int N, double delta, int k, const double *a,
+int cm__post_init(cm__post_t *q, double N, double delta, int k, const double *a,
                   const double *b, const double *D, size_t ldd, int kd,
                   double dn, double theta, double tn, int terms, double gabs) {
   *q = (cm__post_t){k,

@@ -156,10 +156,10 @@ typedef struct {
  * eigenvalue of T_k, tn: ||T_k||_1, dn: a bound on ||D||, terms and gabs:
  * cm__op_sum_terms and cm__eig_dims_t's gabs in the run's units); 0 when
  * no certificate can be made (unknown rounding, a zero beta). */
-int cm__post_init(cm__post_t *q, int N, double delta, int k, const double *a,
+int cm__post_init(cm__post_t *q, double N, double delta, int k, const double *a,
                   const double *b, const double *D, size_t ldd, int kd,
                   double dn, double theta, double tn, int terms, double gabs);
-double cm__post_eta(int N, double delta);
+double cm__post_eta(double N, double delta);
 /* A step's rounding bound for a product whose entries sum at most `terms`
  * terms, on an operator with gabs (|B^T||B| norm bound) and ||T||_1 tn,
  * after k steps; NAN when gabs or terms are unknown (no a posteriori
