@@ -130,7 +130,7 @@ static void one(cm_context_t *ctx, const cm_scene_t *s, cm_options_t *o,
  * the same scene file: the sum of its report's timings but the parse (the
  * in-process analysis is timed without it too); NAN when it fails. */
 static double baseline_cli(const char *cli, const char *scene, double tol,
-                           int threads) {
+                           int threads, double *eigen) {
   char cmd[4096], buf[1 << 16];
   snprintf(cmd, sizeof cmd,
            "'%s' analyze '%s' --modes 6 --tol %.17g --threads %d --json "
@@ -158,6 +158,8 @@ static double baseline_cli(const char *cli, const char *scene, double tol,
     if (!q)
       return NAN;
     sum += atof(q + strlen(key));
+    if (k == 3)
+      *eigen = atof(q + strlen(key));
   }
   return sum;
 }
@@ -424,7 +426,7 @@ int main(int argc, char **argv) {
   double keep_mb = 2048; /* --keep-workspace: goal 4's cap (MiB; 0: off) */
   double base_full = 0;  /* --baseline-full: a baseline's 6-mode time (s) */
   const char *base_cli = NULL; /* --baseline-cli: a baseline build's cmodes */
-  double base_t[MAXR];
+  double base_t[MAXR], base_e[MAXR], base_eig = NAN;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
     if (!strcmp(a, "--size") && v)
@@ -524,9 +526,11 @@ run:;
     one(&ctx, s, &o, &step, r);
     cm_workspace_keep(0);
     if (base_cli) { /* the baseline's 6-mode analysis, in turn */
-      base_t[r] = baseline_cli(base_cli, file, tol, threads);
-      fprintf(stderr, "  base  run %d: %.3f s (%s, timings but the parse)\n", r,
-              base_t[r], base_cli);
+      base_t[r] = baseline_cli(base_cli, file, tol, threads, &base_e[r]);
+      fprintf(stderr,
+              "  base  run %d: %.3f s, eigen %.3f s (%s, timings but the "
+              "parse)\n",
+              r, base_t[r], base_e[r], base_cli);
       if (isnan(base_t[r])) {
         fprintf(stderr, "bench_step: %s analyze failed\n", base_cli);
         return 1;
@@ -534,7 +538,7 @@ run:;
     }
   }
   if (base_cli)
-    base_full = median(base_t, reps);
+    base_full = median(base_t, reps), base_eig = median(base_e, reps);
   if (keep_mb > 0) {
     cm_workspace_keep(cap);
     one(&ctx, s, &o, &kept0, 0);
@@ -631,6 +635,15 @@ run:;
       printf("| 2, workspace kept | %.3f s / %.3f s = %.3f | %s |\n", kt,
              base_full, kt / base_full,
              kt / base_full < 0.25 ? "**holds**" : "**does not hold**");
+    if (!isnan(base_eig)) { /* the eigen phases alone */
+      double ke = keep_mb > 0 ? median(kept.eig, reps) : NAN;
+      printf("| 2, eigen phases alone (step; workspace kept) | step %.3f "
+             "s, kept %.3f s, against the baseline's %.3f s: %.3f; %.3f | "
+             "%s; %s |\n",
+             se, ke, base_eig, se / base_eig, ke / base_eig,
+             se / base_eig < 0.25 ? "**holds**" : "**does not hold**",
+             ke / base_eig < 0.25 ? "**holds**" : "**does not hold**");
+    }
   } else
     printf("| 2: the step alone < 25%% of the baseline's 6-mode analysis | "
            "no --baseline-full given; against this build's full analysis: "
