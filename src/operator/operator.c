@@ -41,6 +41,9 @@ struct cm_operator {
   int *Sp;            /* B: slots of each row, size nr+1 */
   unsigned *Sc;       /* B: slot = first column << 3 | (size - 1) */
   double *Sx;         /* B: gmax values per slot */
+  float *Gx32, *Sx32; /* the same values rounded to float (cm__op_make_f32;
+                         NULL until asked), read by cm__op_rows32 */
+  pthread_mutex_t f32_lock; /* guards their formation */
   /* general path */
   cholmod_common cc;            /* CHOLMOD context */
   int cc_started;               /* cholmod_start called */
@@ -74,6 +77,8 @@ void cm_operator_destroy(cm_operator_t **opp) {
     free(op->Bp), cm__ws_free(op->Bj);
   cm__ws_free(op->Bx), free(op->ldiag);
   pthread_mutex_destroy(&op->bx_lock);
+  pthread_mutex_destroy(&op->f32_lock);
+  cm__ws_free(op->Gx32), cm__ws_free(op->Sx32);
   free(op->g0), free(op->Gp), cm__ws_free(op->Gj), cm__ws_free(op->Gx);
   free(op->Sp), cm__ws_free(op->Sc), cm__ws_free(op->Sx);
   free(op->sqrtk), free(op->gtmp);
@@ -683,6 +688,7 @@ int cm_operator_create(cm_context_t *ctx, const cm_system_t *sys,
   op->block = sys->block;
   op->threads = cm__threads(ctx);
   pthread_mutex_init(&op->bx_lock, NULL);
+  pthread_mutex_init(&op->f32_lock, NULL);
   int st = CM_OK;
   double t0 = cm__now();
   if (sys->n > 0)
@@ -736,70 +742,77 @@ static int cm__group_of(const cm_operator_t *op, int j) {
  * hardware prefetchers alone left the S product at 60% of the triad
  * bandwidth (bench/, 1e6 pile: 8.0 -> 4.7 ms with 4 KiB; 1.5-12 KiB
  * measured alike). A hint only: past the end is harmless. */
-#define CM__PF_DOUBLES 512
+#define CM__PF_BYTES 4096
 
-/* (B x)_r for rows r in [i0, i1) from the slots (x's first column c0); G:
- * the common group size, or 0 to read each slot's. Inlined per G so the
- * inner loop is unrolled for a uniform scene. */
-static inline __attribute__((always_inline)) void
-cm__slot_rows(const cm_operator_t *op, int G, int i0, int i1, int c0,
-              const double *x, double *y) {
-  const int *Sp = op->Sp;
-  const unsigned *Sc = op->Sc;
-  const double *Sx = op->Sx;
-  size_t stride = (size_t)(G ? G : op->gmax);
-  for (int i = i0; i < i1; i++) {
-    double s = 0;
-    for (int q = Sp[i]; q < Sp[i + 1]; q++) {
-      unsigned u = Sc[q];
-      int g = G ? G : (int)(u & 7) + 1;
-      const double *a = Sx + (size_t)q * stride, *xs = x + ((int)(u >> 3) - c0);
-      __builtin_prefetch(a + CM__PF_DOUBLES);
-#pragma GCC unroll 8
-      for (int t = 0; t < g; t++)
-        s += a[t] * xs[t];
-    }
-    y[i - i0] = s;
+/* (B x)_r for rows r in [i0, i1) from the slots (x's first column c0),
+ * values Sx (op->Sx, or its float copy: each value widened exactly, the
+ * sums in double); G: the common group size, or 0 to read each slot's.
+ * Inlined per G so the inner loop is unrolled for a uniform scene. */
+#define CM__SLOT_ROWS(NAME, T)                                                 \
+  static inline __attribute__((always_inline)) void NAME(                      \
+      const cm_operator_t *op, const T *Sx, int G, int i0, int i1, int c0,     \
+      const double *x, double *y) {                                            \
+    const int *Sp = op->Sp;                                                    \
+    const unsigned *Sc = op->Sc;                                               \
+    size_t stride = (size_t)(G ? G : op->gmax);                                \
+    for (int i = i0; i < i1; i++) {                                            \
+      double s = 0;                                                            \
+      for (int q = Sp[i]; q < Sp[i + 1]; q++) {                                \
+        unsigned u = Sc[q];                                                    \
+        int g = G ? G : (int)(u & 7) + 1;                                      \
+        const T *a = Sx + (size_t)q * stride;                                  \
+        const double *xs = x + ((int)(u >> 3) - c0);                           \
+        __builtin_prefetch((const char *)a + CM__PF_BYTES);                    \
+        _Pragma("GCC unroll 8") for (int t = 0; t < g; t++) s +=               \
+            (double)a[t] * xs[t];                                              \
+      }                                                                        \
+      y[i - i0] = s;                                                           \
+    }                                                                          \
   }
-}
+CM__SLOT_ROWS(cm__slot_rows, double)
+CM__SLOT_ROWS(cm__slot_rows32, float)
 
-/* (B^T y)_j for columns j in [j0, j1) from the groups (y's first row r0):
- * each group overlapping the range is summed whole, its columns inside the
- * range stored. */
-static inline __attribute__((always_inline)) void
-cm__group_rows(const cm_operator_t *op, int G, int j0, int j1, int r0,
-               const double *y, double *x) {
-  const int *g0 = op->g0, *Gp = op->Gp, *Gj = op->Gj;
-  const double *Gx = op->Gx;
-  size_t stride = (size_t)(G ? G : op->gmax);
-  for (int b = cm__group_of(op, j0); b < op->ng && g0[b] < j1; b++) {
-    int g = G ? G : g0[b + 1] - g0[b];
-    double s[CM__GMAX] = {0};
-    for (int e = Gp[b]; e < Gp[b + 1]; e++) {
-      double v = y[Gj[e] - r0];
-      const double *a = Gx + (size_t)e * stride;
-      __builtin_prefetch(a + CM__PF_DOUBLES);
-#pragma GCC unroll 8
-      for (int t = 0; t < g; t++)
-        s[t] += a[t] * v;
-    }
-#pragma GCC unroll 8
-    for (int t = 0; t < g; t++)
-      if (g0[b] + t >= j0 && g0[b] + t < j1)
-        x[g0[b] + t - j0] = s[t];
+/* (B^T y)_j for columns j in [j0, j1) from the groups (y's first row r0),
+ * values Gx (op->Gx or its float copy): each group overlapping the range
+ * is summed whole, its columns inside the range stored. */
+#define CM__GROUP_ROWS(NAME, T)                                                \
+  static inline __attribute__((always_inline)) void NAME(                      \
+      const cm_operator_t *op, const T *Gx, int G, int j0, int j1, int r0,     \
+      const double *y, double *x) {                                            \
+    const int *g0 = op->g0, *Gp = op->Gp, *Gj = op->Gj;                        \
+    size_t stride = (size_t)(G ? G : op->gmax);                                \
+    for (int b = cm__group_of(op, j0); b < op->ng && g0[b] < j1; b++) {        \
+      int g = G ? G : g0[b + 1] - g0[b];                                       \
+      double s[CM__GMAX] = {0};                                                \
+      for (int e = Gp[b]; e < Gp[b + 1]; e++) {                                \
+        double v = y[Gj[e] - r0];                                              \
+        const T *a = Gx + (size_t)e * stride;                                  \
+        __builtin_prefetch((const char *)a + CM__PF_BYTES);                    \
+        _Pragma("GCC unroll 8") for (int t = 0; t < g; t++) s[t] +=            \
+            (double)a[t] * v;                                                  \
+      }                                                                        \
+      _Pragma("GCC unroll 8") for (int t = 0; t < g;                           \
+                                   t++) if (g0[b] + t >= j0 && g0[b] + t < j1) \
+          x[g0[b] + t - j0] = s[t];                                            \
+    }                                                                          \
   }
-}
+CM__GROUP_ROWS(cm__group_rows, double)
+CM__GROUP_ROWS(cm__group_rows32, float)
 
-int cm__op_rows(const cm_operator_t *op, int comp, int trans, const double *in,
-                int i0, int i1, double *out) {
-  if (!op->block)
+/* cm__op_rows on the double values, or (f32) on their float copies */
+static inline __attribute__((always_inline)) int
+cm__op_rows_as(const cm_operator_t *op, int f32, int comp, int trans,
+               const double *in, int i0, int i1, double *out) {
+  if (!op->block || (f32 && !op->Sx32))
     return -1;
   int r0, m, c0, n;
   cm__op_comp(op, comp, &r0, &m, &c0, &n);
   int a = (trans ? c0 : r0) + i0, b = (trans ? c0 : r0) + i1;
 #define CM__ROWS(G)                                                            \
-  (trans ? cm__group_rows(op, G, a, b, r0, in, out)                            \
-         : cm__slot_rows(op, G, a, b, c0, in, out))
+  (trans ? (f32 ? cm__group_rows32(op, op->Gx32, G, a, b, r0, in, out)         \
+                : cm__group_rows(op, op->Gx, G, a, b, r0, in, out))            \
+         : (f32 ? cm__slot_rows32(op, op->Sx32, G, a, b, c0, in, out)          \
+                : cm__slot_rows(op, op->Sx, G, a, b, c0, in, out)))
   switch (op->guni) {
   case 2:
     CM__ROWS(2);
@@ -816,6 +829,43 @@ int cm__op_rows(const cm_operator_t *op, int comp, int trans, const double *in,
   }
 #undef CM__ROWS
   return 0;
+}
+
+int cm__op_rows(const cm_operator_t *op, int comp, int trans, const double *in,
+                int i0, int i1, double *out) {
+  return cm__op_rows_as(op, 0, comp, trans, in, i0, i1, out);
+}
+
+int cm__op_rows32(const cm_operator_t *op, int comp, int trans,
+                  const double *in, int i0, int i1, double *out) {
+  return cm__op_rows_as(op, 1, comp, trans, in, i0, i1, out);
+}
+
+int cm__op_make_f32(cm_context_t *ctx, cm_operator_t *op) {
+  if (!op->block)
+    return CM_USAGE;
+  pthread_mutex_lock(&op->f32_lock);
+  int st = CM_OK;
+  if (!op->Sx32) {
+    size_t ns = (size_t)op->Sp[op->nr] * (size_t)op->gmax;
+    size_t ne = (size_t)op->Gp[op->ng] * (size_t)op->gmax;
+    float *sx = cm__ws_malloc(ctx, ns + 1, sizeof(float));
+    float *gx = cm__ws_malloc(ctx, ne + 1, sizeof(float));
+    if (!sx || !gx) {
+      cm__ws_free(sx), cm__ws_free(gx);
+      st = CM_NOMEM;
+    } else {
+#pragma omp parallel for schedule(static) num_threads(op->threads)
+      for (size_t i = 0; i < ns; i++)
+        sx[i] = (float)op->Sx[i];
+#pragma omp parallel for schedule(static) num_threads(op->threads)
+      for (size_t i = 0; i < ne; i++)
+        gx[i] = (float)op->Gx[i];
+      op->Gx32 = gx, op->Sx32 = sx; /* Sx32 last: what the check reads */
+    }
+  }
+  pthread_mutex_unlock(&op->f32_lock);
+  return st;
 }
 
 void cm__op_apply_cols(cm_operator_t *op, int comp, int trans, const double *in,

@@ -23,6 +23,17 @@ void cm__op_BT(cm_operator_t *op, int comp, const double *y, double *x);
  * safe. -1 for a general M (no explicit B). */
 int cm__op_rows(const cm_operator_t *op, int comp, int trans, const double *in,
                 int i0, int i1, double *out);
+/* The same on B's values rounded to float (each widened exactly, the
+ * sums in double): the product of the operator B32 with |B - B32| <=
+ * 2^-24 |B| entrywise, so ||S - S32|| <= (2^-23 + 2^-48) || |B| |B|^T ||
+ * (S32 = B32 B32^T); -1 unless cm__op_make_f32 formed the copies. */
+int cm__op_rows32(const cm_operator_t *op, int comp, int trans,
+                  const double *in, int i0, int i1, double *out);
+/* Forms the float copies of B's values once (thread-safe; CM_NOMEM, or
+ * CM_USAGE for a general M). They go with the operator. */
+int cm__op_make_f32(cm_context_t *ctx, cm_operator_t *op);
+/* The bound above on ||S - S32|| over || |B| |B|^T || */
+#define CM__F32_GAP (0x1p-23 + 0x1p-48)
 /* The column groups of the block path's products (a body's consecutive
  * active dofs, at most 8): *ng groups, group b = columns [g0[b], g0[b+1]).
  * -1 for a general M. */

@@ -36,10 +36,12 @@
 #define LZ_CHUNK 8192 /* fixed reduction chunk, independent of threads */
 #define LZ_ROWS 1024  /* row block of the basis combinations */
 #define LZ_SEED 0x6c616e637a6f73ULL /* "lanczos": breakdown vectors */
-#define LZ_TEST_MAX 8 /* most steps between two convergence tests */
+#define LZ_TEST_MAX 8     /* most steps between two convergence tests */
 #define LZ_PROBE_TOL 1e-5 /* tolerance of a search for a missed copy */
-#define LZ_LOOK_TOL 1e-2   /* the look's loosest residual (lz_test) */
-#define LZ_LOOK_NEXT 2     /* most next Ritz vectors the look deflates by */
+#define LZ_LOOK_TOL 1e-2  /* the look's loosest residual (lz_test) */
+#define LZ_LOOK_NEXT 2    /* most next Ritz vectors the look deflates by */
+#define LZ_F32_TOL 1e-6   /* from this tolerance the solve runs on S32 */
+#define LZ_F32_ROOM 0.9   /* ... to this part of it */
 
 /* ---- vector kernels (deterministic chunked reductions) ----------------- */
 
@@ -49,6 +51,7 @@ typedef struct {
   const cm_operator_t *op;
   int comp, trans;
   const double *in;
+  int f32; /* B's float values (cm__op_rows32) */
 } lz_half_t;
 
 /* w -= b x (x may be NULL); returns y . w, with w . w in r[0] and y . y in
@@ -57,7 +60,8 @@ typedef struct {
 static double lz_sub_dot(int n, double *w, double b, const double *x,
                          const double *y, double *r, int th) {
   int nch = (n + LZ_CHUNK - 1) / LZ_CHUNK;
-  double stack[192], *part = nch <= 64 ? stack : malloc(sizeof(double) * 3 * (size_t)nch);
+  double stack[192],
+      *part = nch <= 64 ? stack : malloc(sizeof(double) * 3 * (size_t)nch);
   double s = 0, q = 0, u = 0;
 #pragma omp parallel for schedule(static) num_threads(th) if (part && nch > 2)
   for (int c = 0; c < nch; c++) {
@@ -93,12 +97,14 @@ static double lz_rows_sq(const lz_half_t *A, int n, double *w, double *x,
                          double f, double g, const double *p, double b,
                          double a, int th) {
   int nch = (n + LZ_CHUNK - 1) / LZ_CHUNK;
-  double stack[64], *part = nch <= 64 ? stack : malloc(sizeof(double) * (size_t)nch);
+  double stack[64],
+      *part = nch <= 64 ? stack : malloc(sizeof(double) * (size_t)nch);
   double s = 0;
 #pragma omp parallel for schedule(static) num_threads(th) if (part && nch > 2)
   for (int c = 0; c < nch; c++) {
     int i0 = c * LZ_CHUNK, i1 = i0 + LZ_CHUNK < n ? i0 + LZ_CHUNK : n;
-    cm__op_rows(A->op, A->comp, A->trans, A->in, i0, i1, w + i0);
+    (A->f32 ? cm__op_rows32 : cm__op_rows)(A->op, A->comp, A->trans, A->in, i0,
+                                           i1, w + i0);
     double q = 0;
     for (int i = i0; i < i1; i++) {
       if (x) {
@@ -217,8 +223,9 @@ CM__CLONES static void lz_gram_rows(const double *buf, int g1, int len,
           for (int r = r8; r < len; r++)
             t += u[a][r] * v[b][r];
           lz_v8 z = s[a][b];
-          g[(size_t)(q0 + b) * g1 + p0 + a] =
-              ((z[0] + z[1]) + (z[2] + z[3])) + ((z[4] + z[5]) + (z[6] + z[7])) + t;
+          g[(size_t)(q0 + b) * g1 + p0 + a] = ((z[0] + z[1]) + (z[2] + z[3])) +
+                                              ((z[4] + z[5]) + (z[6] + z[7])) +
+                                              t;
         }
     }
 }
@@ -229,8 +236,8 @@ CM__CLONES static void lz_gram_rows(const double *buf, int g1, int len,
  * (size (ncol + 1)^2), also the Gram matrix of the columns [Out, x] into
  * its lower triangle (column-major, ld ncol + 1), summed in block order.
  * tri: Y is upper triangular (lz_combine_rows). */
-static int lz_combine(int n, const double *V, int J, const double *Y,
-                      int ldy, int ncol, int tri, double *Out, const double *x,
+static int lz_combine(int n, const double *V, int J, const double *Y, int ldy,
+                      int ncol, int tri, double *Out, const double *x,
                       double *G, int th) {
   int nblk = (n + LZ_ROWS - 1) / LZ_ROWS, fail = 0, g1 = ncol + 1;
   size_t gsz = (size_t)g1 * (size_t)g1;
@@ -251,7 +258,8 @@ static int lz_combine(int n, const double *V, int J, const double *Y,
       int r0 = b * LZ_ROWS, len = r0 + LZ_ROWS < n ? LZ_ROWS : n - r0;
       lz_combine_rows(V + r0, (size_t)n, J, Y, ldy, ncol, tri, len, buf);
       if (gp) {
-        memcpy(buf + (size_t)ncol * LZ_ROWS, x + r0, sizeof(double) * (size_t)len);
+        memcpy(buf + (size_t)ncol * LZ_ROWS, x + r0,
+               sizeof(double) * (size_t)len);
         lz_gram_rows(buf, g1, len, gp + (size_t)b * gsz);
       }
       for (int p = 0; p < ncol; p++)
@@ -311,15 +319,15 @@ static double lz_reorth(int n, const double *V, int J, const char *sel,
 /* ---- the projected problem --------------------------------------------- */
 
 typedef struct {
-  int m;          /* basis size (ncv) */
-  int J;          /* size of the last Ritz problem solved */
-  double *H;      /* m x m projected matrix, column-major */
-  double *D;      /* m x m re-orthogonalisation coefficients: column j holds
-                     what was taken off A v_j beyond H (the exact relation
-                     is A V = V (H + D) + beta v e^T) */
-  double *A;      /* scratch copy of H for the eigen-solve */
-  double *theta;  /* Ritz values, ascending (top kk of the J x J problem) */
-  double *Y;      /* J x kk Ritz vectors of the projected matrix */
+  int m;         /* basis size (ncv) */
+  int J;         /* size of the last Ritz problem solved */
+  double *H;     /* m x m projected matrix, column-major */
+  double *D;     /* m x m re-orthogonalisation coefficients: column j holds
+                    what was taken off A v_j beyond H (the exact relation
+                    is A V = V (H + D) + beta v e^T) */
+  double *A;     /* scratch copy of H for the eigen-solve */
+  double *theta; /* Ritz values, ascending (top kk of the J x J problem) */
+  double *Y;     /* J x kk Ritz vectors of the projected matrix */
   int found;
 } lz_proj_t;
 
@@ -340,9 +348,8 @@ static int lz_ritz(lz_proj_t *P, int J, int k, int tridiagonal) {
     if (!isuppz) /* out of memory: not the dense fallback (other bits) */
       return P->found = -2;
     if (J >= 2 &&
-        LAPACKE_dstemr(LAPACK_COL_MAJOR, 'V', 'I', J, d, e, 0, 0, J - k + 1,
-                       J, &found, P->theta, P->Y, J, k, isuppz,
-                       &tryrac) == 0) {
+        LAPACKE_dstemr(LAPACK_COL_MAJOR, 'V', 'I', J, d, e, 0, 0, J - k + 1, J,
+                       &found, P->theta, P->Y, J, k, isuppz, &tryrac) == 0) {
       free(isuppz);
       return P->found = found;
     }
@@ -511,7 +518,9 @@ out:
 #define LZ_NCV_MAX 48
 static int lz_auto_ncv(int nev, int N) {
   double fit = LZ_BASIS_BYTES / (8.0 * (N > 0 ? N : 1));
-  int m = fit > LZ_NCV_MAX ? LZ_NCV_MAX : fit < LZ_NCV_MIN ? LZ_NCV_MIN : (int)fit;
+  int m = fit > LZ_NCV_MAX   ? LZ_NCV_MAX
+          : fit < LZ_NCV_MIN ? LZ_NCV_MIN
+                             : (int)fit;
   return m < 2 * nev + 8 ? 2 * nev + 8 : m;
 }
 
@@ -521,58 +530,60 @@ typedef struct {
   /* the problem */
   cm_operator_t *op;
   int comp, use_S;
-  int N, other;      /* operator size, and the other side of B */
-  uint64_t base;     /* global index of the operator's first row (seeds) */
-  int nev, m, keep;  /* wanted pairs, basis room (the first cycle's
-                        length), Ritz vectors kept */
-  int ncv, mc;       /* basis size of a cycle after the first, and the
-                        current cycle's last J (m in the first, then ncv) */
-  int nt;            /* threads of the vector kernels */
-  double inv_s;      /* 1 / s: the solve is on Op / s */
-  double tol;        /* relative residual tolerance */
-  double low;        /* > 0 (the search's look): a top pair resolved below
-                        low also passes (lz_test) */
-  int max_restarts;  /* cycles budget */
-  uint64_t seed;     /* start and breakdown vectors */
-  const double *Z;   /* deflation, N x nz orthonormal: the solve is on
-                        P Op P, P = I - Z Z^T; NULL none */
+  int N, other;     /* operator size, and the other side of B */
+  uint64_t base;    /* global index of the operator's first row (seeds) */
+  int nev, m, keep; /* wanted pairs, basis room (the first cycle's
+                       length), Ritz vectors kept */
+  int ncv, mc;      /* basis size of a cycle after the first, and the
+                       current cycle's last J (m in the first, then ncv) */
+  int nt;           /* threads of the vector kernels */
+  double inv_s;     /* 1 / s: the solve is on Op / s */
+  double tol;       /* relative residual tolerance */
+  double low;       /* > 0 (the search's look): a top pair resolved below
+                       low also passes (lz_test) */
+  int max_restarts; /* cycles budget */
+  uint64_t seed;    /* start and breakdown vectors */
+  const double *Z;  /* deflation, N x nz orthonormal: the solve is on
+                       P Op P, P = I - Z Z^T; NULL none */
   int nz;
   /* workspace */
-  double *V;         /* N x (m + 1) basis */
-  double *w;         /* N: the step's vector */
-  double *tmp;       /* other: the middle of a product */
-  double *h;         /* m + 1 + nz: Gram-Schmidt coefficients */
-  double *scl;       /* m + 2: scale of a column stored unnormalised */
+  double *V;   /* N x (m + 1) basis */
+  double *w;   /* N: the step's vector */
+  double *tmp; /* other: the middle of a product */
+  double *h;   /* m + 1 + nz: Gram-Schmidt coefficients */
+  double *scl; /* m + 2: scale of a column stored unnormalised */
   double *om_prev, *om_cur, *om_next; /* m + 2: estimates v_{j+1} . v_q */
-  char *sel;         /* m + 2: columns to re-orthogonalise against */
-  lz_proj_t P;       /* the projected problem */
+  char *sel;              /* m + 2: columns to re-orthogonalise against */
+  lz_proj_t P;            /* the projected problem */
   lz_half_t half1, half2; /* the two halves of a fused product */
-  int fused;         /* explicit B and no deflation: two-pass steps */
-  double mv_flops;   /* flops of a product (spacing of the tests) */
+  int fused;              /* explicit B and no deflation: two-pass steps */
+  double mv_flops;        /* flops of a product (spacing of the tests) */
   /* the probabilistic bound from the first cycle (bound.c's theorem: a
    * plain Krylov space of the Gaussian start, no restart yet) */
-  int pb_k;          /* its steps (cm__kw_steps; 0: not wanted) */
-  int pb_done;       /* taken (pb_* below), or given up */
+  int pb_k;    /* its steps (cm__kw_steps; 0: not wanted) */
+  int pb_done; /* taken (pb_* below), or given up */
   double pb_delta, pb_upper, pb_theta, pb_eps;
   int pb_steps;
-  double gabs;       /* || |B^T| |B| || bound / s (NAN: unknown) */
-  int terms;         /* most terms an entry of a product sums (-1: unknown) */
+  double gabs;    /* || |B^T| |B| || bound / s (NAN: unknown) */
+  int f32;        /* the products on B's float values (S32) */
+  double f32_gap; /* CM__F32_GAP gabs: ||S - S32|| / s at most */
+  int terms;      /* most terms an entry of a product sums (-1: unknown) */
   /* the state */
-  int k;             /* Ritz vectors kept at the last restart (arrow) */
-  int J;             /* basis vectors */
+  int k; /* Ritz vectors kept at the last restart (arrow) */
+  int J; /* basis vectors */
   int restarts, force, converged, exhausted, timed_out;
-  double anorm;      /* largest row sum of |H| so far: ~ ||Op / s|| */
-  double beta;       /* the last step's residual norm */
-  cm__eig_t *out;    /* statistics: matvecs, time in products */
+  double anorm;   /* largest row sum of |H| so far: ~ ||Op / s|| */
+  double beta;    /* the last step's residual norm */
+  cm__eig_t *out; /* statistics: matvecs, time in products */
 } lz_t;
 
 typedef struct {
-  int j;             /* the column extended */
-  double alpha;      /* v_j . Op v_j */
-  double bprev;      /* beta_{j-1} (0 at a cycle's first step) */
-  int full;          /* re-orthogonalise against the whole basis */
-  int fin;           /* w holds the whole step (not only the product) */
-  double *wp;        /* where the step's vector is: w, or V[:, J] */
+  int j;        /* the column extended */
+  double alpha; /* v_j . Op v_j */
+  double bprev; /* beta_{j-1} (0 at a cycle's first step) */
+  int full;     /* re-orthogonalise against the whole basis */
+  int fin;      /* w holds the whole step (not only the product) */
+  double *wp;   /* where the step's vector is: w, or V[:, J] */
 } lz_step_t;
 
 static void lz_free(lz_t *L) {
@@ -594,10 +605,9 @@ static void lz_deflate(const lz_t *L, double *x, int passes) {
 /* ---- setup: sizes and workspace ---------------------------------------- */
 
 static int lz_setup(cm_context_t *ctx, lz_t *L, cm_operator_t *op, int comp,
-                    const cm_options_t *opts, const cm__eig_dims_t *d,
-                    int nev, double tol, const double *Z, int nz,
-                    uint64_t seed, int pb_k, double pb_delta,
-                    cm__eig_t *out) {
+                    const cm_options_t *opts, const cm__eig_dims_t *d, int nev,
+                    double tol, const double *Z, int nz, uint64_t seed,
+                    int pb_k, double pb_delta, cm__eig_t *out) {
   memset(L, 0, sizeof *L);
   int m = d->ncv > pb_k ? d->ncv : pb_k, N = d->N;
   m = m > N ? N : m;
@@ -627,17 +637,22 @@ static int lz_setup(cm_context_t *ctx, lz_t *L, cm_operator_t *op, int comp,
   L->om_cur = calloc((size_t)m + 2, sizeof(double));
   L->om_next = calloc((size_t)m + 2, sizeof(double));
   L->sel = calloc((size_t)m + 2, 1);
-  L->P = (lz_proj_t){m, 0, calloc((size_t)m * m, sizeof(double)),
+  L->P = (lz_proj_t){m,
+                     0,
+                     calloc((size_t)m * m, sizeof(double)),
                      calloc((size_t)m * m, sizeof(double)),
                      malloc(sizeof(double) * (size_t)m * m),
                      malloc(sizeof(double) * (size_t)m),
-                     malloc(sizeof(double) * (size_t)m * m), 0};
+                     malloc(sizeof(double) * (size_t)m * m),
+                     0};
   if (!L->V || !L->w || !L->tmp || !L->h || !L->scl || !L->om_prev ||
-      !L->om_cur || !L->om_next || !L->sel || !L->P.H || !L->P.D ||
-      !L->P.A || !L->P.theta || !L->P.Y) {
+      !L->om_cur || !L->om_next || !L->sel || !L->P.H || !L->P.D || !L->P.A ||
+      !L->P.theta || !L->P.Y) {
     lz_free(L);
-    return CM__ERR(ctx, CM_NOMEM, NULL, "out of memory for Lanczos (N = %d, "
-                   "ncv %d)", N, m);
+    return CM__ERR(ctx, CM_NOMEM, NULL,
+                   "out of memory for Lanczos (N = %d, "
+                   "ncv %d)",
+                   N, m);
   }
   /* With an explicit B a step runs as two passes: the first half of the
    * product with ||.||^2 (alpha = ||B^T v_j||^2 / s for S), then the
@@ -645,11 +660,14 @@ static int lz_setup(cm_context_t *ctx, lz_t *L, cm_operator_t *op, int comp,
    * into the next basis column, left unnormalised (scale scl[J]) until
    * that step's own pass normalises it in place: two vector passes a step
    * fewer. A deflated solve projects every product instead. */
-  L->half1 = (lz_half_t){op, comp, d->use_S, NULL};
-  L->half2 = (lz_half_t){op, comp, !d->use_S, L->tmp};
+  L->half1 = (lz_half_t){op, comp, d->use_S, NULL, 0};
+  L->half2 = (lz_half_t){op, comp, !d->use_S, L->tmp, 0};
   L->fused = cm__op_is_block(op) && !Z;
-  L->mv_flops = 4.0 * (double)(L->fused ? cm__op_comp_nnz(op, comp)
-                                        : (long)N * 8);
+  L->f32 = d->f32 && L->fused && isfinite(L->gabs);
+  L->f32_gap = L->f32 ? CM__F32_GAP * L->gabs : 0;
+  L->half1.f32 = L->half2.f32 = L->f32;
+  L->mv_flops =
+      4.0 * (double)(L->fused ? cm__op_comp_nnz(op, comp) : (long)N * 8);
   L->J = 1;
   return CM_OK;
 }
@@ -668,21 +686,36 @@ static int lz_start(cm_context_t *ctx, lz_t *L, const double *start) {
   return CM_OK;
 }
 
-/* ---- extend: w = Op v_j - alpha v_j - beta_{j-1} v_{j-1} ------------------ */
+/* ---- extend: w = Op v_j - alpha v_j - beta_{j-1} v_{j-1} ------------------
+ */
+
+/* y = Op x / s, as cm__eig_apply, on the operator the solve iterates on
+ * (S32 when f32: the two halves of lz_extend's fused step, alone) */
+static void lz_apply(lz_t *L, const double *x, double *y) {
+  if (!L->f32) {
+    cm__eig_apply(L->op, L->comp, L->use_S, L->inv_s, x, y, L->tmp);
+    return;
+  }
+  L->half1.in = x;
+  lz_rows_sq(&L->half1, L->other, L->tmp, NULL, 0, 1, NULL, 0, 0, L->nt);
+  lz_rows_sq(&L->half2, L->N, y, NULL, 0, 1, NULL, 0, 0, L->nt);
+  lz_sub_scale(L->N, y, 0, y, L->inv_s, y, L->nt); /* exact: s = 2^e */
+}
 
 static void lz_extend(lz_t *L, lz_step_t *s) {
   int N = L->N, j = L->J - 1, k = L->k, m = L->m;
   double *vj = L->V + (size_t)j * N, *vn = L->V + (size_t)L->J * N;
   double *vp = j > k ? L->V + (size_t)(j - 1) * N : NULL;
-  *s = (lz_step_t){j, 0, j > k ? L->P.H[(size_t)(j - 1) * m + j] : 0,
-                   j == k || L->force, 0, L->w};
+  *s = (lz_step_t){
+      j, 0,   j > k ? L->P.H[(size_t)(j - 1) * m + j] : 0, j == k || L->force,
+      0, L->w};
   double tm = cm__now();
   if (j > k && L->fused) { /* v_j = scl[j] V[:, j]; w goes to V[:, J] */
     double f = L->scl[j];
     L->half1.in = vj;
-    s->alpha = f * f * L->inv_s *
-               lz_rows_sq(&L->half1, L->other, L->tmp, NULL, 0, 1, NULL, 0,
-                          0, L->nt);
+    s->alpha =
+        f * f * L->inv_s *
+        lz_rows_sq(&L->half1, L->other, L->tmp, NULL, 0, 1, NULL, 0, 0, L->nt);
     double ww = lz_rows_sq(&L->half2, N, vn, vj, f, L->inv_s, vp, s->bprev,
                            s->alpha, L->nt);
     L->out->t_matvec += cm__now() - tm;
@@ -692,7 +725,7 @@ static void lz_extend(lz_t *L, lz_step_t *s) {
     return;
   }
   double wv[2];
-  cm__eig_apply(L->op, L->comp, L->use_S, L->inv_s, vj, L->w, L->tmp);
+  lz_apply(L, vj, L->w);
   L->out->t_matvec += cm__now() - tm;
   L->out->matvecs++;
   lz_deflate(L, L->w, 1); /* w = P Op v_j (v_j is in range P) */
@@ -710,7 +743,8 @@ static void lz_extend(lz_t *L, lz_step_t *s) {
   }
 }
 
-/* ---- orthogonalise: Simon's omega recurrence, partial re-orth. ------------ */
+/* ---- orthogonalise: Simon's omega recurrence, partial re-orth. ------------
+ */
 
 /* Estimates of v_{j+1} . v_q, q <= j, into om_next; returns the largest. */
 static double lz_omega(lz_t *L, const lz_step_t *s) {
@@ -751,15 +785,16 @@ static void lz_orthogonalise(lz_t *L, lz_step_t *s) {
   for (int q = 0; !all && q <= j; q++)
     L->sel[q] = fabs(L->om_next[q]) > eta || (L->force && L->sel[q]) || q == j;
   L->force = !L->force && !all; /* re-orthogonalise the next vector too */
-  L->beta = lz_reorth(N, L->V, L->J, all ? NULL : L->sel, s->wp, L->beta,
-                      L->h, L->P.D + (size_t)j * m, L->nt);
+  L->beta = lz_reorth(N, L->V, L->J, all ? NULL : L->sel, s->wp, L->beta, L->h,
+                      L->P.D + (size_t)j * m, L->nt);
   for (int q = 0; q <= j; q++)
     if (all || L->sel[q])
       L->om_next[q] = eps;
   s->fin = 1;
 }
 
-/* ---- the probabilistic bound from the first cycle --------------------------- */
+/* ---- the probabilistic bound from the first cycle ---------------------------
+ */
 
 /* The bound of bound.c's theorem from the first cycle as it stands: J
  * steps of the Krylov sequence of the Gaussian start (no restart, no
@@ -798,8 +833,8 @@ static int lz_post(const lz_t *L, int k, double blast, double *a, double *b,
   *th = cm__kw_top(k, a, b, tn);
   if (!isfinite(*th))
     return -1;
-  return cm__post_init(q, L->N, L->pb_delta, k, a, b, L->P.D, (size_t)m, k,
-                       *dn, *th, *tn, L->terms, L->gabs);
+  return cm__post_init(q, L->N, L->pb_delta, k, a, b, L->P.D, (size_t)m, k, *dn,
+                       *th, *tn, L->terms, L->gabs);
 }
 
 /* 1 when the a posteriori certificate holds within CM__PB_TARGET of
@@ -831,21 +866,20 @@ static void lz_pb_take(lz_t *L, double bk, double blast) {
   double *b = malloc(sizeof(double) * ((size_t)k + 1)), th = NAN, tn, dn;
   cm__post_t q;
   L->pb_done = 1;
-  int post = a && b ? lz_post(L, k, isnan(bk) ? blast : 0, a, b, &th, &tn,
-                              &dn, &q)
-                    : -1;
+  int post = a && b
+                 ? lz_post(L, k, isnan(bk) ? blast : 0, a, b, &th, &tn, &dn, &q)
+                 : -1;
   if (post >= 0) {
     b[k - 1] = 0;
     double allow = 3.0 * k * DBL_EPSILON * tn + dn;
-    L->pb_upper =
-        cm__kw_upper(L->N, k, th, allow, bk, L->pb_delta, &L->pb_eps);
+    L->pb_upper = cm__kw_upper(L->N, k, th, allow, bk, L->pb_delta, &L->pb_eps);
     if (post > 0) {
       b[k - 1] = blast;
-      L->pb_upper = fmin(L->pb_upper,
-                         cm__post_upper(&q, isfinite(L->pb_upper)
-                                                ? L->pb_upper
-                                                : 16 * th));
+      L->pb_upper = fmin(
+          L->pb_upper,
+          cm__post_upper(&q, isfinite(L->pb_upper) ? L->pb_upper : 16 * th));
     }
+    L->pb_upper += L->f32_gap; /* lambda_max(S) <= that of S32 + ||S - S32|| */
     L->pb_theta = th;
     L->pb_steps = k;
   }
@@ -956,7 +990,7 @@ static void lz_pb_tail(lz_t *L, double deadline) {
     if (k < kmax)
       L->P.H[(size_t)(k - 1) * m + k] = L->P.H[(size_t)k * m + k - 1] = beta;
     if (lz_post_ok(L, k, beta))
-      break; /* the a posteriori bound is within the target */
+      break;        /* the a posteriori bound is within the target */
     f = 1.0 / beta; /* nxt: normalised by the next step (fused) */
     if (!L->fused && k < kmax) {
       lz_sub_scale(N, nxt, 0, nxt, f, nxt, L->nt);
@@ -980,7 +1014,8 @@ static void lz_pb_tail(lz_t *L, double deadline) {
 static int lz_test(lz_t *L) {
   int J = L->J, nev = L->nev, k = L->k;
   double jc = k == 0 ? 100.0 * J * J : (double)J * J * J; /* MRRR, dense */
-  int every = jc <= 0.25 * L->mv_flops ? 1 : (int)ceil(jc / (0.25 * L->mv_flops));
+  int every =
+      jc <= 0.25 * L->mv_flops ? 1 : (int)ceil(jc / (0.25 * L->mv_flops));
   every = every > LZ_TEST_MAX ? LZ_TEST_MAX : every;
   int pb_now = L->pb_k && !L->pb_done && J >= L->pb_k;
   if (!((J >= nev + 1 && (J - nev - 1) % every == 0) || L->exhausted ||
@@ -993,9 +1028,10 @@ static int lz_test(lz_t *L) {
   int f = L->P.found, good = 0;
   for (int i = f - nev > 0 ? f - nev : 0; i < f; i++) {
     double r = fabs(L->beta * L->P.Y[(size_t)i * J + (J - 1)]);
-    double t = fabs(L->P.theta[i]);
-    good += r <= L->tol * (t > eps23 ? t : eps23) ||
-            (L->low > 0 && r <= LZ_LOOK_TOL * t && t + r <= L->low);
+    double t = fabs(L->P.theta[i]), lim = L->tol * (t > eps23 ? t : eps23);
+    if (L->f32) /* room for ||(S - S32) z||, checked on S at the end */
+      lim *= LZ_F32_ROOM;
+    good += r <= lim || (L->low > 0 && r <= LZ_LOOK_TOL * t && t + r <= L->low);
   }
   L->converged = good >= nev && f >= nev;
   return 0;
@@ -1006,11 +1042,13 @@ static int lz_test(lz_t *L) {
 static int lz_cycle(cm_context_t *ctx, lz_t *L) {
   int kk = L->P.found;
   if (lz_correct(&L->P, 0, kk))
-    return CM__ERR(ctx, CM_NUMERIC, NULL, "Lanczos restart: out of memory, "
+    return CM__ERR(ctx, CM_NUMERIC, NULL,
+                   "Lanczos restart: out of memory, "
                    "or LAPACK failed on the projected problem");
   int rs = lz_restart(L->N, L->V, L->mc, &L->P, kk, L->beta, L->h, L->nt);
   if (rs == -1)
-    return CM__ERR(ctx, CM_NOMEM, NULL, "out of memory for the Lanczos "
+    return CM__ERR(ctx, CM_NOMEM, NULL,
+                   "out of memory for the Lanczos "
                    "restart");
   if (rs)
     return CM__ERR(ctx, CM_NUMERIC, NULL,
@@ -1107,18 +1145,18 @@ static int lz_extract(lz_t *L, double *lam, int nwant) {
 /* ---- the pairs found so far, and the search for missed copies ------------ */
 
 typedef struct {
-  int n, cap;        /* pairs held (descending), room */
-  double *lam;       /* values of Op / s, size cap */
-  double *U;         /* N x cap orthonormal vectors */
-  int converged;     /* every run that contributed converged */
-  int timed_out;     /* a run stopped by the deadline */
+  int n, cap;    /* pairs held (descending), room */
+  double *lam;   /* values of Op / s, size cap */
+  double *U;     /* N x cap orthonormal vectors */
+  int converged; /* every run that contributed converged */
+  int timed_out; /* a run stopped by the deadline */
 } lz_pairs_t;
 
 /* The main solve's next Ritz vectors after the wanted ones (orthonormal,
  * in its Krylov space): the search's first look deflates them too. */
 typedef struct {
-  int n, cap;        /* vectors held, room */
-  double *W;         /* N x cap */
+  int n, cap; /* vectors held, room */
+  double *W;  /* N x cap */
 } lz_extra_t;
 
 /* Inserts pair (t, x) by value, keeping the top cap; x is orthogonalised
@@ -1163,20 +1201,20 @@ static int lz_pairs_add(lz_pairs_t *F, int N, double t, const double *x,
  * cycle into out->pb_*, the cycle made long enough for it when that fits
  * in LZ_BASIS_BYTES. */
 static int lz_solve(cm_context_t *ctx, cm_operator_t *op, int comp,
-                    const cm_options_t *opts, const cm__eig_dims_t *d,
-                    int nev, double tol, int deflate, uint64_t seed,
-                    const double *start, double deadline, double pb_delta,
-                    cm__eig_t *out, lz_pairs_t *F, int add, int *added,
-                    double *top, lz_extra_t *X, double low) {
+                    const cm_options_t *opts, const cm__eig_dims_t *d, int nev,
+                    double tol, int deflate, uint64_t seed, const double *start,
+                    double deadline, double pb_delta, cm__eig_t *out,
+                    lz_pairs_t *F, int add, int *added, double *top,
+                    lz_extra_t *X, double low) {
   lz_t L;
-  int pb_k = pb_delta > 0 && !deflate && !start ? cm__kw_steps(d->N, pb_delta)
-                                                : 0;
+  int pb_k =
+      pb_delta > 0 && !deflate && !start ? cm__kw_steps(d->N, pb_delta) : 0;
   if (pb_k > d->ncv &&
       (opts->ncv > 0 || 8.0 * d->N * (pb_k + 1.0) > LZ_BASIS_BYTES))
     pb_k = 0; /* a basis set by the options, or too long a first cycle for
                  memory: bound.c's own run */
-  int st = lz_setup(ctx, &L, op, comp, opts, d, nev, tol,
-                    deflate ? F->U : NULL, F->n, seed, pb_k, pb_delta, out);
+  int st = lz_setup(ctx, &L, op, comp, opts, d, nev, tol, deflate ? F->U : NULL,
+                    F->n, seed, pb_k, pb_delta, out);
   L.low = low;
   if (st)
     return st;
@@ -1229,7 +1267,8 @@ static int lz_check_dims(const cm__eig_dims_t *d, int nz, cm__eig_dims_t *c) {
   return c->ncv > 1;
 }
 
-/* ---- the search for missed copies ------------------------------------------ */
+/* ---- the search for missed copies ------------------------------------------
+ */
 
 /* Since one Krylov sequence sees a repeated eigenvalue once (and a
  * breakdown used to pass the test), solves again for the top pair
@@ -1260,14 +1299,13 @@ static int lz_search(cm_context_t *ctx, cm_operator_t *op, int comp,
    * theta and theta + r <= low: the eigenvalue it approximates is below
    * low), else at 1e-5 as a probe. Otherwise the probes below decide. */
   if (top_ok && X && X->n > 0 && F->n == F->cap && F->converged &&
-      !F->timed_out &&
-      lz_check_dims(d, F->n + X->n, &c)) {
+      !F->timed_out && lz_check_dims(d, F->n + X->n, &c)) {
     double top = 0, low = F->lam[F->n - 1];
     int n0 = F->n;
     F->n = n0 + X->n, F->converged = 1;
     st = lz_solve(ctx, op, comp, opts, &c, 1, LZ_PROBE_TOL, 1,
-                  d->seed ^ 0x6c6f6f6b00000000ULL, NULL, deadline, 0, out, F,
-                  0, &added, &top, NULL, low); /* "look" */
+                  d->seed ^ 0x6c6f6f6b00000000ULL, NULL, deadline, 0, out, F, 0,
+                  &added, &top, NULL, low); /* "look" */
     int done = !st && F->converged && top * (1 + 2 * LZ_PROBE_TOL) <= low;
     F->n = n0, F->converged = 1;
     if (st || done)
@@ -1277,17 +1315,18 @@ static int lz_search(cm_context_t *ctx, cm_operator_t *op, int comp,
   for (int r = 1; !st && F->converged && !F->timed_out && F->n > 0 &&
                   r <= d->nev && lz_check_dims(d, F->n, &c);
        r++) {
-    uint64_t seed = d->seed ^ (0x636f706965730000ULL + (uint64_t)r); /* "copies" */
+    uint64_t seed =
+        d->seed ^ (0x636f706965730000ULL + (uint64_t)r); /* "copies" */
     double top = 0, low = F->lam[F->n - 1];
     /* a probe to a loose tolerance first: most searches end there */
     st = lz_solve(ctx, op, comp, opts, &c, 1, tc, 1, seed, NULL, deadline, 0,
                   out, F, tc <= tol, &added, &top, NULL, 0);
     if (st || (F->n == F->cap && top * (1 + 2 * tc) <= low) ||
         !(top > (double)d->N * DBL_EPSILON * F->lam[0]))
-      break; /* the top of the rest lies below the list: it is complete */
+      break;      /* the top of the rest lies below the list: it is complete */
     if (tc > tol) /* a copy: solve for it to the tolerance, same start */
-      st = lz_solve(ctx, op, comp, opts, &c, 1, tol, 1, seed, NULL, deadline,
-                    0, out, F, 1, &added, &top, NULL, 0);
+      st = lz_solve(ctx, op, comp, opts, &c, 1, tol, 1, seed, NULL, deadline, 0,
+                    out, F, 1, &added, &top, NULL, 0);
     if (!added)
       break;
   }
@@ -1304,10 +1343,13 @@ int cm__eig_copies(cm_context_t *ctx, cm_operator_t *op, int comp,
                         &dummy, &d);
   if (st || *k < 1)
     return st;
-  lz_pairs_t F = {0, d.nev, malloc(sizeof(double) * ((size_t)d.nev + 1)),
-                  cm__ws_malloc(NULL, (size_t)d.N,
-                                sizeof(double) * ((size_t)d.nev + 1)),
-                  1, 0};
+  lz_pairs_t F = {
+      0,
+      d.nev,
+      malloc(sizeof(double) * ((size_t)d.nev + 1)),
+      cm__ws_malloc(NULL, (size_t)d.N, sizeof(double) * ((size_t)d.nev + 1)),
+      1,
+      0};
   if (!F.lam || !F.U) {
     free(F.lam), cm__ws_free(F.U);
     return CM__ERR(ctx, CM_NOMEM, NULL, "out of memory (search for copies)");
@@ -1344,18 +1386,21 @@ int cm__eig_copies(cm_context_t *ctx, cm_operator_t *op, int comp,
   return st;
 }
 
-/* ---- the driver ----------------------------------------------------------- */
+/* ---- the driver -----------------------------------------------------------
+ */
 
-/* The top nev pairs (with the probabilistic bound from the first cycle
- * when pb_delta > 0), then the search for missed copies (lz_search). */
-int cm__eig_lanczos(cm_context_t *ctx, cm_operator_t *op, int comp,
-                    const cm_options_t *opts, const double *start,
-                    double deadline, double pb_delta, cm__eig_t *out) {
+/* cm__eig_lanczos on S, or with f32 on S32 (*redo set when a residual on
+ * S then passes the tolerance). */
+static int lz_all(cm_context_t *ctx, cm_operator_t *op, int comp,
+                  const cm_options_t *opts, const double *start,
+                  double deadline, double pb_delta, int f32, cm__eig_t *out,
+                  int *redo) {
   cm__eig_dims_t d;
   int st = cm__eig_dims(ctx, op, comp, opts, CM_METHOD_LANCZOS, lz_auto_ncv,
                         out, &d);
   if (st)
     return st;
+  d.f32 = f32 && isfinite(d.gabs);
   /* F->U holds the list, then the solve's next Ritz vectors (lz_extra_t):
    * at most LZ_LOOK_NEXT of them. Each step of the look deflates by all of
    * F->U, so every vector costs two passes a step; on the piles of
@@ -1363,10 +1408,13 @@ int cm__eig_lanczos(cm_context_t *ctx, cm_operator_t *op, int comp,
    * (0 needed probes: more) and the 1e6 pile's eigen phase 7% less time */
   int q = (d.ncv - d.nev) / 4;
   q = q < LZ_LOOK_NEXT ? q : LZ_LOOK_NEXT;
-  lz_pairs_t F = {0, d.nev, malloc(sizeof(double) * ((size_t)d.nev + 1)),
+  lz_pairs_t F = {0,
+                  d.nev,
+                  malloc(sizeof(double) * ((size_t)d.nev + 1)),
                   cm__ws_malloc(NULL, (size_t)d.N,
                                 sizeof(double) * ((size_t)d.nev + q + 1)),
-                  1, 0};
+                  1,
+                  0};
   lz_extra_t X = {0, q, F.U ? F.U + (size_t)d.nev * d.N : NULL};
   int added = 0;
   double top0 = 0;
@@ -1380,8 +1428,8 @@ int cm__eig_lanczos(cm_context_t *ctx, cm_operator_t *op, int comp,
   lz_extra_t *Xp = d.nev > 1 && (!start || own) ? &X : NULL;
   if (!st)
     st = lz_solve(ctx, op, comp, opts, &d, d.nev,
-                  opts->tol > 0 ? opts->tol : 1e-10, 0, d.seed, start,
-                  deadline, pb_delta, out, &F, 1, &added, &top0, Xp, 0);
+                  opts->tol > 0 ? opts->tol : 1e-10, 0, d.seed, start, deadline,
+                  pb_delta, out, &F, 1, &added, &top0, Xp, 0);
   if (!st && own && F.converged && !F.timed_out) {
     cm__eig_bound_t b;
     st = cm__eig_prob_bound(ctx, op, comp, pb_delta, &b);
@@ -1395,6 +1443,7 @@ int cm__eig_lanczos(cm_context_t *ctx, cm_operator_t *op, int comp,
   if (!st)
     st = lz_search(ctx, op, comp, opts, &d, deadline, out, &F, Xp, top_ok);
   out->nev = F.n;
+  out->f32 = d.f32;
   out->converged = F.converged && !F.timed_out && F.n > 0;
   out->rayleigh = 1;
   out->lambda = malloc(sizeof(double) * ((size_t)F.n + 1));
@@ -1404,6 +1453,12 @@ int cm__eig_lanczos(cm_context_t *ctx, cm_operator_t *op, int comp,
     out->lambda[i] = F.lam[i] * d.scale;
   if (!st)
     st = cm__eig_finish(ctx, op, comp, d.use_S, F.U, NULL, 0, out);
+  /* solved on S32: every residual on S (cm__eig_finish's) within the
+   * tolerance, as lz_test measures it, or the solve again on S */
+  double tol = opts->tol > 0 ? opts->tol : 1e-10;
+  double e23 = pow(DBL_EPSILON, 2.0 / 3.0) * d.scale;
+  for (int i = 0; !st && d.f32 && out->converged && i < out->nev; i++)
+    *redo |= !(out->res[i] * out->lambda[i] <= tol * fmax(out->lambda[i], e23));
   if (!st && !out->converged) {
     st = CM_NOT_CONVERGED;
     CM__ERR(ctx, CM_NOT_CONVERGED, NULL,
@@ -1412,5 +1467,30 @@ int cm__eig_lanczos(cm_context_t *ctx, cm_operator_t *op, int comp,
             F.timed_out ? "time" : "iteration", out->matvecs);
   }
   free(F.lam), cm__ws_free(F.U);
+  return st;
+}
+
+/* The top pairs (with the probabilistic bound from the first cycle when
+ * pb_delta > 0), then the search for missed copies (lz_search). From
+ * tolerance LZ_F32_TOL the solve's products read B's float values (S32;
+ * the search's, the bound's own run and cm__eig_finish's stay on S), to
+ * LZ_F32_ROOM of the tolerance, and the bound adds ||S - S32||; a
+ * residual on S above the tolerance (not met on the scenes measured)
+ * solves again on S, both runs' products counted. */
+int cm__eig_lanczos(cm_context_t *ctx, cm_operator_t *op, int comp,
+                    const cm_options_t *opts, const double *start,
+                    double deadline, double pb_delta, cm__eig_t *out) {
+  int f32 = opts->tol >= LZ_F32_TOL && cm__op_is_block(op) &&
+            !cm__op_make_f32(NULL, op);
+  int redo = 0;
+  int st =
+      lz_all(ctx, op, comp, opts, start, deadline, pb_delta, f32, out, &redo);
+  if (st || !redo)
+    return st;
+  int mv = out->matvecs, it = out->iterations;
+  double tm = out->t_matvec;
+  cm__eig_free(out);
+  st = lz_all(ctx, op, comp, opts, start, deadline, pb_delta, 0, out, &redo);
+  out->matvecs += mv, out->iterations += it, out->t_matvec += tm;
   return st;
 }

@@ -134,6 +134,7 @@ int cm__eig_dims(cm_context_t *ctx, cm_operator_t *op, int comp,
   cm__op_comp(op, comp, &d->r0, &d->m, &d->c0, &d->n);
   d->use_S = d->m <= d->n;
   d->N = d->use_S ? d->m : d->n, d->other = d->use_S ? d->n : d->m;
+  d->f32 = 0;
   d->nev = opts->modes < d->N - 1 ? opts->modes : d->N - 1;
   d->ncv = opts->ncv > 0 ? opts->ncv : auto_ncv(d->nev, d->N);
   if (d->ncv > d->N)

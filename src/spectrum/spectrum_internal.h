@@ -16,6 +16,8 @@ typedef struct {
   int rank;        /* rank of B (dense only), -1 if unknown */
   double t_matvec; /* seconds spent in operator applications */
   int rayleigh;    /* cm__eig_finish replaces lambda by z^T S z */
+  int f32;         /* Lanczos: the solve's products read B's float values
+                      (lambda, res and z are still those of S) */
   /* the probabilistic bound from the Lanczos solve's own first cycle (an
    * unrestarted run from a Gaussian start, bound.c's theorem; its steps
    * are among matvecs), or after a warm start from bound.c's run, made by
@@ -75,6 +77,7 @@ typedef struct {
   double gabs;   /* max row sum of |B||B|^T over the component (at least
                     || |B^T| |B| ||), NAN when unknown (cm__eig_scale) */
   uint64_t seed; /* start-vector seed derived from the operator */
+  int f32;       /* Lanczos: the solve's products on B's float values */
 } cm__eig_dims_t;
 int cm__eig_dims(cm_context_t *ctx, cm_operator_t *op, int comp,
                  const cm_options_t *opts, int method,

@@ -1,0 +1,71 @@
+/* test_f32.c: cmodes' Lanczos on B's float values (from tolerance 1e-6,
+ * lanczos.c's LZ_F32_TOL) against a dense LAPACK solve of the same
+ * operator in double: the modes to the tolerance, every residual on S
+ * (not S32) within it, the probabilistic bound above the true lambda_max,
+ * the same bits at 1 and 2 threads; below 1e-6 the products stay double. */
+#include "cmodes.h"
+#include "cmtest.h"
+#include "spectrum/spectrum_internal.h"
+
+#include <math.h>
+#include <string.h>
+
+static cm_operator_t *f32_operator(const cm_scene_t *s, int threads,
+                                   cm_system_t **sys) {
+  cm_context_t ctx;
+  cm_context_init(&ctx);
+  ctx.threads = threads;
+  cm_operator_t *op = NULL;
+  *sys = NULL;
+  if (cm_system_assemble(&ctx, s, sys) || cm_operator_create(&ctx, *sys, &op))
+    return NULL;
+  return op;
+}
+
+static int f32_solve(cm_operator_t *op, double tol, cm__eig_t *e) {
+  cm_context_t ctx;
+  cm_context_init(&ctx);
+  cm_options_t o;
+  cm_options_init(&o);
+  o.tol = tol, o.modes = 6;
+  memset(e, 0, sizeof *e);
+  return cm__eig_lanczos(&ctx, op, -1, &o, NULL, 0, 1e-9, e);
+}
+
+CM_TEST(f32_lanczos_dense_truth) {
+  cm_scene_t *s = cmt_data_scene("pile3d.json");
+  if (!s)
+    return;
+  cm_system_t *sys1 = NULL, *sys2 = NULL;
+  cm_operator_t *op1 = f32_operator(s, 1, &sys1);
+  cm_operator_t *op2 = f32_operator(s, 2, &sys2);
+  CMT_TRUE(op1 && op2);
+  cm_context_t ctx;
+  cm_context_init(&ctx);
+  cm__eig_t t, e1, e2, d;
+  memset(&t, 0, sizeof t);
+  if (op1 && op2 && !cm__eig_dense(&ctx, op1, -1, 6, &t) && t.nev == 6) {
+    CMT_EQ_INT(f32_solve(op1, 1e-6, &e1), CM_OK);
+    CMT_EQ_INT(f32_solve(op2, 1e-6, &e2), CM_OK);
+    CMT_EQ_INT(e1.f32, 1);
+    CMT_EQ_INT(e1.nev, 6);
+    for (int i = 0; i < 6 && i < e1.nev; i++) {
+      /* a Ritz value with residual r lies within r lambda of one of S */
+      CMT_REL(e1.lambda[i], t.lambda[i], 1e-6);
+      CMT_LE(e1.res[i], 1e-6); /* measured on S by cm__eig_finish */
+      CMT_TRUE(e1.lambda[i] == e2.lambda[i]); /* any thread count */
+    }
+    CMT_LE(t.lambda[0], e1.pb_upper);
+    CMT_LE(e1.pb_upper, t.lambda[0] * 1.04);
+    /* below the tolerance where S32 serves, the products stay on S */
+    CMT_EQ_INT(f32_solve(op1, 1e-8, &d), CM_OK);
+    CMT_EQ_INT(d.f32, 0);
+    for (int i = 0; i < 6 && i < d.nev && i < e1.nev; i++)
+      CMT_REL(d.lambda[i], e1.lambda[i], 1e-6);
+    cm__eig_free(&e1), cm__eig_free(&e2), cm__eig_free(&d);
+  }
+  cm__eig_free(&t);
+  cm_operator_destroy(&op1), cm_operator_destroy(&op2);
+  cm_system_destroy(&sys1), cm_system_destroy(&sys2);
+  cm_scene_destroy(&s);
+}
