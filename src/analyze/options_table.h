@@ -28,7 +28,9 @@
   X(tol, "tol", REAL, 1e-10, 0, 1, OPEN, 0, "T",                               \
     "Lanczos relative residual tolerance",                                     \
     "relative residual tolerance of the Lanczos and ARPACK solves "            \
-    "([math.md](math.md#the-stopping-rule-and-what-a-residual-guarantees))")   \
+    "([math.md](math.md#the-stopping-rule-and-what-a-residual-guarantees)); "  \
+    "from 1e-6 cmodes' Lanczos reads B's values as floats and checks "         \
+    "the residuals on S in double ([math.md](math.md#numerical-choices))")     \
   X(method, "method", METHOD, CM_METHOD_AUTO, CM_METHOD_AUTO,                  \
     CM_METHOD_LANCZOS, CLOSED, 0, "M",                                         \
     "auto (dense for small components, else lanczos; arpack with "             \
