@@ -69,3 +69,46 @@ CM_TEST(f32_lanczos_dense_truth) {
   cm_system_destroy(&sys1), cm_system_destroy(&sys2);
   cm_scene_destroy(&s);
 }
+
+/* B's values out of float's range (stiffnesses times 1e-180 or 1e94,
+ * tests/test_unsafe.c's extreme scales): the products stay on the double
+ * values, and the modes are the dense truth's times the scale. */
+CM_TEST(f32_lanczos_out_of_range) {
+  cm_scene_t *s = cmt_data_scene("pile3d.json");
+  if (!s)
+    return;
+  cm_system_t *sys = NULL;
+  cm_operator_t *op = f32_operator(s, 2, &sys);
+  cm_context_t ctx;
+  cm_context_init(&ctx);
+  cm__eig_t t;
+  memset(&t, 0, sizeof t);
+  CMT_TRUE(op && !cm__eig_dense(&ctx, op, -1, 6, &t) && t.nev == 6);
+  for (int e = -1; t.nev == 6 && e <= 1; e += 2) {
+    double a = e < 0 ? 1e-180 : 1e94;
+    cm_scene_t *c = cm_scene_copy(s);
+    for (int i = 0; c && i < c->ncontacts; i++)
+      c->contacts[i].stiffness *= a;
+    cm_system_t *cs = NULL;
+    cm_operator_t *co = c ? f32_operator(c, 2, &cs) : NULL;
+    cm__eig_t r;
+    CMT_TRUE(co != NULL);
+    if (co) /* refused up front, not only caught by the residual check */
+      CMT_EQ_INT(cm__op_make_f32(&ctx, co), CM_LIMIT);
+    if (co && f32_solve(co, 1e-6, &r) == CM_OK) {
+      CMT_EQ_INT(r.f32, 0);
+      CMT_EQ_INT(r.nev, 6);
+      for (int i = 0; i < 6 && i < r.nev; i++)
+        CMT_REL(r.lambda[i], t.lambda[i] * a, 1e-6);
+      CMT_LE(t.lambda[0] * a * (1 - 1e-13), r.pb_upper);
+      cm__eig_free(&r);
+    }
+    cm_operator_destroy(&co);
+    cm_system_destroy(&cs);
+    cm_scene_destroy(&c);
+  }
+  cm__eig_free(&t);
+  cm_operator_destroy(&op);
+  cm_system_destroy(&sys);
+  cm_scene_destroy(&s);
+}

@@ -44,6 +44,7 @@ struct cm_operator {
   float *Gx32, *Sx32; /* the same values rounded to float (cm__op_make_f32;
                          NULL until asked), read by cm__op_rows32 */
   pthread_mutex_t f32_lock; /* guards their formation */
+  int f32_refused;          /* values out of float's range, or no memory */
   /* general path */
   cholmod_common cc;            /* CHOLMOD context */
   int cc_started;               /* cholmod_start called */
@@ -845,15 +846,24 @@ int cm__op_make_f32(cm_context_t *ctx, cm_operator_t *op) {
   if (!op->block)
     return CM_USAGE;
   pthread_mutex_lock(&op->f32_lock);
-  int st = CM_OK;
-  if (!op->Sx32) {
-    size_t ns = (size_t)op->Sp[op->nr] * (size_t)op->gmax;
-    size_t ne = (size_t)op->Gp[op->ng] * (size_t)op->gmax;
-    float *sx = cm__ws_malloc(ctx, ns + 1, sizeof(float));
-    float *gx = cm__ws_malloc(ctx, ne + 1, sizeof(float));
-    if (!sx || !gx) {
+  size_t ns = (size_t)op->Sp[op->nr] * (size_t)op->gmax;
+  size_t ne = (size_t)op->Gp[op->ng] * (size_t)op->gmax;
+  if (!op->Sx32 && !op->f32_refused) {
+    /* every value a normal float, far from the ends (|B - B32| <= 2^-24
+     * |B| needs it: a subnormal or an overflow would break the bound);
+     * B^T's values are the same ones */
+    int out = 0;
+#pragma omp parallel for schedule(static) num_threads(op->threads)             \
+    reduction(|                                                                \
+              : out)
+    for (size_t i = 0; i < ns; i++)
+      out |= op->Sx[i] != 0 &&
+             !(fabs(op->Sx[i]) >= 0x1p-120 && fabs(op->Sx[i]) <= 0x1p120);
+    float *sx = out ? NULL : cm__ws_malloc(ctx, ns + 1, sizeof(float));
+    float *gx = out ? NULL : cm__ws_malloc(ctx, ne + 1, sizeof(float));
+    if (out || !sx || !gx) {
       cm__ws_free(sx), cm__ws_free(gx);
-      st = CM_NOMEM;
+      op->f32_refused = 1; /* out of range, or of memory: the double path */
     } else {
 #pragma omp parallel for schedule(static) num_threads(op->threads)
       for (size_t i = 0; i < ns; i++)
@@ -864,6 +874,7 @@ int cm__op_make_f32(cm_context_t *ctx, cm_operator_t *op) {
       op->Gx32 = gx, op->Sx32 = sx; /* Sx32 last: what the check reads */
     }
   }
+  int st = op->Sx32 ? CM_OK : CM_LIMIT;
   pthread_mutex_unlock(&op->f32_lock);
   return st;
 }

@@ -29,8 +29,11 @@ int cm__op_rows(const cm_operator_t *op, int comp, int trans, const double *in,
  * (S32 = B32 B32^T); -1 unless cm__op_make_f32 formed the copies. */
 int cm__op_rows32(const cm_operator_t *op, int comp, int trans,
                   const double *in, int i0, int i1, double *out);
-/* Forms the float copies of B's values once (thread-safe; CM_NOMEM, or
- * CM_USAGE for a general M). They go with the operator. */
+/* Forms the float copies of B's values once (thread-safe). CM_LIMIT when
+ * a nonzero value lies outside [2^-120, 2^120] (a subnormal or an
+ * overflow would break the bound above) or memory ran out, CM_USAGE for
+ * a general M: the products stay on the double values. They go with the
+ * operator. */
 int cm__op_make_f32(cm_context_t *ctx, cm_operator_t *op);
 /* The bound above on ||S - S32|| over || |B| |B|^T || */
 #define CM__F32_GAP (0x1p-23 + 0x1p-48)
