@@ -609,9 +609,6 @@ static double cm__dot_all(int n, const double *x, const double *y,
 
 /* ---- the probabilistic bound (as spectrum/bound.c, distributed) ---- */
 
-#define CM__PB_SEED 0x70726f6261626c65ULL
-#define CM__PB_MAX_STEPS 500
-
 /* The most terms an entry of a distributed product sums: a row of B (2
  * sides of nd dofs), a slot's rows on any rank (the halo's reverse sum
  * adds one partial sum a rank), over the ranks of cc. */
@@ -651,6 +648,7 @@ static int cm__span_prob_bound(cm_context_t *ctx, cm__dop_t *op, MPI_Comm cc,
   st = cm__mpi_agree(ctx, st, cc);
   double theta = 0, eps = INFINITY, tn = 0, bk = 0;
   int k = 0, breakdown = 0, post = 0, terms = cm__dop_terms(op, cc);
+  int kstar = cm__kw_steps((double)N, delta); /* the theorem's 4% */
   cm__post_t q;
   if (!st) {
     for (int i = 0; i < nloc; i++)
@@ -658,7 +656,7 @@ static int cm__span_prob_bound(cm_context_t *ctx, cm__dop_t *op, MPI_Comm cc,
     double nv = sqrt(cm__dot_all(nloc, v, v, cc));
     for (int i = 0; i < nloc; i++)
       v[i] /= nv;
-    double L = log(1.648 * sqrt((double)N) / (0.5 * delta)), bp = 0;
+    double bp = 0;
     for (;;) {
       cm__dop_apply(op, v, w);
       for (int i = 0; i < nloc; i++)
@@ -669,31 +667,21 @@ static int cm__span_prob_bound(cm_context_t *ctx, cm__dop_t *op, MPI_Comm cc,
       double beta = sqrt(cm__dot_all(nloc, w, w, cc));
       k++;
       theta = cm__tridiag_top(k, a, b, &tn, iw);
-      double r = L / (2.0 * k - 1.0);
-      eps = r * r;
       breakdown = !(beta > (double)N * DBL_EPSILON * tn);
       bk = beta;
       b[k - 1] = beta; /* v_k's: the polynomials' last step */
       post = !breakdown && isfinite(theta) &&
              cm__post_init(&q, (double)N, delta, k, a, b, NULL, 0, 0, 0, theta,
                            tn, terms, gall / scale);
-      if (!isfinite(theta) ||
-          (eps < 1 && 1.0 / (1.0 - eps) <= 1 + CM__PB_TARGET) || breakdown ||
-          k == kmax ||
+      if (!isfinite(theta) || k >= kstar || breakdown || k == kmax ||
           (post && cm__post_check(&q, (1 + CM__PB_TARGET) * theta)))
         break;
       for (int i = 0; i < nloc; i++)
         vp[i] = v[i], v[i] = w[i] / beta;
       bp = beta;
     }
-    double ub =
-        eps < 1 ? (theta + 3.0 * k * DBL_EPSILON * tn) / (1.0 - eps) : INFINITY;
-    if (breakdown) {
-      double ub2 =
-          theta + 3.0 * k * DBL_EPSILON * tn +
-          bk * sqrt(2.0 * (double)N / 3.14159265358979323846) / (0.5 * delta);
-      ub = ub2 < ub ? ub2 : ub;
-    }
+    double ub = cm__kw_upper((double)N, k, theta, 3.0 * k * DBL_EPSILON * tn,
+                             breakdown ? bk : NAN, delta, &eps);
     if (post)
       ub = fmin(ub, cm__post_upper(&q, isfinite(ub) ? ub : 16 * theta));
     *upper = ub * scale;

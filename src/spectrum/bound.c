@@ -29,9 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define PB_SEED 0x70726f6261626c65ULL /* "probable": its own start */
-#define PB_TARGET CM__PB_TARGET       /* bound <= (1 + 4%) theta: omega 2% */
-#define PB_MAX_STEPS 500 /* most steps (then the bound is what it is) */
+#define PB_TARGET CM__PB_TARGET /* bound <= (1 + 4%) theta: omega 2% */
 
 /* Largest eigenvalue of the k x k tridiagonal (a, b) by bisection (dstebz),
  * and ||T||_1 into *tn; iw: 2k ints (cmodes-mpi's distributed bound too). */
@@ -61,8 +59,8 @@ double cm__kw_top(int k, const double *a, const double *b, double *tn) {
 
 /* L = ln(1.648 sqrt(N) / (delta / 2)): half of delta to the theorem, half
  * to the breakdown bound */
-static double pb_log(int N, double delta) {
-  return log(1.648 * sqrt((double)N) / (0.5 * delta));
+static double pb_log(double N, double delta) {
+  return log(1.648 * sqrt(N) / (0.5 * delta));
 }
 
 /* the theorem's eps after k steps */
@@ -71,10 +69,10 @@ static double pb_eps(double L, int k) {
   return r * r;
 }
 
-int cm__kw_steps(int N, double delta) {
+int cm__kw_steps(double N, double delta) {
   double L = pb_log(N, delta);
   int k = 1;
-  for (; k < PB_MAX_STEPS; k++) {
+  for (; k < CM__PB_MAX_STEPS; k++) {
     double eps = pb_eps(L, k);
     if (eps < 1 && 1.0 / (1.0 - eps) <= 1 + PB_TARGET)
       break;
@@ -82,7 +80,7 @@ int cm__kw_steps(int N, double delta) {
   return k;
 }
 
-double cm__kw_upper(int N, int k, double theta, double allow, double bk,
+double cm__kw_upper(double N, int k, double theta, double allow, double bk,
                     double delta, double *eps_out) {
   double eps = pb_eps(pb_log(N, delta), k);
   double ub = eps < 1 ? (theta + allow) / (1.0 - eps) : INFINITY;
@@ -253,7 +251,8 @@ int cm__eig_prob_bound(cm_context_t *ctx, cm_operator_t *op, int comp,
   int r0, m, c0, n;
   cm__op_comp(op, comp, &r0, &m, &c0, &n);
   int use_S = m <= n, N = use_S ? m : n, other = use_S ? n : m;
-  int th = cm__op_threads(op), kmax = N < PB_MAX_STEPS ? N : PB_MAX_STEPS;
+  int th = cm__op_threads(op),
+      kmax = N < CM__PB_MAX_STEPS ? N : CM__PB_MAX_STEPS;
   if (N == 0)
     return CM_OK;
   double s = 1, gabs = NAN;
@@ -277,7 +276,7 @@ int cm__eig_prob_bound(cm_context_t *ctx, cm_operator_t *op, int comp,
     goto done;
   }
   /* ---- the start: a Gaussian vector, uniform direction ---- */
-  uint64_t base = (uint64_t)(use_S ? r0 : c0), sd = seed ^ PB_SEED;
+  uint64_t base = (uint64_t)(use_S ? r0 : c0), sd = seed ^ CM__PB_SEED;
   for (int i = 0; i < N; i++)
     v[i] = cm__gauss(sd, base + (uint64_t)i);
   double nv = cm__nrm2(N, v, th);
@@ -285,8 +284,7 @@ int cm__eig_prob_bound(cm_context_t *ctx, cm_operator_t *op, int comp,
     v[i] /= nv;
   /* ---- plain Lanczos until the bound is within PB_TARGET ---- */
   double theta = 0, eps = INFINITY, tn = 0, bp = 0, t0 = cm__now();
-  double L = pb_log(N, delta);
-  int k = 0, breakdown = 0, post = 0;
+  int k = 0, breakdown = 0, post = 0, kstar = cm__kw_steps(N, delta);
   double bk = 0;
   cm__post_t q;
   for (;;) {
@@ -294,7 +292,6 @@ int cm__eig_prob_bound(cm_context_t *ctx, cm_operator_t *op, int comp,
                           tmp, &a[k], th);
     k++;
     theta = cm__tridiag_top(k, a, b, &tn, iw);
-    eps = pb_eps(L, k);
     breakdown = !(beta > (double)N * DBL_EPSILON * tn);
     bk = beta;
     b[k - 1] = beta; /* v_k's: the polynomials' last step */
@@ -302,8 +299,7 @@ int cm__eig_prob_bound(cm_context_t *ctx, cm_operator_t *op, int comp,
            cm__post_init(&q, N, delta, k, a, b, NULL, 0, 0, 0, theta, tn, terms,
                          gabs / s);
     int post_ok = post && cm__post_check(&q, (1 + PB_TARGET) * theta);
-    if (!isfinite(theta) || (eps < 1 && 1.0 / (1.0 - eps) <= 1 + PB_TARGET) ||
-        post_ok || breakdown || k == kmax)
+    if (!isfinite(theta) || k >= kstar || post_ok || breakdown || k == kmax)
       break;
     for (int i = 0; i < N; i++) { /* v_prev <- v <- w / beta */
       vp[i] = v[i];

@@ -613,7 +613,8 @@ static int lz_setup(cm_context_t *ctx, lz_t *L, cm_operator_t *op, int comp,
   m = m > N ? N : m;
   L->ncv = d->ncv, L->mc = m;
   L->pb_k = pb_k, L->pb_delta = pb_delta;
-  L->gabs = d->gabs / d->scale, L->terms = cm__op_sum_terms(op, comp);
+  L->gabs = d->gabs / d->scale; /* the a posteriori bound's rounding term */
+  L->terms = pb_k ? cm__op_sum_terms(op, comp) : -1;
   L->op = op, L->comp = comp, L->use_S = d->use_S, L->N = N;
   L->other = d->other, L->base = (uint64_t)(d->use_S ? d->r0 : d->c0);
   L->nev = nev, L->m = m;
@@ -870,15 +871,12 @@ static void lz_pb_take(lz_t *L, double bk, double blast) {
                  ? lz_post(L, k, isnan(bk) ? blast : 0, a, b, &th, &tn, &dn, &q)
                  : -1;
   if (post >= 0) {
-    b[k - 1] = 0;
     double allow = 3.0 * k * DBL_EPSILON * tn + dn;
     L->pb_upper = cm__kw_upper(L->N, k, th, allow, bk, L->pb_delta, &L->pb_eps);
-    if (post > 0) {
-      b[k - 1] = blast;
+    if (post > 0)
       L->pb_upper = fmin(
           L->pb_upper,
           cm__post_upper(&q, isfinite(L->pb_upper) ? L->pb_upper : 16 * th));
-    }
     L->pb_upper += L->f32_gap; /* lambda_max(S) <= that of S32 + ||S - S32|| */
     L->pb_theta = th;
     L->pb_steps = k;

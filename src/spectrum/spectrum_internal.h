@@ -125,8 +125,12 @@ typedef struct {
 } cm__eig_bound_t;
 int cm__eig_prob_bound(cm_context_t *ctx, cm_operator_t *op, int comp,
                        double delta, cm__eig_bound_t *res);
-/* Both bounds stop a run once lambda_max <= (1 + CM__PB_TARGET) theta. */
+/* Both bounds stop a run once lambda_max <= (1 + CM__PB_TARGET) theta,
+ * or after CM__PB_MAX_STEPS steps; a run of its own starts from a
+ * Gaussian vector keyed by CM__PB_SEED (cmodes-mpi's too). */
 #define CM__PB_TARGET 0.04
+#define CM__PB_MAX_STEPS 500
+#define CM__PB_SEED 0x70726f6261626c65ULL /* "probable" */
 /* The theorem's parts, shared with the solve's first cycle (lanczos.c):
  * the steps k after which the bound lies within 4% of theta_k (at most
  * 500) for operator size N and failure probability delta; the bound from
@@ -134,8 +138,8 @@ int cm__eig_prob_bound(cm_context_t *ctx, cm_operator_t *op, int comp,
  * the residual norm at a breakdown, NAN if none; eps_out: the theorem's
  * eps), in the units of theta; the top eigenvalue of the k x k
  * tridiagonal (a, b) by bisection, and ||T||_1 into *tn (NAN on failure). */
-int cm__kw_steps(int N, double delta);
-double cm__kw_upper(int N, int k, double theta, double allow, double bk,
+int cm__kw_steps(double N, double delta);
+double cm__kw_upper(double N, int k, double theta, double allow, double bk,
                     double delta, double *eps_out);
 double cm__kw_top(int k, const double *a, const double *b, double *tn);
 
