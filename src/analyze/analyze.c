@@ -990,9 +990,17 @@ static int cm__start_vector(cm_operator_t *op, const cm_system_t *sys,
     /* the sum of the component's top vectors: a Krylov space from it
      * holds all of them, so a re-solve of a slightly changed scene finds
      * every wanted mode, not only the first, in few steps */
-    for (int j = 0; j < eig[c].nev; j++)
-      for (int i = 0; i < m; i++)
-        r->start_vector[srow[r0 + i]] += eig[c].z[(size_t)j * m + i];
+    const double *z = eig[c].z;
+    int nev = eig[c].nev;
+    /* srow is one-to-one: each entry sums its modes in order, alone */
+#pragma omp parallel for schedule(static)                                      \
+    num_threads(cm__op_threads(op)) if (m > CM__PAR_MIN)
+    for (int i = 0; i < m; i++) {
+      double s = r->start_vector[srow[r0 + i]];
+      for (int j = 0; j < nev; j++)
+        s += z[(size_t)j * m + i];
+      r->start_vector[srow[r0 + i]] = s;
+    }
   }
   free(srow);
   return CM_OK;
