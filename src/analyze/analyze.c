@@ -210,11 +210,6 @@ int cm__solve_all(cm_context_t *ctx, cm_operator_t *op, const cm_system_t *sys,
 
 /* ---- shares ------------------------------------------------------------ */
 
-typedef struct {
-  int index;    /* scene index */
-  double share; /* energy share */
-} cm__pick_t;
-
 /* Keeps the top T by share (ties: lower index) in pick[0..*n). */
 static void cm__pick(cm__pick_t *pick, int *n, int T, int index, double share) {
   int k = *n;
@@ -240,10 +235,9 @@ static void cm__pick(cm__pick_t *pick, int *n, int T, int index, double share) {
  * own top T (a group belongs to the chunk it starts in), merged in chunk order:
  * the top T of a strict order, each share summed as serially, so the same
  * picks at any thread count (a serial pass was 4 ms a mode at 1e6). */
-#define CM__PICK_CHUNK 65536
-static int cm__pick_groups(cm__pick_t *pick, int *np, int T, const int *key,
-                           const double *v, int by_div, double div, int n,
-                           int threads) {
+int cm__pick_groups(cm__pick_t *pick, int *np, int T, const int *key,
+                    const double *v, int by_div, double div, int n,
+                    int threads) {
   int nch = (n + CM__PICK_CHUNK - 1) / CM__PICK_CHUNK;
   cm__pick_t *part = malloc(sizeof *part * ((size_t)nch * (size_t)T + 1));
   int *cnt = calloc((size_t)nch + 1, sizeof(int));

@@ -28,6 +28,24 @@ int cm__dashpot_warning(cm_report_t *r);
 /* Appends w to r->warning ("; " between); CM_NOMEM when out of memory. */
 int cm__report_warn(cm_report_t *r, const char *w);
 
+/* A contact, body or dof picked for a mode's list: its index and its
+ * energy share. */
+typedef struct {
+  int index;    /* scene index */
+  double share; /* energy share */
+} cm__pick_t;
+
+#define CM__PICK_CHUNK 65536 /* cm__pick_groups' fixed chunk */
+
+/* Keeps the top T of the groups of [0, n) in pick[0 .. *np) (which may
+ * hold picks already): share descending, then index ascending.
+ * Consecutive entries with the same key[i] form a group, named by its
+ * key, its share the sum of v[i]^2 in order (each over div, with by_div).
+ * CM_OK or CM_NOMEM. */
+int cm__pick_groups(cm__pick_t *pick, int *np, int T, const int *key,
+                    const double *v, int by_div, double div, int n,
+                    int threads);
+
 /* A mode or component in the report's order: eigenvalue descending, values
  * within 1e-13 (relative) of each other by (component, pair), so the order
  * does not hang on last bits that differ between CPUs. */
