@@ -31,125 +31,151 @@ void cm__blas2_set_threads(int n) {
   atomic_store(&cm__b2_threads, n > 0 ? n : 1);
 }
 
+/* the kernels' row chunks on th threads */
+// clang-format off
+#define CM__B2_PAR _Pragma("omp parallel for schedule(static) num_threads(th) if (nch > 2)")
+// clang-format on
+
+/* The kernels below come in two kinds of A, its double values and float
+ * ones (each widened exactly, the sums in double: the deflation of a
+ * Lanczos search, lanczos.c), from one text: the macro's T. */
+
 /* Dot product of len entries with eight independent partial sums combined
  * in a fixed order: vectorisable and still deterministic. Static: GCC
  * exports a target_clones function's resolver whatever its visibility. */
-static CM__CLONES double cm__dot8(const double *a, const double *x, int len) {
-  double s[8] = {0, 0, 0, 0, 0, 0, 0, 0};
-  int i = 0;
-  for (; i + 8 <= len; i += 8)
-    for (int k = 0; k < 8; k++)
-      s[k] += a[i + k] * x[i + k];
-  double t = 0;
-  for (; i < len; i++)
-    t += a[i] * x[i];
-  return ((s[0] + s[1]) + (s[2] + s[3])) + ((s[4] + s[5]) + (s[6] + s[7])) + t;
-}
+#define CM__B2_DOT8(NAME, T)                                                   \
+  static CM__CLONES double NAME(const T *a, const double *x, int len) {        \
+    double s[8] = {0, 0, 0, 0, 0, 0, 0, 0};                                    \
+    int i = 0;                                                                 \
+    for (; i + 8 <= len; i += 8)                                               \
+      for (int k = 0; k < 8; k++)                                              \
+        s[k] += (double)a[i + k] * x[i + k];                                   \
+    double t = 0;                                                              \
+    for (; i < len; i++)                                                       \
+      t += (double)a[i] * x[i];                                                \
+    return ((s[0] + s[1]) + (s[2] + s[3])) + ((s[4] + s[5]) + (s[6] + s[7])) + \
+           t;                                                                  \
+  }
 
 /* Four dot products of the columns a, a + lda, a + 2 lda, a + 3 lda with x,
  * two partial sums each, combined in a fixed order. */
-CM__CLONES static void cm__dot4x2(const double *a, int lda, const double *x,
-                                  int len, double *out) {
-  const double *c0 = a, *c1 = a + lda, *c2 = c1 + lda, *c3 = c2 + lda;
-  double s0a = 0, s0b = 0, s1a = 0, s1b = 0, s2a = 0, s2b = 0, s3a = 0,
-         s3b = 0;
-  int i = 0;
-  for (; i + 2 <= len; i += 2) {
-    double xa = x[i], xb = x[i + 1];
-    s0a += c0[i] * xa, s0b += c0[i + 1] * xb;
-    s1a += c1[i] * xa, s1b += c1[i + 1] * xb;
-    s2a += c2[i] * xa, s2b += c2[i + 1] * xb;
-    s3a += c3[i] * xa, s3b += c3[i + 1] * xb;
+#define CM__B2_DOT4X2(NAME, T)                                                 \
+  CM__CLONES static void NAME(const T *a, int lda, const double *x, int len,   \
+                              double *out) {                                   \
+    const T *c0 = a, *c1 = a + lda, *c2 = c1 + lda, *c3 = c2 + lda;            \
+    double s0a = 0, s0b = 0, s1a = 0, s1b = 0, s2a = 0, s2b = 0, s3a = 0,      \
+           s3b = 0;                                                            \
+    int i = 0;                                                                 \
+    for (; i + 2 <= len; i += 2) {                                             \
+      double xa = x[i], xb = x[i + 1];                                         \
+      s0a += (double)c0[i] * xa, s0b += (double)c0[i + 1] * xb;                \
+      s1a += (double)c1[i] * xa, s1b += (double)c1[i + 1] * xb;                \
+      s2a += (double)c2[i] * xa, s2b += (double)c2[i + 1] * xb;                \
+      s3a += (double)c3[i] * xa, s3b += (double)c3[i + 1] * xb;                \
+    }                                                                          \
+    if (i < len) {                                                             \
+      s0a += (double)c0[i] * x[i], s1a += (double)c1[i] * x[i];                \
+      s2a += (double)c2[i] * x[i], s3a += (double)c3[i] * x[i];                \
+    }                                                                          \
+    out[0] = s0a + s0b, out[1] = s1a + s1b;                                    \
+    out[2] = s2a + s2b, out[3] = s3a + s3b;                                    \
   }
-  if (i < len) {
-    s0a += c0[i] * x[i], s1a += c1[i] * x[i];
-    s2a += c2[i] * x[i], s3a += c3[i] * x[i];
-  }
-  out[0] = s0a + s0b, out[1] = s1a + s1b;
-  out[2] = s2a + s2b, out[3] = s3a + s3b;
-}
 
 /* y = alpha A^T x + beta y, A m x n column-major (lda), unit strides. */
-static void cm__gemv_t(int m, int n, double alpha, const double *a, int lda,
-                       const double *x, double beta, double *y, int th) {
-  int nch = (m + CM__B2_CHUNK - 1) / CM__B2_CHUNK;
-  double *part = malloc(sizeof(double) * (size_t)nch * (size_t)n);
-  if (!part) { /* no scratch: the same chunk sums in the same order,
-                   serially, so the bits do not change */
-    for (int j = 0; j < n;) {
-      int w = j + 4 <= n ? 4 : 1;
-      double s[4] = {0, 0, 0, 0}, p[4];
-      for (int c = 0; c < nch; c++) {
-        int i0 = c * CM__B2_CHUNK;
-        int i1 = i0 + CM__B2_CHUNK < m ? i0 + CM__B2_CHUNK : m;
-        if (w == 4)
-          cm__dot4x2(a + (size_t)j * lda + i0, lda, x + i0, i1 - i0, p);
-        else
-          p[0] = cm__dot8(a + (size_t)j * lda + i0, x + i0, i1 - i0);
-        for (int q = 0; q < w; q++)
-          s[q] += p[q];
-      }
-      for (int q = 0; q < w; q++, j++)
-        y[j] = beta == 0 ? alpha * s[q] : alpha * s[q] + beta * y[j];
-    }
-    return;
+#define CM__B2_GEMV_T(NAME, T, DOT4X2, DOT8)                                   \
+  static void NAME(int m, int n, double alpha, const T *a, int lda,            \
+                   const double *x, double beta, double *y, int th) {          \
+    int nch = (m + CM__B2_CHUNK - 1) / CM__B2_CHUNK;                           \
+    double *part = malloc(sizeof(double) * (size_t)nch * (size_t)n);           \
+    if (!part) { /* no scratch: the same chunk sums in the same order,         \
+                    serially, so the bits do not change */                     \
+      for (int j = 0; j < n;) {                                                \
+        int w = j + 4 <= n ? 4 : 1;                                            \
+        double s[4] = {0, 0, 0, 0}, p[4];                                      \
+        for (int c = 0; c < nch; c++) {                                        \
+          int i0 = c * CM__B2_CHUNK;                                           \
+          int i1 = i0 + CM__B2_CHUNK < m ? i0 + CM__B2_CHUNK : m;              \
+          if (w == 4)                                                          \
+            DOT4X2(a + (size_t)j * lda + i0, lda, x + i0, i1 - i0, p);         \
+          else                                                                 \
+            p[0] = DOT8(a + (size_t)j * lda + i0, x + i0, i1 - i0);            \
+          for (int q = 0; q < w; q++)                                          \
+            s[q] += p[q];                                                      \
+        }                                                                      \
+        for (int q = 0; q < w; q++, j++)                                       \
+          y[j] = beta == 0 ? alpha * s[q] : alpha * s[q] + beta * y[j];        \
+      }                                                                        \
+      return;                                                                  \
+    }                                                                          \
+    CM__B2_PAR for (int c = 0; c < nch; c++) {                                 \
+      int i0 = c * CM__B2_CHUNK,                                               \
+          i1 = i0 + CM__B2_CHUNK < m ? i0 + CM__B2_CHUNK : m;                  \
+      int j = 0;                                                               \
+      for (; j + 4 <= n; j += 4) /* four columns a pass share the x loads */   \
+        DOT4X2(a + (size_t)j * lda + i0, lda, x + i0, i1 - i0,                 \
+               part + (size_t)c * n + j);                                      \
+      for (; j < n; j++)                                                       \
+        part[(size_t)c * n + j] =                                              \
+            DOT8(a + (size_t)j * lda + i0, x + i0, i1 - i0);                   \
+    }                                                                          \
+    for (int j = 0; j < n; j++) {                                              \
+      double s = 0;                                                            \
+      for (int c = 0; c < nch; c++)                                            \
+        s += part[(size_t)c * n + j];                                          \
+      y[j] = beta == 0 ? alpha * s : alpha * s + beta * y[j];                  \
+    }                                                                          \
+    free(part);                                                                \
   }
-#pragma omp parallel for schedule(static) num_threads(th) if (nch > 2)
-  for (int c = 0; c < nch; c++) {
-    int i0 = c * CM__B2_CHUNK, i1 = i0 + CM__B2_CHUNK < m ? i0 + CM__B2_CHUNK : m;
-    int j = 0;
-    for (; j + 4 <= n; j += 4) /* four columns a pass share the x loads */
-      cm__dot4x2(a + (size_t)j * lda + i0, lda, x + i0, i1 - i0,
-                 part + (size_t)c * n + j);
-    for (; j < n; j++)
-      part[(size_t)c * n + j] = cm__dot8(a + (size_t)j * lda + i0, x + i0,
-                                         i1 - i0);
-  }
-  for (int j = 0; j < n; j++) {
-    double s = 0;
-    for (int c = 0; c < nch; c++)
-      s += part[(size_t)c * n + j];
-    y[j] = beta == 0 ? alpha * s : alpha * s + beta * y[j];
-  }
-  free(part);
-}
 
 /* Rows [0, len) of y = alpha A x + beta y (len <= CM__B2_CHUNK). */
-CM__CLONES static void cm__gemv_n_rows(int len, int n, double alpha,
-                                       const double *a, int lda,
-                                       const double *x, double beta,
-                                       double *y) {
-  double acc[CM__B2_CHUNK];
-  for (int i = 0; i < len; i++)
-    acc[i] = 0;
-  int j = 0;
-  for (; j + 4 <= n; j += 4) { /* four columns a pass, fixed grouping */
-    const double *c0 = a + (size_t)j * lda, *c1 = c0 + lda;
-    const double *c2 = c1 + lda, *c3 = c2 + lda;
-    double x0 = x[j], x1 = x[j + 1], x2 = x[j + 2], x3 = x[j + 3];
-    for (int i = 0; i < len; i++)
-      acc[i] += (c0[i] * x0 + c1[i] * x1) + (c2[i] * x2 + c3[i] * x3);
+#define CM__B2_GEMV_N_ROWS(NAME, T)                                            \
+  CM__CLONES static void NAME(int len, int n, double alpha, const T *a,        \
+                              int lda, const double *x, double beta,           \
+                              double *y) {                                     \
+    double acc[CM__B2_CHUNK];                                                  \
+    for (int i = 0; i < len; i++)                                              \
+      acc[i] = 0;                                                              \
+    int j = 0;                                                                 \
+    for (; j + 4 <= n; j += 4) { /* four columns a pass, fixed grouping */     \
+      const T *c0 = a + (size_t)j * lda, *c1 = c0 + lda;                       \
+      const T *c2 = c1 + lda, *c3 = c2 + lda;                                  \
+      double x0 = x[j], x1 = x[j + 1], x2 = x[j + 2], x3 = x[j + 3];           \
+      for (int i = 0; i < len; i++)                                            \
+        acc[i] += ((double)c0[i] * x0 + (double)c1[i] * x1) +                  \
+                  ((double)c2[i] * x2 + (double)c3[i] * x3);                   \
+    }                                                                          \
+    for (; j < n; j++) {                                                       \
+      const T *col = a + (size_t)j * lda;                                      \
+      double xj = x[j];                                                        \
+      for (int i = 0; i < len; i++)                                            \
+        acc[i] += (double)col[i] * xj;                                         \
+    }                                                                          \
+    for (int i = 0; i < len; i++)                                              \
+      y[i] = beta == 0 ? alpha * acc[i] : alpha * acc[i] + beta * y[i];        \
   }
-  for (; j < n; j++) {
-    const double *col = a + (size_t)j * lda;
-    double xj = x[j];
-    for (int i = 0; i < len; i++)
-      acc[i] += col[i] * xj;
-  }
-  for (int i = 0; i < len; i++)
-    y[i] = beta == 0 ? alpha * acc[i] : alpha * acc[i] + beta * y[i];
-}
 
 /* y = alpha A x + beta y: each y_i sums its row in column order. */
-static void cm__gemv_n(int m, int n, double alpha, const double *a, int lda,
-                       const double *x, double beta, double *y, int th) {
-  int nch = (m + CM__B2_CHUNK - 1) / CM__B2_CHUNK;
-#pragma omp parallel for schedule(static) num_threads(th) if (nch > 2)
-  for (int c = 0; c < nch; c++) {
-    int i0 = c * CM__B2_CHUNK, i1 = i0 + CM__B2_CHUNK < m ? i0 + CM__B2_CHUNK : m;
-    cm__gemv_n_rows(i1 - i0, n, alpha, a + i0, lda, x, beta, y + i0);
+#define CM__B2_GEMV_N(NAME, T, ROWS)                                           \
+  static void NAME(int m, int n, double alpha, const T *a, int lda,            \
+                   const double *x, double beta, double *y, int th) {          \
+    int nch = (m + CM__B2_CHUNK - 1) / CM__B2_CHUNK;                           \
+    CM__B2_PAR for (int c = 0; c < nch; c++) {                                 \
+      int i0 = c * CM__B2_CHUNK,                                               \
+          i1 = i0 + CM__B2_CHUNK < m ? i0 + CM__B2_CHUNK : m;                  \
+      ROWS(i1 - i0, n, alpha, a + i0, lda, x, beta, y + i0);                   \
+    }                                                                          \
   }
-}
+
+CM__B2_DOT8(cm__dot8, double)
+CM__B2_DOT8(cm__dot8_32, float)
+CM__B2_DOT4X2(cm__dot4x2, double)
+CM__B2_DOT4X2(cm__dot4x2_32, float)
+CM__B2_GEMV_T(cm__gemv_t, double, cm__dot4x2, cm__dot8)
+CM__B2_GEMV_T(cm__gemv_t32, float, cm__dot4x2_32, cm__dot8_32)
+CM__B2_GEMV_N_ROWS(cm__gemv_n_rows, double)
+CM__B2_GEMV_N_ROWS(cm__gemv_n_rows32, float)
+CM__B2_GEMV_N(cm__gemv_n, double, cm__gemv_n_rows)
+CM__B2_GEMV_N(cm__gemv_n32, float, cm__gemv_n_rows32)
 
 void dgemv_(const char *trans, const int *m, const int *n, const double *alpha,
             const double *a, const int *lda, const double *x, const int *incx,
@@ -180,6 +206,16 @@ void cm__gemv(int trans, int m, int n, double alpha, const double *a, int lda,
     cm__gemv_n(m, n, alpha, a, lda, x, beta, y, threads);
 }
 
+void cm__gemv32(int trans, int m, int n, double alpha, const float *a, int lda,
+                const double *x, double beta, double *y, int threads) {
+  if (n < 1)
+    return;
+  if (trans)
+    cm__gemv_t32(m, n, alpha, a, lda, x, beta, y, threads);
+  else
+    cm__gemv_n32(m, n, alpha, a, lda, x, beta, y, threads);
+}
+
 void dcopy_(const int *n, const double *x, const int *incx, double *y,
             const int *incy) {
   if (*incx != 1 || *incy != 1 || *n < CM__B2_MIN) {
@@ -187,7 +223,8 @@ void dcopy_(const int *n, const double *x, const int *incx, double *y,
     return;
   }
   int nch = (*n + CM__B2_CHUNK - 1) / CM__B2_CHUNK;
-#pragma omp parallel for schedule(static) num_threads(atomic_load(&cm__b2_threads))
+#pragma omp parallel for schedule(static)                                      \
+    num_threads(atomic_load(&cm__b2_threads))
   for (int c = 0; c < nch; c++) {
     int i0 = c * CM__B2_CHUNK;
     int len = i0 + CM__B2_CHUNK < *n ? CM__B2_CHUNK : *n - i0;

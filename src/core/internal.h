@@ -72,6 +72,10 @@ void cm__blas2_set_threads(int n);
  * the bits do not depend on threads. Any m; n >= 1 (n < 1: no-op). */
 void cm__gemv(int trans, int m, int n, double alpha, const double *a, int lda,
               const double *x, double beta, double *y, int threads);
+/* cm__gemv with float values of A (each widened exactly, sums in double,
+ * the same order). */
+void cm__gemv32(int trans, int m, int n, double alpha, const float *a, int lda,
+                const double *x, double beta, double *y, int threads);
 /* The BLAS thread count now (0 when unknown). */
 int cm__blas_get_threads(void);
 
@@ -128,8 +132,7 @@ int cm__dump_timesteps(cm_context_t *ctx, const char *path, long **steps,
  * is not factored either (rank -1) and the total is -2: the solve budget
  * holds for the counts too. CM_NOMEM on failure. */
 int cm__system_rank(cm_context_t *ctx, const cm_system_t *sys, int threads,
-                    int max_rows, double deadline, int *comp_rank,
-                    long *total);
+                    int max_rows, double deadline, int *comp_rank, long *total);
 int cm__scene_parse_binary(cm_context_t *ctx, const char *buf, size_t len,
                            const char *source, cm_scene_t **out);
 /* A scene from parsed JSON (jansson's json_t): what cm_scene_parse_json
