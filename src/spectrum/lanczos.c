@@ -153,6 +153,8 @@ CM__CLONES static void lz_combine_rows(const double *V, size_t n, int J,
                                        const double *Y, int ldy, int ncol,
                                        int tri, int len, double *buf) {
   int r8 = len & ~7, p = 0, p4 = ncol & ~3;
+  for (p = 0; J == 0 && p < ncol; p++) /* no columns: zero sums */
+    memset(buf + (size_t)p * LZ_ROWS, 0, sizeof(double) * (size_t)len);
   for (int g0 = 0; g0 < J; g0 += LZ_COLS)
     for (p = 0; p < p4; p += 4) {
       int Jt = tri && p + 4 < J ? p + 4 : J;
