@@ -467,29 +467,39 @@ CM_TEST(unsafe_probabilistic_bound_one_mode) {
  * copies looks at the complement of the list and finds the top there. */
 CM_TEST(unsafe_warm_start_missed_top) {
   enum { NC = 300 };
-  double q[NC], v[NC], d[NC], z2[NC], nq = 0;
-  for (int i = 0; i < NC; i++)
-    q[i] = gauss(), nq += q[i] * q[i];
-  for (int i = 0; i < NC; i++)
-    q[i] /= sqrt(nq), v[i] = (i == 0) - q[i]; /* H e_1 = q */
-  for (int i = 0; i < NC; i++)
-    d[i] = i == 0 ? 1.0 : i < 8 ? 0.976 - 0.01 * (i - 1) : 0.3;
-  for (int i = 0; i < NC; i++) /* mode 2: H e_2 */
-    z2[i] = i == 1;
-  householder(NC, v, z2);
-  cm_system_t *sys = system_from_eig(NC, d, v, 1);
-  cm_context_t ctx;
-  cm_context_init(&ctx);
-  cm_options_t o;
-  cm_options_init(&o);
-  o.method = CM_METHOD_LANCZOS;
-  o.modes = 1;
-  o.tol = 1e-3;
-  o.warm_start = z2;
-  cm_report_t *r = NULL;
-  CMT_EQ_INT(sys ? cm_analyze_system(&ctx, sys, NULL, &o, &r) : -1, CM_OK);
-  if (r)
-    CMT_REL(r->omega_max, 1.0, 1e-4); /* not sqrt(0.976) */
-  cm_report_destroy(&r);
-  cm_system_destroy(&sys);
+  /* several draws of the system (the first one alone once passed while a
+   * later one showed the check below mistaking the top, found to 3.5e-6
+   * at tol 1e-3, for a missed one) */
+  for (int draw = 0; draw < 6; draw++) {
+    double q[NC], v[NC], d[NC], z2[NC], nq = 0;
+    for (int i = 0; i < NC; i++)
+      q[i] = gauss(), nq += q[i] * q[i];
+    for (int i = 0; i < NC; i++)
+      q[i] /= sqrt(nq), v[i] = (i == 0) - q[i]; /* H e_1 = q */
+    for (int i = 0; i < NC; i++)
+      d[i] = i == 0 ? 1.0 : i < 8 ? 0.976 - 0.01 * (i - 1) : 0.3;
+    for (int i = 0; i < NC; i++) /* mode 2: H e_2 */
+      z2[i] = i == 1;
+    householder(NC, v, z2);
+    cm_system_t *sys = system_from_eig(NC, d, v, 1);
+    cm_context_t ctx;
+    cm_context_init(&ctx);
+    cm_options_t o;
+    cm_options_init(&o);
+    o.method = CM_METHOD_LANCZOS;
+    o.modes = 1;
+    o.tol = 1e-3;
+    o.warm_start = z2;
+    cm_report_t *r = NULL;
+    int st = sys ? cm_analyze_system(&ctx, sys, NULL, &o, &r) : -1;
+    if (st != CM_OK)
+      fprintf(stderr, "  draw %d: %s\n", draw, ctx.message);
+    CMT_EQ_INT(st, CM_OK);
+    if (r) {
+      CMT_REL(r->omega_max, 1.0, 1e-3);      /* not sqrt(0.976) = 0.988 */
+      CMT_TRUE(r->omega_max <= 1.0 + 1e-12); /* a Rayleigh quotient */
+    }
+    cm_report_destroy(&r);
+    cm_system_destroy(&sys);
+  }
 }

@@ -713,8 +713,8 @@ static int cm__list_components(cm_operator_t *op, const cm_system_t *sys,
  * its dense lambda_max (1 + 4 N eps) (dsyevr is backward stable). Each is at
  * least the solve's lambda_max (a Rayleigh quotient) and at most its Gershgorin
  * bound. A run whose Ritz value passes the solve's lambda_max by more than
- * 1e-6 means the solve missed the top mode: that component is flagged not
- * converged and the status says so. */
+ * its relative residual (and 1e-6) means the solve missed the top mode:
+ * that component is flagged not converged and the status says so. */
 static int cm__prob_bound(cm_context_t *ctx, cm_operator_t *op,
                           const cm_system_t *sys, const cm_options_t *opts,
                           cm__eig_t *eig, const double *gersh, double deadline,
@@ -754,7 +754,11 @@ static int cm__prob_bound(cm_context_t *ctx, cm_operator_t *op,
         eig[c].matvecs += b.steps;
       r->prob_steps += b.steps;
       up = fmax(b.upper, lam);
-      if (b.theta > lam * (1 + 1e-6)) {
+      /* the solve's top lies within its residual of lam: a Ritz value
+       * (never above lambda_max) past that (and 1e-6) shows an eigenvalue
+       * above it; within it, the two may be the same mode, at --tol */
+      double rel = eig[c].res && eig[c].res[0] > 1e-6 ? eig[c].res[0] : 1e-6;
+      if (b.theta > lam * (1 + rel)) {
         eig[c].converged = 0;
         st = CM_NOT_CONVERGED;
         CM__ERR(ctx, CM_NOT_CONVERGED, NULL,
