@@ -196,25 +196,19 @@ void dgemv_(const char *trans, const int *m, const int *n, const double *alpha,
     cm__gemv_n(*m, *n, *alpha, a, *lda, x, *beta, y, th);
 }
 
-void cm__gemv(int trans, int m, int n, double alpha, const double *a, int lda,
-              const double *x, double beta, double *y, int threads) {
-  if (n < 1)
-    return;
-  if (trans)
-    cm__gemv_t(m, n, alpha, a, lda, x, beta, y, threads);
-  else
-    cm__gemv_n(m, n, alpha, a, lda, x, beta, y, threads);
-}
-
-void cm__gemv32(int trans, int m, int n, double alpha, const float *a, int lda,
-                const double *x, double beta, double *y, int threads) {
-  if (n < 1)
-    return;
-  if (trans)
-    cm__gemv_t32(m, n, alpha, a, lda, x, beta, y, threads);
-  else
-    cm__gemv_n32(m, n, alpha, a, lda, x, beta, y, threads);
-}
+/* cm__gemv and cm__gemv32 (internal.h) */
+#define CM__B2_GEMV(NAME, T, GEMV_T, GEMV_N)                                   \
+  void NAME(int trans, int m, int n, double alpha, const T *a, int lda,        \
+            const double *x, double beta, double *y, int threads) {            \
+    if (n < 1)                                                                 \
+      return;                                                                  \
+    if (trans)                                                                 \
+      GEMV_T(m, n, alpha, a, lda, x, beta, y, threads);                        \
+    else                                                                       \
+      GEMV_N(m, n, alpha, a, lda, x, beta, y, threads);                        \
+  }
+CM__B2_GEMV(cm__gemv, double, cm__gemv_t, cm__gemv_n)
+CM__B2_GEMV(cm__gemv32, float, cm__gemv_t32, cm__gemv_n32)
 
 void dcopy_(const int *n, const double *x, const int *incx, double *y,
             const int *incy) {
