@@ -2035,12 +2035,22 @@ CM_TEST(server_stdio_long_line) {
            "echo '{\"id\": 2, \"method\": \"GET\", \"path\": \"/healthz\"}'; }"
            " | %s serve --stdio --max-body-bytes 64K > %s",
            CM_BINARY, outp);
+  /* RUSAGE_CHILDREN is the largest of every child this process waited
+   * for: alone (ctest) that is this pipeline's; after other tests in the
+   * same process (`cmodes_tests` with no name) it may be theirs */
+  struct rusage ru0, ru;
+  getrusage(RUSAGE_CHILDREN, &ru0);
   int code = system(cmd);
   CMT_EQ_INT(WIFEXITED(code) ? WEXITSTATUS(code) : -1, 0);
-  struct rusage ru;
   getrusage(RUSAGE_CHILDREN, &ru);
   fprintf(stderr, "largest child's peak RSS: %ld kB\n", ru.ru_maxrss);
-  CMT_LE((double)ru.ru_maxrss, 40000.0); /* the line is 48 MB */
+  if (ru0.ru_maxrss < 40000)
+    CMT_LE((double)ru.ru_maxrss, 40000.0); /* the line is 48 MB */
+  else
+    fprintf(stderr,
+            "  not measured: an earlier child already peaked at "
+            "%ld kB (run this test alone)\n",
+            ru0.ru_maxrss);
   char *out = cmt_read_file(outp);
   CMT_CONTAINS(out, "\"status\":413");
   CMT_CONTAINS(out, "request line of 48000000 bytes");
