@@ -711,10 +711,10 @@ static int lz_setup(cm_context_t *ctx, lz_t *L, cm_operator_t *op, int comp,
    * second half fused with the recurrence, which also writes w straight
    * into the next basis column, left unnormalised (scale scl[J]) until
    * that step's own pass normalises it in place: two vector passes a step
-   * fewer. A deflated solve projects every product instead. */
+   * fewer. A deflated solve projects that w (lz_extend). */
   L->half1 = (lz_half_t){op, comp, d->use_S, NULL, 0};
   L->half2 = (lz_half_t){op, comp, !d->use_S, L->tmp, 0};
-  L->fused = cm__op_is_block(op) && !Z;
+  L->fused = cm__op_is_block(op);
   L->f32 = d->f32 && L->fused && isfinite(L->gabs);
   L->f32_gap = L->f32 ? CM__F32_GAP * L->gabs : 0;
   L->half1.f32 = L->half2.f32 = L->f32;
@@ -772,6 +772,13 @@ static void lz_extend(lz_t *L, lz_step_t *s) {
                            s->alpha, L->nt);
     L->out->t_matvec += cm__now() - tm;
     L->out->matvecs++;
+    if (L->Z) { /* deflated: v_j and v_{j-1} lie in range P, so P of the
+                   step's w is P Op v_j - alpha v_j - beta v_{j-1}, with
+                   alpha = v_j . Op v_j = v_j . P Op P v_j; its norm anew */
+      lz_deflate(L, vn, 1);
+      ww = cm__nrm2(N, vn, L->nt);
+      ww *= ww;
+    }
     s->wp = vn, s->fin = 1;
     L->beta = sqrt(ww);
     return;
@@ -1287,7 +1294,7 @@ static int lz_solve(cm_context_t *ctx, cm_operator_t *op, int comp,
   int kept = st ? 0 : lz_extract(&L, lv, nx);
   if (kept < 0)
     st = CM__ERR(ctx, CM_NOMEM, NULL, "out of memory for Ritz vectors");
-  *added = 0, *top = kept > 0 ? lv[0] : 0;
+  *added = 0, *top = kept > 0 ? lv[0] + L.f32_gap : 0;
   /* a search never lists a value at the rounding level of the top (the
    * null space of a rank-deficient operator) */
   double floor = deflate && F->n ? (double)L.N * DBL_EPSILON * F->lam[0] : 0;
