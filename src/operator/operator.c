@@ -1308,6 +1308,36 @@ static int cm__block_row_bounds(cm_context_t *ctx, const cm_operator_t *op,
   return CM_OK;
 }
 
+/* Every row's bounds into op->rb_d and op->rb_g, once (rb_lock held);
+ * left NULL without memory. */
+static void cm__rb_keep(cm_operator_t *op) {
+  if (op->rb_d)
+    return;
+  double *d = cm__ws_malloc(NULL, (size_t)op->nr + 1, sizeof(double));
+  double *g =
+      d ? cm__ws_malloc(NULL, (size_t)op->nr + 1, sizeof(double)) : NULL;
+  if (g && !cm__block_row_bounds(NULL, op, 0, op->nr, 0, op->ncol, d, g))
+    op->rb_d = d, op->rb_g = g;
+  else
+    cm__ws_free(d), cm__ws_free(g);
+}
+
+int cm__op_row_bounds_view(cm_operator_t *op, int comp, const double **diag,
+                           const double **gersh) {
+  int r0, m, c0, n;
+  cm__op_comp(op, comp, &r0, &m, &c0, &n);
+  *diag = *gersh = NULL;
+  if (!op->block)
+    return CM_USAGE;
+  pthread_mutex_lock(&op->rb_lock);
+  cm__rb_keep(op);
+  if (op->rb_d)
+    *diag = op->rb_d + r0, *gersh = op->rb_g + r0;
+  pthread_mutex_unlock(&op->rb_lock);
+  (void)m, (void)c0, (void)n;
+  return *diag ? CM_OK : CM_NOMEM;
+}
+
 int cm__op_row_bounds(cm_context_t *ctx, cm_operator_t *op, int comp,
                       double *diag, double *gersh) {
   int r0, m, c0, n;
@@ -1318,15 +1348,7 @@ int cm__op_row_bounds(cm_context_t *ctx, cm_operator_t *op, int comp,
      * component's rows are the same sums as the whole's (B is block
      * diagonal by component): the same bits either way. */
     pthread_mutex_lock(&op->rb_lock);
-    if (!op->rb_d) {
-      double *d = cm__ws_malloc(NULL, (size_t)op->nr + 1, sizeof(double));
-      double *g =
-          d ? cm__ws_malloc(NULL, (size_t)op->nr + 1, sizeof(double)) : NULL;
-      if (g && !cm__block_row_bounds(NULL, op, 0, op->nr, 0, op->ncol, d, g))
-        op->rb_d = d, op->rb_g = g;
-      else
-        cm__ws_free(d), cm__ws_free(g);
-    }
+    cm__rb_keep(op);
     int st = CM_OK;
     if (op->rb_d) {
       memcpy(diag, op->rb_d + r0, sizeof(double) * (size_t)m);

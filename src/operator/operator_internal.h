@@ -63,6 +63,11 @@ int cm__op_dense_B(cm_operator_t *op, int comp, double *Bd);
  * path these are computed from a dense B (one solve per column). */
 int cm__op_row_bounds(cm_context_t *ctx, cm_operator_t *op, int comp,
                       double *diag, double *gersh);
+/* The same, block path only, without a copy: pointers to comp's rows in
+ * the operator's kept sums (valid while it lives). CM_OK, CM_USAGE (the
+ * general path) or CM_NOMEM (no memory to keep them). */
+int cm__op_row_bounds_view(cm_operator_t *op, int comp, const double **diag,
+                           const double **gersh);
 /* out = |B| |B|^T v over the rows of component comp (v, out local to
  * it): with v > 0, max_r out_r / v_r bounds the spectral radius of
  * |B| |B|^T, hence lambda_max(S) (Collatz-Wielandt; v = 1 is Gershgorin).

@@ -87,22 +87,14 @@ int cm__eig_scale(cm_context_t *ctx, cm_operator_t *op, int comp, int use_S,
   uint64_t h =
       cm__mix(cm__mix(cm__mix(0x636d6f646573ULL, (uint64_t)m), (uint64_t)n),
               (uint64_t)cm__op_comp_nnz(op, comp));
-  double *dg = malloc(sizeof(double) * ((size_t)m + 1));
-  double *gs = malloc(sizeof(double) * ((size_t)m + 1)), dmax = 0, gmax = 0;
-  cm_context_t local;
-  cm_context_init(&local);
-  /* the row sums cost a pass over B on the block path, but n solves for
-   * a general M: there a Rayleigh quotient (two products) does */
-  if (!dg || !gs) { /* not the Rayleigh quotient: another seed */
-    free(dg), free(gs);
+  double dmax = 0, gmax = 0;
+  /* the row sums cost a pass over B on the block path (kept on the
+   * operator: read in place), but n solves for a general M: there a
+   * Rayleigh quotient (two products) does */
+  const double *dg = NULL, *gs = NULL;
+  int ok = m > 0 && cm__op_is_block(op);
+  if (ok && cm__op_row_bounds_view(op, comp, &dg, &gs)) /* no memory */
     return CM__ERR(ctx, CM_NOMEM, NULL, "out of memory");
-  }
-  int ok = m > 0 && cm__op_is_block(op) &&
-           !cm__op_row_bounds(&local, op, comp, dg, gs);
-  if (local.status == CM_NOMEM) {
-    free(dg), free(gs);
-    return CM__ERR(ctx, CM_NOMEM, NULL, "out of memory");
-  }
   for (int i = 0; ok && i < m; i++) {
     dmax = dg[i] > dmax ? dg[i] : dmax;
     gmax = gs[i] > gmax ? gs[i] : gmax;
@@ -114,7 +106,6 @@ int cm__eig_scale(cm_context_t *ctx, cm_operator_t *op, int comp, int use_S,
     for (int q = 0; q < 4; q++)
       h = cm__mix(h, cm__bits(dg[pick[q]]) ^ cm__bits(gs[pick[q]]));
   }
-  free(dg), free(gs);
   if (!(dmax > 0) || !isfinite(dmax)) /* no row sums: a Rayleigh quotient */
     dmax = cm__scale_power(op, comp, use_S, N, use_S ? n : m, h);
   if (!(dmax > 0) || !isfinite(dmax))
