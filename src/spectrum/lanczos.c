@@ -1538,11 +1538,11 @@ static int lz_all(cm_context_t *ctx, cm_operator_t *op, int comp,
 
 /* The top pairs (with the probabilistic bound from the first cycle when
  * pb_delta > 0), then the search for missed copies (lz_search). From
- * tolerance LZ_F32_TOL the solve's products read B's float values (S32;
- * the search's, the bound's own run and cm__eig_finish's stay on S), to
- * LZ_F32_ROOM of the tolerance, and the bound adds ||S - S32||; a
- * residual on S above the tolerance (not met on the scenes measured)
- * solves again on S, both runs' products counted. */
+ * tolerance LZ_F32_TOL the solve's and the search's products read B's
+ * float values (S32; the bound's own run and cm__eig_finish's stay on S),
+ * to LZ_F32_ROOM of the tolerance, and the bound and the search's top
+ * values add ||S - S32||; a residual on S above the tolerance (not met on
+ * the scenes measured) solves again on S, both runs' products counted. */
 int cm__eig_lanczos(cm_context_t *ctx, cm_operator_t *op, int comp,
                     const cm_options_t *opts, const double *start,
                     double deadline, double pb_delta, cm__eig_t *out) {

@@ -515,7 +515,9 @@ def schur_cap_fallback(cmpi, scd, part, fails):
     failed = r.returncode == 2 or "Exit code:    2" in r.stderr
     if not failed or len(own) != 1 or \
             "CMODES_MPI_SCHUR_MAX_DOFS" not in own[0]:
-        fails.append(f"cap 'ten': exit {r.returncode}, messages {own}")
+        tail = r.stderr.strip().splitlines()[-12:]
+        fails.append(f"cap 'ten': exit {r.returncode}, messages {own}; "
+                     f"stderr ends: {tail}")
     print(f"cap 'ten' np=2: exit {r.returncode}: {own}", flush=True)
     # malformed on rank 1 only: the ranks agree before any collective
     cmd = ["mpirun", "--oversubscribe"] + \
@@ -527,7 +529,9 @@ def schur_cap_fallback(cmpi, scd, part, fails):
     own = [l for l in r.stderr.splitlines() if l.startswith("cmodes-mpi")]
     failed = r.returncode == 2 or "Exit code:    2" in r.stderr
     if not failed or len(own) != 1 or "(rank 1)" not in own[0]:
-        fails.append(f"cap 'ten' on rank 1: exit {r.returncode}, {own}")
+        tail = r.stderr.strip().splitlines()[-12:]  # what mpirun said
+        fails.append(f"cap 'ten' on rank 1: exit {r.returncode}, {own}; "
+                     f"stderr ends: {tail}")
     print(f"cap 'ten' on rank 1 only: exit {r.returncode}: {own}",
           flush=True)
 
