@@ -229,15 +229,13 @@ static void cm__pick(cm__pick_t *pick, int *n, int T, int index, double share) {
   pick[k].share = share;
 }
 
-/* cm__pick over the groups of [0, n): consecutive entries with the same
- * key[i] form one, named by its key, its share the sum of v[i]^2 (each
- * over div, with by_div) in order. In fixed chunks on threads, each keeping its
- * own top T (a group belongs to the chunk it starts in), merged in chunk order:
- * the top T of a strict order, each share summed as serially, so the same
- * picks at any thread count (a serial pass was 4 ms a mode at 1e6). */
+/* (analyze_internal.h) In fixed chunks on threads, each keeping its own
+ * top T (a group belongs to the chunk it starts in), merged in chunk
+ * order: the top T of a strict order, each share summed as serially, so
+ * the same picks at any thread count (a serial pass was 4 ms a mode at
+ * 1e6). */
 int cm__pick_groups(cm__pick_t *pick, int *np, int T, const int *key,
-                    const double *v, int by_div, double div, int n,
-                    int threads) {
+                    const double *v, double div, int n, int threads) {
   int nch = (n + CM__PICK_CHUNK - 1) / CM__PICK_CHUNK;
   cm__pick_t *part = malloc(sizeof *part * ((size_t)nch * (size_t)T + 1));
   int *cnt = calloc((size_t)nch + 1, sizeof(int));
@@ -255,7 +253,7 @@ int cm__pick_groups(cm__pick_t *pick, int *np, int T, const int *key,
       int k = key[i];
       double e = 0;
       for (; i < n && key[i] == k; i++)
-        e += by_div ? v[i] * v[i] / div : v[i] * v[i];
+        e += v[i] * v[i] / div; /* exact for div 1 */
       cm__pick(part + (size_t)c * T, &cnt[c], T, k, e);
     }
   }
@@ -363,7 +361,7 @@ static int cm__mode_shares(cm_operator_t *op, const cm_system_t *sys,
    * contact's rows (consecutive) */
   int np = 0, th = cm__op_threads(op);
   if (cm__pick_groups(pick, &np, T + CM__PICK_SLACK, sys->row_contact + r0, z,
-                      0, 1, m, th))
+                      1.0, m, th))
     goto nomem;
   cm__pick_settle(pick, &np, T);
   mode->contacts = calloc((size_t)np + 1, sizeof(cm_share_t));
@@ -398,7 +396,7 @@ static int cm__mode_shares(cm_operator_t *op, const cm_system_t *sys,
     pick = bp;
     np = 0;
     if (cm__pick_groups(pick, &np, TB + CM__PICK_SLACK, sys->col_body + c0, u,
-                        1, lambda, n, th))
+                        lambda, n, th))
       goto nomem;
     cm__pick_settle(pick, &np, TB);
     mode->bodies = calloc((size_t)np + 1, sizeof(cm_share_t));

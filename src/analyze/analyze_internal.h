@@ -40,11 +40,10 @@ typedef struct {
 /* Keeps the top T of the groups of [0, n) in pick[0 .. *np) (which may
  * hold picks already): share descending, then index ascending.
  * Consecutive entries with the same key[i] form a group, named by its
- * key, its share the sum of v[i]^2 in order (each over div, with by_div).
- * CM_OK or CM_NOMEM. */
+ * key, its share the sum of v[i]^2 / div in order (div 1: the squares
+ * themselves, exactly). CM_OK or CM_NOMEM. */
 int cm__pick_groups(cm__pick_t *pick, int *np, int T, const int *key,
-                    const double *v, int by_div, double div, int n,
-                    int threads);
+                    const double *v, double div, int n, int threads);
 
 /* A mode or component in the report's order: eigenvalue descending, values
  * within 1e-13 (relative) of each other by (component, pair), so the order

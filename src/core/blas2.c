@@ -189,11 +189,8 @@ void dgemv_(const char *trans, const int *m, const int *n, const double *alpha,
                 a, *lda, x, *incx, *beta, y, *incy);
     return;
   }
-  int th = atomic_load(&cm__b2_threads);
-  if (tr)
-    cm__gemv_t(*m, *n, *alpha, a, *lda, x, *beta, y, th);
-  else
-    cm__gemv_n(*m, *n, *alpha, a, *lda, x, *beta, y, th);
+  cm__gemv(tr, *m, *n, *alpha, a, *lda, x, *beta, y,
+           atomic_load(&cm__b2_threads));
 }
 
 /* cm__gemv and cm__gemv32 (internal.h) */

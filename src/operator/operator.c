@@ -1347,17 +1347,12 @@ int cm__op_row_bounds(cm_context_t *ctx, cm_operator_t *op, int comp,
      * scale read the same sums (a pass over B each, 10 ms at 1e6). A
      * component's rows are the same sums as the whole's (B is block
      * diagonal by component): the same bits either way. */
-    pthread_mutex_lock(&op->rb_lock);
-    cm__rb_keep(op);
-    int st = CM_OK;
-    if (op->rb_d) {
-      memcpy(diag, op->rb_d + r0, sizeof(double) * (size_t)m);
-      memcpy(gersh, op->rb_g + r0, sizeof(double) * (size_t)m);
-    } else { /* no memory to keep them: this component's alone */
-      st = cm__block_row_bounds(ctx, op, r0, m, c0, n, diag, gersh);
-    }
-    pthread_mutex_unlock(&op->rb_lock);
-    return st;
+    const double *d, *g;
+    if (cm__op_row_bounds_view(op, comp, &d, &g)) /* no memory to keep */
+      return cm__block_row_bounds(ctx, op, r0, m, c0, n, diag, gersh);
+    memcpy(diag, d, sizeof(double) * (size_t)m);
+    memcpy(gersh, g, sizeof(double) * (size_t)m);
+    return CM_OK;
   }
   /* general M, component by component (B is block-diagonal by
    * component) */

@@ -191,8 +191,10 @@ CM__CLONES static void lz_combine_rows(const double *V, size_t n, int J,
       const double *y0 = Y + (size_t)p * ldy;
       int Jt = tri && p + 1 < J ? p + 1 : J;
       int c1 = g0 + LZ_COLS < Jt ? g0 + LZ_COLS : Jt;
+      if (g0 >= Jt)
+        continue;
       double *o = buf + (size_t)p * LZ_ROWS;
-      for (int r = 0; g0 < Jt && r < r8; r += 8) {
+      for (int r = 0; r < r8; r += 8) {
         lz_v8 a0 = {0};
         if (g0)
           LZ_LOAD8(a0, o + r);
