@@ -22,16 +22,71 @@ int cm__error_at(cm_context_t *ctx, int status, const char *file, int line,
  * more than such a loop, and far more when the cores are shared. */
 #define CM__PAR_MIN 20000
 
-/* Hot dense kernels are compiled for AVX-512 and AVX2 besides the baseline,
- * the best one picked at load time (GCC function multiversioning). The
- * project builds with -ffp-contract=off, and the kernels' sums have a fixed
- * order, so every version gives the same bits. */
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) &&         \
+/* Kernel sets (issue 19, goal 5). The hot dense kernels (blas2.c's gemv
+ * rows and dot products, lanczos.c's basis combination and Gram blocks) are
+ * compiled three times: for AVX-512F, for AVX2 and for the x86-64 baseline.
+ * One set serves the whole process: the best this CPU runs, or the one
+ * CMODES_KERNELS names (avx512, avx2 or baseline), never above the CPU's.
+ * The project builds with -ffp-contract=off and every kernel sums in one
+ * fixed order, so the three sets give the same bits; the test
+ * kernels_same_bits checks that on whatever sets the CPU runs, which lets
+ * an AVX-512 machine replay what an AVX2-only one (the AMD EPYC of issue
+ * 19) computes, and time it.
+ *
+ * A kernel is written once as NAME_body (static inline, always_inline);
+ * CM__KERNEL(NAME, PARAMS, ARGS) then makes the three targeted copies of
+ * it and the dispatcher NAME (static, void). A kernel that holds its
+ * values in GCC vector types has a body per vector width instead,
+ * NAME_body64, NAME_body32 and NAME_body16 (bytes), and CM__KERNEL_W: a
+ * vector type wider than the set's registers is split through memory.
+ * Elsewhere than x86-64 with GCC or clang, or with CM_NO_CLONES, NAME
+ * calls the (16-byte) body alone. */
+enum { CM__ISA_BASELINE = 0, CM__ISA_AVX2 = 1, CM__ISA_AVX512 = 2 };
+/* The kernel set in use (asked once; thread-safe). */
+int cm__isa(void);
+/* The best set this CPU runs. */
+int cm__isa_cpu(void);
+/* "avx512", "avx2" or "baseline". */
+const char *cm__isa_name(int isa);
+/* The set a CMODES_KERNELS value names, or -1 if none (NULL or empty: the
+ * CPU's best). */
+int cm__isa_parse(const char *name);
+/* Tests and benches: use set isa from now on (capped at the CPU's; -1:
+ * back to CMODES_KERNELS or the CPU's best). Returns the set now in use.
+ * Not for concurrent use with running kernels. */
+int cm__isa_force(int isa);
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__)) &&        \
     !defined(CM_NO_CLONES)
-#define CM__CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+#define CM__KERNEL(NAME, PARAMS, ARGS)                                         \
+  CM__KERNEL_3(NAME, PARAMS, ARGS, NAME##_body, NAME##_body, NAME##_body)
+#define CM__KERNEL_W(NAME, PARAMS, ARGS)                                       \
+  CM__KERNEL_3(NAME, PARAMS, ARGS, NAME##_body64, NAME##_body32, NAME##_body16)
+#define CM__KERNEL_3(NAME, PARAMS, ARGS, B512, B2, B0)                         \
+  __attribute__((target("avx512f"))) static void NAME##_avx512 PARAMS {        \
+    B512 ARGS;                                                                 \
+  }                                                                            \
+  __attribute__((target("avx2"))) static void NAME##_avx2 PARAMS { B2 ARGS; }  \
+  static void NAME##_baseline PARAMS { B0 ARGS; }                              \
+  static void NAME PARAMS {                                                    \
+    switch (cm__isa()) {                                                       \
+    case CM__ISA_AVX512:                                                       \
+      NAME##_avx512 ARGS;                                                      \
+      break;                                                                   \
+    case CM__ISA_AVX2:                                                         \
+      NAME##_avx2 ARGS;                                                        \
+      break;                                                                   \
+    default:                                                                   \
+      NAME##_baseline ARGS;                                                    \
+    }                                                                          \
+  }
 #else
-#define CM__CLONES
+#define CM__KERNEL(NAME, PARAMS, ARGS)                                         \
+  static void NAME PARAMS { NAME##_body ARGS; }
+#define CM__KERNEL_W(NAME, PARAMS, ARGS)                                       \
+  static void NAME PARAMS { NAME##_body16 ARGS; }
 #endif
+#define CM__KERNEL_BODY static inline __attribute__((always_inline)) void
 
 /* Wall-clock seconds from a monotonic clock. */
 double cm__now(void);

@@ -108,8 +108,7 @@ int cm__threads_max(void) {
 
 int cm__threads(const cm_context_t *ctx) {
   if (ctx && ctx->threads > 0) /* the library caps what the CLI refuses */
-    return ctx->threads < cm__threads_max() ? ctx->threads
-                                            : cm__threads_max();
+    return ctx->threads < cm__threads_max() ? ctx->threads : cm__threads_max();
 #ifdef _OPENMP
   return omp_get_max_threads();
 #else
@@ -142,7 +141,8 @@ double cm__dot(int n, const double *x, const double *y, int threads) {
       s += x[i] * y[i];
     return s;
   }
-  double stack[64], *part = nchunk <= 64 ? stack : malloc(sizeof(double) * (size_t)nchunk);
+  double stack[64],
+      *part = nchunk <= 64 ? stack : malloc(sizeof(double) * (size_t)nchunk);
   if (!part)
     return NAN;
 #pragma omp parallel for schedule(static) num_threads(threads) if (nchunk > 4)
@@ -180,16 +180,16 @@ double cm__hash_uniform(uint64_t seed, uint64_t i) {
 void *cm__malloc(cm_context_t *ctx, size_t n, size_t size) {
   void *p = (n && size) ? malloc(n * size) : malloc(1);
   if (!p)
-    CM__ERR(ctx, CM_NOMEM, NULL, "out of memory allocating %zu x %zu bytes",
-            n, size);
+    CM__ERR(ctx, CM_NOMEM, NULL, "out of memory allocating %zu x %zu bytes", n,
+            size);
   return p;
 }
 
 void *cm__calloc(cm_context_t *ctx, size_t n, size_t size) {
   void *p = (n && size) ? calloc(n, size) : calloc(1, 1);
   if (!p)
-    CM__ERR(ctx, CM_NOMEM, NULL, "out of memory allocating %zu x %zu bytes",
-            n, size);
+    CM__ERR(ctx, CM_NOMEM, NULL, "out of memory allocating %zu x %zu bytes", n,
+            size);
   return p;
 }
 
@@ -245,10 +245,14 @@ char *cm__strdup(const char *s) {
 
 const char *cm__method_name(int m) {
   switch (m) {
-  case CM_METHOD_ARPACK: return "arpack";
-  case CM_METHOD_DENSE: return "dense";
-  case CM_METHOD_LANCZOS: return "lanczos";
-  default: return "auto";
+  case CM_METHOD_ARPACK:
+    return "arpack";
+  case CM_METHOD_DENSE:
+    return "dense";
+  case CM_METHOD_LANCZOS:
+    return "lanczos";
+  default:
+    return "auto";
   }
 }
 
@@ -259,4 +263,52 @@ int cm__method_parse(const char *s) {
     if (!strcmp(s, cm__method_name(all[i])))
       return all[i];
   return -1;
+}
+
+/* ---- kernel sets (internal.h, CM__KERNEL) ---------------------------- */
+
+static _Atomic int cm__isa_now = -1; /* -1: not asked yet */
+
+int cm__isa_cpu(void) {
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__)) &&        \
+    !defined(CM_NO_CLONES)
+  __builtin_cpu_init();
+  if (__builtin_cpu_supports("avx512f"))
+    return CM__ISA_AVX512;
+  if (__builtin_cpu_supports("avx2"))
+    return CM__ISA_AVX2;
+#endif
+  return CM__ISA_BASELINE;
+}
+
+const char *cm__isa_name(int isa) {
+  return isa == CM__ISA_AVX512 ? "avx512"
+         : isa == CM__ISA_AVX2 ? "avx2"
+                               : "baseline";
+}
+
+int cm__isa_parse(const char *name) {
+  if (!name || !*name)
+    return cm__isa_cpu();
+  for (int i = CM__ISA_BASELINE; i <= CM__ISA_AVX512; i++)
+    if (!strcmp(name, cm__isa_name(i)))
+      return i;
+  return -1;
+}
+
+int cm__isa_force(int isa) {
+  int cpu = cm__isa_cpu();
+  if (isa < 0) { /* CMODES_KERNELS, or the CPU's best (unknown names too:
+                    the programs refuse them before any kernel runs) */
+    isa = cm__isa_parse(getenv("CMODES_KERNELS"));
+    isa = isa < 0 ? cpu : isa;
+  }
+  isa = isa < cpu ? isa : cpu;
+  cm__isa_now = isa;
+  return isa;
+}
+
+int cm__isa(void) {
+  int v = cm__isa_now;
+  return v >= 0 ? v : cm__isa_force(-1); /* racing first calls agree */
 }

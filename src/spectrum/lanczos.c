@@ -136,123 +136,157 @@ static void lz_sub_scale(int n, const double *w, double a, const double *x,
 }
 
 /* buf[p * LZ_ROWS + r] = sum_c V[c * n + r] Y[p * ldy + c] for r < len:
- * in tiles of 4 outputs x 8 rows held in registers, c ascending from 0 for
- * every element (the same sum in every version and tile shape); the row
+ * in tiles of P outputs x 8 rows held in registers, c ascending from 0 for
+ * every element (the same sum in every kernel set and tile shape); the row
  * block of V stays in cache across the tiles. The columns come LZ_COLS at
  * a time (the partial sums wait in buf, exactly): reading all J of a
  * block at once kept J streams from memory open, more than the hardware
  * prefetchers follow (1e6 pile, a 74-column restart: 95 -> 55 ms; 8 to
  * 24 columns measured alike). tri: Y is upper triangular
  * (Y[p * ldy + c] = 0 for c > p), whose zero terms are skipped (adding
- * 0 * v leaves a sum's bits alone). */
-typedef double lz_v8 __attribute__((vector_size(64))); /* 8 rows */
+ * 0 * v leaves a sum's bits alone).
+ *
+ * The 8 rows are held as 8 / (VB / 8) vectors of the kernel set's own
+ * width VB (bytes: 64 AVX-512, 32 AVX2, 16 baseline), P outputs a tile
+ * chosen so the accumulators fit its registers. One 64-byte vector type
+ * for every set, as before, left GCC to split it in memory under AVX2 and
+ * the baseline: every accumulation went through the stack (1e6 pile, 6
+ * modes, eigen phase: AVX2 2.24 s, baseline 2.03 s, AVX-512 1.73 s). */
+#define LZ_LOADV(v, p) memcpy(&(v), (p), sizeof(v)) /* unaligned */
 
-#define LZ_LOAD8(v, p) memcpy(&(v), (p), sizeof(lz_v8)) /* unaligned */
-
-CM__CLONES static void lz_combine_rows(const double *V, size_t n, int J,
-                                       const double *Y, int ldy, int ncol,
-                                       int tri, int len, double *buf) {
-  int r8 = len & ~7, p = 0, p4 = ncol & ~3;
-  for (p = 0; J == 0 && p < ncol; p++) /* no columns: zero sums */
-    memset(buf + (size_t)p * LZ_ROWS, 0, sizeof(double) * (size_t)len);
-  for (int g0 = 0; g0 < J; g0 += LZ_COLS)
-    for (p = 0; p < p4; p += 4) {
-      int Jt = tri && p + 4 < J ? p + 4 : J;
-      int c1 = g0 + LZ_COLS < Jt ? g0 + LZ_COLS : Jt;
-      if (g0 >= Jt)
-        continue;
-      const double *y0 = Y + (size_t)p * ldy, *y1 = y0 + ldy, *y2 = y1 + ldy,
-                   *y3 = y2 + ldy;
-      double *o = buf + (size_t)p * LZ_ROWS;
-      for (int r = 0; r < r8; r += 8) {
-        lz_v8 a0 = {0}, a1 = {0}, a2 = {0}, a3 = {0};
-        if (g0) {
-          LZ_LOAD8(a0, o + r);
-          LZ_LOAD8(a1, o + LZ_ROWS + r);
-          LZ_LOAD8(a2, o + 2 * LZ_ROWS + r);
-          LZ_LOAD8(a3, o + 3 * LZ_ROWS + r);
-        }
-        for (int c = g0; c < c1; c++) {
-          lz_v8 v;
-          LZ_LOAD8(v, V + (size_t)c * n + r);
-          a0 += y0[c] * v;
-          a1 += y1[c] * v;
-          a2 += y2[c] * v;
-          a3 += y3[c] * v;
-        }
-        memcpy(o + r, &a0, sizeof a0);
-        memcpy(o + LZ_ROWS + r, &a1, sizeof a1);
-        memcpy(o + 2 * LZ_ROWS + r, &a2, sizeof a2);
-        memcpy(o + 3 * LZ_ROWS + r, &a3, sizeof a3);
-      }
-    }
-  for (int g0 = 0; g0 < J; g0 += LZ_COLS)
-    for (p = p4; p < ncol; p++) { /* the last outputs, one at a time */
-      const double *y0 = Y + (size_t)p * ldy;
-      int Jt = tri && p + 1 < J ? p + 1 : J;
-      int c1 = g0 + LZ_COLS < Jt ? g0 + LZ_COLS : Jt;
-      if (g0 >= Jt)
-        continue;
-      double *o = buf + (size_t)p * LZ_ROWS;
-      for (int r = 0; r < r8; r += 8) {
-        lz_v8 a0 = {0};
-        if (g0)
-          LZ_LOAD8(a0, o + r);
-        for (int c = g0; c < c1; c++) {
-          lz_v8 v;
-          LZ_LOAD8(v, V + (size_t)c * n + r);
-          a0 += y0[c] * v;
-        }
-        memcpy(o + r, &a0, sizeof a0);
-      }
-    }
-  for (p = 0; p < ncol; p++) /* the last rows */
-    for (int r = r8; r < len; r++) {
-      double a = 0;
-      for (int c = 0; c < (tri && p + 1 < J ? p + 1 : J); c++)
-        a += Y[(size_t)p * ldy + c] * V[(size_t)c * n + r];
-      buf[(size_t)p * LZ_ROWS + r] = a;
-    }
-}
+#define LZ_COMBINE_ROWS(NAME, VB, P)                                           \
+  CM__KERNEL_BODY NAME(const double *V, size_t n, int J, const double *Y,      \
+                       int ldy, int ncol, int tri, int len, double *buf) {     \
+    typedef double vt __attribute__((vector_size(VB)));                        \
+    enum { W = VB / 8, H = 8 / W };                                            \
+    int r8 = len & ~7, p = 0, pt = ncol - ncol % P;                            \
+    for (p = 0; J == 0 && p < ncol; p++) /* no columns: zero sums */           \
+      memset(buf + (size_t)p * LZ_ROWS, 0, sizeof(double) * (size_t)len);      \
+    for (int g0 = 0; g0 < J; g0 += LZ_COLS)                                    \
+      for (p = 0; p < pt; p += P) {                                            \
+        int Jt = tri && p + P < J ? p + P : J;                                 \
+        int c1 = g0 + LZ_COLS < Jt ? g0 + LZ_COLS : Jt;                        \
+        if (g0 >= Jt)                                                          \
+          continue;                                                            \
+        const double *y = Y + (size_t)p * ldy;                                 \
+        double *o = buf + (size_t)p * LZ_ROWS;                                 \
+        for (int r = 0; r < r8; r += 8) {                                      \
+          vt a[P][H];                                                          \
+          _Pragma("GCC unroll 8") for (int q = 0; q < P; q++)                  \
+              _Pragma("GCC unroll 8") for (int h = 0; h < H; h++) {            \
+            if (g0)                                                            \
+              LZ_LOADV(a[q][h], o + (size_t)q * LZ_ROWS + r + h * W);          \
+            else                                                               \
+              a[q][h] = (vt){0};                                               \
+          }                                                                    \
+          for (int c = g0; c < c1; c++) {                                      \
+            const double *vc = V + (size_t)c * n + r;                          \
+            _Pragma("GCC unroll 8") for (int h = 0; h < H; h++) {              \
+              vt v;                                                            \
+              LZ_LOADV(v, vc + h * W);                                         \
+              _Pragma("GCC unroll 8") for (int q = 0; q < P; q++) a[q][h] +=   \
+                  y[(size_t)q * ldy + c] * v;                                  \
+            }                                                                  \
+          }                                                                    \
+          _Pragma("GCC unroll 8") for (int q = 0; q < P; q++)                  \
+              _Pragma("GCC unroll 8") for (int h = 0; h < H; h++) memcpy(      \
+                  o + (size_t)q * LZ_ROWS + r + h * W, &a[q][h], sizeof(vt));  \
+        }                                                                      \
+      }                                                                        \
+    for (int g0 = 0; g0 < J; g0 += LZ_COLS)                                    \
+      for (p = pt; p < ncol; p++) { /* the last outputs, one at a time */      \
+        const double *y0 = Y + (size_t)p * ldy;                                \
+        int Jt = tri && p + 1 < J ? p + 1 : J;                                 \
+        int c1 = g0 + LZ_COLS < Jt ? g0 + LZ_COLS : Jt;                        \
+        if (g0 >= Jt)                                                          \
+          continue;                                                            \
+        double *o = buf + (size_t)p * LZ_ROWS;                                 \
+        for (int r = 0; r < r8; r += 8) {                                      \
+          vt a[H];                                                             \
+          _Pragma("GCC unroll 8") for (int h = 0; h < H; h++) {                \
+            if (g0)                                                            \
+              LZ_LOADV(a[h], o + r + h * W);                                   \
+            else                                                               \
+              a[h] = (vt){0};                                                  \
+          }                                                                    \
+          for (int c = g0; c < c1; c++)                                        \
+            _Pragma("GCC unroll 8") for (int h = 0; h < H; h++) {              \
+              vt v;                                                            \
+              LZ_LOADV(v, V + (size_t)c * n + r + h * W);                      \
+              a[h] += y0[c] * v;                                               \
+            }                                                                  \
+          _Pragma("GCC unroll 8") for (int h = 0; h < H; h++)                  \
+              memcpy(o + r + h * W, &a[h], sizeof(vt));                        \
+        }                                                                      \
+      }                                                                        \
+    for (p = 0; p < ncol; p++) /* the last rows */                             \
+      for (int r = r8; r < len; r++) {                                         \
+        double a = 0;                                                          \
+        for (int c = 0; c < (tri && p + 1 < J ? p + 1 : J); c++)               \
+          a += Y[(size_t)p * ldy + c] * V[(size_t)c * n + r];                  \
+        buf[(size_t)p * LZ_ROWS + r] = a;                                      \
+      }                                                                        \
+  }
+LZ_COMBINE_ROWS(lz_combine_rows_body64, 64, 4)
+LZ_COMBINE_ROWS(lz_combine_rows_body32, 32, 4)
+LZ_COMBINE_ROWS(lz_combine_rows_body16, 16, 2)
+CM__KERNEL_W(lz_combine_rows,
+             (const double *V, size_t n, int J, const double *Y, int ldy,
+              int ncol, int tri, int len, double *buf),
+             (V, n, J, Y, ldy, ncol, tri, len, buf))
 
 /* g[q * g1 + p] = u_p . u_q for q <= p < g1, u_p = buf + p * LZ_ROWS of
  * length len: each the bits of cm__dot8(u_p, u_q, len) (eight lane sums,
- * combined in its order, then the tail), computed in 4 x 4 tiles of
+ * combined in its order, then the tail), computed in TP x TQ tiles of
  * outputs that share their loads (a dot product alone waits on its one
- * chain of additions). */
-CM__CLONES static void lz_gram_rows(const double *buf, int g1, int len,
-                                    double *g) {
-  int r8 = len & ~7;
-  for (int q0 = 0; q0 < g1; q0 += 4)
-    for (int p0 = q0; p0 < g1; p0 += 4) {
-      const double *u[4], *v[4];
-      for (int a = 0; a < 4; a++) { /* past the edge: repeat the last */
-        u[a] = buf + (size_t)(p0 + a < g1 ? p0 + a : g1 - 1) * LZ_ROWS;
-        v[a] = buf + (size_t)(q0 + a < g1 ? q0 + a : g1 - 1) * LZ_ROWS;
-      }
-      lz_v8 s[4][4] = {{{0}}};
-      for (int r = 0; r < r8; r += 8) {
-        lz_v8 x[4], y[4];
-        for (int a = 0; a < 4; a++) {
-          LZ_LOAD8(x[a], u[a] + r);
-          LZ_LOAD8(y[a], v[a] + r);
-        }
-        for (int a = 0; a < 4; a++)
-          for (int b = 0; b < 4; b++)
-            s[a][b] += x[a] * y[b];
-      }
-      for (int a = 0; a < 4 && p0 + a < g1; a++)
-        for (int b = 0; b < 4 && q0 + b <= p0 + a; b++) {
-          double t = 0;
-          for (int r = r8; r < len; r++)
-            t += u[a][r] * v[b][r];
-          lz_v8 z = s[a][b];
-          g[(size_t)(q0 + b) * g1 + p0 + a] = ((z[0] + z[1]) + (z[2] + z[3])) +
-                                              ((z[4] + z[5]) + (z[6] + z[7])) +
-                                              t;
-        }
-    }
-}
+ * chain of additions); the 8 lanes held as vectors of width VB, as in
+ * lz_combine_rows. */
+#define LZ_GRAM_ROWS(NAME, VB, TP, TQ)                                         \
+  CM__KERNEL_BODY NAME(const double *buf, int g1, int len, double *g) {        \
+    typedef double vt __attribute__((vector_size(VB)));                        \
+    enum { W = VB / 8, H = 8 / W };                                            \
+    int r8 = len & ~7;                                                         \
+    for (int q0 = 0; q0 < g1; q0 += TQ)                                        \
+      for (int p0 = q0 - q0 % TP; p0 < g1; p0 += TP) {                         \
+        const double *u[TP], *v[TQ];                                           \
+        for (int a = 0; a < TP; a++) /* past the edge: repeat the last */      \
+          u[a] = buf + (size_t)(p0 + a < g1 ? p0 + a : g1 - 1) * LZ_ROWS;      \
+        for (int b = 0; b < TQ; b++)                                           \
+          v[b] = buf + (size_t)(q0 + b < g1 ? q0 + b : g1 - 1) * LZ_ROWS;      \
+        vt s[TP][TQ][H];                                                       \
+        _Pragma("GCC unroll 8") for (int a = 0; a < TP; a++)                   \
+            _Pragma("GCC unroll 8") for (int b = 0; b < TQ; b++)               \
+                _Pragma("GCC unroll 8") for (int h = 0; h < H; h++)            \
+                    s[a][b][h] = (vt){0};                                      \
+        for (int r = 0; r < r8; r += 8)                                        \
+          _Pragma("GCC unroll 8") for (int h = 0; h < H; h++) {                \
+            vt x[TP], y[TQ];                                                   \
+            _Pragma("GCC unroll 8") for (int a = 0; a < TP; a++)               \
+                LZ_LOADV(x[a], u[a] + r + h * W);                              \
+            _Pragma("GCC unroll 8") for (int b = 0; b < TQ; b++)               \
+                LZ_LOADV(y[b], v[b] + r + h * W);                              \
+            _Pragma("GCC unroll 8") for (int a = 0; a < TP; a++)               \
+                _Pragma("GCC unroll 8") for (int b = 0; b < TQ; b++)           \
+                    s[a][b][h] += x[a] * y[b];                                 \
+          }                                                                    \
+        for (int a = 0; a < TP && p0 + a < g1; a++)                            \
+          for (int b = 0; b < TQ && q0 + b <= p0 + a; b++) {                   \
+            double t = 0, z[8];                                                \
+            for (int r = r8; r < len; r++)                                     \
+              t += u[a][r] * v[b][r];                                          \
+            for (int h = 0; h < H; h++)                                        \
+              memcpy(z + h * W, &s[a][b][h], sizeof(vt));                      \
+            g[(size_t)(q0 + b) * g1 + p0 + a] =                                \
+                ((z[0] + z[1]) + (z[2] + z[3])) +                              \
+                ((z[4] + z[5]) + (z[6] + z[7])) + t;                           \
+          }                                                                    \
+      }                                                                        \
+  }
+LZ_GRAM_ROWS(lz_gram_rows_body64, 64, 4, 4)
+LZ_GRAM_ROWS(lz_gram_rows_body32, 32, 2, 2)
+LZ_GRAM_ROWS(lz_gram_rows_body16, 16, 1, 2)
+CM__KERNEL_W(lz_gram_rows, (const double *buf, int g1, int len, double *g),
+             (buf, g1, len, g))
 
 /* Out[:, p] = sum_c V[:, c] Y[c, p] for p < ncol, c < J (c ascending), in
  * row blocks; Out may be V itself (in place: each block is read whole before
