@@ -18,8 +18,9 @@
  * before column (bench/README.md). --f32 instead measures one S product
  * three ways, alternately: the library's, a bench-only copy of its kernels
  * with double values, and the same with float values and double sums
- * (issue 19's float32 lever), and runs no analysis. Not a test: it
- * asserts nothing. */
+ * (issue 19's float32 lever), and runs no analysis. --kernels instead
+ * runs the full analysis and the step on every kernel set the CPU runs
+ * (CMODES_KERNELS; kernels_report). Not a test: it asserts nothing. */
 #include "cmodes.h"
 #include "internal.h"
 #include "operator/operator_internal.h"
@@ -432,10 +433,92 @@ static int f32_report(cm_context_t *ctx, const cm_scene_t *s, int threads) {
   return isnan(ms[2]) ? 1 : 0;
 }
 
+/* --kernels: the full analysis (6 modes) and the step (1 mode) on every
+ * kernel set this CPU runs (internal.h, CM__KERNEL), the sets in turn in
+ * every round (the same load), fresh pages as in a new process; then the
+ * basis products alone (cm__gemv, 1e6 x 8, both directions, double and
+ * float values). The eigen phase, whole analysis and omega_max bits of
+ * each set against the CPU's own. An AVX-512 machine so times the AVX2
+ * code an AVX2-only CPU runs, on its own memory system (not the other
+ * CPU's). */
+static int kernels_report(cm_context_t *ctx, const cm_scene_t *s, double tol,
+                          int reps, int threads, size_t cap) {
+  int cpu = cm__isa_cpu(), nset = cpu + 1;
+  run_t full[3], step[3];
+  cm_options_t o;
+  cm_options_init(&o);
+  o.tol = tol;
+  for (int k = 0; k < nset; k++) {
+    full[k] = (run_t){"full", 6, {0}, {0}, {0}, {0}, {0}, 0, 0, 0, 0, 0};
+    step[k] = (run_t){"step", 1, {0}, {0}, {0}, {0}, {0}, 0, 0, 0, 0, 0};
+  }
+  for (int r = 0; r < reps; r++)
+    for (int k = cpu; k >= 0; k--) {
+      cm__isa_force(k);
+      fprintf(stderr, "  kernels %s:\n", cm__isa_name(k));
+      cm_workspace_keep(cap); /* within an analysis, as the CLI keeps */
+      one(ctx, s, &o, &full[k], r);
+      cm_workspace_keep(0);
+      cm_workspace_keep(cap);
+      one(ctx, s, &o, &step[k], r);
+      cm_workspace_keep(0);
+    }
+  /* the basis products alone */
+  int n = 1000000, J = 8;
+  double *A = malloc(sizeof(double) * (size_t)n * J), gm[3][4];
+  float *A32 = malloc(sizeof(float) * (size_t)n * J);
+  double *x = malloc(sizeof(double) * (size_t)n), h[16];
+  for (size_t i = 0; A && A32 && x && i < (size_t)n * J; i++)
+    A32[i] = (float)(A[i] = cm__hash_uniform(1, i));
+  for (int i = 0; x && i < n; i++)
+    x[i] = cm__hash_uniform(2, (uint64_t)i);
+  for (int k = cpu; A && A32 && x && k >= 0; k--) {
+    double t[4][15];
+    cm__isa_force(k);
+    for (int r = 0; r < 15; r++) {
+      double t0 = now_s();
+      cm__gemv(1, n, J, 1.0, A, n, x, 0.0, h, threads);
+      double t1 = now_s();
+      cm__gemv(0, n, J, 1e-9, A, n, h, 1.0, x, threads);
+      double t2 = now_s();
+      cm__gemv32(1, n, J, 1.0, A32, n, x, 0.0, h + 8, threads);
+      double t3 = now_s();
+      cm__gemv32(0, n, J, 1e-9, A32, n, h + 8, 1.0, x, threads);
+      t[0][r] = t1 - t0, t[1][r] = t2 - t1, t[2][r] = t3 - t2;
+      t[3][r] = now_s() - t3;
+    }
+    for (int q = 0; q < 4; q++)
+      gm[k][q] = 1e3 * median(t[q], 15);
+  }
+  free(A), free(A32), free(x);
+  cm__isa_force(-1);
+  printf("%s: %d contacts, tol %g, %d threads, %d rounds of every kernel "
+         "set in turn (medians); the CPU's best set: %s\n\n",
+         "kernel sets", s->ncontacts, tol, threads, reps, cm__isa_name(cpu));
+  printf("| kernel set | full: whole (s) | full: eigen (s) | step: whole (s) "
+         "| step: eigen (s) | eigen against %s | omega_max bits | V^T x, "
+         "V h (1e6 x 8 doubles, ms) | the same, float V (ms) |\n"
+         "|---|---|---|---|---|---|---|---|---|\n",
+         cm__isa_name(cpu));
+  double fe0 = median(full[cpu].eig, reps);
+  for (int k = cpu; k >= 0; k--) {
+    double fe = median(full[k].eig, reps);
+    printf("| %s | %.3f | %.3f | %.3f | %.3f | %.3f | %s | %.2f, %.2f | "
+           "%.2f, %.2f |\n",
+           cm__isa_name(k), median(full[k].tot, reps), fe,
+           median(step[k].tot, reps), median(step[k].eig, reps), fe / fe0,
+           full[k].omega == full[cpu].omega && step[k].omega == step[cpu].omega
+               ? "the same"
+               : "DIFFER",
+           gm[k][0], gm[k][1], gm[k][2], gm[k][3]);
+  }
+  return 0;
+}
+
 int main(int argc, char **argv) {
   double size = 1e6, tol = 1e-6;
   const char *file = NULL, *save = NULL;
-  int reps = 3, threads = 2, seed = 7, f32 = 0;
+  int reps = 3, threads = 2, seed = 7, f32 = 0, kernels = 0;
   double keep_mb = 2048; /* --keep-workspace: goal 4's cap (MiB; 0: off) */
   double base_full = 0;  /* --baseline-full: a baseline's 6-mode time (s) */
   const char *base_cli = NULL; /* --baseline-cli: a baseline build's cmodes */
@@ -464,11 +547,14 @@ int main(int argc, char **argv) {
       keep_mb = atof(v), i++;
     else if (!strcmp(a, "--f32"))
       f32 = 1;
+    else if (!strcmp(a, "--kernels"))
+      kernels = 1;
     else {
       fprintf(stderr, "usage: bench_step [--size NC] [--reps R] [--threads "
                       "T] [--tol X] [--seed S] [--scene FILE] [--save "
                       "FILE] [--baseline-full SECONDS] [--baseline-cli "
-                      "CMODES] [--keep-workspace MIB] [--f32]\n");
+                      "CMODES] [--keep-workspace MIB] [--f32 | "
+                      "--kernels]\n");
       return strcmp(a, "-h") && strcmp(a, "--help") ? 2 : 0;
     }
   }
@@ -512,8 +598,10 @@ int main(int argc, char **argv) {
     return 1;
   }
 run:;
-  if (f32) {
-    int st = f32_report(&ctx, s, threads);
+  if (f32 || kernels) {
+    int st = f32 ? f32_report(&ctx, s, threads)
+                 : kernels_report(&ctx, s, tol, reps, threads,
+                                  (size_t)(keep_mb * 1048576.0));
     cm_scene_destroy(&s);
     return st;
   }

@@ -2,6 +2,7 @@
  * argv[0] = "cmodes COMMAND" so getopt's own messages name it. */
 #include "cli.h"
 #include "cmodes.h"
+#include "internal.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -82,6 +83,8 @@ int main(int argc, char **argv) {
     printf("cmodes %s\n", CM_VERSION_STRING);
     return cm__close_stdout("cmodes", 0);
   }
+  if (cm__isa_env_check("cmodes"))
+    return cm__close_stdout("cmodes", cm_status_exit(CM_USAGE));
   if (!strcmp(argv[1], "serve"))
     cm__serve_passive(argv);
   for (int i = 0; i < n; i++)

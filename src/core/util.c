@@ -312,3 +312,22 @@ int cm__isa(void) {
   int v = cm__isa_now;
   return v >= 0 ? v : cm__isa_force(-1); /* racing first calls agree */
 }
+
+int cm__isa_env_check(const char *prog) {
+  const char *e = getenv("CMODES_KERNELS");
+  int want = cm__isa_parse(e), cpu = cm__isa_cpu();
+  if (want < 0) {
+    if (prog)
+      fprintf(stderr,
+              "%s: CMODES_KERNELS='%s' names no kernel set: use avx512, avx2 "
+              "or baseline, or unset it for the best this CPU runs (%s)\n",
+              prog, e, cm__isa_name(cpu));
+    return -1;
+  }
+  if (want > cpu && prog)
+    fprintf(stderr,
+            "%s: note: CMODES_KERNELS=%s, but this CPU runs the kernel sets "
+            "up to %s: using %s\n",
+            prog, e, cm__isa_name(cpu), cm__isa_name(cpu));
+  return 0;
+}

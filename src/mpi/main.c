@@ -1180,7 +1180,8 @@ int main(int argc, char **argv) {
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &np);
   int code;
-  if (cm__mpi_alloc_init(rank) < 0) { /* the same on every rank */
+  if (cm__mpi_alloc_init(rank) < 0 || /* the same on every rank */
+      cm__isa_env_check(rank ? NULL : "cmodes-mpi")) {
     code = cm_status_exit(CM_USAGE);
   } else if (argc < 2) {
     if (!rank)

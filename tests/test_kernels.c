@@ -1,0 +1,195 @@
+/* test_kernels.c: the kernel sets (internal.h, CM__KERNEL; issue 19 goal
+ * 5). Every set this CPU runs gives the bits of the baseline set: the
+ * dense kernels on shapes with every kind of tail, checked against a plain
+ * loop too, and whole reports of Lanczos solves that restart (the basis
+ * combinations and Gram blocks) on double and float products. An AVX-512
+ * machine so checks what an AVX2-only CPU computes; on an AVX2-only CPU
+ * the avx512 set is not run (said on standard error). */
+#include "cmodes.h"
+#include "cmtest.h"
+#include "internal.h"
+
+static void cm__kt_note(void) {
+  int cpu = cm__isa_cpu();
+  if (cpu < CM__ISA_AVX512)
+    fprintf(stderr,
+            "note: this CPU runs the kernel sets up to %s only; the others "
+            "are not compared here\n",
+            cm__isa_name(cpu));
+}
+
+CM_TEST(kernels_parse_and_cap) {
+  CMT_EQ_INT(cm__isa_parse("avx512"), CM__ISA_AVX512);
+  CMT_EQ_INT(cm__isa_parse("avx2"), CM__ISA_AVX2);
+  CMT_EQ_INT(cm__isa_parse("baseline"), CM__ISA_BASELINE);
+  CMT_EQ_INT(cm__isa_parse("AVX2"), -1); /* names are exact */
+  CMT_EQ_INT(cm__isa_parse("sse"), -1);
+  CMT_EQ_INT(cm__isa_parse(""), cm__isa_cpu());
+  CMT_EQ_INT(cm__isa_parse(NULL), cm__isa_cpu());
+  /* never above the CPU's */
+  CMT_EQ_INT(cm__isa_force(CM__ISA_AVX512), cm__isa_cpu());
+  CMT_EQ_INT(cm__isa(), cm__isa_cpu());
+  CMT_EQ_INT(cm__isa_force(CM__ISA_BASELINE), CM__ISA_BASELINE);
+  CMT_EQ_INT(cm__isa(), CM__ISA_BASELINE);
+  cm__isa_force(-1);
+}
+
+/* y = alpha op(A) x + beta y on every set, A double and float, lengths
+ * with tails of every size below the kernels' 8 and 4 and the chunks'
+ * 8192, 1 to 9 columns; each set's bits against the baseline's, and the
+ * baseline against a plain loop. */
+CM_TEST(kernels_same_bits_gemv) {
+  cm__kt_note();
+  int ms[] = {7, 8195, 40003, 65541}, ns[] = {1, 2, 3, 4, 5, 7, 9};
+  for (size_t a = 0; a < sizeof ms / sizeof *ms; a++)
+    for (size_t b = 0; b < sizeof ns / sizeof *ns; b++) {
+      int m = ms[a], n = ns[b], lda = m + 3, my = m > n ? m : n;
+      size_t na = (size_t)lda * n;
+      double *A = malloc(sizeof(double) * na);
+      float *A32 = malloc(sizeof(float) * na);
+      double *x = malloc(sizeof(double) * (size_t)my);
+      double *y0 = malloc(sizeof(double) * (size_t)my);
+      double *ref = malloc(sizeof(double) * (size_t)my);
+      double *got = malloc(sizeof(double) * (size_t)my);
+      for (size_t i = 0; i < na; i++)
+        A[i] = A32[i] = (float)cm__hash_uniform(11, i); /* float exact */
+      for (int i = 0; i < my; i++)
+        y0[i] = cm__hash_uniform(13, (uint64_t)i);
+      for (int i = 0; i < my; i++)
+        x[i] = cm__hash_uniform(12, (uint64_t)i);
+      for (int f32 = 0; f32 < 2; f32++)
+        for (int tr = 0; tr < 2; tr++) {
+          int len = tr ? n : m;
+          double alpha = -0.75, beta = tr ? 0.0 : 0.5;
+          for (int isa = CM__ISA_BASELINE; isa <= cm__isa_cpu(); isa++) {
+            cm__isa_force(isa);
+            for (int th = 1; th <= 2; th++) {
+              double *y = isa == CM__ISA_BASELINE && th == 1 ? ref : got;
+              memcpy(y, y0, sizeof(double) * (size_t)my);
+              if (f32)
+                cm__gemv32(tr, m, n, alpha, A32, lda, x, beta, y, th);
+              else
+                cm__gemv(tr, m, n, alpha, A, lda, x, beta, y, th);
+              if (y != got)
+                continue;
+              if (memcmp(ref, got, sizeof(double) * (size_t)len))
+                CMT_FAIL("m %d n %d trans %d %s: the %s set at %d threads "
+                         "differs from the baseline's bits",
+                         m, n, tr, f32 ? "float" : "double", cm__isa_name(isa),
+                         th);
+            }
+          }
+          double err = 0, scale = 0;
+          for (int i = 0; i < len; i++) { /* plain loops */
+            double r = 0;
+            if (tr)
+              for (int l = 0; l < m; l++)
+                r += A[(size_t)i * lda + l] * x[l];
+            else
+              for (int j = 0; j < n; j++)
+                r += A[(size_t)j * lda + i] * x[j];
+            r = alpha * r + beta * y0[i];
+            err = fmax(err, fabs(ref[i] - r));
+            scale = fmax(scale, fabs(r));
+          }
+          CMT_LE(err, 1e-13 * (scale + 1) * sqrt((double)m));
+        }
+      free(A), free(A32), free(x), free(y0), free(ref), free(got);
+    }
+  cm__isa_force(-1);
+}
+
+static char *cm__kt_report(cm_context_t *ctx, const cm_scene_t *s, int modes,
+                           double tol, int ncv) {
+  cm_options_t o;
+  cm_options_init(&o);
+  o.modes = modes, o.tol = tol, o.ncv = ncv;
+  cm_report_t *r = NULL;
+  if (cm_analyze(ctx, s, &o, &r) < 0 || !r)
+    return NULL;
+  char *j = cm_report_to_json(r, CM_JSON_NO_TIMINGS);
+  cm_report_destroy(&r);
+  return j;
+}
+
+/* Whole reports on every set: a 3D pile of about 24 000 contacts (past the
+ * threaded kernels' 20 000 rows), 1 and 6 modes, on S (tol 1e-8) and on
+ * its float copy (tol 1e-6), and a small basis (ncv 16) that restarts. */
+CM_TEST(kernels_same_bits_reports) {
+  cm__kt_note();
+  cm_context_t ctx;
+  cm_context_init(&ctx);
+  ctx.threads = 2;
+  cm_pile_options_t po;
+  cm_pile_options_init(&po);
+  po.dim = 3, po.count = 8000, po.seed = 3;
+  cm_scene_t *s = NULL;
+  CMT_EQ_INT(cm_generate_pile(&ctx, &po, &s), CM_OK);
+  CMT_TRUE(s && s->ncontacts > 20000);
+  struct {
+    int modes;
+    double tol;
+    int ncv;
+  } runs[] = {{1, 1e-8, 0}, {6, 1e-8, 0}, {6, 1e-6, 0}, {6, 1e-8, 16}};
+  for (size_t r = 0; s && r < sizeof runs / sizeof *runs; r++) {
+    char *want = NULL;
+    for (int isa = CM__ISA_BASELINE; isa <= cm__isa_cpu(); isa++) {
+      cm__isa_force(isa);
+      char *got =
+          cm__kt_report(&ctx, s, runs[r].modes, runs[r].tol, runs[r].ncv);
+      CMT_TRUE(got != NULL);
+      if (!want) {
+        want = got;
+        CMT_TRUE(want && strstr(want, "\"lanczos\"")); /* the method */
+        continue;
+      }
+      if (got && strcmp(want, got))
+        CMT_FAIL("modes %d tol %g ncv %d: the %s set's report differs from "
+                 "the baseline's",
+                 runs[r].modes, runs[r].tol, runs[r].ncv, cm__isa_name(isa));
+      free(got);
+    }
+    free(want);
+  }
+  cm__isa_force(-1);
+  cm_scene_destroy(&s);
+}
+
+/* The programs refuse a CMODES_KERNELS that names no set (exit 2, the
+ * variable and the names it takes), note a set above the CPU's, and run
+ * with each set they can to the same report text. */
+CM_TEST(kernels_cli_env) {
+  char cmd[1024];
+  int code;
+  snprintf(cmd, sizeof cmd,
+           "CMODES_KERNELS=avx3 %s analyze %s/data/pile3d.json 2>&1 "
+           ">/dev/null",
+           CM_BINARY, CM_SOURCE_DIR);
+  char *out = cmt_run(cmd, &code);
+  CMT_EQ_INT(code, cm_status_exit(CM_USAGE));
+  CMT_CONTAINS(out, "CMODES_KERNELS='avx3' names no kernel set");
+  CMT_CONTAINS(out, "use avx512, avx2 or baseline");
+  free(out);
+  char *want = NULL;
+  for (int isa = CM__ISA_BASELINE; isa <= CM__ISA_AVX512; isa++) {
+    snprintf(cmd, sizeof cmd,
+             "CMODES_KERNELS=%s %s analyze %s/data/pile3d.json --json "
+             "--no-timings 2>&1",
+             cm__isa_name(isa), CM_BINARY, CM_SOURCE_DIR);
+    out = cmt_run(cmd, &code);
+    CMT_EQ_INT(code, 0);
+    if (isa > cm__isa_cpu()) { /* the note, then the CPU's best */
+      CMT_CONTAINS(out, "but this CPU runs the kernel sets up to");
+      char *nl = out ? strchr(out, '\n') : NULL;
+      if (nl)
+        memmove(out, nl + 1, strlen(nl + 1) + 1);
+    }
+    if (!want)
+      want = out;
+    else {
+      CMT_TRUE(out && !strcmp(want, out));
+      free(out);
+    }
+  }
+  free(want);
+}
