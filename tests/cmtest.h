@@ -3,6 +3,8 @@
 #ifndef CMTEST_H
 #define CMTEST_H
 
+#include "cmodes.h"
+
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -67,6 +69,17 @@ extern int cmt_failures;
 /* Runs a shell command, captures stdout (and stderr if merge) into a
  * malloc'd string; returns the exit status in *code. */
 char *cmt_run(const char *cmd, int *code);
+/* cm_analyze of s with o (NULL: the defaults) as its JSON report text
+ * without timings (malloc'd), or NULL after a test failure that gives the
+ * context's message. */
+char *cmt_report_json(cm_context_t *ctx, const cm_scene_t *s,
+                      const cm_options_t *o);
+/* The largest |y_i - r_i| over y = alpha op(A) x + beta y0 computed as
+ * plain loops into r (op: A^T when tr; A column-major, m x n, leading
+ * dimension lda), and the largest |r_i| into *scale. */
+double cmt_gemv_err(int tr, int m, int n, double alpha, const double *A,
+                    int lda, const double *x, double beta, const double *y0,
+                    const double *y, double *scale);
 /* Reads a whole file, NULL on failure. */
 char *cmt_read_file(const char *path);
 /* A fresh temporary folder in buf (mkdtemp), NULL on failure. */

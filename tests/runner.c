@@ -21,6 +21,39 @@ void cmt_register(const char *name, cmt_fn fn) {
   }
 }
 
+char *cmt_report_json(cm_context_t *ctx, const cm_scene_t *s,
+                      const cm_options_t *o) {
+  cm_report_t *r = NULL;
+  if (cm_analyze(ctx, s, o, &r) < 0 || !r) {
+    CMT_FAIL("analyze: %s", ctx->message);
+    cm_report_destroy(&r);
+    return NULL;
+  }
+  char *j = cm_report_to_json(r, CM_JSON_NO_TIMINGS);
+  cm_report_destroy(&r);
+  return j;
+}
+
+double cmt_gemv_err(int tr, int m, int n, double alpha, const double *A,
+                    int lda, const double *x, double beta, const double *y0,
+                    const double *y, double *scale) {
+  double err = 0;
+  *scale = 0;
+  for (int i = 0; i < (tr ? n : m); i++) {
+    double r = 0;
+    if (tr)
+      for (int l = 0; l < m; l++)
+        r += A[(size_t)i * lda + l] * x[l];
+    else
+      for (int j = 0; j < n; j++)
+        r += A[(size_t)j * lda + i] * x[j];
+    r = alpha * r + beta * y0[i];
+    err = fmax(err, fabs(y[i] - r));
+    *scale = fmax(*scale, fabs(r));
+  }
+  return err;
+}
+
 char *cmt_run(const char *cmd, int *code) {
   FILE *p = popen(cmd, "r");
   if (!p) {

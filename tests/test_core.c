@@ -628,9 +628,11 @@ CM_TEST(core_general_mass_one_mode) {
     CMT_EQ_INT(cm_analyze_system(&ctx, sys, NULL, &o, &r), 0);
     if (!r)
       continue;
-    fprintf(stderr, "  tol %g: omega %.10g (dense %.10g), prob %.10g, %d "
-            "products, %d steps\n", o.tol, r->omega_max, w0,
-            r->omega_upper_prob, r->matvecs, r->prob_steps);
+    fprintf(stderr,
+            "  tol %g: omega %.10g (dense %.10g), prob %.10g, %d "
+            "products, %d steps\n",
+            o.tol, r->omega_max, w0, r->omega_upper_prob, r->matvecs,
+            r->prob_steps);
     CMT_EQ_INT(r->nmodes, 1);
     CMT_REL(r->modes[0].omega, w0, t ? 1e-6 : 1e-9);
     CMT_LE(w0 * (1 - 1e-13), r->omega_upper_prob);
@@ -757,14 +759,7 @@ static char *report_json(cm_scene_t *s, int threads, int method, int ncv) {
   cm_options_init(&o);
   o.method = method;
   o.ncv = ncv;
-  cm_report_t *r = NULL;
-  if (cm_analyze(&ctx, s, &o, &r) < 0) {
-    CMT_FAIL("analyze: %s", ctx.message);
-    return NULL;
-  }
-  char *j = cm_report_to_json(r, CM_JSON_NO_TIMINGS);
-  cm_report_destroy(&r);
-  return j;
+  return cmt_report_json(&ctx, s, &o);
 }
 
 CM_TEST(core_threads_bitwise) {
@@ -865,12 +860,12 @@ CM_TEST(core_compare_is_analyze) {
   CMT_EQ_INT((int)json_array_size(sparse), 6);
   CMT_EQ_INT((int)json_array_size(dense), 6);
   for (size_t i = 0; i < json_array_size(sparse); i++) {
-    double a = json_real_value(
-        json_object_get(json_array_get(modes, i), "omega"));
+    double a =
+        json_real_value(json_object_get(json_array_get(modes, i), "omega"));
     double b = json_real_value(json_array_get(sparse, i));
     double d = json_real_value(json_array_get(dense, i));
-    CMT_TRUE(a == b);                 /* the same bits as analyze */
-    CMT_LE(fabs(b - d) / d, 1e-12);   /* and dense LAPACK agrees */
+    CMT_TRUE(a == b);               /* the same bits as analyze */
+    CMT_LE(fabs(b - d) / d, 1e-12); /* and dense LAPACK agrees */
   }
   json_decref(r), json_decref(c);
   free(rep), free(cmp);

@@ -79,19 +79,8 @@ CM_TEST(kernels_same_bits_gemv) {
                          th);
             }
           }
-          double err = 0, scale = 0;
-          for (int i = 0; i < len; i++) { /* plain loops */
-            double r = 0;
-            if (tr)
-              for (int l = 0; l < m; l++)
-                r += A[(size_t)i * lda + l] * x[l];
-            else
-              for (int j = 0; j < n; j++)
-                r += A[(size_t)j * lda + i] * x[j];
-            r = alpha * r + beta * y0[i];
-            err = fmax(err, fabs(ref[i] - r));
-            scale = fmax(scale, fabs(r));
-          }
+          double scale, err = cmt_gemv_err(tr, m, n, alpha, A, lda, x, beta, y0,
+                                           ref, &scale); /* plain loops */
           CMT_LE(err, 1e-13 * (scale + 1) * sqrt((double)m));
         }
       free(A), free(A32), free(x), free(y0), free(ref), free(got);
@@ -104,12 +93,7 @@ static char *cm__kt_report(cm_context_t *ctx, const cm_scene_t *s, int modes,
   cm_options_t o;
   cm_options_init(&o);
   o.modes = modes, o.tol = tol, o.ncv = ncv;
-  cm_report_t *r = NULL;
-  if (cm_analyze(ctx, s, &o, &r) < 0 || !r)
-    return NULL;
-  char *j = cm_report_to_json(r, CM_JSON_NO_TIMINGS);
-  cm_report_destroy(&r);
-  return j;
+  return cmt_report_json(ctx, s, &o);
 }
 
 /* Whole reports on every set: a 3D pile of about 24 000 contacts (past the

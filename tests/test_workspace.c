@@ -21,12 +21,7 @@ static char *cm__ws_report(cm_context_t *ctx, const cm_scene_t *s, int modes,
   cm_options_init(&o);
   o.modes = modes, o.tol = 1e-8;
   ctx->threads = threads;
-  cm_report_t *r = NULL;
-  if (cm_analyze(ctx, s, &o, &r) < 0 || !r)
-    return NULL;
-  char *j = cm_report_to_json(r, CM_JSON_NO_TIMINGS);
-  cm_report_destroy(&r);
-  return j;
+  return cmt_report_json(ctx, s, &o);
 }
 
 CM_TEST(workspace_same_bits) {
