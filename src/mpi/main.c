@@ -1180,8 +1180,19 @@ int main(int argc, char **argv) {
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &np);
   int code;
+  /* CMODES_KERNELS may differ between ranks (mpirun -x, or not): the
+   * first rank whose value names no set says so, and every rank stops */
+  int kbad = cm__isa_env_check(NULL) ? rank : np, kfirst = np;
+  MPI_Allreduce(&kbad, &kfirst, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+  char kprog[48];
+  snprintf(kprog, sizeof kprog, rank ? "cmodes-mpi (rank %d)" : "cmodes-mpi",
+           rank);
+  if (kfirst < np && kfirst == rank)
+    cm__isa_env_check(kprog);
+  else if (kfirst == np && !rank)
+    cm__isa_env_check("cmodes-mpi");  /* the note of a set above the CPU's */
   if (cm__mpi_alloc_init(rank) < 0 || /* the same on every rank */
-      cm__isa_env_check(rank ? NULL : "cmodes-mpi")) {
+      kfirst < np) {
     code = cm_status_exit(CM_USAGE);
   } else if (argc < 2) {
     if (!rank)

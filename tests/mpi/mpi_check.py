@@ -810,6 +810,42 @@ def time_budget(cm, cmpi, data, pile):
     return fails
 
 
+def kernels_env(cmpi, pile):
+    """CMODES_KERNELS (docs/cli.md): a value naming no set, on every rank
+    or on rank 1 only, ends every rank with one message naming it (exit 2)
+    before any collective, never a hang; the baseline set gives the report
+    of the CPU's own set, bit for bit."""
+    fails = []
+    args = [cmpi, "analyze", "--json", "--no-timings", pile]
+    for where, cmd in (
+            ("every rank", ["env", "CMODES_KERNELS=avx3"] + args),
+            ("rank 1", ["sh", "-c", "[ $OMPI_COMM_WORLD_RANK = 1 ] && "
+                        "export CMODES_KERNELS=avx3; exec \"$@\"", "sh"]
+             + args)):
+        r = mpirun(2, cmd)
+        own = [l for l in r.stderr.splitlines()
+               if l.startswith("cmodes-mpi")]
+        failed = r.returncode == 2 or "Exit code:    2" in r.stderr
+        if not failed or len(own) != 1 or \
+                "CMODES_KERNELS='avx3' names no kernel set" not in own[0] or \
+                (where == "rank 1") != ("(rank 1)" in own[0]):
+            tail = r.stderr.strip().splitlines()[-12:]
+            fails.append(f"CMODES_KERNELS=avx3 on {where}: exit "
+                         f"{r.returncode}, messages {own}; stderr ends: "
+                         f"{tail}")
+        print(f"CMODES_KERNELS=avx3 on {where}: exit {r.returncode}: {own}",
+              flush=True)
+    want = mpirun(2, args)
+    got = mpirun(2, ["env", "CMODES_KERNELS=baseline"] + args)
+    if want.returncode or got.returncode or want.stdout != got.stdout:
+        fails.append(f"CMODES_KERNELS=baseline: exit {got.returncode} "
+                     f"(unset: {want.returncode}), same report: "
+                     f"{want.stdout == got.stdout}")
+    print(f"CMODES_KERNELS=baseline: the same report: "
+          f"{want.stdout == got.stdout}", flush=True)
+    return fails
+
+
 def case_errors(cm, cmpi, data, tmp):
     fails = []
     part = os.path.join(tmp, "bar2d.cmpart")
@@ -853,6 +889,7 @@ def case_errors(cm, cmpi, data, tmp):
         fails.append("not converged: no partial report and warning")
     print(f"not converged: exit {r.returncode}", flush=True)
     fails += time_budget(cm, cmpi, data, pile)
+    fails += kernels_env(cmpi, pile)
     for name, args, code, text in cases:
         r = mpirun(2, args)
         msgs = [l for l in r.stderr.splitlines()
