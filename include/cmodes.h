@@ -99,6 +99,13 @@ CM_EXTERN size_t cm_workspace_keep(size_t bytes);
 /* Bytes kept now (held by the process, not in use). */
 CM_EXTERN size_t cm_workspace_kept(void);
 
+/* The kernel set the Lanczos basis work runs on in this process: "avx512",
+ * "avx2" or "baseline" (x86-64 without AVX; the only one elsewhere). The
+ * best set the CPU runs, or a lower one named by the environment variable
+ * CMODES_KERNELS (an unknown name counts as unset). Every set gives the
+ * same bits; only the speed differs. Thread-safe. */
+CM_EXTERN const char *cm_kernel_set(void);
+
 /* ------------------------------------------------------------------------ */
 /* Scene: bodies and contacts                                                */
 /* ------------------------------------------------------------------------ */

@@ -22,6 +22,7 @@ STRUCTS = [
 OPAQUE = ["cm_report", "cm_contact_model"]
 FUNCTIONS = [
     "cm_status_name", "cm_status_message", "cm_context_init",
+    "cm_kernel_set",
     "cm_context_clear", "cm_scene_create", "cm_scene_destroy",
     "cm_body_init", "cm_contact_init", "cm_scene_add_body",
     "cm_scene_add_contact", "cm_scene_body_name", "cm_scene_contact_name",

@@ -29,8 +29,10 @@ CM_TEST(kernels_parse_and_cap) {
   /* never above the CPU's */
   CMT_EQ_INT(cm__isa_force(CM__ISA_AVX512), cm__isa_cpu());
   CMT_EQ_INT(cm__isa(), cm__isa_cpu());
+  CMT_TRUE(!strcmp(cm_kernel_set(), cm__isa_name(cm__isa_cpu())));
   CMT_EQ_INT(cm__isa_force(CM__ISA_BASELINE), CM__ISA_BASELINE);
   CMT_EQ_INT(cm__isa(), CM__ISA_BASELINE);
+  CMT_TRUE(!strcmp(cm_kernel_set(), "baseline"));
   cm__isa_force(-1);
 }
 

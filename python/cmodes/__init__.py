@@ -26,7 +26,7 @@ __all__ = ["analyze", "Scene", "System", "Report", "Mode", "Vectors",
            "import_dump",
            "import_lammps", "generate_pile", "generate_crystal",
            "generate_stack", "generate_fleet", "generate_bar",
-           "keep_workspace", "workspace_kept",
+           "keep_workspace", "workspace_kept", "kernel_set",
            "library_path", "__version__"]
 
 __version__ = "0.1.0"
@@ -67,6 +67,14 @@ def workspace_kept():
 
 
 keep_workspace(KEEP_WORKSPACE)
+
+
+def kernel_set():
+    """The kernel set the Lanczos basis work runs on in this process:
+    "avx512", "avx2" or "baseline", the best the CPU runs unless the
+    environment variable CMODES_KERNELS names a lower one when the package
+    is first used (docs/cli.md). Every set gives the same bits."""
+    return ffi.string(lib.cm_kernel_set()).decode()
 
 
 # ---- options: the library's table ------------------------------------------

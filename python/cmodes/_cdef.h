@@ -187,6 +187,7 @@ typedef struct cm_dump_options {
 const char *cm_status_name(int status);
 const char *cm_status_message(int status);
 void cm_context_init(cm_context_t *ctx);
+const char *cm_kernel_set(void);
 void cm_context_clear(cm_context_t *ctx);
 cm_scene_t *cm_scene_create(int dim);
 void cm_scene_destroy(cm_scene_t **scene);

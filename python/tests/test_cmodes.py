@@ -615,6 +615,31 @@ def test_export_writes_the_scene_names(tmp_path):
     assert r.omega_max == pytest.approx(ref.omega_max, rel=1e-9)
 
 
+def test_kernel_sets_same_report():
+    # issue 19 goal 5: CMODES_KERNELS picks a lower kernel set, read when
+    # the package first runs a kernel; every set gives the report of the
+    # CPU's own, bit for bit (a pile whose Lanczos solve restarts)
+    assert cmodes.kernel_set() in ("avx512", "avx2", "baseline")
+    code = ("import json, sys; sys.path.insert(0, %r); import cmodes; "
+            "s = cmodes.generate_pile(dim=3, count=8000, seed=3); "
+            "r = cmodes.analyze(s, modes=6, tol=1e-8, ncv=16).to_dict(); "
+            "r.pop('timings'); print(cmodes.kernel_set()); "
+            "print(json.dumps(r, sort_keys=True))"
+            % os.path.join(HERE, ".."))
+    out = {}
+    for k in ("", "baseline", "avx2", "no-such-set"):
+        env = dict(os.environ, CMODES_KERNELS=k)
+        p = subprocess.run([sys.executable, "-c", code], env=env,
+                           capture_output=True, text=True)
+        assert p.returncode == 0, p.stderr
+        out[k] = p.stdout.split("\n", 1)
+    assert out[""][0] == cmodes.kernel_set()
+    assert out["baseline"][0] == "baseline"
+    assert out["avx2"][0] in ("avx2", "baseline")  # never above the CPU's
+    assert out["no-such-set"][0] == out[""][0]  # the library: as unset
+    assert len({v[1] for v in out.values()}) == 1
+
+
 def test_workspace_kept_between_analyses_same_report():
     # issue 19 goal 4: the package keeps 1 GiB of freed buffers from import
     # on; a loop's later analyses take them (holding another scene's

@@ -80,7 +80,9 @@ int main(int argc, char **argv) {
     return cm__close_stdout("cmodes", argc < 2 ? cm_status_exit(CM_USAGE) : 0);
   }
   if (!strcmp(argv[1], "--version")) {
-    printf("cmodes %s\n", CM_VERSION_STRING);
+    printf("cmodes %s\nkernels: %s (CMODES_KERNELS: avx512, avx2 or "
+           "baseline, never above the CPU's)\n",
+           CM_VERSION_STRING, cm_kernel_set());
     return cm__close_stdout("cmodes", 0);
   }
   if (cm__isa_env_check("cmodes"))

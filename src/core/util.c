@@ -308,6 +308,8 @@ int cm__isa_force(int isa) {
   return isa;
 }
 
+const char *cm_kernel_set(void) { return cm__isa_name(cm__isa()); }
+
 int cm__isa(void) {
   int v = cm__isa_now;
   return v >= 0 ? v : cm__isa_force(-1); /* racing first calls agree */
