@@ -688,8 +688,9 @@ run:;
   double stt = median(step.tot, reps), se = median(step.eig, reps);
   double fc = median(full.cpu, reps), sc = median(step.cpu, reps);
   printf("%s: %d contacts, tol %g, %d threads, %d interleaved runs "
-         "(medians); triad %.1f GB/s\n\n",
-         file ? file : "generated pile", s->ncontacts, tol, threads, reps, gbs);
+         "(medians); triad %.1f GB/s; kernel set %s\n\n",
+         file ? file : "generated pile", s->ncontacts, tol, threads, reps, gbs,
+         cm_kernel_set());
   printf("| analysis | whole (s) | CPU (s) | eigen phase (s) | fresh pages "
          "(MiB) | products | products / mode | eigen / floor | bound steps | "
          "certified_prob / critical |\n"

@@ -95,7 +95,7 @@ PYSCI=$PY
 CPU=$(lscpu | sed -n 's/^Model name: *//p' | head -1)
 NCPU=$(nproc)
 MEMG=$(awk '/MemTotal/ {printf "%.0f", $2 / 1048576}' /proc/meminfo)
-HDR="cmodes $(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo '?'), $(date -u '+%Y-%m-%d %H:%M UTC'); $CPU, $NCPU CPUs, $MEMG GiB; threads $THREADS; OPENBLAS_CORETYPE=${OPENBLAS_CORETYPE:-(unset)}; OMP_WAIT_POLICY=${OMP_WAIT_POLICY:-(unset)}; load at start $(cut -d' ' -f1-3 /proc/loadavg); medians of $REPS runs"
+HDR="cmodes $(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo '?'), $(date -u '+%Y-%m-%d %H:%M UTC'); $CPU, $NCPU CPUs, $MEMG GiB; threads $THREADS; OPENBLAS_CORETYPE=${OPENBLAS_CORETYPE:-(unset)}; CMODES_KERNELS=${CMODES_KERNELS:-(unset: the best set of this CPU)}; OMP_WAIT_POLICY=${OMP_WAIT_POLICY:-(unset)}; load at start $(cut -d' ' -f1-3 /proc/loadavg); medians of $REPS runs"
 echo "$HDR" | tee "$OUT/header.txt" >&2
 lscpu >"$OUT/lscpu.txt"
 
