@@ -28,8 +28,8 @@ int cm__error_at(cm_context_t *ctx, int status, const char *file, int line,
  * One set serves the whole process: the best this CPU runs, or the one
  * CMODES_KERNELS names (avx512, avx2 or baseline), never above the CPU's.
  * The project builds with -ffp-contract=off and every kernel sums in one
- * fixed order, so the three sets give the same bits; the test
- * kernels_same_bits checks that on whatever sets the CPU runs, which lets
+ * fixed order, so the three sets give the same bits; the tests
+ * kernels_same_bits_* check that on whatever sets the CPU runs, which lets
  * an AVX-512 machine replay what an AVX2-only one (the AMD EPYC of issue
  * 19) computes, and time it.
  *
@@ -55,10 +55,10 @@ int cm__isa_parse(const char *name);
  * back to CMODES_KERNELS or the CPU's best). Returns the set now in use.
  * Not for concurrent use with running kernels. */
 int cm__isa_force(int isa);
-/* The programs' check of CMODES_KERNELS before any work: -1 (a message
- * naming prog on standard error; none when prog is NULL) for a value that names
- * no set, a note when the set named is above the CPU's; 0 otherwise. The
- * library alone takes an unknown name as unset. */
+/* The programs' check of CMODES_KERNELS before any work: -1 for a value
+ * that names no set (a message naming prog on standard error; none when
+ * prog is NULL), a note when the set named is above the CPU's; 0
+ * otherwise. The library alone takes an unknown name as unset. */
 int cm__isa_env_check(const char *prog);
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__)) &&        \
