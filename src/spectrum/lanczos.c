@@ -336,6 +336,11 @@ static int lz_combine(int n, const double *V, int J, const double *Y, int ldy,
   return fail ? -1 : 0;
 }
 
+int cm__lz_combine(int n, const double *V, int J, const double *Y, int ncol,
+                   double *Out, const double *x, double *G, int th) {
+  return lz_combine(n, V, J, Y, J, ncol, 0, Out, x, G, th);
+}
+
 /* Classical Gram-Schmidt of x against V[:, 0..J-1] (only the columns with
  * sel[q] != 0 when sel is given): a second pass when
  * the first took away more than 30% of the norm nx0 (DGKS), or always when

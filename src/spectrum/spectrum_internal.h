@@ -103,6 +103,13 @@ void cm__eig_apply(cm_operator_t *op, int comp, int use_S, double inv_s,
 /* A standard normal number keyed by (seed, i): Box-Muller on two
  * counter-based uniforms, the same at any thread count. */
 double cm__gauss(uint64_t seed, uint64_t i);
+/* The Lanczos restart's basis combination, for bench_step --kernels:
+ * Out[:, p] = sum_c V[:, c] Y[c, p] (p < ncol, c < J; V and Out n rows,
+ * Y J x ncol), with the Gram matrix of [Out, x] into G ((ncol + 1)^2)
+ * when G is given; on the kernel set in use, th threads. Returns -1 when
+ * out of memory. */
+int cm__lz_combine(int n, const double *V, int J, const double *Y, int ncol,
+                   double *Out, const double *x, double *G, int th);
 /* The start vector of the iterative backends (size N of the operator): the
  * warm start mapped to the operator plus a little Gaussian noise, or a
  * Gaussian vector keyed by (seed, global index) alone (uniform direction on
