@@ -36,11 +36,9 @@ void cm__blas2_set_threads(int n) {
 #define CM__B2_PAR _Pragma("omp parallel for schedule(static) num_threads(th) if (nch > 2)")
 // clang-format on
 
-/* The kernels below come in two kinds of A, its double values and float
- * ones (each widened exactly, the sums in double: the deflation of a
- * Lanczos search, lanczos.c), from one text: the macro's T. */
-
-/* Each kernel is one text for both kinds of A and one body for the three
+/* Each kernel below is one text for two kinds of A, its double values and
+ * float ones (each widened exactly, the sums in double: the deflation of a
+ * Lanczos search, lanczos.c), the macro's T, and one body for the three
  * kernel sets (CM__KERNEL, internal.h). */
 
 /* *out = the dot product of len entries with eight independent partial

@@ -154,72 +154,52 @@ static void lz_sub_scale(int n, const double *w, double a, const double *x,
  * modes, eigen phase: AVX2 2.24 s, baseline 2.03 s, AVX-512 1.73 s). */
 #define LZ_LOADV(v, p) memcpy(&(v), (p), sizeof(v)) /* unaligned */
 
+/* The outputs [p0, p1) of lz_combine_rows in tiles of PT (p1 - p0 a
+ * multiple of PT), inside a body whose vt, W and H are the set's. */
+#define LZ_COMBINE_TILES(PT, p0, p1)                                           \
+  for (int g0 = 0; g0 < J; g0 += LZ_COLS)                                      \
+    for (int p = p0; p < p1; p += PT) {                                        \
+      int Jt = tri && p + PT < J ? p + PT : J;                                 \
+      int c1 = g0 + LZ_COLS < Jt ? g0 + LZ_COLS : Jt;                          \
+      if (g0 >= Jt)                                                            \
+        continue;                                                              \
+      const double *y = Y + (size_t)p * ldy;                                   \
+      double *o = buf + (size_t)p * LZ_ROWS;                                   \
+      for (int r = 0; r < r8; r += 8) {                                        \
+        vt a[PT][H];                                                           \
+        _Pragma("GCC unroll 8") for (int q = 0; q < PT; q++)                   \
+            _Pragma("GCC unroll 8") for (int h = 0; h < H; h++) {              \
+          if (g0)                                                              \
+            LZ_LOADV(a[q][h], o + (size_t)q * LZ_ROWS + r + h * W);            \
+          else                                                                 \
+            a[q][h] = (vt){0};                                                 \
+        }                                                                      \
+        for (int c = g0; c < c1; c++) {                                        \
+          const double *vc = V + (size_t)c * n + r;                            \
+          _Pragma("GCC unroll 8") for (int h = 0; h < H; h++) {                \
+            vt v;                                                              \
+            LZ_LOADV(v, vc + h * W);                                           \
+            _Pragma("GCC unroll 8") for (int q = 0; q < PT; q++) a[q][h] +=    \
+                y[(size_t)q * ldy + c] * v;                                    \
+          }                                                                    \
+        }                                                                      \
+        _Pragma("GCC unroll 8") for (int q = 0; q < PT; q++)                   \
+            _Pragma("GCC unroll 8") for (int h = 0; h < H; h++) memcpy(        \
+                o + (size_t)q * LZ_ROWS + r + h * W, &a[q][h], sizeof(vt));    \
+      }                                                                        \
+    }
+
 #define LZ_COMBINE_ROWS(NAME, VB, P)                                           \
   CM__KERNEL_BODY NAME(const double *V, size_t n, int J, const double *Y,      \
                        int ldy, int ncol, int tri, int len, double *buf) {     \
     typedef double vt __attribute__((vector_size(VB)));                        \
     enum { W = VB / 8, H = 8 / W };                                            \
-    int r8 = len & ~7, p = 0, pt = ncol - ncol % P;                            \
-    for (p = 0; J == 0 && p < ncol; p++) /* no columns: zero sums */           \
+    int r8 = len & ~7, pt = ncol - ncol % P;                                   \
+    for (int p = 0; J == 0 && p < ncol; p++) /* no columns: zero sums */       \
       memset(buf + (size_t)p * LZ_ROWS, 0, sizeof(double) * (size_t)len);      \
-    for (int g0 = 0; g0 < J; g0 += LZ_COLS)                                    \
-      for (p = 0; p < pt; p += P) {                                            \
-        int Jt = tri && p + P < J ? p + P : J;                                 \
-        int c1 = g0 + LZ_COLS < Jt ? g0 + LZ_COLS : Jt;                        \
-        if (g0 >= Jt)                                                          \
-          continue;                                                            \
-        const double *y = Y + (size_t)p * ldy;                                 \
-        double *o = buf + (size_t)p * LZ_ROWS;                                 \
-        for (int r = 0; r < r8; r += 8) {                                      \
-          vt a[P][H];                                                          \
-          _Pragma("GCC unroll 8") for (int q = 0; q < P; q++)                  \
-              _Pragma("GCC unroll 8") for (int h = 0; h < H; h++) {            \
-            if (g0)                                                            \
-              LZ_LOADV(a[q][h], o + (size_t)q * LZ_ROWS + r + h * W);          \
-            else                                                               \
-              a[q][h] = (vt){0};                                               \
-          }                                                                    \
-          for (int c = g0; c < c1; c++) {                                      \
-            const double *vc = V + (size_t)c * n + r;                          \
-            _Pragma("GCC unroll 8") for (int h = 0; h < H; h++) {              \
-              vt v;                                                            \
-              LZ_LOADV(v, vc + h * W);                                         \
-              _Pragma("GCC unroll 8") for (int q = 0; q < P; q++) a[q][h] +=   \
-                  y[(size_t)q * ldy + c] * v;                                  \
-            }                                                                  \
-          }                                                                    \
-          _Pragma("GCC unroll 8") for (int q = 0; q < P; q++)                  \
-              _Pragma("GCC unroll 8") for (int h = 0; h < H; h++) memcpy(      \
-                  o + (size_t)q * LZ_ROWS + r + h * W, &a[q][h], sizeof(vt));  \
-        }                                                                      \
-      }                                                                        \
-    for (int g0 = 0; g0 < J; g0 += LZ_COLS)                                    \
-      for (p = pt; p < ncol; p++) { /* the last outputs, one at a time */      \
-        const double *y0 = Y + (size_t)p * ldy;                                \
-        int Jt = tri && p + 1 < J ? p + 1 : J;                                 \
-        int c1 = g0 + LZ_COLS < Jt ? g0 + LZ_COLS : Jt;                        \
-        if (g0 >= Jt)                                                          \
-          continue;                                                            \
-        double *o = buf + (size_t)p * LZ_ROWS;                                 \
-        for (int r = 0; r < r8; r += 8) {                                      \
-          vt a[H];                                                             \
-          _Pragma("GCC unroll 8") for (int h = 0; h < H; h++) {                \
-            if (g0)                                                            \
-              LZ_LOADV(a[h], o + r + h * W);                                   \
-            else                                                               \
-              a[h] = (vt){0};                                                  \
-          }                                                                    \
-          for (int c = g0; c < c1; c++)                                        \
-            _Pragma("GCC unroll 8") for (int h = 0; h < H; h++) {              \
-              vt v;                                                            \
-              LZ_LOADV(v, V + (size_t)c * n + r + h * W);                      \
-              a[h] += y0[c] * v;                                               \
-            }                                                                  \
-          _Pragma("GCC unroll 8") for (int h = 0; h < H; h++)                  \
-              memcpy(o + r + h * W, &a[h], sizeof(vt));                        \
-        }                                                                      \
-      }                                                                        \
-    for (p = 0; p < ncol; p++) /* the last rows */                             \
+    LZ_COMBINE_TILES(P, 0, pt)                                                 \
+    LZ_COMBINE_TILES(1, pt, ncol)  /* the last outputs, one at a time */       \
+    for (int p = 0; p < ncol; p++) /* the last rows */                         \
       for (int r = r8; r < len; r++) {                                         \
         double a = 0;                                                          \
         for (int c = 0; c < (tri && p + 1 < J ? p + 1 : J); c++)               \
