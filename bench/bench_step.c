@@ -438,7 +438,8 @@ static int f32_report(cm_context_t *ctx, const cm_scene_t *s, int threads) {
  * kernel set this CPU runs (internal.h, CM__KERNEL), the sets in turn in
  * every round (the same load), fresh pages as in a new process; then the
  * basis products alone (cm__gemv, 1e6 x 8, both directions, double and
- * float values). The eigen phase, whole analysis and omega_max bits of
+ * float values) and a restart's basis combination (cm__lz_combine). The
+ * eigen phase, whole analysis and omega_max bits of
  * each set against the CPU's own. An AVX-512 machine so times the AVX2
  * code an AVX2-only CPU runs, on its own memory system (not the other
  * CPU's). */
