@@ -30,6 +30,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <time.h>
 
@@ -89,6 +90,29 @@ static double triad_gbs(size_t n, int threads, int reps) {
   (void)sink;
   free(a), free(b), free(c);
   return 3.0 * 8.0 * (double)n / median(t, reps) / 1e9;
+}
+
+/* Seconds a GiB of fresh pages costs this process: 256 MiB of new
+ * anonymous memory written from `threads` threads, one write a 4 KiB page
+ * (the kernel clears each page at its first write), median of 3. On a VM
+ * whose balloon reports freed pages to the host (issue 19's EPYC, session
+ * 14) it was 0.3-0.4 s, several times a bare machine's. */
+static double fresh_s_per_gib(int threads) {
+  size_t n = (size_t)256 << 20;
+  double t[3];
+  for (int r = 0; r < 3; r++) {
+    char *p = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+                   -1, 0);
+    if (p == MAP_FAILED)
+      return NAN;
+    double t0 = now_s();
+#pragma omp parallel for schedule(static) num_threads(threads)
+    for (size_t i = 0; i < n; i += 4096)
+      p[i] = 1;
+    t[r] = (now_s() - t0) * 4;
+    munmap(p, n);
+  }
+  return median(t, 3);
 }
 
 enum { MAXR = 16 };
@@ -676,6 +700,7 @@ run:;
     cm_workspace_keep(0);
   }
   double gbs = triad_gbs((size_t)1 << 25, threads, 10);
+  double fresh = fresh_s_per_gib(threads);
   /* the product floor: what one product reads (B by slots, B^T by groups,
    * the vectors: cm__op_matvec_bytes) at the triad's bandwidth, and one
    * product measured alone on the same operator */
@@ -714,9 +739,10 @@ run:;
   double stt = median(step.tot, reps), se = median(step.eig, reps);
   double fc = median(full.cpu, reps), sc = median(step.cpu, reps);
   printf("%s: %d contacts, tol %g, %d threads, %d interleaved runs "
-         "(medians); triad %.1f GB/s; kernel set %s\n\n",
+         "(medians); triad %.1f GB/s; fresh pages %.3f s a GiB; kernel set "
+         "%s\n\n",
          file ? file : "generated pile", s->ncontacts, tol, threads, reps, gbs,
-         cm_kernel_set());
+         fresh, cm_kernel_set());
   printf("| analysis | whole (s) | CPU (s) | eigen phase (s) | fresh pages "
          "(MiB) | products | products / mode | eigen / floor | bound steps | "
          "certified_prob / critical |\n"
@@ -731,6 +757,11 @@ run:;
   printf("\nproduct floor: %.1f MB a product / %.1f GB/s = %.2f ms; one "
          "product measured alone %.2f ms (%.2fx the floor)\n",
          bytes / 1e6, gbs, 1e3 * floor1, 1e3 * t_mv, t_mv / floor1);
+  printf("fresh pages at %.3f s a GiB (written from %d threads): the full "
+         "analysis's %.0f MiB about %.3f s, the step's %.0f MiB about %.3f s\n",
+         fresh, threads, median(full.flt, reps) / 256,
+         fresh * median(full.flt, reps) / 262144, median(step.flt, reps) / 256,
+         fresh * median(step.flt, reps) / 262144);
   printf("step / full: whole %.3f, CPU %.3f, eigen %.3f; omega_max equal: "
          "%s\n",
          stt / ft, sc / fc, se / fe,
