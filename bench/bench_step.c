@@ -757,11 +757,11 @@ run:;
   printf("\nproduct floor: %.1f MB a product / %.1f GB/s = %.2f ms; one "
          "product measured alone %.2f ms (%.2fx the floor)\n",
          bytes / 1e6, gbs, 1e3 * floor1, 1e3 * t_mv, t_mv / floor1);
+  /* fresh pages (MiB, medians) of the full analysis and of the step */
+  double ffm = median(full.flt, reps) / 256, sfm = median(step.flt, reps) / 256;
   printf("fresh pages at %.3f s a GiB (written from %d threads): the full "
          "analysis's %.0f MiB about %.3f s, the step's %.0f MiB about %.3f s\n",
-         fresh, threads, median(full.flt, reps) / 256,
-         fresh * median(full.flt, reps) / 262144, median(step.flt, reps) / 256,
-         fresh * median(step.flt, reps) / 262144);
+         fresh, threads, ffm, fresh * ffm / 1024, sfm, fresh * sfm / 1024);
   printf("step / full: whole %.3f, CPU %.3f, eigen %.3f; omega_max equal: "
          "%s\n",
          stt / ft, sc / fc, se / fe,
@@ -804,13 +804,13 @@ run:;
          step.matvecs);
   if (keep_mb > 0) {
     double ko = median(kept.opr, reps), so = median(step.opr, reps);
-    double kf = median(kept.flt, reps) / 256, sf = median(step.flt, reps) / 256;
+    double kf = median(kept.flt, reps) / 256;
     printf("| 4: repeated analyses reuse their workspace (the step, %.0f MiB "
            "kept; runs after the first, against fresh runs) | fresh pages "
            "%.0f -> %.0f MiB (first kept run %.0f); operator %.1f -> %.1f ms; "
            "eigen %.3f -> %.3f s; whole %.3f -> %.3f s | %s |\n",
-           keep_mb, sf, kf, kept0.flt[0] / 256, 1e3 * so, 1e3 * ko, se, ske,
-           stt, kt, verdict(kf < 0.5 * sf && kept.omega == step.omega));
+           keep_mb, sfm, kf, kept0.flt[0] / 256, 1e3 * so, 1e3 * ko, se, ske,
+           stt, kt, verdict(kf < 0.5 * sfm && kept.omega == step.omega));
     if (kept.omega != step.omega)
       printf("  kept runs' omega_max differs: %.17g vs %.17g\n", kept.omega,
              step.omega);
