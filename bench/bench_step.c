@@ -49,12 +49,30 @@ static double cpu_s(void) {
          (double)ru.ru_stime.tv_sec + 1e-6 * (double)ru.ru_stime.tv_usec;
 }
 
-/* minor page faults of the process so far: fresh memory touched (exact
- * under any load, unlike the times) */
-static double minflt(void) {
+/* huge pages the kernel has allocated at faults so far, machine-wide
+ * (/proc/vmstat; 0 without transparent huge pages) */
+static double thp_faults(void) {
+  FILE *f = fopen("/proc/vmstat", "r");
+  char line[256];
+  double n = 0;
+  while (f && fgets(line, sizeof line, f))
+    if (!strncmp(line, "thp_fault_alloc ", 16))
+      n = atof(line + 16);
+  if (f)
+    fclose(f);
+  return n;
+}
+
+/* fresh memory touched so far, in 4 KiB pages: the process's minor page
+ * faults (exact under any load, unlike the times), each huge page (2 MiB,
+ * one fault: the library advises them for its large buffers) counted as
+ * the 512 pages it clears. The huge pages are counted machine-wide, so
+ * this is exact on a machine running nothing else. *huge: those pages. */
+static double minflt(double *huge) {
   struct rusage ru;
   getrusage(RUSAGE_SELF, &ru);
-  return (double)ru.ru_minflt;
+  *huge = 512 * thp_faults();
+  return (double)ru.ru_minflt + *huge - *huge / 512;
 }
 
 static int cmp_double(const void *a, const void *b) {
@@ -94,10 +112,13 @@ static double triad_gbs(size_t n, int threads, int reps) {
 
 /* Seconds a GiB of fresh pages costs this process: 256 MiB of new
  * anonymous memory written from `threads` threads, one write a 4 KiB page
- * (the kernel clears each page at its first write), median of 3. On a VM
+ * (the kernel clears each page at its first write), median of 3; with huge
+ * != 0 the memory is advised huge pages first (one fault a 2 MiB, where
+ * the kernel allows them), as the library's large buffers are. On a VM
  * whose balloon reports freed pages to the host (issue 19's EPYC, session
- * 14) it was 0.3-0.4 s, several times a bare machine's. */
-static double fresh_s_per_gib(int threads) {
+ * 14) the 4 KiB figure was 0.3-0.4 s, several times a bare machine's; on
+ * the family-26 EPYC of session 16, 1.65 s. */
+static double fresh_s_per_gib(int threads, int huge) {
   size_t n = (size_t)256 << 20;
   double t[3];
   for (int r = 0; r < 3; r++) {
@@ -105,6 +126,10 @@ static double fresh_s_per_gib(int threads) {
                    -1, 0);
     if (p == MAP_FAILED)
       return NAN;
+#ifdef MADV_HUGEPAGE
+    if (huge)
+      (void)madvise(p, n, MADV_HUGEPAGE);
+#endif
     double t0 = now_s();
 #pragma omp parallel for schedule(static) num_threads(threads)
     for (size_t i = 0; i < n; i += 4096)
@@ -119,7 +144,8 @@ enum { MAXR = 16 };
 typedef struct {
   const char *name;
   int modes;
-  double tot[MAXR], eig[MAXR], cpu[MAXR], flt[MAXR], opr[MAXR], ratio, omega;
+  double tot[MAXR], eig[MAXR], cpu[MAXR], opr[MAXR], ratio, omega;
+  double flt[MAXR], hug[MAXR]; /* fresh pages (4 KiB): all, in huge pages */
   int matvecs, prob_steps, nmodes;
 } run_t;
 
@@ -127,11 +153,12 @@ static void one(cm_context_t *ctx, const cm_scene_t *s, cm_options_t *o,
                 run_t *R, int r) {
   cm_report_t *rep = NULL;
   o->modes = R->modes;
-  double t0 = now_s(), c0 = cpu_s(), f0 = minflt();
+  double h0, h1, t0 = now_s(), c0 = cpu_s(), f0 = minflt(&h0);
   int st = cm_analyze(ctx, s, o, &rep);
   R->tot[r] = now_s() - t0;
   R->cpu[r] = cpu_s() - c0;
-  R->flt[r] = minflt() - f0;
+  R->flt[r] = minflt(&h1) - f0;
+  R->hug[r] = h1 - h0;
   if (st < 0 || !rep) {
     fprintf(stderr, "bench_step: cm_analyze failed (%s): %s\n",
             cm_status_name(st), ctx->message);
@@ -475,8 +502,8 @@ static int kernels_report(cm_context_t *ctx, const cm_scene_t *s, double tol,
   cm_options_init(&o);
   o.tol = tol;
   for (int k = 0; k < nset; k++) {
-    full[k] = (run_t){"full", 6, {0}, {0}, {0}, {0}, {0}, 0, 0, 0, 0, 0};
-    step[k] = (run_t){"step", 1, {0}, {0}, {0}, {0}, {0}, 0, 0, 0, 0, 0};
+    full[k] = (run_t){.name = "full", .modes = 6};
+    step[k] = (run_t){.name = "step", .modes = 1};
   }
   for (int r = 0; r < reps; r++)
     for (int k = cpu; k >= 0; k--) {
@@ -658,15 +685,15 @@ run:;
   cm_options_t o;
   cm_options_init(&o);
   o.tol = tol;
-  run_t full = {"full", 6, {0}, {0}, {0}, {0}, {0}, 0, 0, 0, 0, 0};
-  run_t step = {"step", 1, {0}, {0}, {0}, {0}, {0}, 0, 0, 0, 0, 0};
+  run_t full = {.name = "full", .modes = 6};
+  run_t step = {.name = "step", .modes = 1};
   /* every run keeps its buffers from one solve to the next, as the CLI
    * does, but starts with none kept (fresh pages, as a new process); goal
    * 4: then the full analysis and the step again with the workspace kept
    * across runs (a server, a loop): a first run fills it (not counted),
    * the later ones take it */
-  run_t fullk = {"fullk", 6, {0}, {0}, {0}, {0}, {0}, 0, 0, 0, 0, 0};
-  run_t kept = {"kept", 1, {0}, {0}, {0}, {0}, {0}, 0, 0, 0, 0, 0};
+  run_t fullk = {.name = "fullk", .modes = 6};
+  run_t kept = {.name = "kept", .modes = 1};
   run_t kept0 = kept;
   size_t cap = (size_t)(keep_mb * 1048576.0);
   for (int r = 0; r < reps; r++) { /* interleaved: the same load */
@@ -700,7 +727,9 @@ run:;
     cm_workspace_keep(0);
   }
   double gbs = triad_gbs((size_t)1 << 25, threads, 10);
-  double fresh = fresh_s_per_gib(threads);
+  double fresh = fresh_s_per_gib(threads, 0);
+  double fresh_h = fresh_s_per_gib(threads, 1), h4k, h2m;
+  int huge_on = cm__huge_pages_choice(&h4k, &h2m);
   /* the product floor: what one product reads (B by slots, B^T by groups,
    * the vectors: cm__op_matvec_bytes) at the triad's bandwidth, and one
    * product measured alone on the same operator */
@@ -739,10 +768,12 @@ run:;
   double stt = median(step.tot, reps), se = median(step.eig, reps);
   double fc = median(full.cpu, reps), sc = median(step.cpu, reps);
   printf("%s: %d contacts, tol %g, %d threads, %d interleaved runs "
-         "(medians); triad %.1f GB/s; fresh pages %.3f s a GiB; kernel set "
-         "%s\n\n",
+         "(medians); triad %.1f GB/s; fresh pages %.3f s a GiB (4 KiB "
+         "pages), %.3f s (huge pages); kernel set %s; the library's huge "
+         "pages %s (its own measure: %.3f s a GiB in 4 KiB pages, %.3f s in "
+         "2 MiB)\n\n",
          file ? file : "generated pile", s->ncontacts, tol, threads, reps, gbs,
-         fresh, cm_kernel_set());
+         fresh, fresh_h, cm_kernel_set(), huge_on ? "on" : "off", h4k, h2m);
   printf("| analysis | whole (s) | CPU (s) | eigen phase (s) | fresh pages "
          "(MiB) | products | products / mode | eigen / floor | bound steps | "
          "certified_prob / critical |\n"
@@ -757,11 +788,16 @@ run:;
   printf("\nproduct floor: %.1f MB a product / %.1f GB/s = %.2f ms; one "
          "product measured alone %.2f ms (%.2fx the floor)\n",
          bytes / 1e6, gbs, 1e3 * floor1, 1e3 * t_mv, t_mv / floor1);
-  /* fresh pages (MiB, medians) of the full analysis and of the step */
+  /* fresh pages (MiB, medians) of the full analysis and of the step, and
+   * their price: the 4 KiB ones at fresh, the huge ones at fresh_h */
   double ffm = median(full.flt, reps) / 256, sfm = median(step.flt, reps) / 256;
-  printf("fresh pages at %.3f s a GiB (written from %d threads): the full "
-         "analysis's %.0f MiB about %.3f s, the step's %.0f MiB about %.3f s\n",
-         fresh, threads, ffm, fresh * ffm / 1024, sfm, fresh * sfm / 1024);
+  double ffh = median(full.hug, reps) / 256, sfh = median(step.hug, reps) / 256;
+  printf("fresh pages at %.3f s a GiB in 4 KiB pages, %.3f s in huge pages "
+         "(written from %d threads): the full analysis's %.0f MiB (%.0f in "
+         "huge pages) about %.3f s, the step's %.0f MiB (%.0f) about %.3f s\n",
+         fresh, fresh_h, threads, ffm, ffh,
+         (fresh * (ffm - ffh) + fresh_h * ffh) / 1024, sfm, sfh,
+         (fresh * (sfm - sfh) + fresh_h * sfh) / 1024);
   printf("step / full: whole %.3f, CPU %.3f, eigen %.3f; omega_max equal: "
          "%s\n",
          stt / ft, sc / fc, se / fe,

@@ -59,3 +59,32 @@ CM_TEST(workspace_same_bits) {
   cm_scene_destroy(&a);
   cm_scene_destroy(&b);
 }
+
+/* Huge pages for large buffers (core/util.c): the measured choice has
+ * finite, positive costs, and a report made with them asked for is the
+ * same JSON text as one made without. */
+CM_TEST(huge_pages_same_bits) {
+  double s4k = NAN, s2m = NAN;
+  int on = cm__huge_pages_choice(&s4k, &s2m);
+  const char *e = getenv("CMODES_HUGE_PAGES");
+  if (!(e && (!strcmp(e, "0") || !strcmp(e, "1")))) {
+#ifdef __linux__
+    CMT_TRUE(s4k > 0 && s4k < 1e3 && s2m > 0 && s2m < 1e3);
+    CMT_EQ_INT(on, s2m < 0.5 * s4k);
+#endif
+  }
+  cm_context_t ctx;
+  cm_context_init(&ctx);
+  /* about 24 000 contacts: the basis is past the 4 MiB from which huge
+   * pages are asked for */
+  cm_scene_t *a = cm__ws_pile(&ctx, 8000, 3);
+  CMT_TRUE(a != NULL);
+  cm__huge_pages_force(0);
+  char *want = a ? cm__ws_report(&ctx, a, 6, 2) : NULL;
+  cm__huge_pages_force(1);
+  char *got = a ? cm__ws_report(&ctx, a, 6, 2) : NULL;
+  cm__huge_pages_force(on);
+  CMT_TRUE(want && got && !strcmp(want, got));
+  free(want), free(got);
+  cm_scene_destroy(&a);
+}

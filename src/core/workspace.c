@@ -89,6 +89,7 @@ void *cm__ws_malloc(cm_context_t *ctx, size_t n, size_t size) {
       return NULL;
     }
     memcpy(b, &need, sizeof need); /* the header: the capacity */
+    cm__huge_pages(b, need + CM__WS_HEAD);
   }
   return b + CM__WS_HEAD;
 }

@@ -15,37 +15,37 @@
 #define CM__BIN_MAGIC "CMSCENE1" /* 8 bytes */
 
 typedef struct {
-  char magic[8];       /* CM__BIN_MAGIC */
-  uint32_t version;    /* 1 or 2 */
-  uint32_t dim;        /* 2 or 3 */
-  uint64_t nbodies;    /* body records that follow */
-  uint64_t ncontacts;  /* contact records after the bodies */
+  char magic[8];      /* CM__BIN_MAGIC */
+  uint32_t version;   /* 1 or 2 */
+  uint32_t dim;       /* 2 or 3 */
+  uint64_t nbodies;   /* body records that follow */
+  uint64_t ncontacts; /* contact records after the bodies */
 } cm__bin_head_t;
 
 typedef struct {
-  uint64_t fixed;         /* 0 or 1 */
-  double mass;            /* kg */
-  double inertia[9];      /* body frame, row-major (2D: [0]) */
-  double position[3];     /* m */
-  double orientation[4];  /* w, x, y, z */
-} cm__bin_body_t;         /* 144 bytes */
+  uint64_t fixed;        /* 0 or 1 */
+  double mass;           /* kg */
+  double inertia[9];     /* body frame, row-major (2D: [0]) */
+  double position[3];    /* m */
+  double orientation[4]; /* w, x, y, z */
+} cm__bin_body_t;        /* 144 bytes */
 
 typedef struct {
-  int64_t a, b;           /* body indices; b = -1: the world */
-  double point[3];        /* m */
-  double normal[3];       /* unit, b -> a */
-  double stiffness;       /* N/m */
-} cm__bin_contact_t;      /* 72 bytes */
+  int64_t a, b;      /* body indices; b = -1: the world */
+  double point[3];   /* m */
+  double normal[3];  /* unit, b -> a */
+  double stiffness;  /* N/m */
+} cm__bin_contact_t; /* 72 bytes */
 
 typedef struct {
-  cm__bin_contact_t v1;   /* as in version 1 */
-  double stiffness_t;     /* N/m */
-  double damping_n;       /* N s/m */
-  double damping_t;       /* N s/m */
-  uint64_t has_arms;      /* 0 or 1 */
-  double arm_a[3];        /* m, world frame */
-  double arm_b[3];        /* m */
-} cm__bin_contact2_t;     /* 152 bytes */
+  cm__bin_contact_t v1; /* as in version 1 */
+  double stiffness_t;   /* N/m */
+  double damping_n;     /* N s/m */
+  double damping_t;     /* N s/m */
+  uint64_t has_arms;    /* 0 or 1 */
+  double arm_a[3];      /* m, world frame */
+  double arm_b[3];      /* m */
+} cm__bin_contact2_t;   /* 152 bytes */
 
 int cm__scene_is_binary(const char *buf, size_t len) {
   return len >= 8 && memcmp(buf, CM__BIN_MAGIC, 8) == 0;
@@ -97,7 +97,8 @@ int cm__scene_parse_binary(cm_context_t *ctx, const char *buf, size_t len,
   if (s) {
     s->bodies = malloc(sizeof(cm_body_t) * ((size_t)nb + 1));
     s->body_name = malloc(sizeof(long) * ((size_t)nb + 1));
-    s->contacts = calloc((size_t)nc + 1, sizeof(cm_contact_t)); /* padding too */
+    s->contacts =
+        calloc((size_t)nc + 1, sizeof(cm_contact_t)); /* padding too */
     s->contact_name = malloc(sizeof(long) * ((size_t)nc + 1));
   }
   if (!s || !s->bodies || !s->body_name || !s->contacts || !s->contact_name) {
@@ -105,6 +106,8 @@ int cm__scene_parse_binary(cm_context_t *ctx, const char *buf, size_t len,
     return CM__ERR(ctx, CM_NOMEM, NULL, "out of memory reading %s", source);
   }
   s->body_cap = nb + 1, s->contact_cap = nc + 1;
+  cm__huge_pages(s->bodies, sizeof(cm_body_t) * ((size_t)nb + 1));
+  cm__huge_pages(s->contacts, sizeof(cm_contact_t) * ((size_t)nc + 1));
   /* ---- copy records (bounds checked by cm_scene_validate) ---- */
   const char *p = buf + sizeof h;
   if (v2) {

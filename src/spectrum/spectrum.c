@@ -211,7 +211,7 @@ int cm__eig_finish(cm_context_t *ctx, cm_operator_t *op, int comp, int use_S,
   int r0, m, c0, n;
   cm__op_comp(op, comp, &r0, &m, &c0, &n);
   int N = use_S ? m : n, k = out->nev, th = cm__op_threads(op);
-  out->z = malloc(sizeof(double) * ((size_t)m * (size_t)k + 1));
+  out->z = cm__malloc(NULL, (size_t)m * (size_t)k + 1, sizeof(double));
   out->res = malloc(sizeof(double) * ((size_t)k + 1));
   /* the products of all k vectors at once (B read once), or one at a time
    * when that does not fit: the same bits */
