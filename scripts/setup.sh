@@ -44,10 +44,13 @@ deps() { # deps [extra packages...]
 }
 
 jobs=$(nproc 2>/dev/null || echo 2)
-build() { # build DIR [cmake args...]
+build() { # build DIR [cmake args...] [-- build args...]
   local dir=$1; shift
-  cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo "$@" >/dev/null
-  cmake --build "$dir" -j "$jobs"
+  local conf=() args=()
+  while [ $# -gt 0 ] && [ "$1" != -- ]; do conf+=("$1"); shift; done
+  [ $# -gt 0 ] && shift && args=("$@")
+  cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo "${conf[@]}" >/dev/null
+  cmake --build "$dir" -j "$jobs" "${args[@]}"
 }
 
 case "$what" in
@@ -79,7 +82,7 @@ test)
     ctest --output-on-failure -j "$jobs" -LE no-sanitizer)
   # the server's libFuzzer harnesses, a short run each (fuzz/README.md)
   CC=clang build build-fuzz -DCMODES_FUZZ=ON -DCMODES_SANITIZE=ON \
-    -DCMODES_TESTS=OFF
+    -DCMODES_TESTS=OFF -- --target cmodes_fuzz
   (cd build-fuzz &&
     ASAN_OPTIONS=detect_leaks=1 \
     LSAN_OPTIONS=suppressions="$top/tests/lsan.supp" \
