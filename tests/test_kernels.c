@@ -142,7 +142,8 @@ CM_TEST(kernels_same_bits_reports) {
 }
 
 /* The programs refuse a CMODES_KERNELS that names no set (exit 2, the
- * variable and the names it takes), note a set above the CPU's, and run
+ * variable and the names it takes) and a CMODES_HUGE_PAGES other than 0
+ * or 1, note a set above the CPU's, and run
  * with each set they can to the same report text. */
 CM_TEST(kernels_cli_env) {
   char cmd[1024];
@@ -155,6 +156,14 @@ CM_TEST(kernels_cli_env) {
   CMT_EQ_INT(code, cm_status_exit(CM_USAGE));
   CMT_CONTAINS(out, "CMODES_KERNELS='avx3' names no kernel set");
   CMT_CONTAINS(out, "use avx512, avx2 or baseline");
+  free(out);
+  snprintf(cmd, sizeof cmd,
+           "CMODES_HUGE_PAGES=yes %s analyze %s/data/pile3d.json 2>&1 "
+           ">/dev/null",
+           CM_BINARY, CM_SOURCE_DIR);
+  out = cmt_run(cmd, &code);
+  CMT_EQ_INT(code, cm_status_exit(CM_USAGE));
+  CMT_CONTAINS(out, "CMODES_HUGE_PAGES='yes': use 0");
   free(out);
   char *want = NULL;
   for (int isa = CM__ISA_BASELINE; isa <= CM__ISA_AVX512; isa++) {

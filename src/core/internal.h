@@ -55,10 +55,11 @@ int cm__isa_parse(const char *name);
  * back to CMODES_KERNELS or the CPU's best). Returns the set now in use.
  * Not for concurrent use with running kernels. */
 int cm__isa_force(int isa);
-/* The programs' check of CMODES_KERNELS before any work: -1 for a value
- * that names no set (a message naming prog on standard error; none when
+/* The programs' check of CMODES_KERNELS and CMODES_HUGE_PAGES before any
+ * work: -1 for a kernel-set value that names no set or a huge-pages value
+ * other than 0 or 1 (a message naming prog on standard error; none when
  * prog is NULL), a note when the set named is above the CPU's; 0
- * otherwise. The library alone takes an unknown name as unset. */
+ * otherwise. The library alone takes an unknown value as unset. */
 int cm__isa_env_check(const char *prog);
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__)) &&        \

@@ -413,6 +413,16 @@ int cm__isa(void) {
 }
 
 int cm__isa_env_check(const char *prog) {
+  const char *h = getenv("CMODES_HUGE_PAGES");
+  if (h && *h && strcmp(h, "0") && strcmp(h, "1")) {
+    if (prog)
+      fprintf(stderr,
+              "%s: CMODES_HUGE_PAGES='%s': use 0 (no huge pages) or 1 (huge "
+              "pages for buffers of 4 MiB or more), or unset it to let the "
+              "process measure which is cheaper\n",
+              prog, h);
+    return -1;
+  }
   const char *e = getenv("CMODES_KERNELS");
   int want = cm__isa_parse(e), cpu = cm__isa_cpu();
   if (want < 0) {
