@@ -17,6 +17,7 @@
  * int32 ng, int32 g0[ng+1] (the operator's column groups, as
  * cm__op_groups gives them; absent for a general M or in older files).
  */
+#include "bench_proc.h"
 #include "cmodes.h"
 #include "internal.h"
 #include "operator/operator_internal.h"
@@ -439,15 +440,7 @@ static int reset_hwm(void) {
 
 /* VmHWM of this process in KiB, or -1. */
 static long vm_hwm_kib(void) {
-  FILE *f = fopen("/proc/self/status", "r");
-  char line[256];
-  long v = -1;
-  while (f && fgets(line, sizeof line, f))
-    if (!strncmp(line, "VmHWM:", 6))
-      v = atol(line + 6);
-  if (f)
-    fclose(f);
-  return v;
+  return (long)cm_bench_proc_value("/proc/self/status", "VmHWM:", -1);
 }
 
 /* JSON number or null (NaN and infinities are not JSON). Rotating buffers:

@@ -21,6 +21,7 @@
  * (issue 19's float32 lever), and runs no analysis. --kernels instead
  * runs the full analysis and the step on every kernel set the CPU runs
  * (CMODES_KERNELS; kernels_report). Not a test: it asserts nothing. */
+#include "bench_proc.h"
 #include "cmodes.h"
 #include "internal.h"
 #include "operator/operator_internal.h"
@@ -52,15 +53,7 @@ static double cpu_s(void) {
 /* huge pages the kernel has allocated at faults so far, machine-wide
  * (/proc/vmstat; 0 without transparent huge pages) */
 static double thp_faults(void) {
-  FILE *f = fopen("/proc/vmstat", "r");
-  char line[256];
-  double n = 0;
-  while (f && fgets(line, sizeof line, f))
-    if (!strncmp(line, "thp_fault_alloc ", 16))
-      n = atof(line + 16);
-  if (f)
-    fclose(f);
-  return n;
+  return cm_bench_proc_value("/proc/vmstat", "thp_fault_alloc ", 0);
 }
 
 /* fresh memory touched so far, in 4 KiB pages: the process's minor page
