@@ -159,6 +159,8 @@ void *cm__calloc(cm_context_t *ctx, size_t n, size_t size);
  * in 2 MiB pages (NAN when CMODES_HUGE_PAGES set it). */
 void cm__huge_pages(void *p, size_t bytes);
 int cm__huge_pages_choice(double *s4k, double *s2m);
+/* CMODES_HUGE_PAGES: 0 or 1 as set, -1 unset or empty, -2 any other value */
+int cm__huge_pages_env(void);
 void cm__huge_pages_force(int on); /* tests: overrides the choice */
 /* Large buffers kept between analyses (workspace.c, cm_workspace_keep):
  * like cm__malloc (not zeroed: it may hold an earlier analysis's values),

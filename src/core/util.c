@@ -189,7 +189,8 @@ double cm__hash_uniform(uint64_t seed, uint64_t i) {
  * 0.7-0.8 s, the host backing each with 4 KiB pages of its own. So the
  * choice is measured, once a process, at its first buffer of 4 MiB or
  * more: 2 MiB of fresh memory written in 4 KiB pages and 2 MiB in one
- * huge page, twice each (a few ms); huge pages are asked for (madvise, on
+ * huge page, twice each (about 12 ms where 4 KiB pages are as dear as on
+ * that EPYC, less elsewhere); huge pages are asked for (madvise, on
  * the buffer's whole pages: glibc serves buffers this large with a mapping
  * of their own) when they cost less than half. Contents, and so every
  * result bit, are the same either way. CMODES_HUGE_PAGES=0 or 1 in the
@@ -223,10 +224,17 @@ static double cm__huge_time(int huge) {
 }
 #endif
 
-static void cm__huge_choose(void) {
+int cm__huge_pages_env(void) {
   const char *e = getenv("CMODES_HUGE_PAGES");
-  if (e && (!strcmp(e, "0") || !strcmp(e, "1"))) {
-    cm__huge.on = *e == '1';
+  if (!e || !*e)
+    return -1;
+  return !strcmp(e, "0") ? 0 : !strcmp(e, "1") ? 1 : -2;
+}
+
+static void cm__huge_choose(void) {
+  int env = cm__huge_pages_env();
+  if (env >= 0) {
+    cm__huge.on = env;
     return;
   }
 #ifdef MADV_HUGEPAGE
@@ -413,14 +421,13 @@ int cm__isa(void) {
 }
 
 int cm__isa_env_check(const char *prog) {
-  const char *h = getenv("CMODES_HUGE_PAGES");
-  if (h && *h && strcmp(h, "0") && strcmp(h, "1")) {
+  if (cm__huge_pages_env() == -2) {
     if (prog)
       fprintf(stderr,
               "%s: CMODES_HUGE_PAGES='%s': use 0 (no huge pages) or 1 (huge "
               "pages for buffers of 4 MiB or more), or unset it to let the "
               "process measure which is cheaper\n",
-              prog, h);
+              prog, getenv("CMODES_HUGE_PAGES"));
     return -1;
   }
   const char *e = getenv("CMODES_KERNELS");
