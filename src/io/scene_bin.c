@@ -114,9 +114,14 @@ int cm__scene_parse_binary(cm_context_t *ctx, const char *buf, size_t len,
     memcpy(&s->timestep_s, p, sizeof(double));
     p += sizeof(double);
   }
-  for (int i = 0; i < nb; i++, p += sizeof(cm__bin_body_t)) {
+  /* the records are independent: copied on all threads (the bodies' and
+   * contacts' fresh pages first written there too) */
+  int threads = cm__threads(ctx);
+#pragma omp parallel for schedule(static)                                      \
+    num_threads(threads) if (nb > CM__PAR_MIN)
+  for (int i = 0; i < nb; i++) {
     cm__bin_body_t rb;
-    memcpy(&rb, p, sizeof rb);
+    memcpy(&rb, p + (size_t)i * sizeof rb, sizeof rb);
     cm_body_t *b = &s->bodies[i];
     b->fixed = rb.fixed != 0;
     b->mass = rb.mass;
@@ -125,9 +130,12 @@ int cm__scene_parse_binary(cm_context_t *ctx, const char *buf, size_t len,
     memcpy(b->orientation, rb.orientation, sizeof b->orientation);
     s->body_name[i] = -1;
   }
-  for (int i = 0; i < nc; i++, p += crec) {
+  p += (size_t)nb * sizeof(cm__bin_body_t);
+#pragma omp parallel for schedule(static)                                      \
+    num_threads(threads) if (nc > CM__PAR_MIN)
+  for (int i = 0; i < nc; i++) {
     cm__bin_contact2_t r2 = {0};
-    memcpy(&r2, p, crec);
+    memcpy(&r2, p + (size_t)i * crec, crec);
     const cm__bin_contact_t rc = r2.v1;
     cm_contact_t *c = &s->contacts[i];
     c->stiffness_t = r2.stiffness_t;

@@ -717,6 +717,7 @@ static char *cm__slurp(FILE *f, size_t *len, int *over, int *nomem) {
   }
   clearerr(f);
   char *buf = malloc(cap);
+  cm__huge_pages(buf, cap); /* a regular file's size: read in one pass */
   while (buf) {
     size_t got = fread(buf + n, 1, cap - n, f);
     n += got;
