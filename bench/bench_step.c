@@ -36,6 +36,7 @@
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <time.h>
+#include <unistd.h>
 
 static double now_s(void) {
   struct timespec ts;
@@ -177,16 +178,17 @@ static void one(cm_context_t *ctx, const cm_scene_t *s, cm_options_t *o,
   cm_report_destroy(&rep);
 }
 
-/* The 6-mode analysis time of a baseline build's CLI (--baseline-cli) on
- * the same scene file: the sum of its report's timings but the parse (the
- * in-process analysis is timed without it too); NAN when it fails. */
-static double baseline_cli(const char *cli, const char *scene, double tol,
-                           int threads, double *eigen) {
+/* The `modes`-mode analysis time of a build's CLI (--baseline-cli, or
+ * this build's own, --cli) on the same scene file, a new process each
+ * time: the sum of its report's timings but the parse (the in-process
+ * analysis is timed without it too); NAN when it fails. */
+static double cli_time(const char *cli, const char *scene, double tol,
+                       int threads, int modes, double *eigen) {
   char cmd[4096], buf[1 << 16];
   snprintf(cmd, sizeof cmd,
-           "'%s' analyze '%s' --modes 6 --tol %.17g --threads %d --json "
+           "'%s' analyze '%s' --modes %d --tol %.17g --threads %d --json "
            "2>/dev/null",
-           cli, scene, tol, threads);
+           cli, scene, modes, tol, threads);
   FILE *p = popen(cmd, "r");
   if (!p)
     return NAN;
@@ -213,6 +215,29 @@ static double baseline_cli(const char *cli, const char *scene, double tol,
       *eigen = atof(q + strlen(key));
   }
   return sum;
+}
+
+/* This build's CLI when --cli is not given: cmodes in the directory above
+ * the bench program's own (build/bench/bench_step -> build/cmodes), or
+ * NULL when there is none. */
+static const char *own_cmodes(char *buf, size_t size) {
+  ssize_t n = readlink("/proc/self/exe", buf, size - 1);
+  if (n <= 0 || (size_t)n >= size - 1)
+    return NULL;
+  buf[n] = 0;
+  char *slash = strrchr(buf, '/');
+  if (!slash || (size_t)(slash - buf) + sizeof "/../cmodes" > size)
+    return NULL;
+  strcpy(slash, "/../cmodes");
+  return access(buf, X_OK) ? NULL : buf;
+}
+
+/* Memory the guest kernel has handed back to its host so far (KiB; free
+ * page reporting of a virtual machine: a page handed back costs a host
+ * fault when the next process writes it), or -1 where it is not on. */
+static double reported_kib(void) {
+  return cm_bench_proc_value(
+      "/sys/module/page_reporting/parameters/reported_kib", "", -1);
 }
 
 static const char *verdict(int holds) {
@@ -597,7 +622,10 @@ int main(int argc, char **argv) {
   double keep_mb = 2048; /* --keep-workspace: goal 4's cap (MiB; 0: off) */
   double base_full = 0;  /* --baseline-full: a baseline's 6-mode time (s) */
   const char *base_cli = NULL; /* --baseline-cli: a baseline build's cmodes */
+  const char *own_cli = NULL;  /* --cli: this build's cmodes */
   double base_t[MAXR], base_e[MAXR], base_eig = NAN;
+  double own_t[MAXR], own_e[MAXR];
+  char own_buf[4096];
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
     if (!strcmp(a, "--size") && v)
@@ -618,6 +646,8 @@ int main(int argc, char **argv) {
       base_full = atof(v), i++;
     else if (!strcmp(a, "--baseline-cli") && v)
       base_cli = v, i++;
+    else if (!strcmp(a, "--cli") && v)
+      own_cli = v, i++;
     else if (!strcmp(a, "--keep-workspace") && v)
       keep_mb = atof(v), i++;
     else if (!strcmp(a, "--f32"))
@@ -628,12 +658,14 @@ int main(int argc, char **argv) {
       fprintf(stderr, "usage: bench_step [--size NC] [--reps R] [--threads "
                       "T] [--tol X] [--seed S] [--scene FILE] [--save "
                       "FILE] [--baseline-full SECONDS] [--baseline-cli "
-                      "CMODES] [--keep-workspace MIB] [--f32 | "
-                      "--kernels]\n");
+                      "CMODES [--cli CMODES]] [--keep-workspace MIB] [--f32 "
+                      "| --kernels]\n");
       return strcmp(a, "-h") && strcmp(a, "--help") ? 2 : 0;
     }
   }
   reps = reps < 1 ? 1 : reps > MAXR ? MAXR : reps;
+  if (base_cli && !own_cli) /* this build's CLI: ../cmodes from bench/ */
+    own_cli = own_cmodes(own_buf, sizeof own_buf);
   if (base_cli && !file) {
     fprintf(stderr, "bench_step: --baseline-cli needs --scene (the baseline "
                     "reads the same file)\n");
@@ -694,6 +726,7 @@ run:;
   run_t kept = {.name = "kept", .modes = 1};
   run_t kept0 = kept;
   size_t cap = (size_t)(keep_mb * 1048576.0);
+  double rep0 = reported_kib();
   for (int r = 0; r < reps; r++) { /* interleaved: the same load */
     cm_workspace_keep(cap);
     one(&ctx, s, &o, &full, r);
@@ -702,7 +735,7 @@ run:;
     one(&ctx, s, &o, &step, r);
     cm_workspace_keep(0);
     if (base_cli) { /* the baseline's 6-mode analysis, in turn */
-      base_t[r] = baseline_cli(base_cli, file, tol, threads, &base_e[r]);
+      base_t[r] = cli_time(base_cli, file, tol, threads, 6, &base_e[r]);
       fprintf(stderr,
               "  base  run %d: %.3f s, eigen %.3f s (%s, timings but the "
               "parse)\n",
@@ -711,6 +744,13 @@ run:;
         fprintf(stderr, "bench_step: %s analyze failed\n", base_cli);
         return 1;
       }
+    }
+    if (base_cli && own_cli) { /* this build's step from its CLI, in turn */
+      own_t[r] = cli_time(own_cli, file, tol, threads, 1, &own_e[r]);
+      fprintf(stderr,
+              "  cli   run %d: %.3f s, eigen %.3f s (%s --modes 1, timings "
+              "but the parse)\n",
+              r, own_t[r], own_e[r], own_cli);
     }
   }
   if (base_cli)
@@ -779,6 +819,12 @@ run:;
          "2 MiB)\n\n",
          file ? file : "generated pile", s->ncontacts, tol, threads, reps, gbs,
          fresh, fresh_h, cm_kernel_set(), huge_on ? "on" : "off", h4k, h2m);
+  double rep1 = reported_kib();
+  if (rep0 >= 0 && rep1 >= 0) /* a new process pays for these pages again */
+    printf("free page reporting (a virtual machine's): %.0f MiB handed back "
+           "to the host during the bench; a new process (the CLI rows) "
+           "writes such pages at the host's price\n\n",
+           (rep1 - rep0) / 1024);
   printf("| analysis | whole (s) | CPU (s) | eigen phase (s) | fresh pages "
          "(MiB) | products | products / mode | eigen / floor | bound steps | "
          "certified_prob / critical |\n"
@@ -834,6 +880,12 @@ run:;
              se, keep_mb > 0 ? ske : NAN, base_eig, se / base_eig,
              keep_mb > 0 ? ske / base_eig : NAN, verdict(se / base_eig < 0.25),
              verdict(keep_mb > 0 && ske / base_eig < 0.25));
+    if (base_cli && own_cli) { /* process against process */
+      double ot = median(own_t, reps);
+      printf("| 2, from this build's CLI (a new process each, as the "
+             "baseline's) | %.3f s / %.3f s = %.3f | %s |\n",
+             ot, base_full, ot / base_full, verdict(ot / base_full < 0.25));
+    }
   } else
     printf("| 2: the step alone < 25%% of the baseline's 6-mode analysis | "
            "no --baseline-full given; against this build's full analysis: "
