@@ -716,8 +716,9 @@ static char *cm__slurp(FILE *f, size_t *len, int *over, int *nomem) {
     }
   }
   clearerr(f);
-  char *buf = malloc(cap);
-  cm__huge_pages(buf, cap); /* a regular file's size: read in one pass */
+  /* the library's allocator: huge pages for a large file's one buffer
+   * when they are the cheaper kind here (still realloc'd below) */
+  char *buf = cm__malloc(NULL, cap, 1);
   while (buf) {
     size_t got = fread(buf + n, 1, cap - n, f);
     n += got;
