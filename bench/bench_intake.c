@@ -24,6 +24,7 @@
  *                            [--readers stream,tree,jansson,binary,yajl,
  *                             yajl-scene,simdjson,simdjson-scene]
  */
+#include "bench_time.h"
 #include "cmodes.h"
 #include "cmodes/generate.h"
 #include "internal.h"
@@ -68,16 +69,6 @@ static long status_kib(int pid, const char *field) {
   if (f)
     fclose(f);
   return v;
-}
-
-static int cmp_d(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
-
-static double median(double *v, int n) {
-  qsort(v, (size_t)n, sizeof *v, cmp_d);
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
 static char *slurp(const char *path, size_t *len) {
@@ -327,8 +318,9 @@ static void readers_table(const char *json, const char *bin, int reps) {
   for (int k = 0; k < R_N; k++) {
     if (!reader_on[k])
       continue;
-    double t = median(secs[k], reps), pk = median(peak[k], reps);
-    double c = median(cpu[k], reps);
+    double t = cm_bench_median(secs[k], reps),
+           pk = cm_bench_median(peak[k], reps);
+    double c = cm_bench_median(cpu[k], reps);
     if (k == R_STREAM)
       t_stream = t;
     printf("| %s | %.3f | %.0f | %.3f | %.0f | %.0f | %.2f | %.2f |\n",
@@ -337,7 +329,7 @@ static void readers_table(const char *json, const char *bin, int reps) {
   }
   if (reader_on[R_TREE] && reader_on[R_STREAM])
     printf("stream vs tree: %.1fx faster\n",
-           median(secs[R_TREE], reps) / t_stream);
+           cm_bench_median(secs[R_TREE], reps) / t_stream);
   printf("\n");
 }
 
@@ -493,7 +485,7 @@ static void post_table(const char *cmodes, const char *json, const char *bin,
   kill(srv, SIGTERM);
   waitpid(srv, NULL, 0);
   free(body);
-  double mp = median(tp, reps), ma = median(ta, reps);
+  double mp = cm_bench_median(tp, reps), ma = cm_bench_median(ta, reps);
   printf("POST %s (%.1f MB) to cmodes serve /v1/analyze vs cmodes analyze of "
          "the binary scene, %d reps:\n",
          json, (double)len / 1e6, reps);

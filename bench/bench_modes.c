@@ -18,6 +18,7 @@
  * cm__op_groups gives them; absent for a general M or in older files).
  */
 #include "bench_proc.h"
+#include "bench_time.h"
 #include "cmodes.h"
 #include "internal.h"
 #include "operator/operator_internal.h"
@@ -56,25 +57,6 @@ typedef struct {
   int fast;            /* phases of the analysis only */
   int arpack;          /* also ARPACK on the whole operator */
 } bench_opts_t;
-
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static int cmp_double(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
-
-/* Median of v[0..n) (sorted in place); NAN for n = 0. */
-static double median(double *v, int n) {
-  if (n <= 0)
-    return NAN;
-  qsort(v, (size_t)n, sizeof *v, cmp_double);
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
 
 static void die(const cm_context_t *ctx, const char *what, int st) {
   fprintf(stderr, "bench_modes: %s failed (%s): %s\n", what,
@@ -247,16 +229,16 @@ static double triad_gbs(size_t n, int threads, int reps) {
   if (reps > 64)
     reps = 64;
   for (int r = 0; r < reps; r++) {
-    double t0 = now_s();
+    double t0 = cm_bench_now();
 #pragma omp parallel for schedule(static) num_threads(threads)
     for (size_t i = 0; i < n; i++)
       a[i] = b[i] + 3.0 * c[i]; /* triad */
-    t[r] = now_s() - t0;
+    t[r] = cm_bench_now() - t0;
   }
   volatile double sink = a[n / 2];
   (void)sink;
   free(a), free(b), free(c);
-  return 3.0 * 8.0 * (double)n / median(t, reps) / 1e9;
+  return 3.0 * 8.0 * (double)n / cm_bench_median(t, reps) / 1e9;
 }
 
 /* ---- the operator's own B, extracted by probing ---------------------------- */
@@ -499,16 +481,16 @@ static int dense_run(cm_context_t *ctx, cm_operator_t *op, int nev, int reps,
   int done = 0;
   for (int r = 0; r < reps && !st; r++) {
     free(S);
-    double t0 = now_s();
+    double t0 = cm_bench_now();
     S = cm_operator_dense_S(ctx, op);
-    tf[r] = now_s() - t0;
+    tf[r] = cm_bench_now() - t0;
     if (!S)
       return CM_NOMEM;
     memcpy(A, S, sizeof(double) * (size_t)N * (size_t)N);
-    t0 = now_s();
+    t0 = cm_bench_now();
     st = LAPACKE_dsyevr(LAPACK_COL_MAJOR, 'V', 'I', 'U', N, A, N, 0, 0,
                         N - nev + 1, N, 0.0, &m, w, Z, N, isuppz);
-    tr[r] = now_s() - t0;
+    tr[r] = cm_bench_now() - t0;
     done = r + 1;
     fprintf(stderr, "  dense rep %d: form S %.3f s, dsyevr top-%d %.3f s\n",
             r, tf[r], nev, tr[r]);
@@ -523,18 +505,18 @@ static int dense_run(cm_context_t *ctx, cm_operator_t *op, int nev, int reps,
   Zf = malloc(sizeof(double) * (size_t)N * (size_t)N);
   for (int r = 0; r < reps && !st && Zf; r++) {
     memcpy(Zf, S, sizeof(double) * (size_t)N * (size_t)N);
-    double t0 = now_s();
+    double t0 = cm_bench_now();
     st = LAPACKE_dsyevd(LAPACK_COL_MAJOR, 'V', 'U', N, Zf, N, w);
-    td[r] = now_s() - t0;
+    td[r] = cm_bench_now() - t0;
     dreps = r + 1;
     fprintf(stderr, "  dense rep %d: dsyevd (all pairs) %.3f s\n", r, td[r]);
     if (td[r] > 120)
       break;
   }
   d->dreps = dreps;
-  d->t_form = median(tf, done);
-  d->t_syevr = median(tr, done);
-  d->t_syevd = dreps ? median(td, dreps) : NAN;
+  d->t_form = cm_bench_median(tf, done);
+  d->t_syevr = cm_bench_median(tr, done);
+  d->t_syevd = dreps ? cm_bench_median(td, dreps) : NAN;
   free(S), free(A), free(w), free(Z), free(Zf), free(isuppz);
   cm__blas_single_thread();
   return st ? CM_NUMERIC : CM_OK;
@@ -564,9 +546,9 @@ static double timed_solve(cm_context_t *ctx, cm_operator_t *op,
                           const cm_options_t *o, int run, const char *what,
                           int *matvecs) {
   cm_spectrum_t *sp = NULL;
-  double t0 = now_s();
+  double t0 = cm_bench_now();
   int st = cm_spectrum_solve(ctx, op, -1, o, &sp);
-  double t = now_s() - t0;
+  double t = cm_bench_now() - t0;
   if (st < 0)
     die(ctx, what, st);
   *matvecs = sp->matvecs;
@@ -632,9 +614,9 @@ int main(int argc, char **argv) {
   double gen_total = 0;
   while (gen_reps < R && (gen_reps == 0 || gen_total < 5.0)) {
     cm_scene_destroy(&scene);
-    double t0 = now_s();
+    double t0 = cm_bench_now();
     scene = make_scene(&ctx, bo.scene, bo.size, &units);
-    t_gen[gen_reps] = now_s() - t0;
+    t_gen[gen_reps] = cm_bench_now() - t0;
     gen_total += t_gen[gen_reps];
     fprintf(stderr, "  generate %d: %.3f s (%d bodies, %d contacts)\n",
             gen_reps, t_gen[gen_reps], scene->nbodies, scene->ncontacts);
@@ -647,13 +629,13 @@ int main(int argc, char **argv) {
   for (int r = 0; r < R; r++) {
     cm_report_destroy(&rep);
     int hwm = bo.mem && r == 0 && reset_hwm() == 0;
-    double t0 = now_s();
+    double t0 = cm_bench_now();
     /* as `cmodes analyze` runs it: buffers kept from one solve to the
      * next within the analysis, none from the run before */
     cm_workspace_keep((size_t)1 << 30);
     int st = cm_analyze(&ctx, scene, &opts, &rep);
     cm_workspace_keep(0);
-    t_tot[r] = now_s() - t0;
+    t_tot[r] = cm_bench_now() - t0;
     if (hwm)
       rss_kib = vm_hwm_kib();
     if (st < 0)
@@ -680,10 +662,10 @@ int main(int argc, char **argv) {
   int an_matvecs = rep->matvecs, an_ncomp = rep->ncomp;
   double omega_max = rep->omega_max, pc_ratio = rep->pc_ratio;
   const char *an_method = rep->method;
-  double m_gen = median(t_gen, gen_reps), m_asm = median(t_asm, R),
-         m_fac = median(t_fac, R), m_opr = median(t_opr, R),
-         m_eig = median(t_eig, R), m_rep = median(t_rep, R),
-         m_tot = median(t_tot, R);
+  double m_gen = cm_bench_median(t_gen, gen_reps), m_asm = cm_bench_median(t_asm, R),
+         m_fac = cm_bench_median(t_fac, R), m_opr = cm_bench_median(t_opr, R),
+         m_eig = cm_bench_median(t_eig, R), m_rep = cm_bench_median(t_rep, R),
+         m_tot = cm_bench_median(t_tot, R);
   printf("{\"scene\":\"%s\",\"target\":%.0f,\"nc\":%d,\"units\":%ld,"
          "\"nbodies\":%d,\"threads\":%d,\"tol\":%g,\"nev\":%d,\"reps\":%d,"
          "\"openblas_coretype\":\"%s\",\"ncomp\":%d,\"method\":\"%s\","
@@ -717,11 +699,11 @@ int main(int argc, char **argv) {
   /* per-contact estimate (and Gershgorin) alone */
   double t_b[64], lo = 0, hi = 0;
   for (int r = 0; r < R; r++) {
-    double t0 = now_s();
+    double t0 = cm_bench_now();
     cm_operator_bounds(&ctx, op, &lo, &hi);
-    t_b[r] = now_s() - t0;
+    t_b[r] = cm_bench_now() - t0;
   }
-  double m_bounds = median(t_b, R);
+  double m_bounds = cm_bench_median(t_b, R);
   fprintf(stderr, "  bounds (per-contact + Gershgorin) %.4f s: omega in "
           "[%.6g, %.6g]\n", m_bounds, lo, hi);
 
@@ -733,15 +715,15 @@ int main(int argc, char **argv) {
   const int calls = 50;
   double t_mv[64], t_mv1[64];
   for (int r = 0; r < R; r++) {
-    double t0 = now_s();
+    double t0 = cm_bench_now();
     for (int c = 0; c < calls; c++)
       cm_operator_apply_S(op, -1, c % 2 ? y : x, c % 2 ? x : y);
-    t_mv[r] = (now_s() - t0) / calls;
+    t_mv[r] = (cm_bench_now() - t0) / calls;
     double s = cm__nrm2(nr, x, 1); /* keep x bounded */
     for (int i = 0; i < nr && s > 0; i++)
       x[i] /= s;
   }
-  double m_mv = median(t_mv, R);
+  double m_mv = cm_bench_median(t_mv, R);
   double bytes = cm__op_matvec_bytes(op); /* as the products store B, B^T */
   double triad = triad_gbs((size_t)1 << 25, bo.threads, 10);
   double mv_gbs = bytes / m_mv / 1e9;
@@ -766,9 +748,9 @@ int main(int argc, char **argv) {
   for (int r = 0; r < R; r++) {
     cm_spectrum_t *sp = NULL;
     perf_ctl("enable");
-    double t0 = now_s();
+    double t0 = cm_bench_now();
     st = cm_spectrum_solve(&ctx, op, -1, &opts, &sp);
-    t_sp[r] = now_s() - t0;
+    t_sp[r] = cm_bench_now() - t0;
     perf_ctl("disable");
     if (st < 0)
       die(&ctx, "cm_spectrum_solve", st);
@@ -783,21 +765,21 @@ int main(int argc, char **argv) {
       t_arp[r] = timed_solve(&ctx, op, &oarp, r, "ARPACK", &arp_mv);
     if (op1) {
       t_sp1[r] = timed_solve(&ctx1, op1, &opts, r, "1 thread", &sp_mv1);
-      t0 = now_s();
+      t0 = cm_bench_now();
       for (int c = 0; c < calls; c++)
         cm_operator_apply_S(op1, -1, c % 2 ? y : x, c % 2 ? x : y);
-      t_mv1[r] = (now_s() - t0) / calls;
+      t_mv1[r] = (cm_bench_now() - t0) / calls;
       double s = cm__nrm2(nr, x, 1);
       for (int i = 0; i < nr && s > 0; i++)
         x[i] /= s;
     }
   }
-  double m_sp = median(t_sp, R);
+  double m_sp = cm_bench_median(t_sp, R);
   fprintf(stderr, "  spectrum: %.3f s median, %d matvecs x %.4f ms = %.0f%% "
           "in the S matvec\n", m_sp, sp_mv, 1e3 * m_mv,
           100.0 * sp_mv * m_mv / m_sp);
-  double m_sp1 = op1 ? median(t_sp1, R) : NAN;
-  double m_mv1 = op1 ? median(t_mv1, R) : NAN;
+  double m_sp1 = op1 ? cm_bench_median(t_sp1, R) : NAN;
+  double m_mv1 = op1 ? cm_bench_median(t_mv1, R) : NAN;
   printf(",\"nr\":%d,\"ncol\":%d,\"nnz_B\":%ld,\"t_bounds\":%.6g,"
          "\"omega_lower\":%.15g,\"omega_upper\":%.15g,\"t_matvec\":%.6g,"
          "\"matvec_bytes\":%.0f,\"matvec_gbs\":%.4g,\"triad_gbs\":%.4g,"
@@ -810,7 +792,7 @@ int main(int argc, char **argv) {
     printf("%s%.15g", i ? "," : "", sp_omega[i]);
   printf("]");
   if (bo.arpack && opts.method != CM_METHOD_ARPACK)
-    printf(",\"t_arpack\":%.6g,\"arpack_matvecs\":%d", median(t_arp, R),
+    printf(",\"t_arpack\":%.6g,\"arpack_matvecs\":%d", cm_bench_median(t_arp, R),
            arp_mv);
   fflush(stdout);
   cm_operator_destroy(&op1);
@@ -821,7 +803,7 @@ int main(int argc, char **argv) {
     double *Bx;
     int ng = -1; /* the column groups of the products (-1: none) */
     const int *g0 = NULL;
-    double t0 = now_s();
+    double t0 = cm_bench_now();
     if (cm__op_groups(op, &ng, &g0))
       ng = -1;
     if (extract_B(&ctx, sys, op, &Bp, &Bj, &Bx) ||
@@ -829,7 +811,7 @@ int main(int argc, char **argv) {
       die(&ctx, "export of B", CM_IO);
     fprintf(stderr, "  exported B (%d x %d, %d nonzeros, %d column groups) "
             "to %s in %.2f s\n", nr, ncol, Bp[nr], ng, bo.export_path,
-            now_s() - t0);
+            cm_bench_now() - t0);
     free(Bp), free(Bj), free(Bx);
   }
 
@@ -845,9 +827,9 @@ int main(int argc, char **argv) {
     int n10 = 0, mv10 = 0;
     for (int r = 0; r < R; r++) {
       cm_spectrum_t *sp = NULL;
-      double t0 = now_s();
+      double t0 = cm_bench_now();
       st = cm_spectrum_solve(&ctx, op, -1, &o10, &sp);
-      t10[r] = now_s() - t0;
+      t10[r] = cm_bench_now() - t0;
       if (st < 0)
         die(&ctx, "cm_spectrum_solve (tol 1e-10)", st);
       n10 = sp->nev < 16 ? sp->nev : 16;
@@ -863,7 +845,7 @@ int main(int argc, char **argv) {
     k = d.n < n10 ? d.n : n10;
     for (int i = 0; i < k; i++)
       agree10 = fmax(agree10, fabs(om10[i] - d.omega[i]) / d.omega[0]);
-    double m10 = median(t10, R);
+    double m10 = cm_bench_median(t10, R);
     fprintf(stderr, "  dense: form S %.3f s, dsyevr %.3f s, dsyevd %.3f s; "
             "cmodes tol 1e-10 %.4f s (%d matvecs); top-%d agreement %.2e "
             "(tol %g), %.2e (tol 1e-10)\n", d.t_form, d.t_syevr, d.t_syevd,
@@ -884,14 +866,14 @@ int main(int argc, char **argv) {
     double t_p[64];
     for (int r = 0; r < R; r++) {
       cm_scene_t *s2 = NULL;
-      double t0 = now_s();
+      double t0 = cm_bench_now();
       st = cm_scene_parse_json(&ctx, text, len, "bench", &s2);
-      t_p[r] = now_s() - t0;
+      t_p[r] = cm_bench_now() - t0;
       if (st)
         die(&ctx, "cm_scene_parse_json", st);
       cm_scene_destroy(&s2);
     }
-    double m_p = median(t_p, R);
+    double m_p = cm_bench_median(t_p, R);
     fprintf(stderr, "  JSON reader: %.1f MB in %.3f s = %.1f MB/s, %.3f s per "
             "million contacts\n", len / 1e6, m_p, len / 1e6 / m_p,
             m_p / (nc / 1e6));

@@ -24,6 +24,8 @@
  * runs the full analysis and the step on every kernel set the CPU runs
  * (CMODES_KERNELS; kernels_report). Not a test: it asserts nothing. */
 #include "bench_proc.h"
+#include "bench_slots.h"
+#include "bench_time.h"
 #include "cmodes.h"
 #include "internal.h"
 #include "operator/operator_internal.h"
@@ -37,12 +39,6 @@
 #include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
-
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 /* CPU seconds of the process (all threads, user + system): under a
  * shared machine's load a steadier measure of the work than wall time */
@@ -71,16 +67,6 @@ static double minflt(double *huge) {
   return (double)ru.ru_minflt + *huge - *huge / 512;
 }
 
-static int cmp_double(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
-
-static double median(double *v, int n) {
-  qsort(v, (size_t)n, sizeof *v, cmp_double);
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
 /* a = b + s c over n doubles (GB/s, median of reps; 3 x 8 bytes an
  * element as in STREAM) */
 static double triad_gbs(size_t n, int threads, int reps) {
@@ -94,16 +80,16 @@ static double triad_gbs(size_t n, int threads, int reps) {
   for (size_t i = 0; i < n; i++)
     a[i] = 0, b[i] = 1.0, c[i] = 2.0;
   for (int r = 0; r < reps; r++) {
-    double t0 = now_s();
+    double t0 = cm_bench_now();
 #pragma omp parallel for schedule(static) num_threads(threads)
     for (size_t i = 0; i < n; i++)
       a[i] = b[i] + 3.0 * c[i];
-    t[r] = now_s() - t0;
+    t[r] = cm_bench_now() - t0;
   }
   volatile double sink = a[n / 2];
   (void)sink;
   free(a), free(b), free(c);
-  return 3.0 * 8.0 * (double)n / median(t, reps) / 1e9;
+  return 3.0 * 8.0 * (double)n / cm_bench_median(t, reps) / 1e9;
 }
 
 /* Seconds a GiB of fresh pages costs this process: 256 MiB of new
@@ -126,14 +112,14 @@ static double fresh_s_per_gib(int threads, int huge) {
     if (huge)
       (void)madvise(p, n, MADV_HUGEPAGE);
 #endif
-    double t0 = now_s();
+    double t0 = cm_bench_now();
 #pragma omp parallel for schedule(static) num_threads(threads)
     for (size_t i = 0; i < n; i += 4096)
       p[i] = 1;
-    t[r] = (now_s() - t0) * 4;
+    t[r] = (cm_bench_now() - t0) * 4;
     munmap(p, n);
   }
-  return median(t, 3);
+  return cm_bench_median(t, 3);
 }
 
 enum { MAXR = 16 };
@@ -152,9 +138,9 @@ static void one(cm_context_t *ctx, const cm_scene_t *s, cm_options_t *o,
                 run_t *R, int r) {
   cm_report_t *rep = NULL;
   o->modes = R->modes;
-  double h0, h1, t0 = now_s(), c0 = cpu_s(), f0 = minflt(&h0);
+  double h0, h1, t0 = cm_bench_now(), c0 = cpu_s(), f0 = minflt(&h0);
   int st = cm_analyze(ctx, s, o, &rep);
-  R->tot[r] = now_s() - t0;
+  R->tot[r] = cm_bench_now() - t0;
   R->cpu[r] = cpu_s() - c0;
   R->flt[r] = minflt(&h1) - f0;
   R->hug[r] = h1 - h0;
@@ -258,179 +244,12 @@ static void goal1_row(const char *what, double eig, int products,
  * seconds a product at the triad), the bound's steps and the certified
  * step over the critical one. */
 static void table_row(const char *label, run_t *R, int reps, double floor1) {
-  double e = median(R->eig, reps);
+  double e = cm_bench_median(R->eig, reps);
   printf("| %s | %.3f | %.3f | %.3f | %.0f | %d | %.1f | %.2f | %d | %.4f |\n",
-         label, median(R->tot, reps), median(R->cpu, reps), e,
-         median(R->flt, reps) / 256, R->matvecs, (double)R->matvecs / R->nmodes,
-         e / (R->matvecs * floor1), R->prob_steps, R->ratio);
-}
-
-/* ---- issue 19's lever (a): float32 values of B in the products ----------
- * A bench-only copy of the operator's grouped products (B by slots, B^T by
- * groups, rows in chunks of 4096 on all threads, group sums in double),
- * built from B's CSR (cm_operator_csr) and the operator's groups
- * (cm__op_groups), once with double values and once with float values and
- * double accumulation. Measured alternately against each other and the
- * library's own S product, it says what float32 storage would buy before
- * anyone builds it into the solver. */
-typedef struct {
-  int nr, ncol, ng, G; /* rows, columns, groups, common group size */
-  int *Sp, *Gp, *Gj;   /* slots of each row; entries of each group, rows */
-  unsigned *Sc;        /* slot: first column << 3 | (size - 1) */
-  const int *g0;       /* first column of each group (the operator's) */
-  double *Sxd, *Gxd;   /* G values per slot / entry, double */
-  float *Sxf, *Gxf;    /* the same, float */
-} f32_t;
-
-#define F32_CHUNK 4096
-/* y = B t (slots) and t = B^T x (groups) over rows / groups [i0, i1), for
- * value type T and group size G (a constant where it is inlined) */
-#define F32_KERNELS(T, SX, GX, SUF)                                            \
-  static inline __attribute__((always_inline)) void f32_slots_##SUF(           \
-      const f32_t *L, int G, int i0, int i1, const double *x, double *y) {     \
-    for (int i = i0; i < i1; i++) {                                            \
-      double s = 0;                                                            \
-      for (int q = L->Sp[i]; q < L->Sp[i + 1]; q++) {                          \
-        const T *a = L->SX + (size_t)q * G;                                    \
-        const double *xs = x + (L->Sc[q] >> 3);                                \
-        __builtin_prefetch(a + 512);                                           \
-        _Pragma("GCC unroll 8") for (int t = 0; t < G; t++) s +=               \
-            (double)a[t] * xs[t];                                              \
-      }                                                                        \
-      y[i] = s;                                                                \
-    }                                                                          \
-  }                                                                            \
-  static inline __attribute__((always_inline)) void f32_groups_##SUF(          \
-      const f32_t *L, int G, int b0, int b1, const double *y, double *x) {     \
-    for (int b = b0; b < b1; b++) {                                            \
-      double s[8] = {0};                                                       \
-      for (int e = L->Gp[b]; e < L->Gp[b + 1]; e++) {                          \
-        double v = y[L->Gj[e]];                                                \
-        const T *a = L->GX + (size_t)e * G;                                    \
-        __builtin_prefetch(a + 512);                                           \
-        _Pragma("GCC unroll 8") for (int t = 0; t < G; t++) s[t] +=            \
-            (double)a[t] * v;                                                  \
-      }                                                                        \
-      _Pragma("GCC unroll 8") for (int t = 0; t < G; t++) x[L->g0[b] + t] =    \
-          s[t];                                                                \
-    }                                                                          \
-  }
-F32_KERNELS(double, Sxd, Gxd, d)
-F32_KERNELS(float, Sxf, Gxf, f)
-
-/* y = S x = B (B^T x), t scratch of ncol; single: float values */
-static void f32_apply_S(const f32_t *L, int single, int threads,
-                        const double *x, double *t, double *y) {
-  int ncg = (L->ng + F32_CHUNK - 1) / F32_CHUNK;
-  int ncr = (L->nr + F32_CHUNK - 1) / F32_CHUNK;
-#define F32_RUN(G)                                                             \
-  do {                                                                         \
-    _Pragma(                                                                   \
-        "omp parallel for schedule(static) num_threads(threads)") for (int c = \
-                                                                           0;  \
-                                                                       c <     \
-                                                                       ncg;    \
-                                                                       c++) {  \
-      int b0 = c * F32_CHUNK,                                                  \
-          b1 = b0 + F32_CHUNK < L->ng ? b0 + F32_CHUNK : L->ng;                \
-      if (single)                                                              \
-        f32_groups_f(L, G, b0, b1, x, t);                                      \
-      else                                                                     \
-        f32_groups_d(L, G, b0, b1, x, t);                                      \
-    }                                                                          \
-    _Pragma(                                                                   \
-        "omp parallel for schedule(static) num_threads(threads)") for (int c = \
-                                                                           0;  \
-                                                                       c <     \
-                                                                       ncr;    \
-                                                                       c++) {  \
-      int i0 = c * F32_CHUNK,                                                  \
-          i1 = i0 + F32_CHUNK < L->nr ? i0 + F32_CHUNK : L->nr;                \
-      if (single)                                                              \
-        f32_slots_f(L, G, i0, i1, t, y);                                       \
-      else                                                                     \
-        f32_slots_d(L, G, i0, i1, t, y);                                       \
-    }                                                                          \
-  } while (0)
-  switch (L->G) {
-  case 2:
-    F32_RUN(2);
-    break;
-  case 3:
-    F32_RUN(3);
-    break;
-  case 6:
-    F32_RUN(6);
-    break;
-  default:
-    F32_RUN(L->G);
-    break;
-  }
-#undef F32_RUN
-}
-
-static void f32_free(f32_t *L) {
-  free(L->Sp), free(L->Gp), free(L->Gj), free(L->Sc);
-  free(L->Sxd), free(L->Gxd), free(L->Sxf), free(L->Gxf);
-}
-
-/* The slots and groups from B's CSR; 0, or -1 when the groups are not of
- * one size (then nothing is measured) or memory ran out. */
-static int f32_build(cm_operator_t *op, f32_t *L) {
-  const int *Bp, *Bj, *g0;
-  const double *Bx;
-  int ng;
-  memset(L, 0, sizeof *L);
-  if (cm_operator_csr(op, &Bp, &Bj, &Bx) || cm__op_groups(op, &ng, &g0))
-    return -1;
-  L->nr = cm_operator_rows(op), L->ncol = cm_operator_cols(op);
-  L->ng = ng, L->g0 = g0, L->G = ng ? g0[1] - g0[0] : 0;
-  for (int b = 0; b < ng; b++)
-    if (g0[b + 1] - g0[b] != L->G)
-      return -1;
-  int G = L->G, nr = L->nr;
-  size_t ns = 0; /* a slot per run of a row's entries in one group */
-  L->Sp = calloc((size_t)nr + 1, sizeof(int));
-  L->Gp = calloc((size_t)ng + 1, sizeof(int));
-  if (!L->Sp || !L->Gp || G <= 0)
-    return -1;
-  for (int r = 0; r < nr; r++) {
-    for (int q = Bp[r]; q < Bp[r + 1]; q++)
-      if (q == Bp[r] || Bj[q] / G != Bj[q - 1] / G) {
-        ns++;
-        L->Gp[Bj[q] / G + 1]++;
-      }
-    L->Sp[r + 1] = (int)ns;
-  }
-  for (int b = 0; b < ng; b++)
-    L->Gp[b + 1] += L->Gp[b];
-  L->Sc = malloc(ns * sizeof(unsigned)), L->Gj = malloc(ns * sizeof(int));
-  L->Sxd = calloc(ns * (size_t)G, sizeof(double));
-  L->Gxd = calloc(ns * (size_t)G, sizeof(double));
-  L->Sxf = calloc(ns * (size_t)G, sizeof(float));
-  L->Gxf = calloc(ns * (size_t)G, sizeof(float));
-  int *next = malloc(((size_t)ng + 1) * sizeof(int));
-  if (!L->Sc || !L->Gj || !L->Sxd || !L->Gxd || !L->Sxf || !L->Gxf || !next) {
-    free(next);
-    return -1;
-  }
-  memcpy(next, L->Gp, (size_t)ng * sizeof(int));
-  for (int r = 0; r < nr; r++) {
-    size_t q = (size_t)L->Sp[r];
-    for (int e = Bp[r]; e < Bp[r + 1]; q++) {
-      int b = Bj[e] / G;
-      size_t ge = (size_t)next[b]++;
-      L->Sc[q] = (unsigned)(b * G) << 3 | (unsigned)(G - 1);
-      L->Gj[ge] = r;
-      for (; e < Bp[r + 1] && Bj[e] / G == b; e++) {
-        size_t t = (size_t)(Bj[e] - b * G);
-        L->Sxd[q * G + t] = L->Gxd[ge * G + t] = Bx[e];
-        L->Sxf[q * G + t] = L->Gxf[ge * G + t] = (float)Bx[e];
-      }
-    }
-  }
-  free(next);
-  return 0;
+         label, cm_bench_median(R->tot, reps), cm_bench_median(R->cpu, reps), e,
+         cm_bench_median(R->flt, reps) / 256, R->matvecs,
+         (double)R->matvecs / R->nmodes, e / (R->matvecs * floor1),
+         R->prob_steps, R->ratio);
 }
 
 /* Median ms of one S product: the library's, the bench's double and float
@@ -453,7 +272,7 @@ static void f32_measure(cm_operator_t *op, int threads, double ms[3],
     x[i] = cm__hash_uniform(11, (uint64_t)i) - 0.5;
   for (int r = 0; x && y && z && t && r < 9; r++)
     for (int k = 0; k < 3; k++) {
-      double t0 = now_s();
+      double t0 = cm_bench_now();
       for (int c = 0; c < 10; c++) {
         if (k == 0) { /* the solver's own product, scratch kept */
           cm__op_BT(op, -1, x, t);
@@ -461,11 +280,11 @@ static void f32_measure(cm_operator_t *op, int threads, double ms[3],
         } else
           f32_apply_S(&L, k == 2, threads, x, t, k == 2 ? z : y);
       }
-      tm[k][r] = (now_s() - t0) / 10;
+      tm[k][r] = (cm_bench_now() - t0) / 10;
     }
   if (x && y && z && t) {
     for (int k = 0; k < 3; k++)
-      ms[k] = 1e3 * median(tm[k], 9);
+      ms[k] = 1e3 * cm_bench_median(tm[k], 9);
     double d = 0, n2 = 0;
     cm__op_BT(op, -1, x, t);
     cm__op_B(op, -1, t, y);
@@ -552,19 +371,19 @@ static int kernels_report(cm_context_t *ctx, const cm_scene_t *s, double tol,
     double t[4][15];
     cm__isa_force(k);
     for (int r = 0; r < 15; r++) {
-      double t0 = now_s();
+      double t0 = cm_bench_now();
       cm__gemv(1, n, J, 1.0, A, n, x, 0.0, h, threads);
-      double t1 = now_s();
+      double t1 = cm_bench_now();
       cm__gemv(0, n, J, 1e-9, A, n, h, 1.0, x, threads);
-      double t2 = now_s();
+      double t2 = cm_bench_now();
       cm__gemv32(1, n, J, 1.0, A32, n, x, 0.0, h + 8, threads);
-      double t3 = now_s();
+      double t3 = cm_bench_now();
       cm__gemv32(0, n, J, 1e-9, A32, n, h + 8, 1.0, x, threads);
       t[0][r] = t1 - t0, t[1][r] = t2 - t1, t[2][r] = t3 - t2;
-      t[3][r] = now_s() - t3;
+      t[3][r] = cm_bench_now() - t3;
     }
     for (int q = 0; q < 4; q++)
-      gm[k][q] = 1e3 * median(t[q], 15);
+      gm[k][q] = 1e3 * cm_bench_median(t[q], 15);
   }
   free(A), free(A32), free(x);
   /* a restart's combination alone: 74 basis columns into 16 kept vectors
@@ -583,11 +402,11 @@ static int kernels_report(cm_context_t *ctx, const cm_scene_t *s, double tol,
     double t[7];
     cm__isa_force(k);
     for (int r = 0; r < 7; r++) {
-      double t0 = now_s();
+      double t0 = cm_bench_now();
       cm__lz_combine(n, V, Jc, Y, nk, Out, V + (size_t)Jc * n, G, threads);
-      t[r] = now_s() - t0;
+      t[r] = cm_bench_now() - t0;
     }
-    cb[k] = 1e3 * median(t, 7);
+    cb[k] = 1e3 * cm_bench_median(t, 7);
   }
   free(V), free(Out), free(Y), free(G);
   cm__isa_force(-1);
@@ -600,13 +419,14 @@ static int kernels_report(cm_context_t *ctx, const cm_scene_t *s, double tol,
          "combination, 74 -> 16 columns and their Gram (ms) |\n"
          "|---|---|---|---|---|---|---|---|---|---|\n",
          cm__isa_name(cpu));
-  double fe0 = median(full[cpu].eig, reps);
+  double fe0 = cm_bench_median(full[cpu].eig, reps);
   for (int k = cpu; k >= 0; k--) {
-    double fe = median(full[k].eig, reps);
+    double fe = cm_bench_median(full[k].eig, reps);
     printf("| %s | %.3f | %.3f | %.3f | %.3f | %.3f | %s | %.2f, %.2f | "
            "%.2f, %.2f | %.1f |\n",
-           cm__isa_name(k), median(full[k].tot, reps), fe,
-           median(step[k].tot, reps), median(step[k].eig, reps), fe / fe0,
+           cm__isa_name(k), cm_bench_median(full[k].tot, reps), fe,
+           cm_bench_median(step[k].tot, reps),
+           cm_bench_median(step[k].eig, reps), fe / fe0,
            full[k].omega == full[cpu].omega && step[k].omega == step[cpu].omega
                ? "the same"
                : "DIFFER",
@@ -692,13 +512,13 @@ int main(int argc, char **argv) {
   double per = (double)s->ncontacts / po.count;
   cm_scene_destroy(&s);
   po.count = (int)fmax(10, size / per);
-  double t0 = now_s();
+  double t0 = cm_bench_now();
   if (cm_generate_pile(&ctx, &po, &s)) {
     fprintf(stderr, "bench_step: %s\n", ctx.message);
     return 1;
   }
   fprintf(stderr, "generated %d spheres, %d contacts in %.1f s\n", s->nbodies,
-          s->ncontacts, now_s() - t0);
+          s->ncontacts, cm_bench_now() - t0);
   FILE *sf = save ? fopen(save, "wb") : NULL;
   if (save && (!sf || cm_scene_write_binary(&ctx, s, sf) || fclose(sf))) {
     fprintf(stderr, "bench_step: cannot write %s: %s\n", save, ctx.message);
@@ -754,7 +574,8 @@ run:;
     }
   }
   if (base_cli)
-    base_full = median(base_t, reps), base_eig = median(base_e, reps);
+    base_full = cm_bench_median(base_t, reps),
+    base_eig = cm_bench_median(base_e, reps);
   if (keep_mb > 0) {
     cm_workspace_keep(cap);
     one(&ctx, s, &o, &kept0, 0);
@@ -793,25 +614,28 @@ run:;
     for (int i = 0; x && y && i < nr; i++)
       x[i] = cm__hash_uniform(11, (uint64_t)i), y[i] = 0;
     for (int r = 0; x && y && t && r < 5; r++) {
-      double t0 = now_s();
+      double t0 = cm_bench_now();
       for (int c = 0; c < 10; c++) {
         cm__op_BT(op, -1, c % 2 ? y : x, t);
         cm__op_B(op, -1, t, c % 2 ? x : y);
       }
-      tm[r] = (now_s() - t0) / 10;
+      tm[r] = (cm_bench_now() - t0) / 10;
       double n2 = cm__nrm2(nr, x, 1); /* keep x bounded */
       for (int i = 0; i < nr && n2 > 0; i++)
         x[i] /= n2;
     }
-    t_mv = x && y && t ? median(tm, 5) : NAN;
+    t_mv = x && y && t ? cm_bench_median(tm, 5) : NAN;
     free(x), free(y), free(t);
   }
   cm_operator_destroy(&op);
   cm_system_destroy(&sys);
   double floor1 = bytes / (gbs * 1e9); /* seconds a product at triad */
-  double ft = median(full.tot, reps), fe = median(full.eig, reps);
-  double stt = median(step.tot, reps), se = median(step.eig, reps);
-  double fc = median(full.cpu, reps), sc = median(step.cpu, reps);
+  double ft = cm_bench_median(full.tot, reps),
+         fe = cm_bench_median(full.eig, reps);
+  double stt = cm_bench_median(step.tot, reps),
+         se = cm_bench_median(step.eig, reps);
+  double fc = cm_bench_median(full.cpu, reps),
+         sc = cm_bench_median(step.cpu, reps);
   printf("%s: %d contacts, tol %g, %d threads, %d interleaved runs "
          "(medians); triad %.1f GB/s; fresh pages %.3f s a GiB (4 KiB "
          "pages), %.3f s (huge pages); kernel set %s; the library's huge "
@@ -831,7 +655,8 @@ run:;
          "|---|---|---|---|---|---|---|---|---|---|\n");
   table_row("full (--modes 6)", &full, reps, floor1);
   table_row("step (--modes 1)", &step, reps, floor1);
-  double fke = median(fullk.eig, reps), ske = median(kept.eig, reps);
+  double fke = cm_bench_median(fullk.eig, reps),
+         ske = cm_bench_median(kept.eig, reps);
   if (keep_mb > 0) {
     table_row("full, workspace kept", &fullk, reps, floor1);
     table_row("step, workspace kept", &kept, reps, floor1);
@@ -841,8 +666,10 @@ run:;
          bytes / 1e6, gbs, 1e3 * floor1, 1e3 * t_mv, t_mv / floor1);
   /* fresh pages (MiB, medians) of the full analysis and of the step, and
    * their price: the 4 KiB ones at fresh, the huge ones at fresh_h */
-  double ffm = median(full.flt, reps) / 256, sfm = median(step.flt, reps) / 256;
-  double ffh = median(full.hug, reps) / 256, sfh = median(step.hug, reps) / 256;
+  double ffm = cm_bench_median(full.flt, reps) / 256,
+         sfm = cm_bench_median(step.flt, reps) / 256;
+  double ffh = cm_bench_median(full.hug, reps) / 256,
+         sfh = cm_bench_median(step.hug, reps) / 256;
   printf("fresh pages at %.3f s a GiB in 4 KiB pages, %.3f s in huge pages "
          "(written from %d threads): the full analysis's %.0f MiB (%.0f in "
          "huge pages) about %.3f s, the step's %.0f MiB (%.0f) about %.3f s\n",
@@ -858,7 +685,7 @@ run:;
            fabs(step.omega - full.omega) / full.omega);
   /* issue 19's goals on this machine (kept: runs with the workspace kept,
    * only with --keep-workspace above 0) */
-  double kt = median(kept.tot, reps);
+  double kt = cm_bench_median(kept.tot, reps);
   printf("\n| issue 19 goal | measured | verdict |\n|---|---|---|\n");
   goal1_row("1: eigen phase <= 2x the product floor (6 modes)", fe,
             full.matvecs, floor1);
@@ -881,7 +708,7 @@ run:;
              keep_mb > 0 ? ske / base_eig : NAN, verdict(se / base_eig < 0.25),
              verdict(keep_mb > 0 && ske / base_eig < 0.25));
     if (base_cli && own_cli) { /* process against process */
-      double ot = median(own_t, reps);
+      double ot = cm_bench_median(own_t, reps);
       printf("| 2, from this build's CLI (a new process each, as the "
              "baseline's) | %.3f s / %.3f s = %.3f | %s |\n",
              ot, base_full, ot / base_full, verdict(ot / base_full < 0.25));
@@ -898,8 +725,9 @@ run:;
          step.matvecs, FLAT_NCV, (double)flat.matvecs / flat.nmodes,
          flat.matvecs, flat.nmodes);
   if (keep_mb > 0) {
-    double ko = median(kept.opr, reps), so = median(step.opr, reps);
-    double kf = median(kept.flt, reps) / 256;
+    double ko = cm_bench_median(kept.opr, reps),
+           so = cm_bench_median(step.opr, reps);
+    double kf = cm_bench_median(kept.flt, reps) / 256;
     printf("| 4: repeated analyses reuse their workspace (the step, %.0f MiB "
            "kept; runs after the first, against fresh runs) | fresh pages "
            "%.0f -> %.0f MiB (first kept run %.0f); operator %.1f -> %.1f ms; "

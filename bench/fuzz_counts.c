@@ -9,15 +9,10 @@
  *       times the assembly and the SuiteSparseQR rank of J, alone and in
  *       cm_analyze's report phase. */
 #include "../tests/counts_ref.h"
+#include "bench_time.h"
 #include "internal.h" /* cm__system_rank */
 
 #include <time.h>
-
-static double now_s(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
 
 static int rank_pile(int count) {
   cm_context_t ctx;
@@ -26,22 +21,22 @@ static int rank_pile(int count) {
   cm_pile_options_init(&po);
   po.dim = 3, po.count = count, po.seed = 7;
   cm_scene_t *s = NULL;
-  double t0 = now_s();
+  double t0 = cm_bench_now();
   if (cm_generate_pile(&ctx, &po, &s)) {
     fprintf(stderr, "generate: %s\n", ctx.message);
     return 1;
   }
-  double t1 = now_s();
+  double t1 = cm_bench_now();
   cm_system_t *sys = NULL;
   if (cm_system_assemble(&ctx, s, &sys)) {
     fprintf(stderr, "assemble: %s\n", ctx.message);
     return 1;
   }
-  double t2 = now_s();
+  double t2 = cm_bench_now();
   int *cr = calloc((size_t)sys->ncomp + 1, sizeof(int));
   long rank = 0;
   int st = cm__system_rank(&ctx, sys, 2, 0, 0, cr, &rank);
-  double t3 = now_s();
+  double t3 = cm_bench_now();
   int big = 0;
   for (int c = 0; c < sys->ncomp; c++)
     if (sys->comp_row[c + 1] - sys->comp_row[c] > big)
@@ -78,7 +73,7 @@ int main(int argc, char **argv) {
     scenes = 10000;
   fz_stats_t st = {0};
   st.worst_upper = INFINITY;
-  double t0 = now_s();
+  double t0 = cm_bench_now();
   for (long i = first; i < first + scenes; i++) {
     cm_options_t o;
     fz_options((uint64_t)i, &o);
@@ -88,7 +83,7 @@ int main(int argc, char **argv) {
          "%d with an ambiguous rank (not compared), %d missing a repeated "
          "copy (multiplicity check %s), worst |omega_max - truth| / truth "
          "%.3g, smallest omega_upper / truth %.6f\n",
-         st.scenes, first, first + scenes - 1, now_s() - t0, st.failed,
+         st.scenes, first, first + scenes - 1, cm_bench_now() - t0, st.failed,
          st.refused, st.ambiguous, st.multiplicity,
          FZ_CHECK_MULTIPLICITY ? "on" : "off (-DFZ_CHECK_MULTIPLICITY=0)",
          st.worst_rel, st.worst_upper);

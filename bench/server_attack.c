@@ -35,13 +35,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench_time.h"
 #include "cmodes.h"
-
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 static void nap_ms(int ms) {
   struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
@@ -76,7 +71,7 @@ static int server_start(const char *bin, const char *args) {
     _exit(127);
   }
   close(fd);
-  for (double t0 = now_s(); now_s() - t0 < 20; nap_ms(20)) {
+  for (double t0 = cm_bench_now(); cm_bench_now() - t0 < 20; nap_ms(20)) {
     FILE *f = fopen(g_log, "r");
     char line[256];
     while (f && fgets(line, sizeof line, f)) {
@@ -195,24 +190,19 @@ typedef struct {
 static void *probe_run(void *arg) {
   probe_t *p = arg;
   while (p->running && p->probes < 4096) {
-    double t0 = now_s();
+    double t0 = cm_bench_now();
     int st = exchange("GET /healthz HTTP/1.1\r\nHost: x\r\n"
                       "Connection: close\r\n\r\n",
                       NULL, 0, 2.0, NULL);
     if (st == 200)
-      p->lat[p->answered++] = now_s() - t0;
+      p->lat[p->answered++] = cm_bench_now() - t0;
     if (getenv("ATTACK_TRACE"))
       fprintf(stderr, "probe %d at %.2f s: %d %.1f ms\n", p->probes, t0, st,
-              1e3 * (now_s() - t0));
+              1e3 * (cm_bench_now() - t0));
     p->probes++;
     nap_ms(100);
   }
   return NULL;
-}
-
-static int cmp_d(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return x < y ? -1 : x > y;
 }
 
 /* ---- attacks ------------------------------------------------------ */
@@ -237,7 +227,7 @@ static double quantile(const double *x, int n, double q) {
 
 static void row_print(row_t *r) {
   int n = r->probe.answered;
-  qsort(r->probe.lat, (size_t)n, sizeof(double), cmp_d);
+  qsort(r->probe.lat, (size_t)n, sizeof(double), cm_bench_cmp_double);
   printf("| %s | %s | %s | %.0f | %.0f | %d/%d | %.1f | %.1f | %.1f | %.1f | "
          "%.1f |\n",
          g_label, r->what, r->answer, r->peak_kb / 1024.0, r->after_kb / 1024.0,
@@ -273,11 +263,11 @@ typedef struct {
 static void *solves_run(void *arg) {
   solves_t *s = arg;
   while (s->running) {
-    double t0 = now_s();
+    double t0 = cm_bench_now();
     int st = exchange(s->job.head, s->job.body, s->job.blen, 120, NULL);
     if (getenv("ATTACK_TRACE"))
       fprintf(stderr, "solve %d at %.2f s: %d, %.1f ms\n", s->solves, t0, st,
-              1e3 * (now_s() - t0));
+              1e3 * (cm_bench_now() - t0));
     s->solves++;
     s->ok += st == 200;
   }
@@ -292,7 +282,7 @@ static void attack_parallel(row_t *r, int n, const char *head, const char *body,
   peak_reset();
   r->probe.running = 1;
   pthread_create(&pt, NULL, probe_run, &r->probe);
-  double t0 = now_s();
+  double t0 = cm_bench_now();
   for (int i = 0; i < n; i++) {
     jobs[i] = (job_t){head, body, blen, 0, 0};
     pthread_create(&th[i], NULL, job_run, &jobs[i]);
@@ -303,7 +293,7 @@ static void attack_parallel(row_t *r, int n, const char *head, const char *body,
     o += (size_t)snprintf(r->answer + o, sizeof r->answer - o, "%s%d",
                           i ? " " : "", jobs[i].status);
   }
-  r->secs = now_s() - t0;
+  r->secs = cm_bench_now() - t0;
   r->probe.running = 0;
   pthread_join(pt, NULL);
   r->peak_kb = proc_kb("VmHWM");
@@ -357,7 +347,7 @@ static void slow_idle(row_t *r, int nidle, int nslow, double secs,
                       const char *solve_body, size_t solve_len) {
   int *fds = calloc((size_t)(nidle + nslow), sizeof(int));
   peak_reset();
-  double t0 = now_s();
+  double t0 = cm_bench_now();
   pthread_t solver;
   solves_t sj = {{0}, 1, 0, 0};
   char head[256];
@@ -380,7 +370,7 @@ static void slow_idle(row_t *r, int nidle, int nslow, double secs,
   r->probe.running = 1;
   pthread_t pt;
   pthread_create(&pt, NULL, probe_run, &r->probe);
-  while (now_s() - t0 < secs) { /* the slow ones: a byte every 0.5 s */
+  while (cm_bench_now() - t0 < secs) { /* the slow ones: a byte every 0.5 s */
     for (int i = nidle; i < nidle + nslow; i++)
       if (fds[i] >= 0)
         send(fds[i], "X", 1, MSG_NOSIGNAL);
@@ -400,7 +390,7 @@ static void slow_idle(row_t *r, int nidle, int nslow, double secs,
   }
   if (solve_body)
     pthread_join(solver, NULL);
-  r->secs = now_s() - t0;
+  r->secs = cm_bench_now() - t0;
   r->peak_kb = proc_kb("VmHWM");
   r->after_kb = proc_kb("VmRSS");
   char solves[64] = "; no solve";
@@ -424,10 +414,10 @@ static double triad_gbs(void) {
   for (size_t i = 0; i < n; i++)
     a[i] = 0, b[i] = (double)i, c[i] = 1.0;
   for (int rep = 0; rep < 5; rep++) {
-    double t0 = now_s();
+    double t0 = cm_bench_now();
     for (size_t i = 0; i < n; i++)
       a[i] = b[i] + 3.0 * c[i];
-    double dt = now_s() - t0, gbs = 3.0 * 8.0 * (double)n / dt / 1e9;
+    double dt = cm_bench_now() - t0, gbs = 3.0 * 8.0 * (double)n / dt / 1e9;
     best = gbs > best && a[n / 2] > 0 ? gbs : best;
   }
   free(a), free(b), free(c);

@@ -31,13 +31,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench_time.h"
 #include "cmodes.h"
-
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 /* ---- scenes ------------------------------------------------------ */
 
@@ -176,11 +171,11 @@ static void *worker_run(void *arg) {
   int fd = -1;
   size_t cap = 1 << 16;
   char *buf = malloc(cap);
-  for (int i = 0; i < w->quota && now_s() < w->deadline; i++) {
-    double t0 = now_s();
+  for (int i = 0; i < w->quota && cm_bench_now() < w->deadline; i++) {
+    double t0 = cm_bench_now();
     int st = exchange(w->port, &fd, "POST", "/v1/analyze?modes=1&timings=false",
                       w->body, w->blen, &buf, &cap);
-    w->lat[w->done++] = now_s() - t0;
+    w->lat[w->done++] = cm_bench_now() - t0;
     if (st != 200)
       w->errors++;
   }
@@ -188,11 +183,6 @@ static void *worker_run(void *arg) {
     close(fd);
   free(buf);
   return NULL;
-}
-
-static int cmp_d(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return x < y ? -1 : x > y;
 }
 
 static double rss_mib(int pid) {
@@ -217,7 +207,7 @@ static result_t run_config(int port, const char *body, int conns, int total,
                            double seconds) {
   worker_t w[16];
   pthread_t th[16];
-  double t0 = now_s();
+  double t0 = cm_bench_now();
   for (int i = 0; i < conns; i++) {
     w[i].port = port;
     w[i].body = body;
@@ -234,7 +224,7 @@ static result_t run_config(int port, const char *body, int conns, int total,
     n += w[i].done;
     err += w[i].errors;
   }
-  double dt = now_s() - t0;
+  double dt = cm_bench_now() - t0;
   double *all = malloc(sizeof(double) * (size_t)(n + 1));
   int k = 0;
   for (int i = 0; i < conns; i++) {
@@ -242,7 +232,7 @@ static result_t run_config(int port, const char *body, int conns, int total,
     k += w[i].done;
     free(w[i].lat);
   }
-  qsort(all, (size_t)n, sizeof *all, cmp_d);
+  qsort(all, (size_t)n, sizeof *all, cm_bench_cmp_double);
   result_t r = {n, err, n / dt, n ? 1e3 * all[(n - 1) / 2] : NAN,
                 n ? 1e3 * all[(int)ceil(0.99 * n) - 1] : NAN};
   free(all);
@@ -265,7 +255,7 @@ static int start_server(const char *binary, int *port) {
     _exit(127);
   }
   close(fd);
-  for (double t0 = now_s(); now_s() - t0 < 30 && !*port;) {
+  for (double t0 = cm_bench_now(); cm_bench_now() - t0 < 30 && !*port;) {
     FILE *f = fopen(log, "r");
     char line[256];
     while (f && fgets(line, sizeof line, f)) {

@@ -8,15 +8,11 @@
  * last-level cache), T threads (2), median of R runs (10), in GB/s
  * counting 3 x 8 bytes per element (write-allocate not counted, as in
  * STREAM). */
+#include "bench_time.h"
 #include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-static int cmp_double(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
 
 int main(int argc, char **argv) {
   int threads = 2, reps = 10;
@@ -58,7 +54,7 @@ int main(int argc, char **argv) {
       a[i] = b[i] + 3.0 * c[i];
     t[r] = omp_get_wtime() - t0;
   }
-  qsort(t, (size_t)reps, sizeof *t, cmp_double);
+  qsort(t, (size_t)reps, sizeof *t, cm_bench_cmp_double);
   double med = reps % 2 ? t[reps / 2] : 0.5 * (t[reps / 2 - 1] + t[reps / 2]);
   printf("triad: %.1f GB/s (median of %d, best %.1f; %d threads, 3 x %ld "
          "MiB; check %g)\n",

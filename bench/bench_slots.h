@@ -1,0 +1,180 @@
+/* bench_slots.h: a bench-only copy of the operator's grouped products, for
+ * the bench programs (bench_step's --f32, bench_block).
+ *
+ * B by slots and B^T by groups, as the library stores them, built from B's
+ * CSR (cm_operator_csr) and the operator's groups (cm__op_groups), once
+ * with double values and once with float values and double accumulation;
+ * rows in chunks of 4096 on all threads, group sums in double. Measured
+ * against the library's own product, it says what a storage or a kernel
+ * would buy before anyone builds it into the solver. */
+#ifndef CM_BENCH_SLOTS_H
+#define CM_BENCH_SLOTS_H
+
+#include "cmodes.h"
+#include "internal.h"
+#include "operator/operator_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct {
+  int nr, ncol, ng, G; /* rows, columns, groups, common group size */
+  int *Sp, *Gp, *Gj;   /* slots of each row; entries of each group, rows */
+  unsigned *Sc;        /* slot: first column << 3 | (size - 1) */
+  const int *g0;       /* first column of each group (the operator's) */
+  double *Sxd, *Gxd;   /* G values per slot / entry, double */
+  float *Sxf, *Gxf;    /* the same, float */
+} f32_t;
+
+#define F32_CHUNK 4096
+/* y = B t (slots) and t = B^T x (groups) over rows / groups [i0, i1), for
+ * value type T and group size G (a constant where it is inlined) */
+#define F32_KERNELS(T, SX, GX, SUF)                                            \
+  static inline __attribute__((always_inline)) void f32_slots_##SUF(           \
+      const f32_t *L, int G, int i0, int i1, const double *x, double *y) {     \
+    for (int i = i0; i < i1; i++) {                                            \
+      double s = 0;                                                            \
+      for (int q = L->Sp[i]; q < L->Sp[i + 1]; q++) {                          \
+        const T *a = L->SX + (size_t)q * G;                                    \
+        const double *xs = x + (L->Sc[q] >> 3);                                \
+        __builtin_prefetch(a + 512);                                           \
+        _Pragma("GCC unroll 8") for (int t = 0; t < G; t++) s +=               \
+            (double)a[t] * xs[t];                                              \
+      }                                                                        \
+      y[i] = s;                                                                \
+    }                                                                          \
+  }                                                                            \
+  static inline __attribute__((always_inline)) void f32_groups_##SUF(          \
+      const f32_t *L, int G, int b0, int b1, const double *y, double *x) {     \
+    for (int b = b0; b < b1; b++) {                                            \
+      double s[8] = {0};                                                       \
+      for (int e = L->Gp[b]; e < L->Gp[b + 1]; e++) {                          \
+        double v = y[L->Gj[e]];                                                \
+        const T *a = L->GX + (size_t)e * G;                                    \
+        __builtin_prefetch(a + 512);                                           \
+        _Pragma("GCC unroll 8") for (int t = 0; t < G; t++) s[t] +=            \
+            (double)a[t] * v;                                                  \
+      }                                                                        \
+      _Pragma("GCC unroll 8") for (int t = 0; t < G; t++) x[L->g0[b] + t] =    \
+          s[t];                                                                \
+    }                                                                          \
+  }
+F32_KERNELS(double, Sxd, Gxd, d)
+F32_KERNELS(float, Sxf, Gxf, f)
+
+/* y = S x = B (B^T x), t scratch of ncol; single: float values */
+static inline void f32_apply_S(const f32_t *L, int single, int threads,
+                               const double *x, double *t, double *y) {
+  int ncg = (L->ng + F32_CHUNK - 1) / F32_CHUNK;
+  int ncr = (L->nr + F32_CHUNK - 1) / F32_CHUNK;
+#define F32_RUN(G)                                                             \
+  do {                                                                         \
+    _Pragma(                                                                   \
+        "omp parallel for schedule(static) num_threads(threads)") for (int c = \
+                                                                           0;  \
+                                                                       c <     \
+                                                                       ncg;    \
+                                                                       c++) {  \
+      int b0 = c * F32_CHUNK,                                                  \
+          b1 = b0 + F32_CHUNK < L->ng ? b0 + F32_CHUNK : L->ng;                \
+      if (single)                                                              \
+        f32_groups_f(L, G, b0, b1, x, t);                                      \
+      else                                                                     \
+        f32_groups_d(L, G, b0, b1, x, t);                                      \
+    }                                                                          \
+    _Pragma(                                                                   \
+        "omp parallel for schedule(static) num_threads(threads)") for (int c = \
+                                                                           0;  \
+                                                                       c <     \
+                                                                       ncr;    \
+                                                                       c++) {  \
+      int i0 = c * F32_CHUNK,                                                  \
+          i1 = i0 + F32_CHUNK < L->nr ? i0 + F32_CHUNK : L->nr;                \
+      if (single)                                                              \
+        f32_slots_f(L, G, i0, i1, t, y);                                       \
+      else                                                                     \
+        f32_slots_d(L, G, i0, i1, t, y);                                       \
+    }                                                                          \
+  } while (0)
+  switch (L->G) {
+  case 2:
+    F32_RUN(2);
+    break;
+  case 3:
+    F32_RUN(3);
+    break;
+  case 6:
+    F32_RUN(6);
+    break;
+  default:
+    F32_RUN(L->G);
+    break;
+  }
+#undef F32_RUN
+}
+
+static inline void f32_free(f32_t *L) {
+  free(L->Sp), free(L->Gp), free(L->Gj), free(L->Sc);
+  free(L->Sxd), free(L->Gxd), free(L->Sxf), free(L->Gxf);
+}
+
+/* The slots and groups from B's CSR; 0, or -1 when the groups are not of
+ * one size (then nothing is measured) or memory ran out. */
+static inline int f32_build(cm_operator_t *op, f32_t *L) {
+  const int *Bp, *Bj, *g0;
+  const double *Bx;
+  int ng;
+  memset(L, 0, sizeof *L);
+  if (cm_operator_csr(op, &Bp, &Bj, &Bx) || cm__op_groups(op, &ng, &g0))
+    return -1;
+  L->nr = cm_operator_rows(op), L->ncol = cm_operator_cols(op);
+  L->ng = ng, L->g0 = g0, L->G = ng ? g0[1] - g0[0] : 0;
+  for (int b = 0; b < ng; b++)
+    if (g0[b + 1] - g0[b] != L->G)
+      return -1;
+  int G = L->G, nr = L->nr;
+  size_t ns = 0; /* a slot per run of a row's entries in one group */
+  L->Sp = calloc((size_t)nr + 1, sizeof(int));
+  L->Gp = calloc((size_t)ng + 1, sizeof(int));
+  if (!L->Sp || !L->Gp || G <= 0)
+    return -1;
+  for (int r = 0; r < nr; r++) {
+    for (int q = Bp[r]; q < Bp[r + 1]; q++)
+      if (q == Bp[r] || Bj[q] / G != Bj[q - 1] / G) {
+        ns++;
+        L->Gp[Bj[q] / G + 1]++;
+      }
+    L->Sp[r + 1] = (int)ns;
+  }
+  for (int b = 0; b < ng; b++)
+    L->Gp[b + 1] += L->Gp[b];
+  L->Sc = malloc(ns * sizeof(unsigned)), L->Gj = malloc(ns * sizeof(int));
+  L->Sxd = calloc(ns * (size_t)G, sizeof(double));
+  L->Gxd = calloc(ns * (size_t)G, sizeof(double));
+  L->Sxf = calloc(ns * (size_t)G, sizeof(float));
+  L->Gxf = calloc(ns * (size_t)G, sizeof(float));
+  int *next = malloc(((size_t)ng + 1) * sizeof(int));
+  if (!L->Sc || !L->Gj || !L->Sxd || !L->Gxd || !L->Sxf || !L->Gxf || !next) {
+    free(next);
+    return -1;
+  }
+  memcpy(next, L->Gp, (size_t)ng * sizeof(int));
+  for (int r = 0; r < nr; r++) {
+    size_t q = (size_t)L->Sp[r];
+    for (int e = Bp[r]; e < Bp[r + 1]; q++) {
+      int b = Bj[e] / G;
+      size_t ge = (size_t)next[b]++;
+      L->Sc[q] = (unsigned)(b * G) << 3 | (unsigned)(G - 1);
+      L->Gj[ge] = r;
+      for (; e < Bp[r + 1] && Bj[e] / G == b; e++) {
+        size_t t = (size_t)(Bj[e] - b * G);
+        L->Sxd[q * G + t] = L->Gxd[ge * G + t] = Bx[e];
+        L->Sxf[q * G + t] = L->Gxf[ge * G + t] = (float)Bx[e];
+      }
+    }
+  }
+  free(next);
+  return 0;
+}
+
+#endif
