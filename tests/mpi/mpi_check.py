@@ -32,7 +32,7 @@ TIMEOUT = 120
 
 # odls_base_sigkill_timeout 0: when a rank exits non-zero (rank 0 with
 # the job's status, after every rank has finished), mpirun otherwise waits
-# its default second before tearing the finished job down (OpenMPI 4.1:
+# one to two seconds before tearing the finished job down (OpenMPI 4.1:
 # 2.4 s against 0.5 s for an error run of cmodes-mpi here), which was most
 # of the error, options and oom cases' time
 ENV = dict(os.environ, OMPI_MCA_rmaps_base_oversubscribe="1",
