@@ -47,10 +47,9 @@
 #include <string.h>
 #include <time.h>
 
-#define BLK_MAX 8      /* most vectors in a block */
-#define BLK_GMAX 8     /* most columns in a group */
-#define BLK_PF 128     /* entries ahead the gathered vector is prefetched */
-#define BLK_CHUNK 4096 /* rows (groups) a thread takes at once */
+#define BLK_MAX 8  /* most vectors in a block */
+#define BLK_GMAX 8 /* most columns in a group */
+#define BLK_PF 128 /* entries ahead the gathered vector is prefetched */
 
 /* ---- the block product: t = B^T x, then y = B t, b vectors interleaved
  * (row i of a block is b doubles side by side). Each column's sums run in
@@ -106,34 +105,12 @@ blk_slots(const f32_t *L, int G, int b, int i0, int i1, const double *x,
   }
 }
 
-/* y = S32 x for b interleaved vectors (t: scratch of ncol x b). The
- * common sizes are literal constants inside the parallel loops (OpenMP
- * outlines a loop's body before inlining, so constants passed to a
- * function holding the pragma would reach the kernels as variables). */
+/* y = S32 x for b interleaved vectors (t: scratch of ncol x b), the sizes
+ * literal constants under the pragmas (F32_CHUNKS) */
 #define BLK_RUN(G, B)                                                          \
   do {                                                                         \
-    int ncg = (L->ng + BLK_CHUNK - 1) / BLK_CHUNK;                             \
-    int ncr = (L->nr + BLK_CHUNK - 1) / BLK_CHUNK;                             \
-    _Pragma(                                                                   \
-        "omp parallel for schedule(static) num_threads(threads)") for (int c = \
-                                                                           0;  \
-                                                                       c <     \
-                                                                       ncg;    \
-                                                                       c++) {  \
-      int g0 = c * BLK_CHUNK;                                                  \
-      int g1 = g0 + BLK_CHUNK < L->ng ? g0 + BLK_CHUNK : L->ng;                \
-      blk_groups(L, G, B, g0, g1, x, t);                                       \
-    }                                                                          \
-    _Pragma(                                                                   \
-        "omp parallel for schedule(static) num_threads(threads)") for (int c = \
-                                                                           0;  \
-                                                                       c <     \
-                                                                       ncr;    \
-                                                                       c++) {  \
-      int i0 = c * BLK_CHUNK;                                                  \
-      int i1 = i0 + BLK_CHUNK < L->nr ? i0 + BLK_CHUNK : L->nr;                \
-      blk_slots(L, G, B, i0, i1, t, y);                                        \
-    }                                                                          \
+    F32_CHUNKS(L->ng, g0, g1, blk_groups(L, G, B, g0, g1, x, t));              \
+    F32_CHUNKS(L->nr, i0, i1, blk_slots(L, G, B, i0, i1, t, y));               \
   } while (0)
 
 static void blk_apply(const f32_t *L, int b, int threads, const double *x,
@@ -455,18 +432,27 @@ int main(int argc, char **argv) {
          "---|---|\n");
   for (int k = 0; k < nrow; k++) {
     blk_row_t *r = &R[k];
-    double pace = r->prods * r->ms / 1e3;
-    printf("| %d | %.2f | %.2f | %.3f | %s | %d | %d | %.3f | %.3f | %.10g | "
-           "%.2f | %.2f |\n",
-           r->b, r->ms, r->ms / r->b, r->ms / (r->b * one),
-           r->same ? "yes" : "NO", r->prods, r->prods * r->b, pace,
-           pace / (vec1 * one / 1e3), r->lam, r->solve, r->reorth);
+    double pace = r->prods * r->ms / 1e3, base = vec1 * one / 1e3;
+    printf("| %d | %.2f | %.2f | %.3f | %s | ", r->b, r->ms, r->ms / r->b,
+           r->ms / (r->b * one), r->same ? "yes" : "NO");
+    if (r->prods > 0)
+      printf("%d | %d | %.3f | ", r->prods, r->prods * r->b, pace);
+    else
+      printf("not within %d vectors | | | ", mmax);
+    if (r->prods > 0 && vec1 > 0)
+      printf("%.3f | ", pace / base);
+    else
+      printf("| ");
+    if (r->prods > 0)
+      printf("%.10g | ", r->lam);
+    else
+      printf("- | ");
+    printf("%.2f | %.2f |\n", r->solve, r->reorth);
   }
   printf("\nb = 1 is the Krylov space's own count (one unrestarted cycle). "
          "A block product reads B once for b vectors; 'products at this "
          "pace' is block products x block product ms, against b = 1's "
-         "products x its ms. Runs that did not converge within --ncv "
-         "vectors show 0 products.\n");
+         "products x its ms.\n");
   f32_free(&L);
   cm_operator_destroy(&op);
   cm_system_destroy(&sys);

@@ -62,39 +62,36 @@ typedef struct {
 F32_KERNELS(double, Sxd, Gxd, d)
 F32_KERNELS(float, Sxf, Gxf, f)
 
+/* The statements after lo, hi for each chunk [lo, hi) of F32_CHUNK rows
+ * out of [0, n), the chunks on the `threads` threads of the caller's
+ * variable. A macro, so that the sizes the statements pass to an inlined
+ * kernel stay literal constants: OpenMP outlines a parallel loop's body
+ * before inlining, so a function holding the pragma would hand them to the
+ * kernel as variables (bench_block's first kernel: 4x slower). */
+#define F32_CHUNKS(n, lo, hi, ...)                                             \
+  do {                                                                         \
+    int f32_nc_ = ((n) + F32_CHUNK - 1) / F32_CHUNK;                           \
+    _Pragma("omp parallel for schedule(static) num_threads(threads)") for (    \
+        int f32_c_ = 0; f32_c_ < f32_nc_; f32_c_++) {                          \
+      int lo = f32_c_ * F32_CHUNK;                                             \
+      int hi = lo + F32_CHUNK < (n) ? lo + F32_CHUNK : (n);                    \
+      __VA_ARGS__;                                                             \
+    }                                                                          \
+  } while (0)
+
 /* y = S x = B (B^T x), t scratch of ncol; single: float values */
 static inline void f32_apply_S(const f32_t *L, int single, int threads,
                                const double *x, double *t, double *y) {
-  int ncg = (L->ng + F32_CHUNK - 1) / F32_CHUNK;
-  int ncr = (L->nr + F32_CHUNK - 1) / F32_CHUNK;
 #define F32_RUN(G)                                                             \
   do {                                                                         \
-    _Pragma(                                                                   \
-        "omp parallel for schedule(static) num_threads(threads)") for (int c = \
-                                                                           0;  \
-                                                                       c <     \
-                                                                       ncg;    \
-                                                                       c++) {  \
-      int b0 = c * F32_CHUNK,                                                  \
-          b1 = b0 + F32_CHUNK < L->ng ? b0 + F32_CHUNK : L->ng;                \
-      if (single)                                                              \
-        f32_groups_f(L, G, b0, b1, x, t);                                      \
-      else                                                                     \
-        f32_groups_d(L, G, b0, b1, x, t);                                      \
-    }                                                                          \
-    _Pragma(                                                                   \
-        "omp parallel for schedule(static) num_threads(threads)") for (int c = \
-                                                                           0;  \
-                                                                       c <     \
-                                                                       ncr;    \
-                                                                       c++) {  \
-      int i0 = c * F32_CHUNK,                                                  \
-          i1 = i0 + F32_CHUNK < L->nr ? i0 + F32_CHUNK : L->nr;                \
-      if (single)                                                              \
-        f32_slots_f(L, G, i0, i1, t, y);                                       \
-      else                                                                     \
-        f32_slots_d(L, G, i0, i1, t, y);                                       \
-    }                                                                          \
+    if (single)                                                                \
+      F32_CHUNKS(L->ng, b0, b1, f32_groups_f(L, G, b0, b1, x, t));             \
+    else                                                                       \
+      F32_CHUNKS(L->ng, b0, b1, f32_groups_d(L, G, b0, b1, x, t));             \
+    if (single)                                                                \
+      F32_CHUNKS(L->nr, i0, i1, f32_slots_f(L, G, i0, i1, t, y));              \
+    else                                                                       \
+      F32_CHUNKS(L->nr, i0, i1, f32_slots_d(L, G, i0, i1, t, y));              \
   } while (0)
   switch (L->G) {
   case 2:
