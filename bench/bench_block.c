@@ -45,7 +45,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #define BLK_MAX 8  /* most vectors in a block */
 #define BLK_GMAX 8 /* most columns in a group */
@@ -410,11 +409,12 @@ int main(int argc, char **argv) {
     return 1;
   }
   double bytes = cm__op_matvec_bytes(op), lib_ms = NAN;
+  double gbs = cm_bench_triad_gbs((size_t)1 << 25, threads, 10);
   printf("%d contacts; S is %d x %d (B %d x %d, groups of %d); %d threads; "
          "tol %g, %d modes, at most %d vectors; the library's product reads "
-         "%.1f MB\n\n",
+         "%.1f MB; triad %.1f GB/s\n\n",
          s->ncontacts, L.nr, L.nr, L.nr, L.ncol, L.G, threads, tol, nev, mmax,
-         bytes / 1e6);
+         bytes / 1e6, gbs);
   blk_measure(&L, threads, reps, R, nrow, &lib_ms, op);
   for (int k = 0; k < nrow; k++)
     blk_lanczos(&L, threads, R[k].b, nev, tol, mmax, &R[k]);

@@ -215,31 +215,6 @@ static cm_scene_t *make_scene(cm_context_t *ctx, const char *kind, double nc,
 
 /* ---- STREAM-style triad --------------------------------------------------- */
 
-/* a = b + s c over n doubles, threads threads; best-of and median of reps
- * in GB/s (3 arrays x 8 bytes per element; write-allocate not counted, as
- * in STREAM). */
-static double triad_gbs(size_t n, int threads, int reps) {
-  double *a = malloc(n * sizeof *a), *b = malloc(n * sizeof *b),
-         *c = malloc(n * sizeof *c), t[64];
-  if (!a || !b || !c)
-    return NAN;
-#pragma omp parallel for schedule(static) num_threads(threads)
-  for (size_t i = 0; i < n; i++)
-    a[i] = 0, b[i] = 1.0, c[i] = 2.0; /* first touch by the same threads */
-  if (reps > 64)
-    reps = 64;
-  for (int r = 0; r < reps; r++) {
-    double t0 = cm_bench_now();
-#pragma omp parallel for schedule(static) num_threads(threads)
-    for (size_t i = 0; i < n; i++)
-      a[i] = b[i] + 3.0 * c[i]; /* triad */
-    t[r] = cm_bench_now() - t0;
-  }
-  volatile double sink = a[n / 2];
-  (void)sink;
-  free(a), free(b), free(c);
-  return 3.0 * 8.0 * (double)n / cm_bench_median(t, reps) / 1e9;
-}
 
 /* ---- the operator's own B, extracted by probing ---------------------------- */
 
@@ -725,7 +700,7 @@ int main(int argc, char **argv) {
   }
   double m_mv = cm_bench_median(t_mv, R);
   double bytes = cm__op_matvec_bytes(op); /* as the products store B, B^T */
-  double triad = triad_gbs((size_t)1 << 25, bo.threads, 10);
+  double triad = cm_bench_triad_gbs((size_t)1 << 25, bo.threads, 10);
   double mv_gbs = bytes / m_mv / 1e9;
   fprintf(stderr, "  S matvec %.4f ms (%d threads): %.2f GB/s; triad %.2f GB/s"
           " (nnz(B) %ld, %.1f MB per matvec)\n", 1e3 * m_mv, bo.threads,

@@ -84,14 +84,13 @@ static inline void f32_apply_S(const f32_t *L, int single, int threads,
                                const double *x, double *t, double *y) {
 #define F32_RUN(G)                                                             \
   do {                                                                         \
-    if (single)                                                                \
+    if (single) {                                                              \
       F32_CHUNKS(L->ng, b0, b1, f32_groups_f(L, G, b0, b1, x, t));             \
-    else                                                                       \
-      F32_CHUNKS(L->ng, b0, b1, f32_groups_d(L, G, b0, b1, x, t));             \
-    if (single)                                                                \
       F32_CHUNKS(L->nr, i0, i1, f32_slots_f(L, G, i0, i1, t, y));              \
-    else                                                                       \
+    } else {                                                                   \
+      F32_CHUNKS(L->ng, b0, b1, f32_groups_d(L, G, b0, b1, x, t));             \
       F32_CHUNKS(L->nr, i0, i1, f32_slots_d(L, G, i0, i1, t, y));              \
+    }                                                                          \
   } while (0)
   switch (L->G) {
   case 2:

@@ -67,31 +67,6 @@ static double minflt(double *huge) {
   return (double)ru.ru_minflt + *huge - *huge / 512;
 }
 
-/* a = b + s c over n doubles (GB/s, median of reps; 3 x 8 bytes an
- * element as in STREAM) */
-static double triad_gbs(size_t n, int threads, int reps) {
-  double *a = malloc(n * sizeof *a), *b = malloc(n * sizeof *b),
-         *c = malloc(n * sizeof *c), t[16];
-  if (!a || !b || !c) {
-    free(a), free(b), free(c);
-    return NAN;
-  }
-#pragma omp parallel for schedule(static) num_threads(threads)
-  for (size_t i = 0; i < n; i++)
-    a[i] = 0, b[i] = 1.0, c[i] = 2.0;
-  for (int r = 0; r < reps; r++) {
-    double t0 = cm_bench_now();
-#pragma omp parallel for schedule(static) num_threads(threads)
-    for (size_t i = 0; i < n; i++)
-      a[i] = b[i] + 3.0 * c[i];
-    t[r] = cm_bench_now() - t0;
-  }
-  volatile double sink = a[n / 2];
-  (void)sink;
-  free(a), free(b), free(c);
-  return 3.0 * 8.0 * (double)n / cm_bench_median(t, reps) / 1e9;
-}
-
 /* Seconds a GiB of fresh pages costs this process: 256 MiB of new
  * anonymous memory written from `threads` threads, one write a 4 KiB page
  * (the kernel clears each page at its first write), median of 3; with huge
@@ -306,7 +281,7 @@ static int f32_report(cm_context_t *ctx, const cm_scene_t *s, int threads) {
     cm_system_destroy(&sys);
     return 1;
   }
-  double ms[3], rel, gbs = triad_gbs((size_t)1 << 25, threads, 10);
+  double ms[3], rel, gbs = cm_bench_triad_gbs((size_t)1 << 25, threads, 10);
   double bytes = cm__op_matvec_bytes(op);
   f32_measure(op, threads, ms, &rel);
   printf("%d contacts, %d threads; triad %.1f GB/s; the library's product "
@@ -592,7 +567,7 @@ run:;
   o.ncv = FLAT_NCV;
   one(&ctx, s, &o, &flat, 0);
   o.ncv = ncv0;
-  double gbs = triad_gbs((size_t)1 << 25, threads, 10);
+  double gbs = cm_bench_triad_gbs((size_t)1 << 25, threads, 10);
   double fresh = fresh_s_per_gib(threads, 0);
   double fresh_h = fresh_s_per_gib(threads, 1), h4k, h2m;
   int huge_on = cm__huge_pages_choice(&h4k, &h2m);

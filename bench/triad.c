@@ -54,8 +54,7 @@ int main(int argc, char **argv) {
       a[i] = b[i] + 3.0 * c[i];
     t[r] = omp_get_wtime() - t0;
   }
-  qsort(t, (size_t)reps, sizeof *t, cm_bench_cmp_double);
-  double med = reps % 2 ? t[reps / 2] : 0.5 * (t[reps / 2 - 1] + t[reps / 2]);
+  double med = cm_bench_median(t, reps); /* sorts t: t[0] is the best */
   printf("triad: %.1f GB/s (median of %d, best %.1f; %d threads, 3 x %ld "
          "MiB; check %g)\n",
          3.0 * 8.0 * (double)n / med / 1e9, reps,
