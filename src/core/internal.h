@@ -207,6 +207,10 @@ int cm__system_rank(cm_context_t *ctx, const cm_system_t *sys, int threads,
                     int max_rows, double deadline, int *comp_rank, long *total);
 int cm__scene_parse_binary(cm_context_t *ctx, const char *buf, size_t len,
                            const char *source, cm_scene_t **out);
+/* The same from a file of len bytes (its size, taken before), read from
+ * its start through one buffer of a few MiB: never held whole. */
+int cm__scene_read_binary(cm_context_t *ctx, FILE *f, size_t len,
+                          const char *source, cm_scene_t **out);
 /* A scene from parsed JSON (jansson's json_t): what cm_scene_parse_json
  * does after the parse, for callers that hold the document already (the
  * server's {"scene": ..., "options": ...} bodies). Does not take root. */

@@ -11,6 +11,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 const char *const cm__body_keys[] = {"name",    "fixed",    "mass",
                                      "inertia", "position", "orientation",
@@ -759,6 +760,20 @@ int cm_scene_read_file(cm_context_t *ctx, const char *path, cm_scene_t **out) {
   if (!f)
     return CM__ERR(ctx, CM_IO, path, "%s: cannot open: %s", path,
                    strerror(errno));
+  /* a regular binary file within the input limit: read through a small
+   * buffer, never whole (the slurp below would hold all of it) */
+  struct stat sb;
+  char magic[8];
+  if (!use_stdin && !fstat(fileno(f), &sb) && S_ISREG(sb.st_mode) &&
+      (size_t)sb.st_size <= cm__input_limit() &&
+      fread(magic, 1, sizeof magic, f) == sizeof magic &&
+      cm__scene_is_binary(magic, sizeof magic) && !fseek(f, 0, SEEK_SET)) {
+    int st = cm__scene_read_binary(ctx, f, (size_t)sb.st_size, path, out);
+    fclose(f);
+    return st;
+  }
+  if (!use_stdin)
+    rewind(f);
   size_t len = 0;
   int over = 0, nomem = 0;
   char *text = cm__slurp(f, &len, &over, &nomem);
