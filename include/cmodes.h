@@ -280,6 +280,9 @@ typedef struct cm_system {
    * j is dof col_dof[j]) */
   char **row_names;  /* size nc, NULL entries unnamed */
   char **col_names;  /* size ndofs, NULL entries unnamed */
+  int pooled;        /* internal, set by cm_system_assemble: the arrays
+                        came from the library's workspace (cm_workspace_keep)
+                        and go back there with cm_system_destroy */
 } cm_system_t;
 
 /* Relative error, per unit of inertia_cond, of a body's mass block as

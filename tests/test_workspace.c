@@ -60,6 +60,81 @@ CM_TEST(workspace_same_bits) {
   cm_scene_destroy(&b);
 }
 
+/* An assembled system's arrays come from the pool and go back to it: an
+ * assembly on buffers that hold another scene's system (garbage for this
+ * one) gives the arrays of an assembly on fresh memory, bit for bit. */
+static int cm__ws_same(const void *a, const void *b, size_t n) {
+  return (!a && !b) || (a && b && !memcmp(a, b, n));
+}
+
+CM_TEST(workspace_assembly_same_arrays) {
+  cm_context_t ctx;
+  cm_context_init(&ctx);
+  cm_scene_t *a = cm__ws_pile(&ctx, 9000, 5), *b = cm__ws_pile(&ctx, 8000, 3);
+  CMT_TRUE(a && b);
+  for (int i = 0; b && i < b->ncontacts; i += 4) /* tangent rows too */
+    b->contacts[i].stiffness_t = 0.4 * b->contacts[i].stiffness;
+  cm_system_t *want = NULL, *other = NULL, *got = NULL;
+  CMT_EQ_INT(cm_workspace_kept(), 0);
+  ctx.threads = 1;
+  CMT_EQ_INT(a && b ? cm_system_assemble(&ctx, b, &want) : -1, 0);
+  CMT_EQ_INT(cm_workspace_keep((size_t)1 << 30), 0);
+  ctx.threads = 2;
+  CMT_EQ_INT(a && b ? cm_system_assemble(&ctx, a, &other) : -1, 0);
+  cm_system_destroy(&other); /* its arrays kept, holding a's system */
+  CMT_TRUE(cm_workspace_kept() > ((size_t)1 << 20));
+  unsigned long taken = cm__ws_reused();
+  CMT_EQ_INT(a && b ? cm_system_assemble(&ctx, b, &got) : -1, 0);
+  CMT_TRUE(cm__ws_reused() > taken);
+  if (want && got) {
+    const cm_system_t *w = want, *g = got;
+    size_t nc = (size_t)w->nc, n = (size_t)w->n, nnz = (size_t)w->Jp[w->nc];
+    CMT_TRUE(g->nc == w->nc && g->n == w->n && g->ncomp == w->ncomp &&
+             g->Jp[g->nc] == w->Jp[w->nc] && g->Mp[g->n] == w->Mp[w->n]);
+    size_t mnz = (size_t)w->Mp[w->n], nb = (size_t)w->nbodies;
+    int same = cm__ws_same(w->Jp, g->Jp, (nc + 1) * sizeof(int)) &&
+               cm__ws_same(w->Jj, g->Jj, nnz * sizeof(int)) &&
+               cm__ws_same(w->Jx, g->Jx, nnz * sizeof(double)) &&
+               cm__ws_same(w->k, g->k, nc * sizeof(double)) &&
+               cm__ws_same(w->Mp, g->Mp, (n + 1) * sizeof(int)) &&
+               cm__ws_same(w->Mi, g->Mi, mnz * sizeof(int)) &&
+               cm__ws_same(w->Mx, g->Mx, mnz * sizeof(double)) &&
+               cm__ws_same(w->row_contact, g->row_contact, nc * sizeof(int)) &&
+               cm__ws_same(w->contact_row, g->contact_row,
+                           (size_t)w->ncontacts * sizeof(int)) &&
+               cm__ws_same(w->row_kind, g->row_kind, nc) &&
+               cm__ws_same(w->row_a, g->row_a, nc * sizeof(int)) &&
+               cm__ws_same(w->row_b, g->row_b, nc * sizeof(int)) &&
+               cm__ws_same(w->col_body, g->col_body, n * sizeof(int)) &&
+               cm__ws_same(w->col_dof, g->col_dof, n * sizeof(int)) &&
+               cm__ws_same(w->comp_row, g->comp_row,
+                           ((size_t)w->ncomp + 1) * sizeof(int)) &&
+               cm__ws_same(w->comp_col, g->comp_col,
+                           ((size_t)w->ncomp + 1) * sizeof(int)) &&
+               cm__ws_same(w->body_comp, g->body_comp, nb * sizeof(int));
+    CMT_TRUE(same);
+    CMT_TRUE(w->tangential && g->pooled && w->pooled);
+  }
+  cm_system_destroy(&want);
+  cm_system_destroy(&got);
+  CMT_EQ_INT(cm_workspace_keep(0), (size_t)1 << 30);
+  CMT_EQ_INT(cm_workspace_kept(), 0);
+  cm_scene_destroy(&a);
+  cm_scene_destroy(&b);
+}
+
+/* Empty arrays (a scene without contacts in a component, an MPI rank's
+ * empty part) are buffers too, not an out-of-memory error. */
+CM_TEST(workspace_empty_buffers) {
+  cm_context_t ctx;
+  cm_context_init(&ctx);
+  void *p = cm__ws_malloc(&ctx, 0, 8), *q = cm__ws_calloc(&ctx, 5, 0);
+  CMT_TRUE(p && q && ctx.status == CM_OK);
+  cm__ws_free(p), cm__ws_free(q);
+  CMT_TRUE(cm__ws_malloc(&ctx, SIZE_MAX / 2, 4) == NULL);
+  CMT_EQ_INT(ctx.status, CM_NOMEM);
+}
+
 /* Huge pages for large buffers (core/util.c): the measured choice has
  * finite, positive costs, and a report made with them asked for is the
  * same JSON text as one made without. */

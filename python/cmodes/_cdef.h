@@ -73,6 +73,7 @@ typedef struct cm_system {
  double t_assemble_s; 
  char **row_names; 
  char **col_names; 
+ int pooled; 
 } cm_system_t;
 typedef struct cm_contact {
  int a, b; 

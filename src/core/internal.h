@@ -167,6 +167,8 @@ void cm__huge_pages_force(int on); /* tests: overrides the choice */
  * and a buffer from it goes back with cm__ws_free only. cm__ws_reused:
  * how many buffers were taken from the kept ones so far. */
 void *cm__ws_malloc(cm_context_t *ctx, size_t n, size_t size);
+/* cm__ws_malloc's memory set to zero (a kept buffer is not) */
+void *cm__ws_calloc(cm_context_t *ctx, size_t n, size_t size);
 void cm__ws_free(void *p);
 unsigned long cm__ws_reused(void);
 

@@ -30,7 +30,9 @@
  * 64-byte alignment of page-aligned blocks */
 #define CM__WS_HEAD 64
 #define CM__WS_MIN ((size_t)1 << 20) /* smaller buffers are never kept */
-#define CM__WS_SLOTS 32              /* most buffers kept at once */
+#define CM__WS_SLOTS                                                           \
+  96                   /* most buffers kept at once: an assembly (about 30     \
+                          of them) and an analysis (about 15) */
 #define CM__WS_WASTE 8 /* a kept buffer serves a request at most 8x smaller */
 
 static struct {
@@ -56,7 +58,7 @@ static char *cm__ws_remove(int i) {
 
 void *cm__ws_malloc(cm_context_t *ctx, size_t n, size_t size) {
   size_t need = n && size ? n * size : 1;
-  if (size && need / size != n) {
+  if (n && size && need / size != n) { /* overflow */
     CM__ERR(ctx, CM_NOMEM, NULL, "out of memory allocating %zu x %zu bytes", n,
             size);
     return NULL;
@@ -92,6 +94,13 @@ void *cm__ws_malloc(cm_context_t *ctx, size_t n, size_t size) {
     cm__huge_pages(b, need + CM__WS_HEAD);
   }
   return b + CM__WS_HEAD;
+}
+
+void *cm__ws_calloc(cm_context_t *ctx, size_t n, size_t size) {
+  void *p = cm__ws_malloc(ctx, n, size);
+  if (p) /* a kept buffer holds its last user's values */
+    memset(p, 0, n && size ? n * size : 1);
+  return p;
 }
 
 void cm__ws_free(void *p) {

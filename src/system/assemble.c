@@ -41,12 +41,13 @@ void cm_system_destroy(cm_system_t **sp) {
   if (!sp || !*sp)
     return;
   cm_system_t *s = *sp;
-  free(s->Jp), free(s->Jj), free(s->Jx), free(s->k), free(s->g),
-      free(s->spring), free(s->row_kind);
-  free(s->Mp), free(s->Mi), free(s->Mx);
-  free(s->row_contact), free(s->contact_row);
-  free(s->col_body), free(s->col_dof), free(s->row_a), free(s->row_b);
-  free(s->comp_row), free(s->comp_col), free(s->body_comp);
+  /* an assembled system's arrays came from the workspace pool */
+  void (*fr)(void *) = s->pooled ? cm__ws_free : free;
+  fr(s->Jp), fr(s->Jj), fr(s->Jx), fr(s->k), fr(s->g), fr(s->spring);
+  fr(s->row_kind), fr(s->Mp), fr(s->Mi), fr(s->Mx);
+  fr(s->row_contact), fr(s->contact_row);
+  fr(s->col_body), fr(s->col_dof), fr(s->row_a), fr(s->row_b);
+  fr(s->comp_row), fr(s->comp_col), fr(s->body_comp);
   cm__free_names(s->row_names, s->nc), cm__free_names(s->col_names, s->ndofs);
   free(s);
   *sp = NULL;
@@ -301,10 +302,12 @@ typedef struct {
 } cm__work_t;
 
 static void cm__work_free(cm__work_t *w) {
-  free(w->mov), free(w->rank), free(w->order), free(w->rcomp), free(w->pos);
-  free(w->lev), free(w->ilo), free(w->cflag), free(w->nzb);
-  free(w->rk2);
-  free(w->mask), free(w->keep), free(w->col0);
+  cm__ws_free(w->mov), cm__ws_free(w->rank), cm__ws_free(w->order),
+      cm__ws_free(w->rcomp), cm__ws_free(w->pos);
+  cm__ws_free(w->lev), cm__ws_free(w->ilo), cm__ws_free(w->cflag),
+      cm__ws_free(w->nzb);
+  cm__ws_free(w->rk2);
+  cm__ws_free(w->mask), cm__ws_free(w->keep), cm__ws_free(w->col0);
 }
 
 static int cm__moving(const cm__work_t *w, int b) {
@@ -361,17 +364,17 @@ static void cm__contact_flags(const cm_scene_t *s, cm__work_t *w, int c,
 static int cm__alloc_system(cm_context_t *ctx, cm_system_t *sys, int ncontacts,
                             int weighted) {
   size_t nc = (size_t)sys->nc;
-  sys->k = cm__malloc(ctx, nc, sizeof(double));
-  sys->Jp = cm__malloc(ctx, nc + 1, sizeof(int));
-  sys->row_contact = cm__malloc(ctx, nc, sizeof(int));
-  sys->contact_row = cm__malloc(ctx, (size_t)ncontacts, sizeof(int));
-  sys->row_kind = cm__malloc(ctx, nc, 1);
-  sys->row_a = cm__malloc(ctx, nc, sizeof(int));
-  sys->row_b = cm__malloc(ctx, nc, sizeof(int));
+  sys->k = cm__ws_malloc(ctx, nc, sizeof(double));
+  sys->Jp = cm__ws_malloc(ctx, nc + 1, sizeof(int));
+  sys->row_contact = cm__ws_malloc(ctx, nc, sizeof(int));
+  sys->contact_row = cm__ws_malloc(ctx, (size_t)ncontacts, sizeof(int));
+  sys->row_kind = cm__ws_malloc(ctx, nc, 1);
+  sys->row_a = cm__ws_malloc(ctx, nc, sizeof(int));
+  sys->row_b = cm__ws_malloc(ctx, nc, sizeof(int));
   if (sys->dashpots)
-    sys->g = cm__malloc(ctx, nc, sizeof(double));
+    sys->g = cm__ws_malloc(ctx, nc, sizeof(double));
   if (weighted)
-    sys->spring = cm__malloc(ctx, nc, sizeof(double));
+    sys->spring = cm__ws_malloc(ctx, nc, sizeof(double));
   return (sys->k && sys->Jp && sys->row_contact && sys->contact_row &&
           sys->row_kind && sys->row_a && sys->row_b &&
           (!sys->dashpots || sys->g) && (!weighted || sys->spring))
@@ -383,8 +386,8 @@ static int cm__alloc_system(cm_context_t *ctx, cm_system_t *sys, int ncontacts,
 static int cm__moving_flags(cm_context_t *ctx, const cm_scene_t *s,
                             cm__work_t *w) {
   int nb = s->nbodies;
-  w->mov = cm__malloc(ctx, (size_t)nb + 1, 1);
-  w->rank = cm__malloc(ctx, (size_t)nb + 1, sizeof(int));
+  w->mov = cm__ws_malloc(ctx, (size_t)nb + 1, 1);
+  w->rank = cm__ws_malloc(ctx, (size_t)nb + 1, sizeof(int));
   if (!w->mov || !w->rank)
     return CM_NOMEM;
 #pragma omp parallel for schedule(static)                                      \
@@ -404,13 +407,13 @@ static int cm__components(cm_context_t *ctx, const cm_scene_t *s,
   int nb = s->nbodies, nc = s->ncontacts;
   int T = nc > CM__PAR_MIN ? w->threads : 1, nomem = 0;
   cm__rowsum_t tot = {0, 0, 0};
-  sys->body_comp = cm__malloc(ctx, (size_t)nb + 1, sizeof(int));
-  w->cflag = cm__malloc(ctx, (size_t)nc + 1, 1);
-  int *parent = cm__malloc(ctx, (size_t)nb + 1, sizeof(int));
-  int *mb = cm__malloc(ctx, (size_t)nc + 1, sizeof(int)); /* moving body */
-  int **forest = calloc((size_t)T, sizeof *forest);       /* per thread */
+  sys->body_comp = cm__ws_malloc(ctx, (size_t)nb + 1, sizeof(int));
+  w->cflag = cm__ws_malloc(ctx, (size_t)nc + 1, 1);
+  int *parent = cm__ws_malloc(ctx, (size_t)nb + 1, sizeof(int));
+  int *mb = cm__ws_malloc(ctx, (size_t)nc + 1, sizeof(int)); /* moving body */
+  int **forest = calloc((size_t)T, sizeof *forest);          /* per thread */
   if (!sys->body_comp || !w->cflag || !parent || !mb || !forest) {
-    free(parent), free(mb), free(forest);
+    cm__ws_free(parent), cm__ws_free(mb), free(forest);
     return CM_NOMEM;
   }
   /* each thread joins the bodies of its own run of contacts in its own
@@ -463,7 +466,7 @@ static int cm__components(cm_context_t *ctx, const cm_scene_t *s,
     free(forest[t]);
   free(forest);
   if (nomem) {
-    free(parent), free(mb);
+    cm__ws_free(parent), cm__ws_free(mb);
     return CM__ERR(ctx, CM_NOMEM, NULL, "out of memory assembling");
   }
   sys->nc = (int)tot.rows;
@@ -490,19 +493,19 @@ static int cm__components(cm_context_t *ctx, const cm_scene_t *s,
    * into body ids */
   for (int b = 0; b < nb; b++)
     sys->body_comp[b] = w->mov[b] ? sys->body_comp[parent[b]] : -1;
-  free(parent);
+  cm__ws_free(parent);
   sys->ncomp = ncomp;
-  sys->comp_row = cm__calloc(ctx, (size_t)ncomp + 1, sizeof(int));
-  sys->comp_col = cm__calloc(ctx, (size_t)ncomp + 1, sizeof(int));
+  sys->comp_row = cm__ws_calloc(ctx, (size_t)ncomp + 1, sizeof(int));
+  sys->comp_col = cm__ws_calloc(ctx, (size_t)ncomp + 1, sizeof(int));
   if (!sys->comp_row || !sys->comp_col) {
-    free(mb);
+    cm__ws_free(mb);
     return CM_NOMEM;
   }
   for (int c = 0; c < nc; c++)
     sys->comp_row[mb[c] + 1] += cm__contact_rows(w, c);
   for (int i = 0; i < ncomp; i++)
     sys->comp_row[i + 1] += sys->comp_row[i];
-  free(mb);
+  cm__ws_free(mb);
   return CM_OK;
 }
 
@@ -562,18 +565,18 @@ static int cm__body_order(cm_context_t *ctx, const cm_scene_t *s,
   for (int b = 0; b < nb; b++)
     m += sys->body_comp[b] >= 0;
   w->m = m;
-  w->order = cm__malloc(ctx, (size_t)m + 1, sizeof(int));
-  w->rcomp = cm__malloc(ctx, (size_t)m + 1, sizeof(int));
-  w->pos = cm__malloc(ctx, 3 * (size_t)m + 1, sizeof(double));
-  w->lev = cm__malloc(ctx, (size_t)m + 1, sizeof(double));
-  w->ilo = cm__malloc(ctx, (size_t)m + 1, sizeof(double));
-  uint64_t *key = cm__malloc(ctx, (size_t)m + 1, sizeof(uint64_t));
-  uint64_t *tkey = cm__malloc(ctx, (size_t)m + 1, sizeof(uint64_t));
-  int *idx = cm__malloc(ctx, (size_t)m + 1, sizeof(int));
-  int *cnt = cm__malloc(ctx, (size_t)CM__RADIX + 1, sizeof(int));
+  w->order = cm__ws_malloc(ctx, (size_t)m + 1, sizeof(int));
+  w->rcomp = cm__ws_malloc(ctx, (size_t)m + 1, sizeof(int));
+  w->pos = cm__ws_malloc(ctx, 3 * (size_t)m + 1, sizeof(double));
+  w->lev = cm__ws_malloc(ctx, (size_t)m + 1, sizeof(double));
+  w->ilo = cm__ws_malloc(ctx, (size_t)m + 1, sizeof(double));
+  uint64_t *key = cm__ws_malloc(ctx, (size_t)m + 1, sizeof(uint64_t));
+  uint64_t *tkey = cm__ws_malloc(ctx, (size_t)m + 1, sizeof(uint64_t));
+  int *idx = cm__ws_malloc(ctx, (size_t)m + 1, sizeof(int));
+  int *cnt = cm__ws_malloc(ctx, (size_t)CM__RADIX + 1, sizeof(int));
   int ncomp = sys->ncomp;
-  int *ccnt = cm__calloc(ctx, (size_t)ncomp + 1, sizeof(int));
-  double *cnd = cm__malloc(ctx, (size_t)m + 1, sizeof(double));
+  int *ccnt = cm__ws_calloc(ctx, (size_t)ncomp + 1, sizeof(int));
+  double *cnd = cm__ws_malloc(ctx, (size_t)m + 1, sizeof(double));
   int st = w->order && w->rcomp && w->pos && w->lev && w->ilo && key && tkey &&
                    idx && cnt && ccnt && cnd
                ? CM_OK
@@ -638,7 +641,8 @@ static int cm__body_order(cm_context_t *ctx, const cm_scene_t *s,
                                w->order[i] < w->cond_body))
         w->cond = cnd[i], w->cond_body = w->order[i];
   }
-  free(key), free(tkey), free(idx), free(cnt), free(ccnt), free(cnd);
+  cm__ws_free(key), cm__ws_free(tkey), cm__ws_free(idx), cm__ws_free(cnt),
+      cm__ws_free(ccnt), cm__ws_free(cnd);
   return st;
 }
 
@@ -655,10 +659,10 @@ static int cm__rows(cm_context_t *ctx, const cm_scene_t *s, cm_system_t *sys,
                     const cm__work_t *w) {
   int nc = s->ncontacts, m = w->m;
   int T = nc > CM__PAR_MIN ? w->threads : 1, nomem = 0;
-  int *key = cm__malloc(ctx, (size_t)nc + 1, sizeof(int));
+  int *key = cm__ws_malloc(ctx, (size_t)nc + 1, sizeof(int));
   int **next = calloc((size_t)T, sizeof *next); /* per thread, size m + 1 */
   if (!key || !next) {
-    free(key), free(next);
+    cm__ws_free(key), free(next);
     return CM_NOMEM;
   }
   /* each thread counts, then places, its own run of consecutive contacts,
@@ -712,7 +716,7 @@ static int cm__rows(cm_context_t *ctx, const cm_scene_t *s, cm_system_t *sys,
   }
   for (int t = 0; t < T; t++)
     free(next[t]);
-  free(next), free(key);
+  free(next), cm__ws_free(key);
   return nomem ? CM__ERR(ctx, CM_NOMEM, NULL, "out of memory assembling")
                : CM_OK;
 }
@@ -725,9 +729,9 @@ static int cm__touched(cm_context_t *ctx, const cm_scene_t *s,
                        const cm_system_t *sys, cm__work_t *w) {
   int nc = s->ncontacts, dim = s->dim, m = w->m;
   int T = nc > CM__PAR_MIN ? w->threads : 1, nomem = 0;
-  w->mask = cm__calloc(ctx, (size_t)m + 1, 1);
-  w->nzb = cm__calloc(ctx, 2 * (size_t)sys->nc + 1, 1);
-  w->rk2 = cm__malloc(ctx, 2 * (size_t)sys->nc + 1, sizeof(int));
+  w->mask = cm__ws_calloc(ctx, (size_t)m + 1, 1);
+  w->nzb = cm__ws_calloc(ctx, 2 * (size_t)sys->nc + 1, 1);
+  w->rk2 = cm__ws_malloc(ctx, 2 * (size_t)sys->nc + 1, sizeof(int));
   unsigned char **part = calloc((size_t)T, sizeof *part); /* per thread */
   if (!w->mask || !w->nzb || !w->rk2 || !part) {
     free(part);
@@ -830,8 +834,8 @@ static unsigned cm__active_dofs(const cm_scene_t *s, int b, unsigned mask,
 static int cm__columns(cm_context_t *ctx, const cm_scene_t *s, cm_system_t *sys,
                        cm__work_t *w) {
   int m = w->m, ncomp = sys->ncomp;
-  w->keep = cm__malloc(ctx, (size_t)m + 1, 1);
-  w->col0 = cm__malloc(ctx, (size_t)m + 1, sizeof(int));
+  w->keep = cm__ws_malloc(ctx, (size_t)m + 1, 1);
+  w->col0 = cm__ws_malloc(ctx, (size_t)m + 1, sizeof(int));
   if (!w->keep || !w->col0)
     return CM_NOMEM;
 #pragma omp parallel for schedule(static)                                      \
@@ -850,8 +854,8 @@ static int cm__columns(cm_context_t *ctx, const cm_scene_t *s, cm_system_t *sys,
   for (int i = m - 1; i >= 0; i--)
     sys->comp_col[w->rcomp[i]] = w->col0[i];
   sys->comp_col[ncomp] = col;
-  sys->col_body = cm__malloc(ctx, (size_t)col + 1, sizeof(int));
-  sys->col_dof = cm__malloc(ctx, (size_t)col + 1, sizeof(int));
+  sys->col_body = cm__ws_malloc(ctx, (size_t)col + 1, sizeof(int));
+  sys->col_dof = cm__ws_malloc(ctx, (size_t)col + 1, sizeof(int));
   if (!sys->col_body || !sys->col_dof)
     return CM_NOMEM;
 #pragma omp parallel for schedule(static)                                      \
@@ -905,8 +909,8 @@ static int cm__fill_J(cm_context_t *ctx, const cm_scene_t *s, cm_system_t *sys,
                       const cm__work_t *w) {
   int nc = sys->nc;
   size_t nnz = (size_t)sys->Jp[nc];
-  sys->Jj = cm__malloc(ctx, nnz, sizeof(int));
-  sys->Jx = cm__malloc(ctx, nnz, sizeof(double));
+  sys->Jj = cm__ws_malloc(ctx, nnz, sizeof(int));
+  sys->Jx = cm__ws_malloc(ctx, nnz, sizeof(double));
   if (!sys->Jj || !sys->Jx)
     return CM_NOMEM;
   /* the dashpots are read only when used: a contact of one row and no arms
@@ -991,14 +995,14 @@ static void cm__M_block(const cm_scene_t *s, cm_system_t *sys,
 static int cm__fill_M(cm_context_t *ctx, const cm_scene_t *s, cm_system_t *sys,
                       const cm__work_t *w) {
   int n = sys->n, m = w->m;
-  sys->Mp = cm__malloc(ctx, (size_t)n + 1, sizeof(int));
+  sys->Mp = cm__ws_malloc(ctx, (size_t)n + 1, sizeof(int));
   size_t cap = 0;
   for (int i = 0; i < m; i++) {
     size_t d = (size_t)cm__popcount(w->keep[i]);
     cap += d * (d + 1) / 2;
   }
-  sys->Mi = cm__malloc(ctx, cap, sizeof(int));
-  sys->Mx = cm__malloc(ctx, cap, sizeof(double));
+  sys->Mi = cm__ws_malloc(ctx, cap, sizeof(int));
+  sys->Mx = cm__ws_malloc(ctx, cap, sizeof(double));
   if (!sys->Mp || !sys->Mi || !sys->Mx)
     return CM_NOMEM;
 #pragma omp parallel for schedule(static)                                      \
@@ -1038,6 +1042,9 @@ int cm__system_assemble_weighted(cm_context_t *ctx, const cm_scene_t *s,
   cm__work_t w = {0};
   w.threads = cm__threads(ctx);
   w.wk = wk, w.wg = wg;
+  sys->pooled = 1; /* every array below from the workspace pool: a
+                    * server's, a time series' or a loop's next assembly
+                    * takes them again instead of fresh pages */
   sys->dim = s->dim;
   sys->nbodies = s->nbodies;
   sys->ncontacts = s->ncontacts;
