@@ -135,6 +135,38 @@ CM_TEST(workspace_empty_buffers) {
   CMT_EQ_INT(ctx.status, CM_NOMEM);
 }
 
+/* Past the cap, a buffer given back evicts older buffers no larger than
+ * itself, never a larger one: a small buffer that does not fit is freed
+ * and the large one stays; a large one evicts the small ones. */
+CM_TEST(workspace_keeps_the_larger) {
+  cm_context_t ctx;
+  cm_context_init(&ctx);
+  size_t mib = (size_t)1 << 20;
+  CMT_EQ_INT(cm_workspace_keep(40 * mib), 0);
+  char *big = cm__ws_malloc(&ctx, 30 * mib, 1);
+  char *s1 = cm__ws_malloc(&ctx, 20 * mib, 1), *s2 = NULL;
+  CMT_TRUE(big && s1);
+  cm__ws_free(big);
+  CMT_EQ_INT(cm_workspace_kept(), 30 * mib);
+  cm__ws_free(s1); /* 30 + 20 > 40: not kept, the 30 MiB one stays */
+  CMT_EQ_INT(cm_workspace_kept(), 30 * mib);
+  /* 3 MiB: more than 8x below 30, so both fresh; both kept (36) */
+  s1 = cm__ws_malloc(&ctx, 3 * mib, 1), s2 = cm__ws_malloc(&ctx, 3 * mib, 1);
+  CMT_EQ_INT(cm_workspace_kept(), 30 * mib);
+  cm__ws_free(s1), cm__ws_free(s2);
+  CMT_EQ_INT(cm_workspace_kept(), 36 * mib);
+  big = cm__ws_malloc(&ctx, 30 * mib, 1); /* the kept one */
+  CMT_EQ_INT(cm_workspace_kept(), 6 * mib);
+  char *more = cm__ws_malloc(&ctx, 35 * mib, 1);
+  CMT_TRUE(big && more);
+  cm__ws_free(more); /* 6 + 35 > 40: the oldest 3 MiB one goes */
+  CMT_EQ_INT(cm_workspace_kept(), 38 * mib);
+  cm__ws_free(big); /* no room from buffers no larger than 30: not kept */
+  CMT_EQ_INT(cm_workspace_kept(), 38 * mib);
+  CMT_EQ_INT(cm_workspace_keep(0), 40 * mib);
+  CMT_EQ_INT(cm_workspace_kept(), 0);
+}
+
 /* Huge pages for large buffers (core/util.c): the measured choice has
  * finite, positive costs, and a report made with them asked for is the
  * same JSON text as one made without. */

@@ -112,12 +112,27 @@ void cm__ws_free(void *p) {
   memcpy(&bytes, b, sizeof bytes);
   pthread_mutex_lock(&cm__ws.mu);
   if (bytes >= CM__WS_MIN && bytes <= cm__ws.cap) {
-    while (cm__ws.n > 0 &&
-           (cm__ws.kept + bytes > cm__ws.cap || cm__ws.n == CM__WS_SLOTS))
-      drop[nd++] = cm__ws_remove(0);
-    cm__ws.base[cm__ws.n] = b, cm__ws.bytes[cm__ws.n] = bytes;
-    cm__ws.n++, cm__ws.kept += bytes;
-    b = NULL;
+    /* room by evicting the oldest buffers no larger than this one: a
+     * buffer given back never pushes out a larger one (a system's arrays,
+     * given back after the analysis, would otherwise evict the Lanczos
+     * basis once the two pass the cap); no room that way: not kept */
+    size_t kept = cm__ws.kept;
+    int n = cm__ws.n;
+    for (int i = 0;
+         i < cm__ws.n && (kept + bytes > cm__ws.cap || n == CM__WS_SLOTS); i++)
+      if (cm__ws.bytes[i] <= bytes)
+        kept -= cm__ws.bytes[i], n--;
+    if (kept + bytes <= cm__ws.cap && n < CM__WS_SLOTS) {
+      for (int i = 0; i < cm__ws.n && (cm__ws.kept + bytes > cm__ws.cap ||
+                                       cm__ws.n == CM__WS_SLOTS);)
+        if (cm__ws.bytes[i] <= bytes)
+          drop[nd++] = cm__ws_remove(i);
+        else
+          i++;
+      cm__ws.base[cm__ws.n] = b, cm__ws.bytes[cm__ws.n] = bytes;
+      cm__ws.n++, cm__ws.kept += bytes;
+      b = NULL;
+    }
   }
   pthread_mutex_unlock(&cm__ws.mu);
   for (int i = 0; i < nd; i++)
