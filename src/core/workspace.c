@@ -116,19 +116,16 @@ void cm__ws_free(void *p) {
      * buffer given back never pushes out a larger one (a system's arrays,
      * given back after the analysis, would otherwise evict the Lanczos
      * basis once the two pass the cap); no room that way: not kept */
+    int ev[CM__WS_SLOTS], ne = 0; /* the slots to evict, ascending */
     size_t kept = cm__ws.kept;
-    int n = cm__ws.n;
-    for (int i = 0;
-         i < cm__ws.n && (kept + bytes > cm__ws.cap || n == CM__WS_SLOTS); i++)
+    for (int i = 0; i < cm__ws.n && (kept + bytes > cm__ws.cap ||
+                                     cm__ws.n - ne == CM__WS_SLOTS);
+         i++)
       if (cm__ws.bytes[i] <= bytes)
-        kept -= cm__ws.bytes[i], n--;
-    if (kept + bytes <= cm__ws.cap && n < CM__WS_SLOTS) {
-      for (int i = 0; i < cm__ws.n && (cm__ws.kept + bytes > cm__ws.cap ||
-                                       cm__ws.n == CM__WS_SLOTS);)
-        if (cm__ws.bytes[i] <= bytes)
-          drop[nd++] = cm__ws_remove(i);
-        else
-          i++;
+        ev[ne++] = i, kept -= cm__ws.bytes[i];
+    if (kept + bytes <= cm__ws.cap && cm__ws.n - ne < CM__WS_SLOTS) {
+      while (ne > 0) /* from the last: the earlier slots keep their index */
+        drop[nd++] = cm__ws_remove(ev[--ne]);
       cm__ws.base[cm__ws.n] = b, cm__ws.bytes[cm__ws.n] = bytes;
       cm__ws.n++, cm__ws.kept += bytes;
       b = NULL;

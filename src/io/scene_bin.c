@@ -221,23 +221,35 @@ static int cm__bin_pread(int fd, char *buf, size_t len, size_t off) {
   return 0;
 }
 
+/* The error of a read that cm__bin_pread answered with err. */
+static int cm__bin_read_error(cm_context_t *ctx, int err, const char *source,
+                              size_t len) {
+  return err == EIO ? CM__ERR(ctx, CM_PARSE, source,
+                              "%s: the file ended before its %zu bytes were "
+                              "read (truncated while it was read?)",
+                              source, len)
+                    : CM__ERR(ctx, CM_IO, source, "%s: cannot read: %s", source,
+                              strerror(err));
+}
+
 int cm__scene_read_binary(cm_context_t *ctx, FILE *f, size_t len,
                           const char *source, cm_scene_t **out) {
   *out = NULL;
-  int fd = fileno(f), err = 0;
+  int fd = fileno(f);
   cm__bin_head_t h;
   memset(&h, 0, sizeof h);
   size_t crec = 0;
-  if (len >= sizeof h)
-    err = cm__bin_pread(fd, (char *)&h, sizeof h, 0);
-  int st = err ? 0 : cm__bin_check(ctx, &h, len, source, &crec);
+  int err = len >= sizeof h ? cm__bin_pread(fd, (char *)&h, sizeof h, 0) : 0;
+  if (err)
+    return cm__bin_read_error(ctx, err, source, len);
+  int st = cm__bin_check(ctx, &h, len, source, &crec);
   if (st)
     return st;
-  cm_scene_t *s = err ? NULL : cm__bin_alloc(&h);
-  if (!s && !err)
+  cm_scene_t *s = cm__bin_alloc(&h);
+  if (!s)
     return CM__ERR(ctx, CM_NOMEM, NULL, "out of memory reading %s", source);
   size_t off = sizeof h;
-  if (!err && h.version == 2) {
+  if (h.version == 2) {
     err = cm__bin_pread(fd, (char *)&s->timestep_s, sizeof(double), off);
     off += sizeof(double);
   }
@@ -277,14 +289,9 @@ int cm__scene_read_binary(cm_context_t *ctx, FILE *f, size_t len,
   }
   if (err || nomem) {
     cm_scene_destroy(&s);
-    if (nomem)
-      return CM__ERR(ctx, CM_NOMEM, NULL, "out of memory reading %s", source);
-    return err == EIO ? CM__ERR(ctx, CM_PARSE, source,
-                                "%s: the file ended before its %zu bytes were "
-                                "read (truncated while it was read?)",
-                                source, len)
-                      : CM__ERR(ctx, CM_IO, source, "%s: cannot read: %s",
-                                source, strerror(err));
+    return nomem ? CM__ERR(ctx, CM_NOMEM, NULL, "out of memory reading %s",
+                           source)
+                 : cm__bin_read_error(ctx, err, source, len);
   }
   return cm__bin_finish(ctx, &h, s, source, out);
 }
