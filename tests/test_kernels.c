@@ -90,6 +90,51 @@ CM_TEST(kernels_same_bits_gemv) {
   cm__isa_force(-1);
 }
 
+/* cm__dot (dot products and norms of the solves) on every set and 1 to 3
+ * threads: the bits of the order docs/math.md gives (chunks of 8192, each
+ * in eight lane sums ((s0 + s1) + (s2 + s3)) + ((s4 + s5) + (s6 + s7))
+ * then its tail, the chunks added in order), written out here, and within
+ * rounding of a long double sum. */
+CM_TEST(kernels_dot_order) {
+  int ns[] = {0, 5, 8, 8191, 8195, 40003, 65541};
+  for (size_t a = 0; a < sizeof ns / sizeof *ns; a++) {
+    int n = ns[a];
+    double *x = malloc(sizeof(double) * (size_t)(n + 1));
+    double *y = malloc(sizeof(double) * (size_t)(n + 1));
+    for (int i = 0; i < n; i++)
+      x[i] = cm__hash_uniform(21, (uint64_t)i),
+      y[i] = cm__hash_uniform(22, (uint64_t)i);
+    double want = 0, mag = 0;
+    long double exact = 0;
+    for (int c0 = 0; c0 < n; c0 += 8192) {
+      int c1 = c0 + 8192 < n ? c0 + 8192 : n, i = c0;
+      double l[8] = {0}, t = 0;
+      for (; i + 8 <= c1; i += 8)
+        for (int k = 0; k < 8; k++)
+          l[k] += x[i + k] * y[i + k];
+      for (; i < c1; i++)
+        t += x[i] * y[i];
+      want +=
+          ((l[0] + l[1]) + (l[2] + l[3])) + ((l[4] + l[5]) + (l[6] + l[7])) + t;
+    }
+    for (int i = 0; i < n; i++)
+      exact += (long double)x[i] * y[i], mag += fabs(x[i] * y[i]);
+    for (int isa = CM__ISA_BASELINE; isa <= cm__isa_cpu(); isa++) {
+      cm__isa_force(isa);
+      for (int th = 1; th <= 3; th++) {
+        double got = cm__dot(n, x, y, th);
+        if (memcmp(&got, &want, sizeof got))
+          CMT_FAIL("n %d: the %s set at %d threads gives %.17g, the "
+                   "documented order %.17g",
+                   n, cm__isa_name(isa), th, got, want);
+      }
+    }
+    CMT_LE(fabs(want - (double)exact), 1e-15 * mag * 16);
+    free(x), free(y);
+  }
+  cm__isa_force(-1);
+}
+
 static char *cm__kt_report(cm_context_t *ctx, const cm_scene_t *s, int modes,
                            double tol, int ncv) {
   cm_options_t o;

@@ -180,6 +180,12 @@ typedef double cm__b2_v2 __attribute__((vector_size(16)));
 
 CM__B2_DOT8(cm__dot8, double)
 CM__B2_DOT8(cm__dot8_32, float)
+
+double cm__dot_lanes(const double *x, const double *y, int len) {
+  double s;
+  cm__dot8(x, y, len, &s);
+  return s;
+}
 CM__B2_DOT4X2(cm__dot4x2, double)
 CM__B2_DOT4X2(cm__dot4x2_32, float)
 CM__B2_GEMV_T(cm__gemv_t, double, cm__dot4x2, cm__dot8)

@@ -141,8 +141,13 @@ void cm__gemv32(int trans, int m, int n, double alpha, const float *a, int lda,
 int cm__blas_get_threads(void);
 
 /* Deterministic sums: the input is cut into fixed chunks whatever the thread
- * count, and the partial sums are added in chunk order. */
+ * count, and the partial sums are added in chunk order; each chunk is
+ * cm__dot_lanes. */
 double cm__dot(int n, const double *x, const double *y, int threads);
+/* x . y over len entries in eight lane sums combined in a fixed order (the
+ * same bits in every kernel set, blas2.c): one running sum waited on its
+ * additions, 4 cycles an entry, slower than memory. */
+double cm__dot_lanes(const double *x, const double *y, int len);
 double cm__nrm2(int n, const double *x, int threads);
 
 /* Seeded pseudo-random numbers in (-1, 1): value i of stream seed. */

@@ -137,12 +137,8 @@ void cm__blas_single_thread(void) { cm__blas_threads(1); }
 
 double cm__dot(int n, const double *x, const double *y, int threads) {
   int nchunk = (n + CM__CHUNK - 1) / CM__CHUNK;
-  if (nchunk <= 1) {
-    double s = 0;
-    for (int i = 0; i < n; i++)
-      s += x[i] * y[i];
-    return s;
-  }
+  if (nchunk <= 1)
+    return cm__dot_lanes(x, y, n > 0 ? n : 0);
   double stack[64],
       *part = nchunk <= 64 ? stack : malloc(sizeof(double) * (size_t)nchunk);
   if (!part)
@@ -150,10 +146,7 @@ double cm__dot(int n, const double *x, const double *y, int threads) {
 #pragma omp parallel for schedule(static) num_threads(threads) if (nchunk > 4)
   for (int c = 0; c < nchunk; c++) {
     int i0 = c * CM__CHUNK, i1 = i0 + CM__CHUNK < n ? i0 + CM__CHUNK : n;
-    double s = 0;
-    for (int i = i0; i < i1; i++)
-      s += x[i] * y[i];
-    part[c] = s;
+    part[c] = cm__dot_lanes(x + i0, y + i0, i1 - i0);
   }
   double s = 0;
   for (int c = 0; c < nchunk; c++)

@@ -106,15 +106,12 @@ static double lz_rows_sq(const lz_half_t *A, int n, double *w, double *x,
     int i0 = c * LZ_CHUNK, i1 = i0 + LZ_CHUNK < n ? i0 + LZ_CHUNK : n;
     (A->f32 ? cm__op_rows32 : cm__op_rows)(A->op, A->comp, A->trans, A->in, i0,
                                            i1, w + i0);
-    double q = 0;
-    for (int i = i0; i < i1; i++) {
-      if (x) {
-        double v = x[i] * f;
-        x[i] = v;
-        w[i] = (f * g) * w[i] - b * p[i] - a * v;
-      }
-      q += w[i] * w[i];
+    for (int i = i0; x && i < i1; i++) {
+      double v = x[i] * f;
+      x[i] = v;
+      w[i] = (f * g) * w[i] - b * p[i] - a * v;
     }
+    double q = cm__dot_lanes(w + i0, w + i0, i1 - i0); /* w's chunk cached */
     if (part)
       part[c] = q;
     else
