@@ -570,7 +570,8 @@ run:;
   double gbs = cm_bench_triad_gbs((size_t)1 << 25, threads, 10);
   double fresh = fresh_s_per_gib(threads, 0);
   double fresh_h = fresh_s_per_gib(threads, 1), h4k, h2m;
-  int huge_on = cm__huge_pages_choice(&h4k, &h2m);
+  int huge_on = cm__huge_pages_choice(&h4k, &h2m), huge_sw;
+  int huge_live = cm__huge_pages_live(&huge_sw);
   /* the product floor: what one product reads (B by slots, B^T by groups,
    * the vectors: cm__op_matvec_bytes) at the triad's bandwidth, and one
    * product measured alone on the same operator */
@@ -615,9 +616,11 @@ run:;
          "(medians); triad %.1f GB/s; fresh pages %.3f s a GiB (4 KiB "
          "pages), %.3f s (huge pages); kernel set %s; the library's huge "
          "pages %s (its own measure: %.3f s a GiB in 4 KiB pages, %.3f s in "
-         "2 MiB)\n\n",
+         "the dearest 2 MiB sampled; %d buffers' first blocks timed since, ",
          file ? file : "generated pile", s->ncontacts, tol, threads, reps, gbs,
-         fresh, fresh_h, cm_kernel_set(), huge_on ? "on" : "off", h4k, h2m);
+         fresh, fresh_h, cm_kernel_set(), huge_on ? "on" : "off", h4k, h2m,
+         huge_live);
+  printf("the choice switched %d times)\n\n", huge_sw);
   double rep1 = reported_kib();
   if (rep0 >= 0 && rep1 >= 0) /* a new process pays for these pages again */
     printf("free page reporting (a virtual machine's): %.0f MiB handed back "

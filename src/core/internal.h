@@ -157,16 +157,22 @@ double cm__hash_uniform(uint64_t seed, uint64_t i);
 void *cm__malloc(cm_context_t *ctx, size_t n, size_t size);
 void *cm__calloc(cm_context_t *ctx, size_t n, size_t size);
 /* Advises huge pages for the whole pages of [p, p + bytes) when bytes is
- * at least 4 MiB and they were measured cheaper than 4 KiB ones (util.c
- * says why and how); cm__malloc, cm__calloc and cm__ws_malloc do it for
- * their buffers. cm__huge_pages_choice: that choice (measuring it if not
- * yet done), with the seconds a GiB of fresh memory measured in 4 KiB and
- * in 2 MiB pages (NAN when CMODES_HUGE_PAGES set it). */
+ * at least 4 MiB and fresh ones were last measured cheaper than 4 KiB ones,
+ * timing the buffer's first 2 MiB block as a new measure (util.c says why
+ * and how; only for thread-private new buffers: it rewrites that byte);
+ * cm__malloc, cm__calloc and cm__ws_malloc do it for their buffers.
+ * cm__huge_pages_choice: that choice (measuring it if not yet done; buffers'
+ * own measures may switch it later), with the seconds a GiB of fresh memory
+ * measured in 4 KiB pages (the cheaper of two samples) and in 2 MiB pages (the
+ * dearest of those sampled), NAN when CMODES_HUGE_PAGES set it. */
 void cm__huge_pages(void *p, size_t bytes);
 int cm__huge_pages_choice(double *s4k, double *s2m);
 /* CMODES_HUGE_PAGES: 0 or 1 as set, -1 unset or empty, -2 any other value */
 int cm__huge_pages_env(void);
 void cm__huge_pages_force(int on); /* tests: overrides the choice */
+/* Buffers whose first 2 MiB block cm__huge_pages timed; in *sw (if not
+ * NULL) how many times they switched the choice. */
+int cm__huge_pages_live(int *sw);
 /* Large buffers kept between analyses (workspace.c, cm_workspace_keep):
  * like cm__malloc (not zeroed: it may hold an earlier analysis's values),
  * and a buffer from it goes back with cm__ws_free only. cm__ws_reused:

@@ -5,6 +5,7 @@
 
 #include <math.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -177,43 +178,66 @@ double cm__hash_uniform(uint64_t seed, uint64_t i) {
  * more than the clearing of its page: 1.65-1.96 s a GiB written on issue
  * 19's family-26 EPYC (session 16), against 0.04 s in 2 MiB pages, one
  * fault each, where the kernel gives them (transparent huge pages in
- * "madvise" mode, Debian's default). On the family-25 EPYC (session 14)
- * it was the other way round: 2 MiB pages cost 1.2-3.5 s a GiB against
- * 0.7-0.8 s, the host backing each with 4 KiB pages of its own. So the
- * choice is measured, once a process, at its first buffer of 4 MiB or
- * more: 2 MiB of fresh memory written in 4 KiB pages and 2 MiB in one
- * huge page, twice each (about 12 ms where 4 KiB pages are as dear as on
- * that EPYC, less elsewhere); huge pages are asked for (madvise, on
- * the buffer's whole pages: glibc serves buffers this large with a mapping
- * of their own) when they cost less than half. Contents, and so every
- * result bit, are the same either way. CMODES_HUGE_PAGES=0 or 1 in the
- * environment skips the measure (for measuring the choice). */
+ * "madvise" mode, Debian's default). On the family-25 EPYCs (sessions 14,
+ * 20, 21) it was the other way round: 2 MiB pages cost 2.2 s a GiB against
+ * 0.4-0.6 s, the host backing each with 4 KiB pages of its own, but only
+ * once the guest has handed the memory back to it (free page reporting):
+ * the 2 MiB blocks not handed back yet (4 to 10 after 7 s idle there, all
+ * of a process's memory just freed) cost 0.1-0.16 s a GiB, and the guest's
+ * kernel hands those out first. Huge pages also make the products' random
+ * reads cheaper (fewer TLB misses), so they are worth having wherever
+ * their faults are not dear.
+ *
+ * So the price is measured, once a process, at its first buffer of 4 MiB
+ * or more: 2 MiB of fresh memory written in 4 KiB pages, twice (s4k: the
+ * cheaper), then fresh 2 MiB huge pages one after another, all kept mapped
+ * so that each is a new block, up to CM__HUGE_SAMPLES of them or until one
+ * costs half as much as the 4 KiB pages (s2m: the dearest). About 2-10 ms;
+ * the memory written goes back to the process's next buffers. Huge pages
+ * are on when s2m < s4k / 2. From then on each buffer of 4 MiB or more
+ * while on, and of CM__HUGE_RESAMPLE or more while off (where a wrong
+ * guess costs at most an eighth of the buffer's faults), is advised huge
+ * pages (madvise on its whole pages: glibc serves buffers this large with
+ * a mapping of their own) and its first whole 2 MiB block written at once
+ * (its own value again) and timed: cheaper than s4k / 2, huge pages are on
+ * (this buffer and the next ones), else off and the buffer advised back.
+ * So the choice follows what fresh memory costs now: a new process after
+ * idle (blocks handed back), one right after another, a server's later
+ * analyses. Contents, and so every result bit, are the same either way.
+ * CMODES_HUGE_PAGES=0 or 1 in the environment skips the measures (for
+ * measuring the choice). */
 #define CM__HUGE_MIN ((size_t)4 << 20)
 #define CM__HUGE_2M ((size_t)2 << 20)
+#define CM__HUGE_SAMPLES 16
+#define CM__HUGE_RESAMPLE ((size_t)16 << 20)
 
 static struct {
   pthread_once_t once;
-  int on;
-  double s4k, s2m; /* seconds a GiB measured (NAN: not measured) */
-} cm__huge = {PTHREAD_ONCE_INIT, 0, NAN, NAN};
+  _Atomic int on;
+  double s4k, s2m;      /* seconds a GiB measured (NAN: not measured) */
+  _Atomic int live, sw; /* buffers' first blocks timed; switches */
+} cm__huge = {PTHREAD_ONCE_INIT, 0, NAN, NAN, 0, 0};
 
 #ifdef MADV_HUGEPAGE
-/* seconds to write one byte a 4 KiB page of 2 MiB of fresh memory,
- * advised huge or not; +inf when the memory cannot be had */
-static double cm__huge_time(int huge) {
-  size_t n = 2 * CM__HUGE_2M; /* room for a 2 MiB-aligned 2 MiB */
-  char *m =
-      mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  if (m == MAP_FAILED)
-    return INFINITY;
-  char *p = (char *)(((uintptr_t)m + CM__HUGE_2M - 1) & ~(CM__HUGE_2M - 1));
-  (void)madvise(p, CM__HUGE_2M, huge ? MADV_HUGEPAGE : MADV_NOHUGEPAGE);
+/* A fresh mapping of n 2 MiB-aligned 2 MiB blocks advised huge or not (its
+ * first block; *m and *len: the mapping, for munmap), or NULL. */
+static char *cm__huge_map(size_t n, int huge, char **m, size_t *len) {
+  *len = (n + 1) * CM__HUGE_2M; /* room for the alignment */
+  *m = mmap(NULL, *len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1,
+            0);
+  if (*m == MAP_FAILED)
+    return NULL;
+  char *p = (char *)(((uintptr_t)*m + CM__HUGE_2M - 1) & ~(CM__HUGE_2M - 1));
+  (void)madvise(p, n * CM__HUGE_2M, huge ? MADV_HUGEPAGE : MADV_NOHUGEPAGE);
+  return p;
+}
+
+/* Seconds a GiB to write one byte a 4 KiB page of the fresh 2 MiB block p. */
+static double cm__huge_touch(char *p) {
   double t0 = cm__now();
   for (size_t i = 0; i < CM__HUGE_2M; i += 4096)
     ((volatile char *)p)[i] = 1;
-  double t = cm__now() - t0;
-  munmap(m, n);
-  return t;
+  return (cm__now() - t0) * 512; /* 2 MiB -> 1 GiB */
 }
 #endif
 
@@ -231,13 +255,24 @@ static void cm__huge_choose(void) {
     return;
   }
 #ifdef MADV_HUGEPAGE
-  double t4 = INFINITY, t2 = INFINITY;
-  for (int r = 0; r < 2; r++) {
-    double a = cm__huge_time(0), b = cm__huge_time(1);
-    t4 = a < t4 ? a : t4, t2 = b < t2 ? b : t2;
+  char *m4, *m2;
+  size_t l4, l2;
+  char *p4 = cm__huge_map(2, 0, &m4, &l4);
+  char *p2 = cm__huge_map(CM__HUGE_SAMPLES, 1, &m2, &l2);
+  if (p4 && p2) {
+    double a = cm__huge_touch(p4), b = cm__huge_touch(p4 + CM__HUGE_2M);
+    double t4 = a < b ? a : b, t2 = 0;
+    for (int i = 0; i < CM__HUGE_SAMPLES && t2 < 0.5 * t4; i++) {
+      double t = cm__huge_touch(p2 + (size_t)i * CM__HUGE_2M);
+      t2 = t > t2 ? t : t2;
+    }
+    cm__huge.s4k = t4, cm__huge.s2m = t2;
+    cm__huge.on = t2 < 0.5 * t4;
   }
-  cm__huge.s4k = t4 * 512, cm__huge.s2m = t2 * 512; /* 2 MiB -> 1 GiB */
-  cm__huge.on = t2 < 0.5 * t4;
+  if (p4)
+    munmap(m4, l4);
+  if (p2)
+    munmap(m2, l2);
 #endif
 }
 
@@ -255,15 +290,40 @@ void cm__huge_pages_force(int on) {
   cm__huge.on = on;
 }
 
+int cm__huge_pages_live(int *sw) {
+  if (sw)
+    *sw = cm__huge.sw;
+  return cm__huge.live;
+}
+
 void cm__huge_pages(void *p, size_t bytes) {
 #ifdef MADV_HUGEPAGE
-  if (!p || bytes < CM__HUGE_MIN || !cm__huge_pages_choice(NULL, NULL))
+  if (!p || bytes < CM__HUGE_MIN)
+    return;
+  int on = cm__huge_pages_choice(NULL, NULL), timed = !isnan(cm__huge.s4k);
+  if (!on && (!timed || bytes < CM__HUGE_RESAMPLE))
     return;
   uintptr_t pg = (uintptr_t)sysconf(_SC_PAGESIZE);
   uintptr_t lo = ((uintptr_t)p + pg - 1) / pg * pg;
   uintptr_t hi = ((uintptr_t)p + bytes) / pg * pg;
-  if (hi > lo)
-    (void)madvise((void *)lo, hi - lo, MADV_HUGEPAGE); /* advice only */
+  uintptr_t b0 = (lo + CM__HUGE_2M - 1) & ~(uintptr_t)(CM__HUGE_2M - 1);
+  if (hi <= lo)
+    return;
+  (void)madvise((void *)lo, hi - lo, MADV_HUGEPAGE); /* advice only */
+  if (!timed || b0 + CM__HUGE_2M > hi)
+    return;
+  volatile char *q = (volatile char *)b0;
+  double t0 = cm__now();
+  *q = *q;                           /* its own value again */
+  double t = (cm__now() - t0) * 512; /* 2 MiB -> 1 GiB */
+  cm__huge.live++;
+  int now = t < 0.5 * cm__huge.s4k;
+  if (now != on) {
+    cm__huge.on = now;
+    cm__huge.sw++;
+  }
+  if (!now)
+    (void)madvise((void *)lo, hi - lo, MADV_NOHUGEPAGE);
 #else
   (void)p, (void)bytes;
 #endif
