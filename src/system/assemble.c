@@ -280,9 +280,10 @@ typedef struct {
   int m;              /* ranked bodies */
   int *order;         /* size m: body of each rank */
   int *rcomp;         /* size m: component of each rank */
-  double *pos;        /* size 3 m: position of each rank */
-  double *lev;        /* size m: negligible rotational entry of each rank,
-                         CM__LEVER_TOL sqrt(lambda_lo / m) */
+  double *pos;        /* size 4 m: position of each rank, then its
+                         negligible rotational entry, CM__LEVER_TOL
+                         sqrt(lambda_lo / m): what a contact pass reads of
+                         a body at random, in one 32-byte record */
   double *ilo;        /* size m: lower bound on the smallest principal
                          moment of each rank (0: none) */
   double cond;        /* largest inertia condition number of a ranked
@@ -304,8 +305,7 @@ typedef struct {
 static void cm__work_free(cm__work_t *w) {
   cm__ws_free(w->mov), cm__ws_free(w->rank), cm__ws_free(w->order),
       cm__ws_free(w->rcomp), cm__ws_free(w->pos);
-  cm__ws_free(w->lev), cm__ws_free(w->ilo), cm__ws_free(w->cflag),
-      cm__ws_free(w->nzb);
+  cm__ws_free(w->ilo), cm__ws_free(w->cflag), cm__ws_free(w->nzb);
   cm__ws_free(w->rk2);
   cm__ws_free(w->mask), cm__ws_free(w->keep), cm__ws_free(w->col0);
 }
@@ -319,7 +319,7 @@ static void cm__prefetch_sides(const cm__work_t *w, const cm_contact_t *ct) {
   int side[2] = {ct->a, ct->b};
   for (int k = 0; k < 2; k++)
     if (side[k] != CM_WORLD && w->rank[side[k]] >= 0)
-      cm__prefetch(w->pos + 3 * (size_t)w->rank[side[k]], 3 * sizeof(double));
+      cm__prefetch(w->pos + 4 * (size_t)w->rank[side[k]], 4 * sizeof(double));
 }
 
 int cm__contact_nrows(int dim, const cm_contact_t *ct, int with_dashpots) {
@@ -567,8 +567,7 @@ static int cm__body_order(cm_context_t *ctx, const cm_scene_t *s,
   w->m = m;
   w->order = cm__ws_malloc(ctx, (size_t)m + 1, sizeof(int));
   w->rcomp = cm__ws_malloc(ctx, (size_t)m + 1, sizeof(int));
-  w->pos = cm__ws_malloc(ctx, 3 * (size_t)m + 1, sizeof(double));
-  w->lev = cm__ws_malloc(ctx, (size_t)m + 1, sizeof(double));
+  w->pos = cm__ws_malloc(ctx, 4 * (size_t)m + 1, sizeof(double));
   w->ilo = cm__ws_malloc(ctx, (size_t)m + 1, sizeof(double));
   uint64_t *key = cm__ws_malloc(ctx, (size_t)m + 1, sizeof(uint64_t));
   uint64_t *tkey = cm__ws_malloc(ctx, (size_t)m + 1, sizeof(uint64_t));
@@ -577,8 +576,8 @@ static int cm__body_order(cm_context_t *ctx, const cm_scene_t *s,
   int ncomp = sys->ncomp;
   int *ccnt = cm__ws_calloc(ctx, (size_t)ncomp + 1, sizeof(int));
   double *cnd = cm__ws_malloc(ctx, (size_t)m + 1, sizeof(double));
-  int st = w->order && w->rcomp && w->pos && w->lev && w->ilo && key && tkey &&
-                   idx && cnt && ccnt && cnd
+  int st = w->order && w->rcomp && w->pos && w->ilo && key && tkey && idx &&
+                   cnt && ccnt && cnd
                ? CM_OK
                : CM_NOMEM;
   if (!st) {
@@ -626,14 +625,17 @@ static int cm__body_order(cm_context_t *ctx, const cm_scene_t *s,
 #pragma omp parallel for schedule(static)                                      \
     num_threads(w->threads) if (m > CM__PAR_MIN)
     for (int i = 0; i < m; i++) {
+      if (i + CM__AHEAD < m)
+        cm__prefetch(&s->bodies[w->order[i + CM__AHEAD]], sizeof(cm_body_t));
       const cm_body_t *bd = &s->bodies[w->order[i]];
       const double *x = bd->position;
       w->rank[w->order[i]] = i;
-      w->pos[3 * i] = x[0], w->pos[3 * i + 1] = x[1], w->pos[3 * i + 2] = x[2];
+      double *px = w->pos + 4 * (size_t)i;
+      px[0] = x[0], px[1] = x[1], px[2] = x[2];
       w->ilo[i] = cm__inertia_floor(s, bd, &cnd[i]);
       if (s->dim == 3 && cm__world_diagonal(bd))
         cnd[i] = 1; /* a diagonal world block is factored exactly */
-      w->lev[i] = CM__LEVER_TOL * sqrt(w->ilo[i] / bd->mass);
+      px[3] = CM__LEVER_TOL * sqrt(w->ilo[i] / bd->mass);
     }
     w->cond = 1, w->cond_body = -1; /* the worst tensor, for the warning */
     for (int i = 0; s->dim == 3 && i < m; i++)
@@ -750,8 +752,12 @@ static int cm__touched(cm_context_t *ctx, const cm_scene_t *s,
     }
 #pragma omp for schedule(static)
     for (int c = 0; c < nc; c++) {
-      if (c + CM__AHEAD < nc)
+      if (c + CM__AHEAD < nc) { /* its bodies, and where its rows go */
+        size_t ra = 2 * (size_t)sys->contact_row[c + CM__AHEAD];
         cm__prefetch_sides(w, &s->contacts[c + CM__AHEAD]);
+        __builtin_prefetch(w->rk2 + ra, 1);
+        __builtin_prefetch(w->nzb + ra, 1);
+      }
       const cm_contact_t *ct = &s->contacts[c];
       int side[2] = {ct->a, ct->b}, nr = cm__contact_rows(w, c);
       int arms = cm__contact_arms(w, c);
@@ -765,10 +771,11 @@ static int cm__touched(cm_context_t *ctx, const cm_scene_t *s,
           int rk = w->rk2[r2 + 2 * (size_t)j + k] = w->rank[side[k]];
           double seg[6];
           int nd =
-              cm__segment(dim, ct, j, k, arms, w->pos + 3 * (size_t)rk, seg);
+              cm__segment(dim, ct, j, k, arms, w->pos + 4 * (size_t)rk, seg);
           nz[2 * j + k] = (unsigned char)cm__seg_nonzero(seg, nd);
           if (mk)
-            mk[rk] |= (unsigned char)cm__seg_bits(seg, nd, w->lev[rk]);
+            mk[rk] |= (unsigned char)cm__seg_bits(seg, nd,
+                                                  w->pos[4 * (size_t)rk + 3]);
         }
     }
 #pragma omp for schedule(static)
@@ -874,25 +881,25 @@ static int cm__columns(cm_context_t *ctx, const cm_scene_t *s, cm_system_t *sys,
 /* ---- J and M ------------------------------------------------------------ */
 
 /* Writes the entries of row r (contact ct), columns ascending: for each
- * moving body, the nonzero segment entries on its active dofs. */
+ * moving body (rk: the ranks of sides a and b, -1 for a fixed body or the
+ * world, as cm__touched stored them), the nonzero segment entries on its
+ * active dofs. */
 static void cm__fill_row(const cm_scene_t *s, const cm__work_t *w,
-                         const cm_contact_t *ct, int kind, int arms, int *cols,
-                         double *vals) {
-  int side[2] = {ct->a, ct->b};
+                         const cm_contact_t *ct, const int *rk, int kind,
+                         int arms, int *cols, double *vals) {
   double sign[2] = {1.0, -1.0};
   int order[2] = {0, 1}, cnt = 0;
-  if (cm__moving(w, ct->a) && cm__moving(w, ct->b) &&
-      w->rank[ct->b] < w->rank[ct->a])
+  if (rk[0] >= 0 && rk[1] >= 0 && rk[1] < rk[0])
     order[0] = 1, order[1] = 0;
   for (int o = 0; o < 2; o++) {
-    int k = order[o], b = side[k];
-    if (!cm__moving(w, b))
+    int k = order[o], r = rk[k];
+    if (r < 0)
       continue;
-    int rk = w->rank[b], col = w->col0[rk];
-    unsigned keep = w->keep[rk];
+    int col = w->col0[r];
+    unsigned keep = w->keep[r];
     double seg[6];
     int nd =
-        cm__segment(s->dim, ct, kind, k, arms, w->pos + 3 * (size_t)rk, seg);
+        cm__segment(s->dim, ct, kind, k, arms, w->pos + 4 * (size_t)r, seg);
     for (int d = 0; d < nd; d++) {
       if (!((keep >> d) & 1))
         continue;
@@ -926,10 +933,19 @@ static int cm__fill_J(cm_context_t *ctx, const cm_scene_t *s, cm_system_t *sys,
                        ? sizeof(cm_contact_t)
                        : offsetof(cm_contact_t, stiffness) + sizeof(double));
     }
+    if (r + CM__AHEAD / 2 < nc) /* its bodies' records, by rk2 */
+      for (int k = 0; k < 2; k++) {
+        int ra = w->rk2[2 * (size_t)(r + CM__AHEAD / 2) + k];
+        if (ra >= 0) {
+          cm__prefetch(w->pos + 4 * (size_t)ra, 4 * sizeof(double));
+          __builtin_prefetch(w->col0 + ra);
+          __builtin_prefetch(w->keep + ra);
+        }
+      }
     int c = sys->row_contact[r], kind = sys->row_kind[r];
     const cm_contact_t *ct = &s->contacts[c];
-    cm__fill_row(s, w, ct, kind, cm__contact_arms(w, c), sys->Jj + sys->Jp[r],
-                 sys->Jx + sys->Jp[r]);
+    cm__fill_row(s, w, ct, w->rk2 + 2 * (size_t)r, kind, cm__contact_arms(w, c),
+                 sys->Jj + sys->Jp[r], sys->Jx + sys->Jp[r]);
     double k = kind ? ct->stiffness_t : ct->stiffness;
     double g = full ? (kind ? ct->damping_t : ct->damping_n) : 0.0;
     sys->k[r] = plain ? k : w->wk * k + w->wg * g;
