@@ -455,6 +455,9 @@ static int cm__B_blocks(cm_context_t *ctx, cm_operator_t *op) {
  * finite y): the same bits, with a third of the index reads and gathers of
  * a 3D pile. */
 #define CM__GMAX 8
+/* slots ahead whose destination the transpose asks for: its writes land
+ * in every group, at random */
+#define CM__PF_AHEAD 16
 #define CM__GCOLS (1 << 28) /* columns that fit the packed slot word */
 
 /* The groups (g0) and the slots of B (Sp, Sc, Sx) from B's CSR; sets gq[q]
@@ -586,8 +589,15 @@ static int cm__transpose_slots(cm_context_t *ctx, cm_operator_t *op,
           o += k;
         }
       }
+      int q1 = Sp[r1];
       for (int r = r0; r < r1; r++)
         for (int q = Sp[r]; q < Sp[r + 1]; q++) {
+          if (q + CM__PF_AHEAD < q1) { /* where a later slot goes, about */
+            size_t ea = (size_t)c[gq[q + CM__PF_AHEAD]];
+            __builtin_prefetch(Gx + ea * (size_t)gmax, 1);
+            __builtin_prefetch(Gx + ea * (size_t)gmax + gmax - 1, 1);
+            __builtin_prefetch(Gj + ea, 1);
+          }
           size_t e = (size_t)c[gq[q]]++;
           Gj[e] = r;
           memcpy(Gx + e * (size_t)gmax, Sx + (size_t)q * (size_t)gmax,
