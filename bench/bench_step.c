@@ -616,7 +616,7 @@ run:;
          "(medians); triad %.1f GB/s; fresh pages %.3f s a GiB (4 KiB "
          "pages), %.3f s (huge pages); kernel set %s; the library's huge "
          "pages %s (its own measure: %.3f s a GiB in 4 KiB pages, %.3f s in "
-         "the dearest 2 MiB sampled; %d buffers' first blocks timed since, ",
+         "the dearest 2 MiB sampled; %d buffers timed since, ",
          file ? file : "generated pile", s->ncontacts, tol, threads, reps, gbs,
          fresh, fresh_h, cm_kernel_set(), huge_on ? "on" : "off", h4k, h2m,
          huge_live);

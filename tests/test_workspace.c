@@ -190,6 +190,20 @@ CM_TEST(huge_pages_same_bits) {
       nonzero += z[i] != 0;
     CMT_EQ_INT((long)nonzero, 0);
     free(z);
+    /* a buffer already written (a recycled heap chunk): the blocks timed,
+     * the first or all of them, keep their bytes */
+    unsigned char *w = malloc(n);
+    CMT_TRUE(w != NULL);
+    for (size_t i = 0; w && i < n; i++)
+      w[i] = (unsigned char)(i * 2654435761u >> 13);
+    if (w)
+      cm__huge_pages(w, n);
+    CMT_EQ_INT(cm__huge_pages_live(NULL), live0 + 2);
+    size_t moved = 0;
+    for (size_t i = 0; w && i < n; i++)
+      moved += w[i] != (unsigned char)(i * 2654435761u >> 13);
+    CMT_EQ_INT((long)moved, 0);
+    free(w);
 #endif
   }
   cm_context_t ctx;

@@ -184,7 +184,13 @@ double cm__hash_uniform(uint64_t seed, uint64_t i) {
  * once the guest has handed the memory back to it (free page reporting):
  * the 2 MiB blocks not handed back yet (4 to 10 after 7 s idle there, all
  * of a process's memory just freed) cost 0.1-0.16 s a GiB, and the guest's
- * kernel hands those out first. Huge pages also make the products' random
+ * kernel hands those out first. Which blocks those are (session 22, 500 MiB
+ * written and freed over and over in one process): blocks freed as huge
+ * pages less than about 2 s before (0.09-0.12 s a GiB again; 1.1-1.7 after
+ * 3 s); memory freed in 4 KiB pages costs 2.2 s a GiB when written next in
+ * huge pages, and 4 KiB pages cost 0.43-0.57 s a GiB whatever came before.
+ * So a process that stays on huge pages keeps them cheap, one on 4 KiB
+ * pages never makes them so. Huge pages also make the products' random
  * reads cheaper (fewer TLB misses), so they are worth having wherever
  * their faults are not dear.
  *
@@ -201,11 +207,17 @@ double cm__hash_uniform(uint64_t seed, uint64_t i) {
  * a mapping of their own) and its first whole 2 MiB block written at once
  * (its own value again) and timed: cheaper than s4k / 2, huge pages are on
  * (this buffer and the next ones), else off and the buffer advised back.
- * So the choice follows what fresh memory costs now: a new process after
- * idle (blocks handed back), one right after another, a server's later
- * analyses. Contents, and so every result bit, are the same either way.
- * CMODES_HUGE_PAGES=0 or 1 in the environment skips the measures (for
- * measuring the choice). */
+ * On a machine of one NUMA node (where the first writer of a page does not
+ * decide where it lives) every whole block of the buffer is written and
+ * timed in turn until one is dear, the rest then advised back: the cheap
+ * blocks are few (tens to hundreds), and a buffer that took them up half
+ * way paid the dear price for the rest (1e6 pile, `cmodes analyze --modes
+ * 1` after idle: 1.09 s with the first block alone, 0.975 s walking, as
+ * with 4 KiB pages only; 6 modes 2.27 -> 2.10 s). So the choice follows what
+ * fresh memory costs now: a new process after idle (blocks handed back), one
+ * right after another, a server's later analyses. Contents, and so every result
+ * bit, are the same either way. CMODES_HUGE_PAGES=0 or 1 in the environment
+ * skips the measures (for measuring the choice). */
 #define CM__HUGE_MIN ((size_t)4 << 20)
 #define CM__HUGE_2M ((size_t)2 << 20)
 #define CM__HUGE_SAMPLES 16
@@ -215,8 +227,9 @@ static struct {
   pthread_once_t once;
   _Atomic int on;
   double s4k, s2m;      /* seconds a GiB measured (NAN: not measured) */
-  _Atomic int live, sw; /* buffers' first blocks timed; switches */
-} cm__huge = {PTHREAD_ONCE_INIT, 0, NAN, NAN, 0, 0};
+  _Atomic int live, sw; /* buffers timed; switches */
+  int walk;             /* time every block of a buffer (one NUMA node) */
+} cm__huge = {PTHREAD_ONCE_INIT, 0, NAN, NAN, 0, 0, 0};
 
 #ifdef MADV_HUGEPAGE
 /* A fresh mapping of n 2 MiB-aligned 2 MiB blocks advised huge or not (its
@@ -238,6 +251,18 @@ static double cm__huge_touch(char *p) {
   for (size_t i = 0; i < CM__HUGE_2M; i += 4096)
     ((volatile char *)p)[i] = 1;
   return (cm__now() - t0) * 512; /* 2 MiB -> 1 GiB */
+}
+
+/* 1 if the machine has one NUMA node (where a page's first writer does
+ * not decide where it lives), 0 if several or unknown. */
+static int cm__numa_one(void) {
+  FILE *f = fopen("/sys/devices/system/node/online", "r");
+  if (!f)
+    return 0;
+  char line[64] = "";
+  int one = fgets(line, sizeof line, f) && !strcmp(line, "0\n");
+  fclose(f);
+  return one;
 }
 #endif
 
@@ -268,6 +293,7 @@ static void cm__huge_choose(void) {
     }
     cm__huge.s4k = t4, cm__huge.s2m = t2;
     cm__huge.on = t2 < 0.5 * t4;
+    cm__huge.walk = cm__numa_one();
   }
   if (p4)
     munmap(m4, l4);
@@ -312,12 +338,18 @@ void cm__huge_pages(void *p, size_t bytes) {
   (void)madvise((void *)lo, hi - lo, MADV_HUGEPAGE); /* advice only */
   if (!timed || b0 + CM__HUGE_2M > hi)
     return;
-  volatile char *q = (volatile char *)b0;
-  double t0 = cm__now();
-  *q = *q;                           /* its own value again */
-  double t = (cm__now() - t0) * 512; /* 2 MiB -> 1 GiB */
+  /* the first block, or (walk) each block in turn while they come cheap */
+  int now = 1;
+  for (uintptr_t b = b0; now && b + CM__HUGE_2M <= hi; b += CM__HUGE_2M) {
+    volatile char *q = (volatile char *)b;
+    double t0 = cm__now();
+    *q = *q;                           /* its own value again */
+    double t = (cm__now() - t0) * 512; /* 2 MiB -> 1 GiB */
+    now = t < 0.5 * cm__huge.s4k;
+    if (!cm__huge.walk)
+      break;
+  }
   cm__huge.live++;
-  int now = t < 0.5 * cm__huge.s4k;
   if (now != on) {
     cm__huge.on = now;
     cm__huge.sw++;
