@@ -202,7 +202,8 @@ double cm__hash_uniform(uint64_t seed, uint64_t i) {
  * the memory written goes back to the process's next buffers. Huge pages
  * are on when s2m < s4k / 2. From then on each buffer of 4 MiB or more
  * while on, and of CM__HUGE_RESAMPLE or more while off (where a wrong
- * guess costs at most an eighth of the buffer's faults), is advised huge
+ * guess costs at most an eighth of the buffer's faults; after a dear one,
+ * of twice that buffer's size or more), is advised huge
  * pages (madvise on its whole pages: glibc serves buffers this large with
  * a mapping of their own) and its first whole 2 MiB block written at once
  * (its own value again) and timed: cheaper than s4k / 2, huge pages are on
@@ -222,6 +223,7 @@ double cm__hash_uniform(uint64_t seed, uint64_t i) {
 #define CM__HUGE_2M ((size_t)2 << 20)
 #define CM__HUGE_SAMPLES 16
 #define CM__HUGE_RESAMPLE ((size_t)16 << 20)
+#define CM__HUGE_NEXT_MAX ((size_t)1 << 30)
 
 static struct {
   pthread_once_t once;
@@ -229,7 +231,8 @@ static struct {
   double s4k, s2m;      /* seconds a GiB measured (NAN: not measured) */
   _Atomic int live, sw; /* buffers timed; switches */
   int walk;             /* time every block of a buffer (one NUMA node) */
-} cm__huge = {PTHREAD_ONCE_INIT, 0, NAN, NAN, 0, 0, 0};
+  _Atomic size_t next;  /* while off, the smallest buffer timed */
+} cm__huge = {PTHREAD_ONCE_INIT, 0, NAN, NAN, 0, 0, 0, CM__HUGE_RESAMPLE};
 
 #ifdef MADV_HUGEPAGE
 /* A fresh mapping of n 2 MiB-aligned 2 MiB blocks advised huge or not (its
@@ -327,7 +330,7 @@ void cm__huge_pages(void *p, size_t bytes) {
   if (!p || bytes < CM__HUGE_MIN)
     return;
   int on = cm__huge_pages_choice(NULL, NULL), timed = !isnan(cm__huge.s4k);
-  if (!on && (!timed || bytes < CM__HUGE_RESAMPLE))
+  if (!on && (!timed || bytes < cm__huge.next))
     return;
   uintptr_t pg = (uintptr_t)sysconf(_SC_PAGESIZE);
   uintptr_t lo = ((uintptr_t)p + pg - 1) / pg * pg;
@@ -354,6 +357,12 @@ void cm__huge_pages(void *p, size_t bytes) {
     cm__huge.on = now;
     cm__huge.sw++;
   }
+  /* off and dear again: the next try waits for a buffer twice this size
+   * (at most CM__HUGE_NEXT_MAX) */
+  size_t next = CM__HUGE_RESAMPLE;
+  if (!now && !on)
+    next = bytes < CM__HUGE_NEXT_MAX / 2 ? 2 * bytes : CM__HUGE_NEXT_MAX;
+  cm__huge.next = next > CM__HUGE_RESAMPLE ? next : CM__HUGE_RESAMPLE;
   if (!now)
     (void)madvise((void *)lo, hi - lo, MADV_NOHUGEPAGE);
 #else
