@@ -620,7 +620,9 @@ run:;
          file ? file : "generated pile", s->ncontacts, tol, threads, reps, gbs,
          fresh, fresh_h, cm_kernel_set(), huge_on ? "on" : "off", h4k, h2m,
          huge_live);
-  printf("the choice switched %d times)\n\n", huge_sw);
+  printf("the choice switched %d times; %s)\n\n", huge_sw,
+         cm__huge_pages_walk() ? "every block of a buffer timed (one NUMA node)"
+                               : "a buffer's first block timed");
   double rep1 = reported_kib();
   if (rep0 >= 0 && rep1 >= 0) /* a new process pays for these pages again */
     printf("free page reporting (a virtual machine's): %.0f MiB handed back "

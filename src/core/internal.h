@@ -170,9 +170,12 @@ int cm__huge_pages_choice(double *s4k, double *s2m);
 /* CMODES_HUGE_PAGES: 0 or 1 as set, -1 unset or empty, -2 any other value */
 int cm__huge_pages_env(void);
 void cm__huge_pages_force(int on); /* tests: overrides the choice */
-/* Buffers whose first 2 MiB block cm__huge_pages timed; in *sw (if not
- * NULL) how many times they switched the choice. */
+/* Buffers cm__huge_pages timed (their first 2 MiB block, or each block in
+ * turn: cm__huge_pages_walk); in *sw (if not NULL) how many times they
+ * switched the choice. */
 int cm__huge_pages_live(int *sw);
+/* 1 when every block of a buffer is timed (one NUMA node), 0 the first. */
+int cm__huge_pages_walk(void);
 /* Large buffers kept between analyses (workspace.c, cm_workspace_keep):
  * like cm__malloc (not zeroed: it may hold an earlier analysis's values),
  * and a buffer from it goes back with cm__ws_free only. cm__ws_reused:

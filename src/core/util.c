@@ -319,6 +319,11 @@ void cm__huge_pages_force(int on) {
   cm__huge.on = on;
 }
 
+int cm__huge_pages_walk(void) {
+  cm__huge_pages_choice(NULL, NULL);
+  return cm__huge.walk;
+}
+
 int cm__huge_pages_live(int *sw) {
   if (sw)
     *sw = cm__huge.sw;
