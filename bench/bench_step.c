@@ -35,7 +35,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
@@ -67,33 +66,17 @@ static double minflt(double *huge) {
   return (double)ru.ru_minflt + *huge - *huge / 512;
 }
 
-/* Seconds a GiB of fresh pages costs this process: 256 MiB of new
- * anonymous memory written from `threads` threads, one write a 4 KiB page
- * (the kernel clears each page at its first write), median of 3; with huge
- * != 0 the memory is advised huge pages first (one fault a 2 MiB, where
- * the kernel allows them), as the library's large buffers are. On a VM
+/* Seconds a GiB of fresh pages costs this process: cm_bench_fresh_gib
+ * (256 MiB, advised huge pages with huge != 0, else small ones), median
+ * of 3. On a VM
  * whose balloon reports freed pages to the host (issue 19's EPYC, session
  * 14) the 4 KiB figure was 0.3-0.4 s, several times a bare machine's; on
  * the family-26 EPYC of session 16, 1.65 s. */
 static double fresh_s_per_gib(int threads, int huge) {
-  size_t n = (size_t)256 << 20;
   double t[3];
-  for (int r = 0; r < 3; r++) {
-    char *p = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
-                   -1, 0);
-    if (p == MAP_FAILED)
+  for (int r = 0; r < 3; r++)
+    if ((t[r] = cm_bench_fresh_gib((size_t)256 << 20, threads, huge)) < 0)
       return NAN;
-#ifdef MADV_HUGEPAGE
-    if (huge)
-      (void)madvise(p, n, MADV_HUGEPAGE);
-#endif
-    double t0 = cm_bench_now();
-#pragma omp parallel for schedule(static) num_threads(threads)
-    for (size_t i = 0; i < n; i += 4096)
-      p[i] = 1;
-    t[r] = (cm_bench_now() - t0) * 4;
-    munmap(p, n);
-  }
   return cm_bench_median(t, 3);
 }
 

@@ -4,7 +4,9 @@
 #define CM_BENCH_TIME_H
 
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
+#include <sys/mman.h>
 #include <time.h>
 
 /* Seconds on the monotonic clock. */
@@ -53,6 +55,32 @@ static inline double cm_bench_triad_gbs(size_t n, int threads, int reps) {
   (void)sink;
   free(a), free(b), free(c);
   return 3.0 * 8.0 * (double)n / cm_bench_median(t, reps) / 1e9;
+}
+
+/* Seconds a GiB to write n bytes of new anonymous memory (2 MiB-aligned),
+ * one byte a 4 KiB page (the kernel clears each page at its first write),
+ * from `threads` threads, the memory advised huge pages first (huge != 0:
+ * one fault a 2 MiB, where the kernel allows them, as the library's large
+ * buffers) or small ones; -1 without memory. */
+static inline double cm_bench_fresh_gib(size_t n, int threads, int huge) {
+  const size_t big = (size_t)2 << 20;
+  char *m = mmap(NULL, n + big, PROT_READ | PROT_WRITE,
+                 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (m == MAP_FAILED)
+    return -1;
+  char *p = (char *)(((uintptr_t)m + big - 1) & ~(uintptr_t)(big - 1));
+#ifdef MADV_HUGEPAGE
+  (void)madvise(p, n, huge ? MADV_HUGEPAGE : MADV_NOHUGEPAGE);
+#else
+  (void)huge;
+#endif
+  double t0 = cm_bench_now();
+#pragma omp parallel for schedule(static) num_threads(threads)
+  for (size_t i = 0; i < n; i += 4096)
+    p[i] = 1;
+  double t = cm_bench_now() - t0;
+  munmap(m, n + big);
+  return t * 1073741824.0 / (double)n;
 }
 
 #endif

@@ -12,47 +12,16 @@
  * sleeps --idle seconds (default 6, so that memory freed before is
  * handed back to a VM's host). Prints one row a sequence: seconds a GiB
  * of each round. Default sequences: hhhhhh 444444 4h4h4h h4h4h4. */
-#define _GNU_SOURCE
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <sys/mman.h>
-#include <time.h>
-#include <unistd.h>
+#include "bench_time.h"
 
-static double now(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
+#include <stdio.h>
+#include <string.h>
 
 static void pause_s(double s) {
   if (s <= 0)
     return;
   struct timespec t = {(time_t)s, (long)((s - (double)(time_t)s) * 1e9)};
   nanosleep(&t, NULL);
-}
-
-/* Seconds a GiB to write n fresh bytes advised huge or not, or -1. */
-static double round_cost(size_t n, int huge) {
-  const size_t big = (size_t)2 << 20;
-  char *m = mmap(NULL, n + big, PROT_READ | PROT_WRITE,
-                 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  if (m == MAP_FAILED)
-    return -1;
-  char *p = (char *)(((uintptr_t)m + big - 1) & ~(uintptr_t)(big - 1));
-#ifdef MADV_HUGEPAGE
-  (void)madvise(p, n, huge ? MADV_HUGEPAGE : MADV_NOHUGEPAGE);
-#else
-  (void)huge;
-#endif
-  double t0 = now();
-  for (size_t i = 0; i < n; i += 4096)
-    ((volatile char *)p)[i] = 1;
-  double t = now() - t0;
-  munmap(m, n + big);
-  return t * 1073741824.0 / (double)n;
 }
 
 static void usage(void) {
@@ -95,7 +64,7 @@ int main(int argc, char **argv) {
     pause_s(idle);
     printf("| %s |", seq[s]);
     for (const char *c = seq[s]; *c; c++) {
-      double t = round_cost(n, *c == 'h');
+      double t = cm_bench_fresh_gib(n, 1, *c == 'h');
       if (t < 0) {
         printf(" (out of memory) |\n");
         return 1;
