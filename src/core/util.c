@@ -362,12 +362,11 @@ void cm__huge_pages(void *p, size_t bytes) {
     cm__huge.on = now;
     cm__huge.sw++;
   }
-  /* off and dear again: the next try waits for a buffer twice this size
-   * (at most CM__HUGE_NEXT_MAX) */
-  size_t next = CM__HUGE_RESAMPLE;
-  if (!now && !on)
-    next = bytes < CM__HUGE_NEXT_MAX / 2 ? 2 * bytes : CM__HUGE_NEXT_MAX;
-  cm__huge.next = next > CM__HUGE_RESAMPLE ? next : CM__HUGE_RESAMPLE;
+  /* off and dear again (bytes >= next): the next try waits for a buffer
+   * twice this size, at most CM__HUGE_NEXT_MAX */
+  cm__huge.next = now || on                       ? CM__HUGE_RESAMPLE
+                  : bytes < CM__HUGE_NEXT_MAX / 2 ? 2 * bytes
+                                                  : CM__HUGE_NEXT_MAX;
   if (!now)
     (void)madvise((void *)lo, hi - lo, MADV_NOHUGEPAGE);
 #else
