@@ -635,6 +635,7 @@ int main(int argc, char **argv) {
   }
   int nc = rep->ncontacts;
   int an_matvecs = rep->matvecs, an_ncomp = rep->ncomp;
+  int an_search = rep->search_matvecs;
   double omega_max = rep->omega_max, pc_ratio = rep->pc_ratio;
   const char *an_method = rep->method;
   double m_gen = cm_bench_median(t_gen, gen_reps), m_asm = cm_bench_median(t_asm, R),
@@ -646,12 +647,13 @@ int main(int argc, char **argv) {
          "\"openblas_coretype\":\"%s\",\"ncomp\":%d,\"method\":\"%s\","
          "\"t_generate\":%.6g,\"t_assemble\":%.6g,\"t_factor\":%.6g,"
          "\"t_operator\":%.6g,\"t_eigen\":%.6g,\"t_rest\":%.6g,"
-         "\"t_total\":%.6g,\"matvecs\":%d,\"omega_max\":%.15g,"
-         "\"pc_ratio\":%.6g,\"peak_rss_kib\":%ld,\"generate_reps\":%d",
+         "\"t_total\":%.6g,\"matvecs\":%d,\"search_matvecs\":%d,"
+         "\"omega_max\":%.15g,\"pc_ratio\":%.6g,\"peak_rss_kib\":%ld,"
+         "\"generate_reps\":%d",
          bo.scene, bo.size, nc, units, scene->nbodies, bo.threads, bo.tol,
          bo.nev, R, ct ? ct : "", an_ncomp, an_method, m_gen, m_asm, m_fac,
-         m_opr, m_eig, m_rep, m_tot, an_matvecs, omega_max, pc_ratio,
-         rss_kib, gen_reps);
+         m_opr, m_eig, m_rep, m_tot, an_matvecs, an_search, omega_max,
+         pc_ratio, rss_kib, gen_reps);
   fflush(stdout);
   cm_report_destroy(&rep);
   if (bo.fast) {
@@ -715,7 +717,7 @@ int main(int argc, char **argv) {
       (st = cm_operator_create(&ctx1, sys, &op1)))
     die(&ctx1, "operator (1 thread)", st);
   double t_sp[64], t_sp1[64], t_arp[64];
-  int sp_mv = 0, sp_mv1 = 0, sp_conv = 0, arp_mv = 0;
+  int sp_mv = 0, sp_mv1 = 0, sp_conv = 0, arp_mv = 0, sp_search = 0;
   cm_options_t oarp = opts; /* ARPACK on the same operator, interleaved */
   oarp.method = CM_METHOD_ARPACK;
   double sp_omega[16] = {0};
@@ -730,6 +732,7 @@ int main(int argc, char **argv) {
     if (st < 0)
       die(&ctx, "cm_spectrum_solve", st);
     sp_mv = sp->matvecs, sp_conv = sp->converged;
+    sp_search = sp->search_matvecs;
     sp_n = sp->nev < 16 ? sp->nev : 16;
     for (int i = 0; i < sp_n; i++)
       sp_omega[i] = sqrt(sp->lambda[i]);
@@ -759,10 +762,11 @@ int main(int argc, char **argv) {
          "\"omega_lower\":%.15g,\"omega_upper\":%.15g,\"t_matvec\":%.6g,"
          "\"matvec_bytes\":%.0f,\"matvec_gbs\":%.4g,\"triad_gbs\":%.4g,"
          "\"t_spectrum\":%.6g,\"spectrum_matvecs\":%d,"
+         "\"spectrum_search_matvecs\":%d,"
          "\"spectrum_converged\":%d,\"t_spectrum_1t\":%s,"
          "\"spectrum_matvecs_1t\":%d,\"t_matvec_1t\":%s,\"omega\":[",
          nr, ncol, nnz, m_bounds, lo, hi, m_mv, bytes, mv_gbs, triad, m_sp,
-         sp_mv, sp_conv, J(m_sp1), sp_mv1, J(m_mv1));
+         sp_mv, sp_search, sp_conv, J(m_sp1), sp_mv1, J(m_mv1));
   for (int i = 0; i < sp_n; i++)
     printf("%s%.15g", i ? "," : "", sp_omega[i]);
   printf("]");

@@ -3,9 +3,11 @@
 operator cmodes solved, read from the binary B that bench_modes --export
 wrote. The operator is x -> B (B^T x) on the contacts (nr <= ncol) or
 x -> B^T (B x) on the dofs, the smaller one, as cmodes does. Same k, tol,
-which = 'LA' and ncv (scipy's default max(2k+1, 20) equals cmodes' auto).
-Prints one JSON line: median eigsh time of --reps runs, matvecs, the top
-frequencies and the time of one matvec in scipy. Not for file loading
+which = 'LA' and ncv (scipy's default max(2k+1, 20), as cmodes' ARPACK
+backend's auto). Prints one JSON line: median eigsh time of --reps runs,
+matvecs (with --starts S also the matvecs from S random starts, untimed:
+how much the count owes to the start), the top frequencies and the time of
+one matvec in scipy. Not for file loading
 times (reported apart) or for anything cmodes does itself.
 
 Run with Debian's /usr/bin/python3 (python3-scipy), not a pyenv one.
@@ -42,6 +44,9 @@ def main():
     ap.add_argument("--nev", type=int, default=6)
     ap.add_argument("--tol", type=float, default=1e-6)
     ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument("--starts", type=int, default=1,
+                    help="products from this many random starts (the "
+                    "first is the timed one's); untimed")
     args = ap.parse_args()
 
     t0 = time.perf_counter()
@@ -84,11 +89,21 @@ def main():
         omega = sorted((float(np.sqrt(max(v, 0.0))) for v in w), reverse=True)
         print(f"  eigsh run {r}: {times[-1]:.3f} s, {matvecs} matvecs",
               file=sys.stderr, flush=True)
+    starts = [matvecs]
+    for r in range(1, args.starts):
+        count[0] = 0
+        v = np.random.default_rng(12345 + r).uniform(-1.0, 1.0, N)
+        eigsh(op, k=args.nev, which="LA", tol=args.tol, v0=v,
+              return_eigenvectors=False)
+        starts.append(count[0])
+        print(f"  eigsh start {r}: {count[0]} matvecs", file=sys.stderr,
+              flush=True)
     print(json.dumps({
         "scipy_version": scipy.__version__,
         "t_load": t_load,
         "t_eigsh": statistics.median(times),
         "eigsh_matvecs": matvecs,
+        "eigsh_matvecs_starts": starts,
         "t_matvec_scipy": t_mv,
         "eigsh_omega": omega,
         "use_S": use_S,

@@ -548,6 +548,9 @@ typedef struct cm_report {
   /* solver */
   const char *method;     /* "lanczos", "arpack", "dense", "mixed" or "none" */
   int nev, ncv, iterations, matvecs, converged;
+  int search_matvecs;     /* of matvecs: the Lanczos search for missed
+                             copies of a repeated eigenvalue, after the
+                             solve (0: none made) */
   double tol;
   /* timings, seconds */
   double t_parse, t_assemble, t_factor, t_operator, t_eigen, t_report;
@@ -693,6 +696,7 @@ typedef struct cm_spectrum {
   double *z;          /* eigenvectors of S, nc x nev column-major, or NULL */
   int method;         /* cm_method_t used */
   int ncv, iterations, matvecs, converged;
+  int search_matvecs; /* of matvecs: the search for missed copies */
   double seconds;     /* wall time */
   double matvec_seconds; /* of which in operator applications (Lanczos) */
 } cm_spectrum_t;

@@ -315,8 +315,18 @@ CM_TEST(unsafe_repeated_modes) {
                 method == CM_METHOD_ARPACK ? "arpack" : "lanczos",
                 r ? r->nmodes : -1, r ? r->matvecs : -1);
         check_modes(r, lam, 6, 1.0, 1e-9, 0);
+        /* one Krylov sequence lists one copy: the others came from the
+         * search, whose products the report counts among matvecs */
+        CMT_TRUE(r && r->search_matvecs > 0 && r->search_matvecs < r->matvecs);
         cm_report_destroy(&r);
       }
+      /* one mode after a Gaussian start: no search (a copy of the top
+       * value would not be listed) */
+      int st1;
+      cm_report_t *r1 =
+          lam ? run(NULL, sys, CM_METHOD_LANCZOS, 1, 0, &st1) : NULL;
+      CMT_TRUE(!lam || (r1 && r1->search_matvecs == 0 && r1->matvecs > 0));
+      cm_report_destroy(&r1);
       free(lam);
       cm_system_destroy(&sys);
     }

@@ -975,6 +975,7 @@ static void cm__counts(const cm_system_t *sys, const cm__eig_t *eig,
     }
     r->iterations += eig[c].iterations;
     r->matvecs += eig[c].matvecs;
+    r->search_matvecs += eig[c].search_matvecs;
     r->t_matvec += eig[c].t_matvec;
     if (eig[c].ncv > r->ncv)
       r->ncv = eig[c].ncv;

@@ -47,13 +47,14 @@ static int cm__spent(cm__budget_t *b) {
 
 /* The top vector of h^2 K~ + 2 h C~ over all components. */
 typedef struct {
-  double lambda; /* its eigenvalue */
-  double a, b;   /* its Rayleigh quotients of K~ and C~ */
-  int comp;      /* its component */
-  double *z;     /* every component's top vector over scene rows (size
-                    nz): the next evaluation's warm start */
-  int nz;        /* size of z */
-  int matvecs;   /* operator applications of all evaluations */
+  double lambda;      /* its eigenvalue */
+  double a, b;        /* its Rayleigh quotients of K~ and C~ */
+  int comp;           /* its component */
+  double *z;          /* every component's top vector over scene rows (size
+                         nz): the next evaluation's warm start */
+  int nz;             /* size of z */
+  int matvecs;        /* operator applications of all evaluations */
+  int search_matvecs; /* of them, the searches for missed copies */
 } cm__top_t;
 
 /* Root h > 0 of a h^2 + 2 b h = 4: the damped limit of one mode with
@@ -104,6 +105,7 @@ static int cm__top_at(cm_context_t *ctx, const cm_scene_t *scene,
       int r0, m, c0, n;
       cm__op_comp(op, c, &r0, &m, &c0, &n);
       top->matvecs += eig[c].matvecs;
+      top->search_matvecs += eig[c].search_matvecs;
       if (!eig[c].nev)
         continue;
       for (int i = 0; i < m; i++)
@@ -134,8 +136,8 @@ static int cm__top_at(cm_context_t *ctx, const cm_scene_t *scene,
  * lambda_max(S) <= rho(N) <= max_r (N v)_r / v_r. Power steps on N from
  * v decrease that bound towards rho(N); the smallest seen is kept. v
  * (size m, > 0) is overwritten. */
-static int cm__cw_bound(cm_context_t *ctx, cm_operator_t *op, int m,
-                        double *v, int steps, cm__budget_t *b, double *u) {
+static int cm__cw_bound(cm_context_t *ctx, cm_operator_t *op, int m, double *v,
+                        int steps, cm__budget_t *b, double *u) {
   double *nv = malloc(sizeof(double) * ((size_t)m + 1));
   if (!nv)
     return CM__ERR(ctx, CM_NOMEM, NULL, "out of memory");
@@ -164,8 +166,8 @@ static int cm__cw_bound(cm_context_t *ctx, cm_operator_t *op, int m,
  * vs == NULL: Gershgorin. Else vs (over scene rows, size nvs) seeds
  * Collatz-Wielandt power steps: v = |vs| + max|vs| / 10. */
 static int cm__weighted_bound(cm_context_t *ctx, const cm_scene_t *scene,
-                              double wk, double wg, const double *vs,
-                              int nvs, cm__budget_t *b, double *uc) {
+                              double wk, double wg, const double *vs, int nvs,
+                              cm__budget_t *b, double *uc) {
   cm_system_t *sys = NULL;
   cm_operator_t *op = NULL;
   double *diag = NULL, *gersh = NULL;
@@ -267,16 +269,15 @@ static int cm__budget_warning(cm_report_t *r, int it) {
 }
 
 int cm__damped_step(cm_context_t *ctx, const cm_scene_t *scene,
-                    const cm_options_t *opts, double deadline,
-                    cm_report_t *r) {
+                    const cm_options_t *opts, double deadline, cm_report_t *r) {
   cm__budget_t b = {deadline, 0};
   /* ---- the undamped steps and each listed mode's own damped limit ---- */
   r->cd_undamped = r->central_difference;
   r->damped_component = -1;
   double h = INFINITY;
   for (int i = 0; i < r->nmodes; i++)
-    h = fmin(h, cm_step_central_difference(r->modes[i].omega,
-                                           r->modes[i].zeta));
+    h = fmin(h,
+             cm_step_central_difference(r->modes[i].omega, r->modes[i].zeta));
   r->damped_modal_h_s = isfinite(h) ? h : NAN;
   int no_mode = !(r->omega_max > 0) || !isfinite(h);
   if (no_mode && !(r->omega_upper > 0 && isfinite(r->omega_upper)))
@@ -344,6 +345,7 @@ int cm__damped_step(cm_context_t *ctx, const cm_scene_t *scene,
     return st;
   r->damped_iterations = it;
   r->matvecs += top.matvecs;
+  r->search_matvecs += top.search_matvecs;
   r->damped_component = top.comp;
   r->damped_zeta = top.a > 0 ? top.b / (2.0 * sqrt(top.a)) : 0;
   r->central_difference.h_s = hn;

@@ -205,6 +205,7 @@ void cm__mpi_local_sums(const cm_report_t *r, cm__mpi_sums_t *sums,
   sums->omega_upper_prob = fmax(sums->omega_upper_prob, r->omega_upper_prob);
   sums->iterations += r->iterations;
   sums->matvecs += r->matvecs;
+  sums->search_matvecs += r->search_matvecs;
   sums->ncv = fmax(sums->ncv, r->ncv);
   sums->notconv += r->status == CM_NOT_CONVERGED || !r->converged;
   const char *m = r->method ? r->method : "none";
@@ -681,6 +682,7 @@ static int cm__build_report(cm_context_t *ctx, const cm__mpi_src_t *src,
   r->ncv = (int)sums->ncv;
   r->iterations = (int)sums->iterations;
   r->matvecs = (int)sums->matvecs;
+  r->search_matvecs = (int)sums->search_matvecs;
   r->converged = sums->notconv == 0;
   r->tol = opts->tol;
   r->t_eigen = sums->t_eigen;

@@ -60,6 +60,7 @@ typedef struct {
   double pc_omega, pc_contact; /* scene index of the contact, -1 none */
   double omega_upper, omega_upper_prob;
   double iterations, matvecs, ncv, converged, notconv;
+  double search_matvecs; /* of matvecs: the searches for missed copies */
   double n_dense, n_arpack, n_lanczos;
   double t_eigen, t_operator, prob_steps;
   /* this rank's halo (summed over its spread components): bodies copied

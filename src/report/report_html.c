@@ -1014,12 +1014,13 @@ static void cm__solver(FILE *o, const cm__html_item_t *it) {
   fprintf(o,
           "<table><tr><th class=\"l\">method</th><th>modes</th>"
           "<th>basis</th><th>restarts</th><th>matvecs</th>"
+          "<th>of which search</th>"
           "<th class=\"l\">converged</th><th>tol</th></tr><tr><td "
           "class=\"l\">%s</td><td>%d</td><td>%d</td><td>%d</td><td>%d</td>"
-          "<td class=\"l\">%s</td><td>%.1e</td></tr></table>",
+          "<td>%d</td><td class=\"l\">%s</td><td>%.1e</td></tr></table>",
           r->method ? r->method : "none", r->nev, r->ncv, r->iterations,
-          r->matvecs, r->converged ? "yes" : "<span class=\"bad\">no</span>",
-          r->tol);
+          r->matvecs, r->search_matvecs,
+          r->converged ? "yes" : "<span class=\"bad\">no</span>", r->tol);
   struct {
     const char *name;
     double t;

@@ -228,6 +228,7 @@ static json_t *cm__solver_json(const cm_report_t *r) {
   json_object_set_new(sv, "ncv", json_integer(r->ncv));
   json_object_set_new(sv, "iterations", json_integer(r->iterations));
   json_object_set_new(sv, "matvecs", json_integer(r->matvecs));
+  json_object_set_new(sv, "search_matvecs", json_integer(r->search_matvecs));
   json_object_set_new(sv, "converged", json_boolean(r->converged));
   json_object_set_new(sv, "tol", json_real(r->tol));
   return sv;

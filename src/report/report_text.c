@@ -16,6 +16,17 @@ static void cm__h(FILE *f, const char *label, const cm_step_t *s) {
   fprintf(f, "\n");
 }
 
+/* The solver line: method, sizes, products (those of the search for
+ * missed copies among them, when it made any), convergence. */
+static void cm__text_solver(FILE *f, const cm_report_t *r) {
+  fprintf(f, "\nsolver  %s, nev %d, ncv %d, iterations %d, matvecs %d",
+          r->method, r->nev, r->ncv, r->iterations, r->matvecs);
+  if (r->search_matvecs > 0)
+    fprintf(f, " (%d in the search for copies)", r->search_matvecs);
+  fprintf(f, ", %s, tol %g\n", r->converged ? "converged" : "NOT converged",
+          r->tol);
+}
+
 int cm_report_write_text(const cm_report_t *r, FILE *f) {
   fprintf(f, "cmodes report%s\n",
           r->status == CM_NOT_CONVERGED ? "  [NOT CONVERGED: partial result]"
@@ -36,9 +47,10 @@ int cm_report_write_text(const cm_report_t *r, FILE *f) {
             "per-contact estimate %.10g rad/s (contact %d): coupled/"
             "per-contact = %.4f\n",
             r->pc_omega_max, r->pc_contact, r->pc_ratio);
-  fprintf(f, "\nstable time step (critical; certified from the upper bound; "
-             "probabilistic from the probabilistic bound)\n"
-             "  model: %s%s\n",
+  fprintf(f,
+          "\nstable time step (critical; certified from the upper bound; "
+          "probabilistic from the probabilistic bound)\n"
+          "  model: %s%s\n",
           r->model ? r->model : "normal springs only",
           r->dashpots ? " (central difference with the dashpots; RK and "
                         "Newmark undamped)"
@@ -52,9 +64,8 @@ int cm_report_write_text(const cm_report_t *r, FILE *f) {
             "ratio %.3g; each listed mode alone: %.6g s; %d solves)\n"
             "  %-22s %-12.6g s   certified %.6g s   probabilistic %.6g s\n",
             "", r->damped_component, r->damped_zeta, r->damped_modal_h_s,
-            r->damped_iterations, "CD without dashpots",
-            r->cd_undamped.h_s, r->cd_undamped.certified_s,
-            r->cd_undamped.certified_prob_s);
+            r->damped_iterations, "CD without dashpots", r->cd_undamped.h_s,
+            r->cd_undamped.certified_s, r->cd_undamped.certified_prob_s);
   if (r->deck_timestep_s > 0)
     fprintf(f, "  %-22s %-12.6g s   = %.3g of the critical step%s\n",
             "the deck's step", r->deck_timestep_s, r->deck_fraction,
@@ -67,10 +78,12 @@ int cm_report_write_text(const cm_report_t *r, FILE *f) {
            r->newmark_beta);
   cm__h(f, nm, &r->newmark);
   if (!isnan(r->accuracy_h_s))
-    fprintf(f, "  %-22s %-12.6g s   (CD frequency error of the top mode <= "
-               "%g)\n",
+    fprintf(f,
+            "  %-22s %-12.6g s   (CD frequency error of the top mode <= "
+            "%g)\n",
             "accuracy step", r->accuracy_h_s, r->freq_tol);
-  fprintf(f, "\nmodes (omega rad/s, residual, top contacts by strain energy)\n");
+  fprintf(f,
+          "\nmodes (omega rad/s, residual, top contacts by strain energy)\n");
   for (int i = 0; i < r->nmodes; i++) {
     const cm_mode_t *m = &r->modes[i];
     fprintf(f, "  %2d  %14.8g  res %.1e  comp %d:", i + 1, m->omega,
@@ -126,12 +139,10 @@ int cm_report_write_text(const cm_report_t *r, FILE *f) {
   } else if (r->comp_max >= 0) {
     fprintf(f, "; component %d sets the step", r->comp_max);
   }
-  fprintf(f, "\nsolver  %s, nev %d, ncv %d, iterations %d, matvecs %d, %s, "
-             "tol %g\n",
-          r->method, r->nev, r->ncv, r->iterations, r->matvecs,
-          r->converged ? "converged" : "NOT converged", r->tol);
-  fprintf(f, "timings parse %.3g s, assemble %.3g s, factor %.3g s, operator "
-             "%.3g s, eigen %.3g s, report %.3g s\n",
+  cm__text_solver(f, r);
+  fprintf(f,
+          "timings parse %.3g s, assemble %.3g s, factor %.3g s, operator "
+          "%.3g s, eigen %.3g s, report %.3g s\n",
           r->t_parse, r->t_assemble, r->t_factor, r->t_operator, r->t_eigen,
           r->t_report);
   return ferror(f) ? CM_IO : CM_OK;

@@ -1360,10 +1360,10 @@ static int lz_check_dims(const cm__eig_dims_t *d, int nz, cm__eig_dims_t *c) {
  * while it belongs among the top d->nev: each copy of a repeated top
  * eigenvalue costs one such solve, and the last one (no copy) confirms the
  * list. */
-static int lz_search(cm_context_t *ctx, cm_operator_t *op, int comp,
-                     const cm_options_t *opts, const cm__eig_dims_t *d,
-                     double deadline, cm__eig_t *out, lz_pairs_t *F,
-                     const lz_extra_t *X, int top_ok) {
+static int lz_search_run(cm_context_t *ctx, cm_operator_t *op, int comp,
+                         const cm_options_t *opts, const cm__eig_dims_t *d,
+                         double deadline, cm__eig_t *out, lz_pairs_t *F,
+                         const lz_extra_t *X, int top_ok) {
   cm__eig_dims_t c;
   int st = CM_OK, added = 0;
   /* top_ok: a missed top mode is accounted for, by the probabilistic
@@ -1414,6 +1414,17 @@ static int lz_search(cm_context_t *ctx, cm_operator_t *op, int comp,
     if (!added)
       break;
   }
+  return st;
+}
+
+/* lz_search_run, its products also counted in out->search_matvecs */
+static int lz_search(cm_context_t *ctx, cm_operator_t *op, int comp,
+                     const cm_options_t *opts, const cm__eig_dims_t *d,
+                     double deadline, cm__eig_t *out, lz_pairs_t *F,
+                     const lz_extra_t *X, int top_ok) {
+  int mv0 = out->matvecs;
+  int st = lz_search_run(ctx, op, comp, opts, d, deadline, out, F, X, top_ok);
+  out->search_matvecs += out->matvecs - mv0;
   return st;
 }
 
@@ -1571,10 +1582,11 @@ int cm__eig_lanczos(cm_context_t *ctx, cm_operator_t *op, int comp,
       lz_all(ctx, op, comp, opts, start, deadline, pb_delta, f32, out, &redo);
   if (st || !redo)
     return st;
-  int mv = out->matvecs, it = out->iterations;
+  int mv = out->matvecs, it = out->iterations, smv = out->search_matvecs;
   double tm = out->t_matvec;
   cm__eig_free(out);
   st = lz_all(ctx, op, comp, opts, start, deadline, pb_delta, 0, out, &redo);
   out->matvecs += mv, out->iterations += it, out->t_matvec += tm;
+  out->search_matvecs += smv;
   return st;
 }

@@ -408,6 +408,7 @@ int cm_spectrum_solve(cm_context_t *ctx, cm_operator_t *op, int comp,
   s->lambda = e.lambda, s->residual = e.res, s->z = e.z;
   s->method = e.method, s->ncv = e.ncv, s->iterations = e.iterations;
   s->matvecs = e.matvecs, s->converged = e.converged;
+  s->search_matvecs = e.search_matvecs;
   s->matvec_seconds = e.t_matvec;
   s->seconds = cm__now() - t0;
   *out = s;

@@ -13,11 +13,13 @@ typedef struct {
   double *res;    /* ||S z - lambda z|| / lambda, size nev */
   int method;     /* CM_METHOD_DENSE, _ARPACK or _LANCZOS */
   int ncv, iterations, matvecs, converged;
-  int rank;        /* rank of B (dense only), -1 if unknown */
-  double t_matvec; /* seconds spent in operator applications */
-  int rayleigh;    /* cm__eig_finish replaces lambda by z^T S z */
-  int f32;         /* Lanczos: the solve's products read B's float values
-                      (lambda, res and z are still those of S) */
+  int search_matvecs; /* of matvecs: the search for missed copies of a
+                         repeated eigenvalue (Lanczos: lz_search) */
+  int rank;           /* rank of B (dense only), -1 if unknown */
+  double t_matvec;    /* seconds spent in operator applications */
+  int rayleigh;       /* cm__eig_finish replaces lambda by z^T S z */
+  int f32;            /* Lanczos: the solve's products read B's float values
+                         (lambda, res and z are still those of S) */
   /* the probabilistic bound from the Lanczos solve's own first cycle (an
    * unrestarted run from a Gaussian start, bound.c's theorem; its steps
    * are among matvecs), or after a warm start from bound.c's run, made by
