@@ -51,7 +51,7 @@ typedef struct {
   double a, b;        /* its Rayleigh quotients of K~ and C~ */
   int comp;           /* its component */
   double *z;          /* every component's top vector over scene rows (size
-                         nz): the next evaluation's warm start */
+                         nz): the certified search's seeds */
   int nz;             /* size of z */
   int matvecs;        /* operator applications of all evaluations */
   int search_matvecs; /* of them, the searches for missed copies */
@@ -63,7 +63,7 @@ static double cm__damped_root(double a, double b) {
   return 4.0 / (b + sqrt(b * b + 4.0 * a));
 }
 
-/* Evaluates the top vector at h (warm: previous top vectors or NULL). */
+/* Evaluates the top vector at h (top->z: replaced by the new vectors). */
 static int cm__top_at(cm_context_t *ctx, const cm_scene_t *scene,
                       const cm_options_t *opts, double h, cm__budget_t *b,
                       cm__top_t *top) {
@@ -85,7 +85,13 @@ static int cm__top_at(cm_context_t *ctx, const cm_scene_t *scene,
   if (!st) {
     cm_options_t o = *opts;
     o.modes = 1;
-    o.warm_start = top->z && top->nz == sys->nc ? top->z : NULL;
+    /* from a Gaussian start, not the last top vector: a warm-started
+     * one-mode solve is followed by a search that its start missed no
+     * higher mode (a probe from a fresh Gaussian start, about as long as
+     * a solve), which a Gaussian start does not need (lz_search); on the
+     * LAMMPS decks of data/lammps 21-40% fewer products in all
+     * (docs/performance.md, issue 19 session 23), the same h */
+    o.warm_start = NULL;
     if (b->end > 0) /* what is left of the budget */
       o.max_seconds = fmax(b->end - cm__now(), 1e-300);
     st = cm__solve_all(ctx, op, sys, &o, eig);
@@ -95,7 +101,7 @@ static int cm__top_at(cm_context_t *ctx, const cm_scene_t *scene,
       st = CM_OK;
     }
   }
-  if (!st) { /* warm is no longer read: the new vectors replace it */
+  if (!st) { /* the new vectors replace the last ones */
     free(top->z);
     top->z = znew;
     top->nz = sys->nc;
