@@ -89,7 +89,7 @@ static int cm__top_at(cm_context_t *ctx, const cm_scene_t *scene,
      * one-mode solve is followed by a search that its start missed no
      * higher mode (a probe from a fresh Gaussian start, about as long as
      * a solve), which a Gaussian start does not need (lz_search); on the
-     * LAMMPS decks of data/lammps 21-40% fewer products in all
+     * LAMMPS decks of data/lammps 18-40% fewer products in all
      * (docs/performance.md, issue 19 session 23), the same h */
     o.warm_start = NULL;
     if (b->end > 0) /* what is left of the budget */
