@@ -870,3 +870,27 @@ CM_TEST(docs_lammps_deck_example) {
   free(text);
   free(md);
 }
+
+/* The time series of docs/examples.md: every line `cmodes track` prints
+ * (the CSV rows, products included, and the summary), verbatim. */
+CM_TEST(docs_track_example) {
+  char *md = docs_read("docs/examples.md");
+  if (!md)
+    return;
+  CMT_CONTAINS(md, "$ cmodes track data/lammps/series/series.dump --deck "
+                   "data/lammps/series/in.series --svg step.svg");
+  char cmd[2048];
+  snprintf(cmd, sizeof cmd,
+           "cd %s && %s track data/lammps/series/series.dump --deck "
+           "data/lammps/series/in.series 2>&1",
+           CM_SOURCE_DIR, CM_BINARY);
+  int code = -1, lines = 0;
+  char *text = cmt_run(cmd, &code);
+  CMT_EQ_INT(code, 0);
+  for (char *line = text ? strtok(text, "\n") : NULL; line;
+       line = strtok(NULL, "\n"), lines++)
+    CMT_CONTAINS(md, line);
+  CMT_EQ_INT(lines, 15); /* the header, 13 snapshots, the summary */
+  free(text);
+  free(md);
+}
