@@ -572,8 +572,12 @@ typedef struct {
   int comp, use_S;
   int N, other;     /* operator size, and the other side of B */
   uint64_t base;    /* global index of the operator's first row (seeds) */
-  int nev, m, keep; /* wanted pairs, basis room (the first cycle's
-                       length), Ritz vectors kept */
+  int nev, m, keep; /* wanted pairs, room of the projected problem (the
+                       first cycle's length, the bound's steps included),
+                       Ritz vectors kept */
+  int mv;           /* basis columns: V holds mv + 1 (the first cycle's
+                       basis; below m when the bound's steps past it run
+                       as lz_pb_tail's plain steps) */
   int ncv, mc;      /* basis size of a cycle after the first, and the
                        current cycle's last J (m in the first, then ncv) */
   int nt;           /* threads of the vector kernels */
@@ -588,7 +592,8 @@ typedef struct {
   int nz;
   float *Z32; /* Z's values rounded to float (the look), or NULL */
   /* workspace */
-  double *V;   /* N x (m + 1) basis */
+  double *V;   /* N x (mv + 1) basis */
+  double *T2;  /* N x 2: lz_pb_tail's rolling vectors past V (or NULL) */
   double *w;   /* N: the step's vector */
   double *tmp; /* other: the middle of a product */
   double *h;   /* m + 1 + nz: Gram-Schmidt coefficients */
@@ -628,7 +633,7 @@ typedef struct {
 } lz_step_t;
 
 static void lz_free(lz_t *L) {
-  cm__ws_free(L->V), cm__ws_free(L->w);
+  cm__ws_free(L->V), cm__ws_free(L->w), cm__ws_free(L->T2);
   free(L->tmp), free(L->h), free(L->scl);
   free(L->om_prev), free(L->om_cur), free(L->om_next), free(L->sel);
   free(L->P.H), free(L->P.D), free(L->P.A), free(L->P.theta), free(L->P.Y);
@@ -676,11 +681,12 @@ static void lz_look_f32(lz_t *L) {
 static int lz_setup(cm_context_t *ctx, lz_t *L, cm_operator_t *op, int comp,
                     const cm_options_t *opts, const cm__eig_dims_t *d, int nev,
                     double tol, const double *Z, int nz, uint64_t seed,
-                    int pb_k, double pb_delta, cm__eig_t *out) {
+                    int pb_k, int mv, double pb_delta, cm__eig_t *out) {
   memset(L, 0, sizeof *L);
   int m = d->ncv > pb_k ? d->ncv : pb_k, N = d->N;
   m = m > N ? N : m;
-  L->ncv = d->ncv, L->mc = m;
+  mv = mv < d->ncv ? d->ncv : mv > m ? m : mv;
+  L->ncv = d->ncv, L->mc = mv, L->mv = mv;
   L->pb_k = pb_k, L->pb_delta = pb_delta;
   L->gabs = d->gabs / d->scale; /* the a posteriori bound's rounding term */
   L->terms = pb_k ? cm__op_sum_terms(op, comp) : -1;
@@ -698,7 +704,7 @@ static int lz_setup(cm_context_t *ctx, lz_t *L, cm_operator_t *op, int comp,
   L->tol = tol;
   L->max_restarts = opts->max_iter > 0 ? opts->max_iter : 3000;
   L->seed = seed, L->Z = Z, L->nz = Z ? nz : 0, L->out = out;
-  L->V = cm__ws_malloc(NULL, (size_t)N * (size_t)(m + 1), sizeof(double));
+  L->V = cm__ws_malloc(NULL, (size_t)N * (size_t)(mv + 1), sizeof(double));
   L->w = cm__ws_malloc(NULL, (size_t)N, sizeof(double));
   L->tmp = malloc(sizeof(double) * ((size_t)L->other + 1));
   L->h = malloc(sizeof(double) * ((size_t)m + 2 + (size_t)L->nz));
@@ -1014,17 +1020,32 @@ static void lz_advance(lz_t *L, const lz_step_t *s) {
  * they run as bound.c's plain three-term recurrence (no omega estimates, no
  * re-orthogonalisation; with an explicit B in lz_extend's two fused
  * passes), rolling three vectors (V[:, J], V[:, J + 1] and w) instead of
- * writing pb_k - J fresh basis columns, and their alpha and
+ * writing pb_k - J fresh basis columns. The same when the first cycle's
+ * basis (mv) ends before pb_k, the pairs not converged: at J = mv, rolling
+ * through T2's two vectors and w, V[:, J] left for the restart that
+ * follows (the J x J block, the Ritz pairs and beta stay as they are).
+ * Their alpha and
  * beta extend T in P.H past the J x J block the pairs come from (which,
  * with V[:, 0..J), stays as it is for the extraction). By interlacing, the
  * top eigenvalue of T only grows with the steps, whatever rounding does to
  * the orthogonality of the tail, and bound.c's allowance 3 k eps ||T||_1
  * covers the rounding of a plain run: the bound from k steps holds as it
- * does for bound.c's own run. Products count among matvecs. */
-static void lz_pb_tail(lz_t *L, double deadline) {
+ * does for bound.c's own run. Products count among matvecs. Returns -1
+ * when out of memory for T2 (nothing run). */
+static int lz_pb_tail(lz_t *L, double deadline) {
   int N = L->N, J = L->J, m = L->m, k = J;
   double *prev = L->V + (size_t)(J - 1) * N, *cur = L->V + (size_t)J * N;
-  double *buf[3] = {cur, L->V + (size_t)(J + 1) * N, L->w};
+  /* the next vectors roll through V[:, J], V[:, J + 1] and w after
+   * converged pairs (nothing reads V[:, J] afterwards); when a restart
+   * follows (the first cycle's basis is full, J = mv), through two
+   * vectors of the workspace and w, V[:, J] left for the restart */
+  int keep = !L->converged, first = keep ? 0 : 1;
+  if (keep && !L->T2 &&
+      !(L->T2 = cm__ws_malloc(NULL, (size_t)N, 2 * sizeof(double))))
+    return -1;
+  double *buf[3] = {keep ? L->T2 : cur,
+                    keep ? L->T2 + (size_t)N : L->V + (size_t)(J + 1) * N,
+                    L->w};
   double bprev = L->beta, bk = NAN, eps = DBL_EPSILON, blast = L->beta;
   double f = L->scl[J]; /* cur = f x its stored values (fused steps) */
   if (!L->fused && f != 1) {
@@ -1033,7 +1054,7 @@ static void lz_pb_tail(lz_t *L, double deadline) {
   }
   int kmax = L->pb_k < m ? L->pb_k : m; /* T_k fits in P.H */
   for (int r = 0; k < kmax; r++) {
-    double *nxt = buf[(r + 1) % 3], alpha, ww, tm = cm__now();
+    double *nxt = buf[(r + first) % 3], alpha, ww, tm = cm__now();
     if (L->fused) { /* two passes, as lz_extend's: cur normalised in place */
       L->half1.in = cur;
       alpha = f * f * L->inv_s *
@@ -1077,6 +1098,7 @@ static void lz_pb_tail(lz_t *L, double deadline) {
   L->J = k; /* lz_pb_take reads T_k from P.H */
   lz_pb_take(L, bk, blast);
   L->J = J;
+  return 0;
 }
 
 /* ---- test: the wanted Ritz pairs of the J x J projected problem --------- */
@@ -1160,8 +1182,15 @@ static int lz_run(cm_context_t *ctx, lz_t *L, double deadline) {
     if (pb_left && L->converged && !L->exhausted && L->J < L->pb_k &&
         lz_post_ok(L, L->J, L->beta))
       lz_pb_take(L, NAN, L->beta), pb_left = 0; /* a posteriori: enough */
-    if (pb_left && L->converged && !L->exhausted && L->J < L->pb_k)
-      lz_pb_tail(L, deadline), pb_left = 0; /* the rest is for T alone */
+    /* the rest is for T alone: after the pairs converged, or past the
+     * first cycle's basis (then the restart follows) */
+    if (pb_left && !L->exhausted && L->J < L->pb_k &&
+        (L->converged || L->J == L->mc) &&
+        !(deadline > 0 && cm__now() > deadline)) {
+      if (lz_pb_tail(L, deadline)) /* out of memory: the bound from J */
+        lz_pb_take(L, NAN, L->beta);
+      pb_left = 0;
+    }
     if (pb_left && (L->J >= L->pb_k || L->exhausted || L->J == L->mc ||
                     (deadline > 0 && cm__now() > deadline)))
       lz_pb_take(L, NAN, L->beta), pb_left = 0;
@@ -1280,8 +1309,9 @@ static int lz_pairs_add(lz_pairs_t *F, int N, double t, const double *x,
  * deflate), to tolerance tol; merged into F when add (*added: pairs
  * kept). *top: the largest value found (0 none). pb_delta > 0 (and no
  * deflation, no warm start): also the probabilistic bound from the first
- * cycle into out->pb_*, the cycle made long enough for it when that fits
- * in LZ_BASIS_BYTES. */
+ * cycle into out->pb_*, the cycle's basis long enough for it when the
+ * options leave its size open and that fits in LZ_BASIS_BYTES, else its
+ * steps past the basis plain (lz_pb_tail) before the first restart. */
 static int lz_solve(cm_context_t *ctx, cm_operator_t *op, int comp,
                     const cm_options_t *opts, const cm__eig_dims_t *d, int nev,
                     double tol, int deflate, uint64_t seed, const double *start,
@@ -1291,12 +1321,20 @@ static int lz_solve(cm_context_t *ctx, cm_operator_t *op, int comp,
   lz_t L;
   int pb_k =
       pb_delta > 0 && !deflate && !start ? cm__kw_steps(d->N, pb_delta) : 0;
-  if (pb_k > d->ncv &&
-      (opts->ncv > 0 || 8.0 * d->N * (pb_k + 1.0) > LZ_BASIS_BYTES))
-    pb_k = 0; /* a basis set by the options, or too long a first cycle for
-                 memory: bound.c's own run */
+  /* the first cycle's basis: long enough for the bound's steps, unless the
+   * options set the basis size or that many vectors pass LZ_BASIS_BYTES;
+   * then as many as that allows (at least ncv), and the bound's steps past
+   * it run plain (lz_pb_tail) before the first restart */
+  int mv = pb_k;
+  if (pb_k > d->ncv) {
+    double fit = LZ_BASIS_BYTES / (8.0 * (d->N > 0 ? d->N : 1)) - 1;
+    if (opts->ncv > 0)
+      mv = d->ncv;
+    else if (fit < pb_k)
+      mv = fit > d->ncv ? (int)fit : d->ncv;
+  }
   int st = lz_setup(ctx, &L, op, comp, opts, d, nev, tol, deflate ? F->U : NULL,
-                    F->n, seed, pb_k, pb_delta, out);
+                    F->n, seed, pb_k, mv, pb_delta, out);
   L.low = low;
   if (st)
     return st;
