@@ -49,8 +49,9 @@
     "32) when 48 vectors of N doubles (N = the operator size) do not fit in "  \
     "768 MiB, and at least 2K + 8, its first cycle as long as the "            \
     "probabilistic bound needs (at most 65 to 74 steps, fewer when the a "     \
-    "posteriori bound is within 4% earlier; a set N below that gives the "     \
-    "bound a run of its own); ARPACK max(2K + 1, 20)")                         \
+    "posteriori bound is within 4% earlier; a set N below that, or a first "   \
+    "cycle past the 768 MiB, runs the bound's remaining steps plain before "   \
+    "the first restart); ARPACK max(2K + 1, 20)")                              \
   X(max_iter, "max-iter", INT, 3000, 0, 1e7, CLOSED, 0, "N",                   \
     "Lanczos cycles (ARPACK restarts) per component",                          \
     "budget per component of Lanczos cycles (the first cycle and its thick "   \
