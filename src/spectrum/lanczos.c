@@ -556,8 +556,13 @@ out:
 #define LZ_BASIS_BYTES (768.0 * 1024 * 1024)
 #define LZ_NCV_MIN 32
 #define LZ_NCV_MAX 48
+/* How many vectors of N doubles fit in LZ_BASIS_BYTES. */
+static double lz_basis_fit(int N) {
+  return LZ_BASIS_BYTES / (8.0 * (N > 0 ? N : 1));
+}
+
 static int lz_auto_ncv(int nev, int N) {
-  double fit = LZ_BASIS_BYTES / (8.0 * (N > 0 ? N : 1));
+  double fit = lz_basis_fit(N);
   int m = fit > LZ_NCV_MAX   ? LZ_NCV_MAX
           : fit < LZ_NCV_MIN ? LZ_NCV_MIN
                              : (int)fit;
@@ -575,11 +580,10 @@ typedef struct {
   int nev, m, keep; /* wanted pairs, room of the projected problem (the
                        first cycle's length, the bound's steps included),
                        Ritz vectors kept */
-  int mv;           /* basis columns: V holds mv + 1 (the first cycle's
-                       basis; below m when the bound's steps past it run
-                       as lz_pb_tail's plain steps) */
   int ncv, mc;      /* basis size of a cycle after the first, and the
-                       current cycle's last J (m in the first, then ncv) */
+                       current cycle's last J (the first cycle's basis, at
+                       most m: below it when the bound's steps past the
+                       basis run as lz_pb_tail's plain steps; then ncv) */
   int nt;           /* threads of the vector kernels */
   double inv_s;     /* 1 / s: the solve is on Op / s */
   double tol;       /* relative residual tolerance */
@@ -592,7 +596,7 @@ typedef struct {
   int nz;
   float *Z32; /* Z's values rounded to float (the look), or NULL */
   /* workspace */
-  double *V;   /* N x (mv + 1) basis */
+  double *V;   /* N x (mc + 1) basis (the first cycle's mc) */
   double *T2;  /* N x 2: lz_pb_tail's rolling vectors past V (or NULL) */
   double *w;   /* N: the step's vector */
   double *tmp; /* other: the middle of a product */
@@ -685,8 +689,8 @@ static int lz_setup(cm_context_t *ctx, lz_t *L, cm_operator_t *op, int comp,
   memset(L, 0, sizeof *L);
   int m = d->ncv > pb_k ? d->ncv : pb_k, N = d->N;
   m = m > N ? N : m;
-  mv = mv < d->ncv ? d->ncv : mv > m ? m : mv;
-  L->ncv = d->ncv, L->mc = mv, L->mv = mv;
+  mv = mv < d->ncv ? d->ncv : mv > m ? m : mv; /* the first cycle's basis */
+  L->ncv = d->ncv, L->mc = mv;
   L->pb_k = pb_k, L->pb_delta = pb_delta;
   L->gabs = d->gabs / d->scale; /* the a posteriori bound's rounding term */
   L->terms = pb_k ? cm__op_sum_terms(op, comp) : -1;
@@ -1021,7 +1025,7 @@ static void lz_advance(lz_t *L, const lz_step_t *s) {
  * re-orthogonalisation; with an explicit B in lz_extend's two fused
  * passes), rolling three vectors (V[:, J], V[:, J + 1] and w) instead of
  * writing pb_k - J fresh basis columns. The same when the first cycle's
- * basis (mv) ends before pb_k, the pairs not converged: at J = mv, rolling
+ * basis (mc) ends before pb_k, the pairs not converged: at J = mc, rolling
  * through T2's two vectors and w, V[:, J] left for the restart that
  * follows (the J x J block, the Ritz pairs and beta stay as they are).
  * Their alpha and
@@ -1037,7 +1041,7 @@ static int lz_pb_tail(lz_t *L, double deadline) {
   double *prev = L->V + (size_t)(J - 1) * N, *cur = L->V + (size_t)J * N;
   /* the next vectors roll through V[:, J], V[:, J + 1] and w after
    * converged pairs (nothing reads V[:, J] afterwards); when a restart
-   * follows (the first cycle's basis is full, J = mv), through two
+   * follows (the first cycle's basis is full, J = mc), through two
    * vectors of the workspace and w, V[:, J] left for the restart */
   int keep = !L->converged, first = keep ? 0 : 1;
   if (keep && !L->T2 &&
@@ -1322,17 +1326,14 @@ static int lz_solve(cm_context_t *ctx, cm_operator_t *op, int comp,
   int pb_k =
       pb_delta > 0 && !deflate && !start ? cm__kw_steps(d->N, pb_delta) : 0;
   /* the first cycle's basis: long enough for the bound's steps, unless the
-   * options set the basis size or that many vectors pass LZ_BASIS_BYTES;
-   * then as many as that allows (at least ncv), and the bound's steps past
-   * it run plain (lz_pb_tail) before the first restart */
-  int mv = pb_k;
-  if (pb_k > d->ncv) {
-    double fit = LZ_BASIS_BYTES / (8.0 * (d->N > 0 ? d->N : 1)) - 1;
-    if (opts->ncv > 0)
-      mv = d->ncv;
-    else if (fit < pb_k)
-      mv = fit > d->ncv ? (int)fit : d->ncv;
-  }
+   * options set the basis size or that many vectors (and the residual) pass
+   * LZ_BASIS_BYTES; then as many as that allows (lz_setup keeps at least
+   * ncv), and the bound's steps past it run plain (lz_pb_tail) before the
+   * first restart */
+  int mv = opts->ncv > 0 ? d->ncv : pb_k;
+  double fit = lz_basis_fit(d->N) - 1;
+  if (mv > fit)
+    mv = (int)fit;
   int st = lz_setup(ctx, &L, op, comp, opts, d, nev, tol, deflate ? F->U : NULL,
                     F->n, seed, pb_k, mv, pb_delta, out);
   L.low = low;
