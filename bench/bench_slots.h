@@ -14,6 +14,7 @@
 #include "internal.h"
 #include "operator/operator_internal.h"
 
+#include <omp.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -171,6 +172,164 @@ static inline int f32_build(cm_operator_t *op, f32_t *L) {
   }
   free(next);
   return 0;
+}
+
+/* ---- one pass: A = B^T B, each slot read once --------------------------
+ * v = B^T (B u) over the columns (u, v of size ncol): for every row, its
+ * sum s over its slots (a gather from u), then v += s a over the same
+ * slots (a scatter), so B's slots are read once a product and B^T's groups
+ * not at all. The nonzero eigenvalues of A are those of S = B B^T. Rows go
+ * to the threads in T consecutive runs; rows are sorted by their first
+ * column, so thread t's rows write only columns at or past its first row's
+ * first column c_t: it owns [c_t, c_t+1) and keeps the entries its rows
+ * would write past c_t+1 in a list of its own, added by their owners after
+ * a barrier. A measurement, not the solver's kernel: the order of the sums
+ * into an owned column then depends on T. */
+typedef struct {
+  int T;        /* threads the ownership was cut for */
+  int *r0, *c0; /* size T + 1: each thread's first row and first column */
+  int *nd;      /* size T: entries deferred by each thread (last product) */
+  int *cap;     /* size T: room of each list */
+  int **dq;     /* per thread: slot of each deferred entry */
+  double **ds;  /* per thread: its row sum */
+} one_t;
+
+static inline void one_free(one_t *O) {
+  for (int t = 0; O->dq && t < O->T; t++)
+    free(O->dq[t]), free(O->ds[t]);
+  free(O->r0), free(O->c0), free(O->nd), free(O->cap), free(O->dq), free(O->ds);
+  memset(O, 0, sizeof *O);
+}
+
+static inline int one_build(const f32_t *L, int T, one_t *O) {
+  memset(O, 0, sizeof *O);
+  O->T = T;
+  O->r0 = calloc((size_t)T + 1, sizeof(int));
+  O->c0 = calloc((size_t)T + 1, sizeof(int));
+  O->nd = calloc((size_t)T, sizeof(int));
+  O->cap = calloc((size_t)T, sizeof(int));
+  O->dq = calloc((size_t)T, sizeof(int *));
+  O->ds = calloc((size_t)T, sizeof(double *));
+  if (!O->r0 || !O->c0 || !O->nd || !O->cap || !O->dq || !O->ds)
+    return -1;
+  for (int t = 0; t <= T; t++) {
+    int r = (int)((long)L->nr * t / T);
+    O->r0[t] = r;
+    O->c0[t] = t == 0 ? 0
+               : t == T || L->Sp[r] == L->Sp[r + 1]
+                   ? L->ncol
+                   : (int)(L->Sc[L->Sp[r]] >> 3);
+  }
+  for (int t = 1; t <= T; t++) /* empty rows: keep the cuts ascending */
+    if (O->c0[t] < O->c0[t - 1])
+      O->c0[t] = O->c0[t - 1];
+  for (int t = 0; t < T; t++) { /* room: the entries past the thread's end */
+    int n = 0;
+    for (int i = O->r0[t]; i < O->r0[t + 1]; i++)
+      for (int q = L->Sp[i]; q < L->Sp[i + 1]; q++)
+        n += (int)(L->Sc[q] >> 3) >= O->c0[t + 1];
+    O->cap[t] = n;
+    O->dq[t] = malloc(((size_t)n + 1) * sizeof(int));
+    O->ds[t] = malloc(((size_t)n + 1) * sizeof(double));
+    if (!O->dq[t] || !O->ds[t])
+      return -1;
+  }
+  return 0;
+}
+
+#ifndef ONE_AHEAD
+#define ONE_AHEAD 16 /* slots ahead whose columns are asked for */
+#endif
+static inline __attribute__((always_inline)) void
+one_rows(const f32_t *L, const one_t *O, int G, int t, const double *u,
+         double *v) {
+  int cend = O->c0[t + 1], n = 0;
+  int *dq = O->dq[t];
+  double *ds = O->ds[t];
+  for (int i = O->r0[t]; i < O->r0[t + 1]; i++) {
+    double s = 0;
+    int q0 = L->Sp[i], q1 = L->Sp[i + 1];
+    if (q1 + ONE_AHEAD < L->Sp[L->nr]) { /* the columns a few rows ahead */
+      unsigned cq = L->Sc[q1 + ONE_AHEAD] >> 3;
+      __builtin_prefetch(u + cq);
+      __builtin_prefetch(v + cq, 1);
+    }
+    for (int q = q0; q < q1; q++) {
+      const float *a = L->Sxf + (size_t)q * G;
+      const double *us = u + (L->Sc[q] >> 3);
+      __builtin_prefetch(a + 512);
+      _Pragma("GCC unroll 8") for (int k = 0; k < G; k++) s +=
+          (double)a[k] * us[k];
+    }
+    for (int q = q0; q < q1; q++) {
+      int c = (int)(L->Sc[q] >> 3);
+      if (c >= cend) {
+        dq[n] = q, ds[n++] = s;
+        continue;
+      }
+      const float *a = L->Sxf + (size_t)q * G;
+      _Pragma("GCC unroll 8") for (int k = 0; k < G; k++) v[c + k] +=
+          (double)a[k] * s;
+    }
+  }
+  O->nd[t] = n;
+}
+
+/* v = A u = B^T (B u) in one pass over the slots (float values, double
+ * sums); the threads must be O->T */
+static inline void one_apply_A(const f32_t *L, one_t *O, const double *u,
+                               double *v) {
+#define ONE_RUN(G)                                                             \
+  _Pragma("omp parallel num_threads(O->T)") {                                  \
+    int t = omp_get_thread_num();                                              \
+    memset(v + O->c0[t], 0,                                                    \
+           sizeof(double) * (size_t)(O->c0[t + 1] - O->c0[t]));                \
+    _Pragma("omp barrier") one_rows(L, O, G, t, u, v);                         \
+    _Pragma("omp barrier") for (int w = 0; w < t;                              \
+                                w++) for (int e = 0; e < O->nd[w]; e++) {      \
+      int q = O->dq[w][e], c = (int)(L->Sc[q] >> 3);                           \
+      if (c < O->c0[t] || c >= O->c0[t + 1])                                   \
+        continue;                                                              \
+      const float *a = L->Sxf + (size_t)q * G;                                 \
+      for (int k = 0; k < G; k++)                                              \
+        v[c + k] += (double)a[k] * O->ds[w][e];                                \
+    }                                                                          \
+  }
+  switch (L->G) {
+  case 3:
+    ONE_RUN(3);
+    break;
+  case 6:
+    ONE_RUN(6);
+    break;
+  default:
+    ONE_RUN(L->G);
+    break;
+  }
+#undef ONE_RUN
+}
+
+/* v = A u in two passes as the library runs S: t = B u by slots, then
+ * v = B^T t by groups (float values, double sums) */
+static inline void two_apply_A(const f32_t *L, int threads, const double *u,
+                               double *t, double *v) {
+#define TWO_RUN(G)                                                             \
+  do {                                                                         \
+    F32_CHUNKS(L->nr, i0, i1, f32_slots_f(L, G, i0, i1, u, t));                \
+    F32_CHUNKS(L->ng, b0, b1, f32_groups_f(L, G, b0, b1, t, v));               \
+  } while (0)
+  switch (L->G) {
+  case 3:
+    TWO_RUN(3);
+    break;
+  case 6:
+    TWO_RUN(6);
+    break;
+  default:
+    TWO_RUN(L->G);
+    break;
+  }
+#undef TWO_RUN
 }
 
 #endif

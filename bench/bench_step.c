@@ -287,6 +287,84 @@ static int f32_report(cm_context_t *ctx, const cm_scene_t *s, int threads) {
   return isnan(ms[2]) ? 1 : 0;
 }
 
+/* --one-pass: A = B^T B in one pass over B's slots (bench_slots.h's
+ * one_apply_A) against the same product in the library's two passes
+ * (slots, then groups: two_apply_A, float values) and the library's own S
+ * product; 9 alternating rounds of 10 products, medians; no analysis runs. */
+static int one_report(cm_context_t *ctx, const cm_scene_t *s, int threads) {
+  cm_system_t *sys = NULL;
+  cm_operator_t *op = NULL;
+  if (cm_system_assemble(ctx, s, &sys) || cm_operator_create(ctx, sys, &op)) {
+    fprintf(stderr, "bench_step: %s\n", ctx->message);
+    cm_system_destroy(&sys);
+    return 1;
+  }
+  f32_t L;
+  one_t O;
+  int st = f32_build(op, &L) || one_build(&L, threads, &O) ? 1 : 0;
+  int nr = L.nr, nc = L.ncol, big = nr > nc ? nr : nc;
+  double *u = malloc(sizeof(double) * ((size_t)big + 1));
+  double *v1 = malloc(sizeof(double) * ((size_t)big + 1));
+  double *v2 = malloc(sizeof(double) * ((size_t)big + 1));
+  double *t = malloc(sizeof(double) * ((size_t)big + 1)), tm[3][9];
+  if (!st && (!u || !v1 || !v2 || !t))
+    st = 1;
+  double gbs = cm_bench_triad_gbs((size_t)1 << 25, threads, 10);
+  for (int i = 0; !st && i < big; i++)
+    u[i] = cm__hash_uniform(11, (uint64_t)i) - 0.5;
+  for (int r = 0; !st && r < 9; r++)
+    for (int k = 0; k < 3; k++) {
+      double t0 = cm_bench_now();
+      for (int c = 0; c < 10; c++) {
+        if (k == 0) {
+          cm__op_BT(op, -1, u, t);
+          cm__op_B(op, -1, t, v1);
+        } else if (k == 1)
+          two_apply_A(&L, threads, u, t, v1);
+        else
+          one_apply_A(&L, &O, u, v2);
+      }
+      tm[k][r] = (cm_bench_now() - t0) / 10;
+    }
+  if (!st) {
+    two_apply_A(&L, threads, u, t, v1);
+    one_apply_A(&L, &O, u, v2);
+    double d = 0, n2 = 0;
+    for (int i = 0; i < nc; i++)
+      d += (v2[i] - v1[i]) * (v2[i] - v1[i]), n2 += v1[i] * v1[i];
+    long ns = L.Sp[nr], nd = 0;
+    for (int w = 0; w < threads; w++)
+      nd += O.nd[w];
+    double vec = 8.0 * (2.0 * nr + 2.0 * nc), G = L.G;
+    double b2 = 4.0 * (nr + 1) + ns * (4 + 4 * G) + 4.0 * (L.ng + 1) +
+                ns * (4 + 4 * G) + vec;
+    double b1 = 4.0 * (nr + 1) + ns * (4 + 4 * G) + 8.0 * 3 * nc;
+    printf("%d contacts (%d rows, %d columns, %ld slots), %d threads; "
+           "triad %.1f GB/s; deferred entries %ld (%.2f%% of the slots)\n\n",
+           s->ncontacts, nr, nc, ns, threads, gbs, nd, 100.0 * nd / ns);
+    printf("| product (9 alternating rounds of 10, median) | ms | reads "
+           "(MB, float values) | floor at triad (ms) |\n|---|---|---|---|\n");
+    printf("| library's S = B B^T (groups, then slots) | %.2f | %.1f | %.2f "
+           "|\n",
+           1e3 * cm_bench_median(tm[0], 9), b2 / 1e6, b2 / (gbs * 1e6));
+    printf("| A = B^T B, two passes (slots, then groups) | %.2f | %.1f | "
+           "%.2f |\n",
+           1e3 * cm_bench_median(tm[1], 9), b2 / 1e6, b2 / (gbs * 1e6));
+    printf("| A = B^T B, one pass over the slots (gather, then scatter) | "
+           "%.2f | %.1f | %.2f |\n",
+           1e3 * cm_bench_median(tm[2], 9), b1 / 1e6, b1 / (gbs * 1e6));
+    printf("\none pass against two: relative 2-norm difference %.3g; "
+           "time ratio %.3f\n",
+           sqrt(d / n2), cm_bench_median(tm[2], 9) / cm_bench_median(tm[1], 9));
+  }
+  free(u), free(v1), free(v2), free(t);
+  one_free(&O);
+  f32_free(&L);
+  cm_operator_destroy(&op);
+  cm_system_destroy(&sys);
+  return st;
+}
+
 /* --kernels: the full analysis (6 modes) and the step (1 mode) on every
  * kernel set this CPU runs (internal.h, CM__KERNEL), the sets in turn in
  * every round (the same load), fresh pages as in a new process; then the
@@ -398,7 +476,7 @@ static int kernels_report(cm_context_t *ctx, const cm_scene_t *s, double tol,
 int main(int argc, char **argv) {
   double size = 1e6, tol = 1e-6;
   const char *file = NULL, *save = NULL;
-  int reps = 3, threads = 2, seed = 7, f32 = 0, kernels = 0;
+  int reps = 3, threads = 2, seed = 7, f32 = 0, kernels = 0, onepass = 0;
   double keep_mb = 2048; /* --keep-workspace: goal 4's cap (MiB; 0: off) */
   double base_full = 0;  /* --baseline-full: a baseline's 6-mode time (s) */
   const char *base_cli = NULL; /* --baseline-cli: a baseline build's cmodes */
@@ -434,12 +512,14 @@ int main(int argc, char **argv) {
       f32 = 1;
     else if (!strcmp(a, "--kernels"))
       kernels = 1;
+    else if (!strcmp(a, "--one-pass"))
+      onepass = 1;
     else {
       fprintf(stderr, "usage: bench_step [--size NC] [--reps R] [--threads "
                       "T] [--tol X] [--seed S] [--scene FILE] [--save "
                       "FILE] [--baseline-full SECONDS] [--baseline-cli "
                       "CMODES [--cli CMODES]] [--keep-workspace MIB] [--f32 "
-                      "| --kernels]\n");
+                      "| --kernels | --one-pass]\n");
       return strcmp(a, "-h") && strcmp(a, "--help") ? 2 : 0;
     }
   }
@@ -485,10 +565,11 @@ int main(int argc, char **argv) {
     return 1;
   }
 run:;
-  if (f32 || kernels) {
-    int st = f32 ? f32_report(&ctx, s, threads)
-                 : kernels_report(&ctx, s, tol, reps, threads,
-                                  (size_t)(keep_mb * 1048576.0));
+  if (f32 || kernels || onepass) {
+    int st = onepass ? one_report(&ctx, s, threads)
+             : f32   ? f32_report(&ctx, s, threads)
+                     : kernels_report(&ctx, s, tol, reps, threads,
+                                      (size_t)(keep_mb * 1048576.0));
     cm_scene_destroy(&s);
     return st;
   }
