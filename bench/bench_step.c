@@ -215,10 +215,32 @@ static void table_row(const char *label, run_t *R, int reps, double floor1) {
 /* Median ms of one S product: the library's, the bench's double and float
  * kernels, alternating (9 rounds of 10 products each); rel: the float
  * product's relative difference from the library's. */
-static void f32_measure(cm_operator_t *op, int threads, double ms[3],
+/* y = S x with the solver's float kernels (cm__op_rows32: B^T by groups,
+ * then B by slots), in the solver's chunks on the threads: the product a
+ * Lanczos step makes, without its fused vector work. */
+static void lib32_apply_S(const cm_operator_t *op, int threads, const double *x,
+                          double *t, double *y) {
+  int nr = cm_operator_rows(op), nc = cm_operator_cols(op);
+  int c1 = (nc + 4095) / 4096, c2 = (nr + 4095) / 4096;
+#pragma omp parallel num_threads(threads)
+  {
+#pragma omp for schedule(static)
+    for (int c = 0; c < c1; c++) {
+      int j0 = c * 4096, j1 = j0 + 4096 < nc ? j0 + 4096 : nc;
+      cm__op_rows32(op, -1, 1, x, j0, j1, t + j0);
+    }
+#pragma omp for schedule(static)
+    for (int c = 0; c < c2; c++) {
+      int i0 = c * 4096, i1 = i0 + 4096 < nr ? i0 + 4096 : nr;
+      cm__op_rows32(op, -1, 0, t, i0, i1, y + i0);
+    }
+  }
+}
+
+static void f32_measure(cm_operator_t *op, int threads, double ms[4],
                         double *rel) {
   f32_t L;
-  ms[0] = ms[1] = ms[2] = *rel = NAN;
+  ms[0] = ms[1] = ms[2] = ms[3] = *rel = NAN;
   if (f32_build(op, &L)) {
     f32_free(&L);
     return;
@@ -227,23 +249,25 @@ static void f32_measure(cm_operator_t *op, int threads, double ms[3],
   double *x = malloc(sizeof(double) * (size_t)nr);
   double *y = malloc(sizeof(double) * (size_t)nr);
   double *z = malloc(sizeof(double) * (size_t)nr);
-  double *t = malloc(sizeof(double) * ((size_t)L.ncol + 1)), tm[3][9];
+  double *t = malloc(sizeof(double) * ((size_t)L.ncol + 1)), tm[4][9];
   for (int i = 0; x && y && z && t && i < nr; i++)
     x[i] = cm__hash_uniform(11, (uint64_t)i) - 0.5;
   for (int r = 0; x && y && z && t && r < 9; r++)
-    for (int k = 0; k < 3; k++) {
+    for (int k = 0; k < 4; k++) {
       double t0 = cm_bench_now();
       for (int c = 0; c < 10; c++) {
         if (k == 0) { /* the solver's own product, scratch kept */
           cm__op_BT(op, -1, x, t);
           cm__op_B(op, -1, t, y);
+        } else if (k == 3) { /* the solver's float kernels, as it calls them */
+          lib32_apply_S(op, threads, x, t, y);
         } else
           f32_apply_S(&L, k == 2, threads, x, t, k == 2 ? z : y);
       }
       tm[k][r] = (cm_bench_now() - t0) / 10;
     }
   if (x && y && z && t) {
-    for (int k = 0; k < 3; k++)
+    for (int k = 0; k < 4; k++)
       ms[k] = 1e3 * cm_bench_median(tm[k], 9);
     double d = 0, n2 = 0;
     cm__op_BT(op, -1, x, t);
@@ -266,7 +290,13 @@ static int f32_report(cm_context_t *ctx, const cm_scene_t *s, int threads) {
     cm_system_destroy(&sys);
     return 1;
   }
-  double ms[3], rel, gbs = cm_bench_triad_gbs((size_t)1 << 25, threads, 10);
+  if (cm__op_make_f32(ctx, op)) { /* the solver's float values */
+    fprintf(stderr, "bench_step: B's values do not fit floats here\n");
+    cm_operator_destroy(&op);
+    cm_system_destroy(&sys);
+    return 1;
+  }
+  double ms[4], rel, gbs = cm_bench_triad_gbs((size_t)1 << 25, threads, 10);
   double bytes = cm__op_matvec_bytes(op);
   f32_measure(op, threads, ms, &rel);
   printf("%d contacts, %d threads; triad %.1f GB/s; the library's product "
@@ -274,10 +304,11 @@ static int f32_report(cm_context_t *ctx, const cm_scene_t *s, int threads) {
          s->ncontacts, threads, gbs, bytes / 1e6, bytes / (gbs * 1e6));
   printf("| S product (9 alternating rounds of 10, median) | ms | against "
          "the bench's double |\n|---|---|---|\n");
-  const char *name[3] = {"library (cm__op_BT, cm__op_B)",
-                         "bench kernel, double values",
-                         "bench kernel, float values, double sums"};
-  for (int k = 0; k < 3; k++)
+  const char *name[4] = {
+      "library (cm__op_BT, cm__op_B)", "bench kernel, double values",
+      "bench kernel, float values, double sums",
+      "library's float kernels (cm__op_rows32, the solver's)"};
+  for (int k = 0; k < 4; k++)
     printf("| %s | %.2f | %.3f |\n", name[k], ms[k], ms[k] / ms[1]);
   printf("\nfloat product against the library's: relative 2-norm "
          "difference %.3g\n",
@@ -359,6 +390,97 @@ static int one_report(cm_context_t *ctx, const cm_scene_t *s, int threads) {
   }
   free(u), free(v1), free(v2), free(t);
   one_free(&O);
+  f32_free(&L);
+  cm_operator_destroy(&op);
+  cm_system_destroy(&sys);
+  return st;
+}
+
+/* Of the rows with two slots: the mean distance between their groups and
+ * the share of rows whose groups lie more than far groups apart. */
+static void order_stats(const f32_t *L, int far, double *mean, double *share) {
+  double sum = 0;
+  long n = 0, nfar = 0;
+  for (int i = 0; i < L->nr; i++)
+    if (L->Sp[i + 1] - L->Sp[i] == 2) {
+      int a = (int)(L->Sc[L->Sp[i]] >> 3) / L->G;
+      int b = (int)(L->Sc[L->Sp[i] + 1] >> 3) / L->G;
+      int d = a > b ? a - b : b - a;
+      sum += d, n++, nfar += d > far;
+    }
+  *mean = n ? sum / n : 0;
+  *share = n ? (double)nfar / n : 0;
+}
+
+/* --bfs-order: the bench's float S product (bench_slots.h) on the
+ * library's order (Morton within components) and on a breadth-first
+ * relabelling of the same B (f32_bfs), 9 alternating rounds of 10; no
+ * analysis runs. */
+static int order_report(cm_context_t *ctx, const cm_scene_t *s, int threads) {
+  cm_system_t *sys = NULL;
+  cm_operator_t *op = NULL;
+  if (cm_system_assemble(ctx, s, &sys) || cm_operator_create(ctx, sys, &op)) {
+    fprintf(stderr, "bench_step: %s\n", ctx->message);
+    cm_system_destroy(&sys);
+    return 1;
+  }
+  f32_t L, P;
+  int *rnew = NULL;
+  double t0 = cm_bench_now();
+  int st = f32_build(op, &L) ? 1 : 0;
+  if (!st && f32_bfs(&L, &P, &rnew))
+    st = 1;
+  double tb = cm_bench_now() - t0;
+  int nr = L.nr;
+  double *x = malloc(sizeof(double) * ((size_t)nr + 1));
+  double *x2 = malloc(sizeof(double) * ((size_t)nr + 1));
+  double *y = malloc(sizeof(double) * ((size_t)nr + 1));
+  double *y2 = malloc(sizeof(double) * ((size_t)nr + 1));
+  double *t = malloc(sizeof(double) * ((size_t)L.ncol + 1)), tm[2][9];
+  if (!st && (!x || !x2 || !y || !y2 || !t))
+    st = 1;
+  double gbs = cm_bench_triad_gbs((size_t)1 << 25, threads, 10);
+  for (int i = 0; !st && i < nr; i++)
+    x[i] = cm__hash_uniform(11, (uint64_t)i) - 0.5;
+  for (int r = 0; !st && r < nr; r++)
+    x2[r] = x[rnew[r]];
+  for (int r = 0; !st && r < 9; r++)
+    for (int k = 0; k < 2; k++) {
+      double t1 = cm_bench_now();
+      for (int c = 0; c < 10; c++)
+        f32_apply_S(k ? &P : &L, 1, threads, k ? x2 : x, t, k ? y2 : y);
+      tm[k][r] = (cm_bench_now() - t1) / 10;
+    }
+  if (!st) {
+    double d = 0, n2 = 0;
+    for (int r = 0; r < nr; r++) {
+      double e = y2[r] - y[rnew[r]];
+      d += e * e, n2 += y[rnew[r]] * y[rnew[r]];
+    }
+    int far = (int)((1 << 20) / (3.0 * sizeof(double) * L.G / 3)); /* L2 */
+    double m0, f0, m1, f1;
+    order_stats(&L, far, &m0, &f0);
+    order_stats(&P, far, &m1, &f1);
+    printf("%d contacts, %d groups of %d, %d threads; triad %.1f GB/s; the "
+           "relabelling took %.2f s (the bench's, sequential)\n\n",
+           s->ncontacts, L.ng, L.G, threads, gbs, tb);
+    printf("| order | S product (ms, float values, 9 alternating rounds of "
+           "10, median) | mean group distance of a row | rows farther "
+           "than %d groups (%d KiB of a vector) |\n|---|---|---|---|\n",
+           far, (int)((double)far * L.G * 8 / 1024));
+    printf("| the library's (Morton within components) | %.2f | %.0f | "
+           "%.1f%% |\n",
+           1e3 * cm_bench_median(tm[0], 9), m0, 100 * f0);
+    printf("| breadth first (f32_bfs) | %.2f | %.0f | %.1f%% |\n",
+           1e3 * cm_bench_median(tm[1], 9), m1, 100 * f1);
+    printf("\nrelative 2-norm difference of the products (rows mapped "
+           "back): %.3g; time ratio %.3f\n",
+           sqrt(d / n2), cm_bench_median(tm[1], 9) / cm_bench_median(tm[0], 9));
+  }
+  free(x), free(x2), free(y), free(y2), free(t), free(rnew);
+  if (P.g0)
+    free((void *)P.g0);
+  f32_free(&P);
   f32_free(&L);
   cm_operator_destroy(&op);
   cm_system_destroy(&sys);
@@ -476,7 +598,8 @@ static int kernels_report(cm_context_t *ctx, const cm_scene_t *s, double tol,
 int main(int argc, char **argv) {
   double size = 1e6, tol = 1e-6;
   const char *file = NULL, *save = NULL;
-  int reps = 3, threads = 2, seed = 7, f32 = 0, kernels = 0, onepass = 0;
+  int reps = 3, threads = 2, seed = 7, f32 = 0, kernels = 0, onepass = 0,
+      bfs = 0;
   double keep_mb = 2048; /* --keep-workspace: goal 4's cap (MiB; 0: off) */
   double base_full = 0;  /* --baseline-full: a baseline's 6-mode time (s) */
   const char *base_cli = NULL; /* --baseline-cli: a baseline build's cmodes */
@@ -514,12 +637,14 @@ int main(int argc, char **argv) {
       kernels = 1;
     else if (!strcmp(a, "--one-pass"))
       onepass = 1;
+    else if (!strcmp(a, "--bfs-order"))
+      bfs = 1;
     else {
       fprintf(stderr, "usage: bench_step [--size NC] [--reps R] [--threads "
                       "T] [--tol X] [--seed S] [--scene FILE] [--save "
                       "FILE] [--baseline-full SECONDS] [--baseline-cli "
                       "CMODES [--cli CMODES]] [--keep-workspace MIB] [--f32 "
-                      "| --kernels | --one-pass]\n");
+                      "| --kernels | --one-pass | --bfs-order]\n");
       return strcmp(a, "-h") && strcmp(a, "--help") ? 2 : 0;
     }
   }
@@ -565,11 +690,12 @@ int main(int argc, char **argv) {
     return 1;
   }
 run:;
-  if (f32 || kernels || onepass) {
-    int st = onepass ? one_report(&ctx, s, threads)
-             : f32   ? f32_report(&ctx, s, threads)
-                     : kernels_report(&ctx, s, tol, reps, threads,
-                                      (size_t)(keep_mb * 1048576.0));
+  if (f32 || kernels || onepass || bfs) {
+    int st = bfs       ? order_report(&ctx, s, threads)
+             : onepass ? one_report(&ctx, s, threads)
+             : f32     ? f32_report(&ctx, s, threads)
+                       : kernels_report(&ctx, s, tol, reps, threads,
+                                        (size_t)(keep_mb * 1048576.0));
     cm_scene_destroy(&s);
     return st;
   }
