@@ -760,17 +760,15 @@ static int cm__group_of(const cm_operator_t *op, int j) {
  * bandwidth (bench/, 1e6 pile: 8.0 -> 4.7 ms with 4 KiB; 1.5-12 KiB
  * measured alike). A hint only: past the end is harmless. */
 #define CM__PF_BYTES 4096
-/* How many slots (entries) ahead the gathered vector is prefetched: the
- * x of a slot (the y of an entry) is at a column (row) the hardware
- * cannot guess. Where the vectors stay in the last-level cache (480 MB,
- * Sapphire Rapids) that costs little; where they do not (32 MB, AMD EPYC
- * family 25, 1e6 pile) each such load waited on memory: the product with
- * the cache emptied before it took 6.25 ms, and 4.69 ms with a distance
- * of 128 (64: 4.89, 96: 4.79, 256: 4.69); with every gather made local,
- * 4.0 ms; in the solve, the 6-mode eigen phase 1.90 -> 1.74 s. Only
- * slots of the rows being computed are looked ahead to, so every address
- * is inside the vector. */
-#define CM__PF_SLOTS 128
+/* The gathered vector is not prefetched: the x of a slot (the y of an
+ * entry) is at a column (row) the hardware cannot guess, but the columns
+ * are in breadth-first order (cm__body_order), so a row's columns lie
+ * within about one level of the walk and the gathers hit a window of the
+ * vector that the cache holds. In the Morton order used before, the
+ * gathers of a 32 MiB-L3 EPYC (1e6 pile) waited on memory and a prefetch
+ * 128 slots ahead paid (6.25 -> 4.69 ms a product); in breadth-first order
+ * the same prefetch cost 12% (the solver's float kernels 4.70-4.78 ms
+ * without, 5.26-5.47 ms with: bench_step --f32, three alternating runs). */
 
 /* (B x)_r for rows r in [i0, i1) from the slots (x's first column c0),
  * values Sx (op->Sx, or its float copy: each value widened exactly, the
@@ -786,7 +784,7 @@ static int cm__group_of(const cm_operator_t *op, int j) {
 #define CM__SLOT_ROWS(NAME, T)                                                 \
   static inline __attribute__((always_inline)) double NAME##_one(              \
       const cm_operator_t *op, const T *Sx, int G, size_t stride, int i,       \
-      int qpf, int c0, const double *x) {                                      \
+      int c0, const double *x) {                                               \
     const int *Sp = op->Sp;                                                    \
     const unsigned *Sc = op->Sc;                                               \
     double s = 0;                                                              \
@@ -796,8 +794,6 @@ static int cm__group_of(const cm_operator_t *op, int j) {
       const T *a = Sx + (size_t)q * stride;                                    \
       const double *xs = x + ((int)(u >> 3) - c0);                             \
       __builtin_prefetch((const char *)a + CM__PF_BYTES);                      \
-      if (q < qpf)                                                             \
-        __builtin_prefetch(x + ((int)(Sc[q + CM__PF_SLOTS] >> 3) - c0));       \
       _Pragma("GCC unroll 8") for (int t = 0; t < g; t++) s +=                 \
           (double)a[t] * xs[t];                                                \
     }                                                                          \
@@ -809,20 +805,16 @@ static int cm__group_of(const cm_operator_t *op, int j) {
     const int *Sp = op->Sp;                                                    \
     const unsigned *Sc = op->Sc;                                               \
     size_t stride = (size_t)(G ? G : op->gmax);                                \
-    int qpf = Sp[i1] - CM__PF_SLOTS; /* the last slot that looks ahead */      \
     int i = i0;                                                                \
     for (; G && i + 1 < i1; i += 2) {                                          \
       int q = Sp[i];                                                           \
       if (Sp[i + 1] - q != 2 || Sp[i + 2] - q != 4) {                          \
-        y[i - i0] = NAME##_one(op, Sx, G, stride, i, qpf, c0, x);              \
-        y[i + 1 - i0] = NAME##_one(op, Sx, G, stride, i + 1, qpf, c0, x);      \
+        y[i - i0] = NAME##_one(op, Sx, G, stride, i, c0, x);                   \
+        y[i + 1 - i0] = NAME##_one(op, Sx, G, stride, i + 1, c0, x);           \
         continue;                                                              \
       }                                                                        \
       const T *a = Sx + (size_t)q * stride;                                    \
       __builtin_prefetch((const char *)a + CM__PF_BYTES);                      \
-      if (q + 3 < qpf)                                                         \
-        for (int k = 0; k < 4; k++)                                            \
-          __builtin_prefetch(x + ((int)(Sc[q + k + CM__PF_SLOTS] >> 3) - c0)); \
       const double *x0 = x + ((int)(Sc[q] >> 3) - c0);                         \
       const double *x1 = x + ((int)(Sc[q + 1] >> 3) - c0);                     \
       const double *x2 = x + ((int)(Sc[q + 2] >> 3) - c0);                     \
@@ -839,7 +831,7 @@ static int cm__group_of(const cm_operator_t *op, int j) {
       y[i - i0] = s, y[i + 1 - i0] = r;                                        \
     }                                                                          \
     for (; i < i1; i++)                                                        \
-      y[i - i0] = NAME##_one(op, Sx, G, stride, i, qpf, c0, x);                \
+      y[i - i0] = NAME##_one(op, Sx, G, stride, i, c0, x);                     \
   }
 CM__SLOT_ROWS(cm__slot_rows, double)
 CM__SLOT_ROWS(cm__slot_rows32, float)
@@ -853,8 +845,6 @@ CM__SLOT_ROWS(cm__slot_rows32, float)
       const double *y, double *x) {                                            \
     const int *g0 = op->g0, *Gp = op->Gp, *Gj = op->Gj;                        \
     size_t stride = (size_t)(G ? G : op->gmax);                                \
-    /* the last entry that looks ahead (to the range's groups' entries) */     \
-    int epf = Gp[j1 > j0 ? cm__group_of(op, j1 - 1) + 1 : 0] - CM__PF_SLOTS;   \
     for (int b = cm__group_of(op, j0); b < op->ng && g0[b] < j1; b++) {        \
       int g = G ? G : g0[b + 1] - g0[b];                                       \
       double s[CM__GMAX] = {0};                                                \
@@ -862,8 +852,6 @@ CM__SLOT_ROWS(cm__slot_rows32, float)
         double v = y[Gj[e] - r0];                                              \
         const T *a = Gx + (size_t)e * stride;                                  \
         __builtin_prefetch((const char *)a + CM__PF_BYTES);                    \
-        if (e < epf)                                                           \
-          __builtin_prefetch(y + (Gj[e + CM__PF_SLOTS] - r0));                 \
         _Pragma("GCC unroll 8") for (int t = 0; t < g; t++) s[t] +=            \
             (double)a[t] * v;                                                  \
       }                                                                        \
