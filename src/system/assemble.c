@@ -297,6 +297,9 @@ typedef struct {
                            for cm__row_counts */
   int *rk2;             /* size 2 nc: rank of each row's side a and side b
                            (-1: fixed or the world), the same */
+  int *ends;            /* size 2 nc: the two bodies of each contact that
+                           joins two moving bodies (-1: none), from
+                           cm__components for cm__body_graph */
   unsigned char *mask;  /* size m: touched dofs of each rank */
   unsigned char *keep;  /* size m: active dofs of each rank (bit mask) */
   int *col0;            /* size m + 1: first column of each rank */
@@ -306,7 +309,7 @@ static void cm__work_free(cm__work_t *w) {
   cm__ws_free(w->mov), cm__ws_free(w->rank), cm__ws_free(w->order),
       cm__ws_free(w->rcomp), cm__ws_free(w->pos);
   cm__ws_free(w->ilo), cm__ws_free(w->cflag), cm__ws_free(w->nzb);
-  cm__ws_free(w->rk2);
+  cm__ws_free(w->rk2), cm__ws_free(w->ends);
   cm__ws_free(w->mask), cm__ws_free(w->keep), cm__ws_free(w->col0);
 }
 
@@ -412,7 +415,8 @@ static int cm__components(cm_context_t *ctx, const cm_scene_t *s,
   int *parent = cm__ws_malloc(ctx, (size_t)nb + 1, sizeof(int));
   int *mb = cm__ws_malloc(ctx, (size_t)nc + 1, sizeof(int)); /* moving body */
   int **forest = calloc((size_t)T, sizeof *forest);          /* per thread */
-  if (!sys->body_comp || !w->cflag || !parent || !mb || !forest) {
+  w->ends = cm__ws_malloc(ctx, 2 * (size_t)nc + 1, sizeof(int));
+  if (!sys->body_comp || !w->cflag || !parent || !mb || !forest || !w->ends) {
     cm__ws_free(parent), cm__ws_free(mb), free(forest);
     return CM_NOMEM;
   }
@@ -437,6 +441,9 @@ static int cm__components(cm_context_t *ctx, const cm_scene_t *s,
         const cm_contact_t *ct = &s->contacts[c];
         int ma = cm__moving(w, ct->a), mv = cm__moving(w, ct->b);
         mb[c] = ma ? ct->a : ct->b;
+        int edge = ma && mv && ct->a != ct->b;
+        w->ends[2 * (size_t)c] = edge ? ct->a : -1;
+        w->ends[2 * (size_t)c + 1] = edge ? ct->b : -1;
         cm__contact_flags(s, w, c, &sum);
         if (ma && mv) {
           int ra = cm__uf_find(p, ct->a), rb = cm__uf_find(p, ct->b);
@@ -513,28 +520,17 @@ static int cm__components(cm_context_t *ctx, const cm_scene_t *s,
 
 /* The contacts between two moving bodies of one component, as lists per
  * body (adj[a0[b] .. a0[b + 1]): the other bodies, in contact order; two
- * bodies with several contacts are listed once per contact). */
-static int cm__body_graph(cm_context_t *ctx, const cm_scene_t *s,
-                          const cm_system_t *sys, const cm__work_t *w,
+ * bodies with several contacts are listed once per contact), from the
+ * ends cm__components noted in its pass over the contacts. */
+static int cm__body_graph(cm_context_t *ctx, const cm_scene_t *s, cm__work_t *w,
                           int **a0_out, int **adj_out) {
   int nb = s->nbodies, nc = s->ncontacts;
-  int *ends = cm__ws_malloc(ctx, 2 * (size_t)nc + 1, sizeof(int));
+  const int *ends = w->ends; /* from cm__components */
   int *adj = cm__ws_malloc(ctx, 2 * (size_t)nc + 1, sizeof(int));
   int *a0 = cm__ws_calloc(ctx, (size_t)nb + 2, sizeof(int));
-  if (!ends || !adj || !a0) {
-    cm__ws_free(ends), cm__ws_free(adj), cm__ws_free(a0);
+  if (!adj || !a0) {
+    cm__ws_free(adj), cm__ws_free(a0);
     return CM__ERR(ctx, CM_NOMEM, NULL, "out of memory assembling");
-  }
-  /* the ends of each contact that joins two bodies (-1: none) */
-#pragma omp parallel for schedule(static)                                      \
-    num_threads(w->threads) if (nc > CM__PAR_MIN)
-  for (int c = 0; c < nc; c++) {
-    const cm_contact_t *ct = &s->contacts[c];
-    int a = ct->a, b = ct->b;
-    int edge = cm__moving(w, a) && cm__moving(w, b) && a != b &&
-               sys->body_comp[a] >= 0;
-    ends[2 * (size_t)c] = edge ? a : -1;
-    ends[2 * (size_t)c + 1] = edge ? b : -1;
   }
   size_t ne = 2 * (size_t)nc;
   for (size_t e = 0; e < ne; e++)
@@ -547,7 +543,8 @@ static int cm__body_graph(cm_context_t *ctx, const cm_scene_t *s,
       adj[a0[ends[e] + 1]++] = ends[e + 1];
       adj[a0[ends[e + 1] + 1]++] = ends[e];
     }
-  cm__ws_free(ends);
+  cm__ws_free(w->ends); /* read once */
+  w->ends = NULL;
   *a0_out = a0, *adj_out = adj;
   return CM_OK;
 }
@@ -624,7 +621,7 @@ static int cm__body_order(cm_context_t *ctx, const cm_scene_t *s,
           ? CM_OK
           : CM_NOMEM;
   if (!st)
-    st = cm__body_graph(ctx, s, sys, w, &a0, &adj);
+    st = cm__body_graph(ctx, s, w, &a0, &adj);
   if (!st) {
     /* the bodies by component, stably (a counting sort) */
     for (int b = 0; b < nb; b++)
