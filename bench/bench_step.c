@@ -280,16 +280,24 @@ static void f32_measure(cm_operator_t *op, int threads, double ms[4],
   f32_free(&L);
 }
 
-/* --f32: the three products of f32_measure on the scene, printed as a
+/* The scene's system and operator, or 1 (the message printed). */
+static int bench_operator(cm_context_t *ctx, const cm_scene_t *s,
+                          cm_system_t **sys, cm_operator_t **op) {
+  if (cm_system_assemble(ctx, s, sys) || cm_operator_create(ctx, *sys, op)) {
+    fprintf(stderr, "bench_step: %s\n", ctx->message);
+    cm_system_destroy(sys);
+    return 1;
+  }
+  return 0;
+}
+
+/* --f32: the products of f32_measure on the scene, printed as a
  * table; no analysis runs. */
 static int f32_report(cm_context_t *ctx, const cm_scene_t *s, int threads) {
   cm_system_t *sys = NULL;
   cm_operator_t *op = NULL;
-  if (cm_system_assemble(ctx, s, &sys) || cm_operator_create(ctx, sys, &op)) {
-    fprintf(stderr, "bench_step: %s\n", ctx->message);
-    cm_system_destroy(&sys);
+  if (bench_operator(ctx, s, &sys, &op))
     return 1;
-  }
   if (cm__op_make_f32(ctx, op)) { /* the solver's float values */
     fprintf(stderr, "bench_step: B's values do not fit floats here\n");
     cm_operator_destroy(&op);
@@ -325,11 +333,8 @@ static int f32_report(cm_context_t *ctx, const cm_scene_t *s, int threads) {
 static int one_report(cm_context_t *ctx, const cm_scene_t *s, int threads) {
   cm_system_t *sys = NULL;
   cm_operator_t *op = NULL;
-  if (cm_system_assemble(ctx, s, &sys) || cm_operator_create(ctx, sys, &op)) {
-    fprintf(stderr, "bench_step: %s\n", ctx->message);
-    cm_system_destroy(&sys);
+  if (bench_operator(ctx, s, &sys, &op))
     return 1;
-  }
   f32_t L;
   one_t O;
   int st = f32_build(op, &L) || one_build(&L, threads, &O) ? 1 : 0;
@@ -419,11 +424,8 @@ static void order_stats(const f32_t *L, int far, double *mean, double *share) {
 static int order_report(cm_context_t *ctx, const cm_scene_t *s, int threads) {
   cm_system_t *sys = NULL;
   cm_operator_t *op = NULL;
-  if (cm_system_assemble(ctx, s, &sys) || cm_operator_create(ctx, sys, &op)) {
-    fprintf(stderr, "bench_step: %s\n", ctx->message);
-    cm_system_destroy(&sys);
+  if (bench_operator(ctx, s, &sys, &op))
     return 1;
-  }
   f32_t L, P;
   int *rnew = NULL;
   double t0 = cm_bench_now();
