@@ -18,9 +18,12 @@
  * scipy's and SLEPc's come from run.sh).
  * Built against another commit's library, the same program gives the
  * before column (bench/README.md). --f32 instead measures one S product
- * three ways, alternately: the library's, a bench-only copy of its kernels
- * with double values, and the same with float values and double sums
- * (issue 19's float32 lever), and runs no analysis. --kernels instead
+ * four ways, alternately: the library's, a bench-only copy of its kernels
+ * with double values, the same with float values and double sums
+ * (issue 19's float32 lever) and the solver's float kernels, and runs no
+ * analysis. --one-pass times A = B^T B read in one pass over B's slots
+ * against the two passes; --bfs-order the bench's float product on the
+ * library's order and on a breadth-first relabelling. --kernels instead
  * runs the full analysis and the step on every kernel set the CPU runs
  * (CMODES_KERNELS; kernels_report). Not a test: it asserts nothing. */
 #include "bench_proc.h"
