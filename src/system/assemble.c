@@ -271,7 +271,8 @@ static void cm__prefetch(const void *p, size_t size) {
 /* ---- the assembly's workspace ------------------------------------------- */
 
 /* Per-body arrays are indexed by rank: the body's place in the column order
- * (component, Morton key, body index); only bodies in a component have one. */
+ * (component, then a breadth-first walk: cm__bfs_walk); only bodies in a
+ * component have one. */
 typedef struct {
   int threads;        /* OpenMP threads */
   double wk, wg;      /* row weight = wk k + wg c (springs, dashpots) */
@@ -563,6 +564,25 @@ static int cm__body_graph(cm_context_t *ctx, const cm_scene_t *s, cm__work_t *w,
  * Sequential and fixed by the scene: the same order at any thread count.
  * byc: the bodies by component (component c's from first[c]); seen:
  * zeros, size nb. */
+/* One walk from body b (not seen), appended to order[] from tail; returns
+ * the new tail. */
+static int cm__bfs_from(int b, const int *a0, const int *adj,
+                        unsigned char *seen, int *order, int tail) {
+  int head = tail;
+  seen[b] = 1, order[tail++] = b;
+  while (head < tail) {
+    if (head + 2 * CM__AHEAD < tail) /* bodies queued ahead: their lists */
+      __builtin_prefetch(a0 + order[head + 2 * CM__AHEAD]);
+    if (head + CM__AHEAD < tail)
+      __builtin_prefetch(adj + a0[order[head + CM__AHEAD]]);
+    int v = order[head++];
+    for (int e = a0[v]; e < a0[v + 1]; e++)
+      if (!seen[adj[e]])
+        seen[adj[e]] = 1, order[tail++] = adj[e];
+  }
+  return tail;
+}
+
 static void cm__bfs_walk(const cm_scene_t *s, const cm_system_t *sys,
                          cm__work_t *w, const int *a0, const int *adj,
                          const int *byc, const int *first,
@@ -577,23 +597,11 @@ static void cm__bfs_walk(const cm_scene_t *s, const cm_system_t *sys,
       if (root < 0 || key < best)
         root = byc[i], best = key;
     }
-    for (int i = first[c] - 1; root >= 0 && i < first[c + 1]; i++) {
-      int b = i < first[c] ? root : byc[i]; /* the corner's walk first */
-      if (seen[b])
-        continue;
-      int head = tail;
-      seen[b] = 1, w->order[tail++] = b;
-      while (head < tail) {
-        if (head + 2 * CM__AHEAD < tail) /* bodies queued ahead: their lists */
-          __builtin_prefetch(a0 + w->order[head + 2 * CM__AHEAD]);
-        if (head + CM__AHEAD < tail)
-          __builtin_prefetch(adj + a0[w->order[head + CM__AHEAD]]);
-        int v = w->order[head++];
-        for (int e = a0[v]; e < a0[v + 1]; e++)
-          if (!seen[adj[e]])
-            seen[adj[e]] = 1, w->order[tail++] = adj[e];
-      }
-    }
+    if (root >= 0) /* the corner's walk, then any body it did not reach */
+      tail = cm__bfs_from(root, a0, adj, seen, w->order, tail);
+    for (int i = first[c]; i < first[c + 1]; i++)
+      if (!seen[byc[i]])
+        tail = cm__bfs_from(byc[i], a0, adj, seen, w->order, tail);
     for (int k = first[c]; k < first[c + 1]; k++)
       w->rcomp[k] = c;
   }
