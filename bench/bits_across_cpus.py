@@ -2,9 +2,10 @@
 """What varies in a report between CPUs (issue 19, goal 5).
 
 cmodes' own kernels (the products, the Lanczos basis work, the reductions)
-sum in a fixed order on every CPU; the parts done by OpenBLAS (the dense
-solves of small components: dsyrk + dsyevr; the Lanczos Ritz step: dstemr,
-dpotrf, dtrtri; ARPACK's BLAS calls) run the kernels OpenBLAS picks for the
+and its own small dense routines (src/spectrum/dense.c: the Lanczos
+projected problems and restarts, dense components up to 512) sum in a
+fixed order on every CPU; the parts still done by OpenBLAS (ARPACK's BLAS
+calls, dense problems above 512) run the kernels OpenBLAS picks for the
 CPU at load time. OPENBLAS_CORETYPE forces that pick, so one machine can
 replay what another CPU family would compute. This program runs
 `cmodes analyze --json --no-timings` on each scene under every core type

@@ -383,18 +383,12 @@ static int lz_ritz(lz_proj_t *P, int J, int k, int tridiagonal) {
     for (int i = 0; i + 1 < J; i++)
       e[i] = P->H[(size_t)i * P->m + i + 1];
     e[J - 1] = 0;
-    lapack_logical tryrac = 1;
-    int found = 0, *isuppz = malloc(sizeof(int) * 2 * (size_t)(k + 1));
-    if (!isuppz) /* out of memory: not the dense fallback (other bits) */
+    int found = cm__stemr_top(J, d, e, k, P->theta, P->Y, J);
+    if (found == -2) /* out of memory: not the dense fallback (other bits) */
       return P->found = -2;
-    if (J >= 2 &&
-        LAPACKE_dstemr(LAPACK_COL_MAJOR, 'V', 'I', J, d, e, 0, 0, J - k + 1, J,
-                       &found, P->theta, P->Y, J, k, isuppz, &tryrac) == 0) {
-      free(isuppz);
+    if (found >= 0)
       return P->found = found;
-    }
-    free(isuppz); /* fall back to the dense solver */
-  }
+  } /* dstemr failed: the dense solver */
   for (int c = 0; c < J; c++)
     memcpy(P->A + (size_t)c * J, P->H + (size_t)c * P->m,
            sizeof(double) * (size_t)J);
@@ -422,14 +416,10 @@ static int lz_restart(int N, double *V, int m, lz_proj_t *P, int kk,
       lz_combine(N, V, m, P->Y, m, kk, 0, V, vm, G, th))
     goto out;
   st = -2;
-  if (LAPACKE_dpotrf(LAPACK_COL_MAJOR, 'L', kk, G, g1) != 0)
+  if (cm__chol_lower(kk, G, g1) != 0) /* dense.c: the same bits on any CPU */
     goto out;
-  for (int c = 0; c < kk; c++) /* L^-1 from the lower triangle of G */
-    for (int r = c; r < kk; r++)
-      Li[(size_t)c * kk + r] = G[(size_t)c * g1 + r];
-  if (LAPACKE_dtrtri(LAPACK_COL_MAJOR, 'L', 'N', kk, Li, kk) != 0)
-    goto out;
-  for (int p = 0; p < kk; p++) /* T = L^-T: column p holds row p of L^-1 */
+  cm__inv_lower(kk, G, g1, Li, kk); /* L^-1 from the lower triangle of G */
+  for (int p = 0; p < kk; p++)      /* T = L^-T: column p holds row p of L^-1 */
     for (int c = 0; c < kk; c++)
       T[(size_t)p * kk + c] = Li[(size_t)c * kk + p];
   if (lz_combine(N, V, kk, T, kk, kk, 1, V, NULL, NULL, th))

@@ -187,11 +187,38 @@ int cm__post_check(const cm__post_t *q, double t);
  * must hold); INFINITY when it does not hold at hi. */
 double cm__post_upper(const cm__post_t *q, double hi);
 
-/* Symmetric eigen-solve of a dense N x N column-major A (destroyed): the top
- * k pairs (all N when k >= N or all_values), ascending, into w (size N) and
- * Z (N x k). Returns the number found, -1 (LAPACK failed) or -2 (out of
- * memory). */
+/* Largest size the dense routines below solve in their own loops, with the
+ * same bits on every CPU (dense.c); above it, OpenBLAS's. */
+#define CM__SMALL_N 512
+
+/* Symmetric eigen-solve of a dense N x N column-major A (its upper
+ * triangle; destroyed): the top k pairs (all N when k >= N), ascending,
+ * into w (size N) and Z (N x k). Returns the number found, -1 (LAPACK
+ * failed) or -2 (out of memory). */
 int cm__syevr_top(int N, double *A, int k, double *w, double *Z);
+/* cm__syevr_top, but up to CM__SMALL_N only the last kz columns of Z (the
+ * top kz pairs) are A's eigenvectors: the others are not formed. */
+int cm__syevr_vecs(int N, double *A, int k, int kz, double *w, double *Z);
+/* The top k pairs (ascending) of the N x N symmetric tridiagonal with
+ * diagonal d and off-diagonal e (e[N - 1] used as scratch; both
+ * overwritten), by LAPACK's dstemr (the same bits on every OpenBLAS pick;
+ * its N = 2 case, which returns the wrong one of the two under an index
+ * range, is asked for both). w: k values, Z: N x k, leading dimension ldz.
+ * Returns the number found, -1 (dstemr failed) or -2 (out of memory). */
+int cm__stemr_top(int N, double *d, double *e, int k, double *w, double *Z,
+                  int ldz);
+/* Cholesky factor of the n x n leading block of G (column-major, leading
+ * dimension ld; its lower triangle, overwritten by L; the rest untouched),
+ * as LAPACK's dpotrf 'L'. Returns 0, or j + 1 when the block is not
+ * positive definite at column j. */
+int cm__chol_lower(int n, double *G, int ld);
+/* X = L^-1 for the n x n lower triangular L (leading dimension ldl) into X
+ * (leading dimension ldx, its strict upper triangle set to 0). */
+void cm__inv_lower(int n, const double *L, int ldl, double *X, int ldx);
+/* The upper triangle of B B^T (use_S, N = m) or B^T B (N = n) into A
+ * (N x N, column-major), B dense m x n column-major: cblas_dsyrk's result
+ * in a fixed order. Returns 0, or -1 when out of memory. */
+int cm__syrk_small(int use_S, int m, int n, const double *Bd, double *A);
 
 /* Converts eigenvectors of the operator to unit z over the rows and computes
  * the S residuals. vecs: op_dim x nev column-major. scratch: optional
