@@ -69,6 +69,10 @@ extern int cmt_failures;
 /* Runs a shell command, captures stdout (and stderr if merge) into a
  * malloc'd string; returns the exit status in *code. */
 char *cmt_run(const char *cmd, int *code);
+/* `cmodes import lammps` of data/lammps/in.pile (and pile.dump) into a new
+ * temporary file, its path into path (at least 64 bytes): 0, or -1 after
+ * a test failure. The caller unlinks it. */
+int cmt_lammps_deck(char *path);
 /* cm_analyze of s with o (NULL: the defaults) as its JSON report text
  * without timings (malloc'd), or NULL after a test failure that gives the
  * context's message. */

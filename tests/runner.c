@@ -2,8 +2,11 @@
 #include "cmodes.h"
 #include "cmtest.h"
 
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #define CMT_MAX 1024
 static struct {
@@ -81,6 +84,30 @@ char *cmt_run(const char *cmd, int *code) {
   int st = pclose(p);
   *code = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
   return buf;
+}
+
+int cmt_lammps_deck(char *path) {
+  strcpy(path, "/tmp/cmodes-test-deck-XXXXXX");
+  int fd = mkstemp(path);
+  if (fd < 0) {
+    CMT_FAIL("mkstemp: cannot make a temporary file");
+    return -1;
+  }
+  close(fd);
+  char cmd[2048];
+  snprintf(cmd, sizeof cmd,
+           "cd %s && %s import lammps --deck data/lammps/in.pile --dump "
+           "data/lammps/pile.dump -q -o %s 2>&1",
+           CM_SOURCE_DIR, CM_BINARY, path);
+  int code = -1;
+  char *log = cmt_run(cmd, &code);
+  if (code) {
+    CMT_FAIL("cmodes import lammps of data/lammps/in.pile failed (%d): %s",
+             code, log ? log : "");
+    unlink(path);
+  }
+  free(log);
+  return code ? -1 : 0;
 }
 
 char *cmt_read_file(const char *path) {

@@ -6,8 +6,8 @@
  * docs/scene-format.md against the parser; the step tables of docs/math.md
  * against their formulas. Not for testing the engine beyond what the docs
  * claim (test_core.c does that). */
-#include "cmtest.h"
 #include "cmodes.h"
+#include "cmtest.h"
 
 #include <dirent.h>
 #include <jansson.h>
@@ -24,7 +24,8 @@
 #include "../docs/examples/api_analysis.c"
 #undef main
 
-/* ---- helpers -------------------------------------------------------------- */
+/* ---- helpers --------------------------------------------------------------
+ */
 
 static char *docs_read(const char *rel) {
   char path[1024];
@@ -83,7 +84,8 @@ static json_t *docs_report_json(const cm_report_t *r, int flags) {
   return j;
 }
 
-/* ---- the C API example ---------------------------------------------------- */
+/* ---- the C API example ----------------------------------------------------
+ */
 
 /* Finds "<prefix> %lf" in text. */
 static double docs_number_after(const char *text, const char *prefix) {
@@ -118,8 +120,7 @@ CM_TEST(docs_api_bar_example) {
   CMT_REL(docs_number_after(out, "<= omega_max <= "),
           sqrt(2 * k * (1 / m + d * d / I)), 1e-9);
   /* printed with 9 decimals: 1e-9 s of about 3e-3 s */
-  CMT_REL(docs_number_after(out, "central difference step "), 2 / w_rock,
-          5e-7);
+  CMT_REL(docs_number_after(out, "central difference step "), 2 / w_rock, 5e-7);
   CMT_REL(docs_number_after(out, "(certified "),
           2 / sqrt(2 * k * (1 / m + d * d / I)), 5e-7);
   /* the embedded JSON report */
@@ -218,13 +219,14 @@ CM_TEST(docs_c_api_listing) {
   free(md), free(src);
 }
 
-/* ---- the report key table ------------------------------------------------- */
+/* ---- the report key table -------------------------------------------------
+ */
 
 typedef struct {
-  char path[128];  /* e.g. "modes[].contacts[].share" */
-  char type[48];   /* "number", "string or null", ... */
-  int always;      /* present column says "always" */
-  int seen;        /* found in some report */
+  char path[128]; /* e.g. "modes[].contacts[].share" */
+  char type[48];  /* "number", "string or null", ... */
+  int always;     /* present column says "always" */
+  int seen;       /* found in some report */
 } docs_key_t;
 
 /* Parses the rows between the report-keys markers. Returns the count. */
@@ -265,14 +267,21 @@ static int docs_parse_keys(const char *doc, docs_key_t *keys, int max) {
 
 static const char *docs_type_name(const json_t *v) {
   switch (json_typeof(v)) {
-  case JSON_OBJECT: return "object";
-  case JSON_ARRAY: return "array";
-  case JSON_STRING: return "string";
-  case JSON_INTEGER: return "integer";
-  case JSON_REAL: return "number";
+  case JSON_OBJECT:
+    return "object";
+  case JSON_ARRAY:
+    return "array";
+  case JSON_STRING:
+    return "string";
+  case JSON_INTEGER:
+    return "integer";
+  case JSON_REAL:
+    return "number";
   case JSON_TRUE:
-  case JSON_FALSE: return "boolean";
-  default: return "null";
+  case JSON_FALSE:
+    return "boolean";
+  default:
+    return "null";
   }
 }
 
@@ -283,7 +292,8 @@ static int docs_type_ok(const char *doc, const char *got) {
   for (char *tok = strtok(buf, " "); tok; tok = strtok(NULL, " ")) {
     if (!strcmp(tok, "or"))
       continue;
-    if (!strcmp(tok, got) || (!strcmp(tok, "number") && !strcmp(got, "integer")))
+    if (!strcmp(tok, got) ||
+        (!strcmp(tok, "number") && !strcmp(got, "integer")))
       return 1;
   }
   return 0;
@@ -362,8 +372,8 @@ CM_TEST(docs_report_keys) {
   cm_context_init(&ctx);
   cm_scene_t *s = NULL;
   cm_report_t *none = NULL;
-  CMT_EQ_INT(cm_scene_parse_json(&ctx, free_body, strlen(free_body), "free",
-                                 &s), 0);
+  CMT_EQ_INT(
+      cm_scene_parse_json(&ctx, free_body, strlen(free_body), "free", &s), 0);
   CMT_EQ_INT(cm_analyze(&ctx, s, NULL, &none), 0);
   cm_scene_destroy(&s);
   /* and one whose rank of J is not computed (counts.reason) */
@@ -371,8 +381,7 @@ CM_TEST(docs_report_keys) {
   cm_options_init(&lo);
   lo.rank_max_rows = 1;
   cm_report_t *lim = NULL;
-  CMT_EQ_INT(cm_scene_read_file(&ctx, CM_SOURCE_DIR "/data/bar2d.json", &s),
-             0);
+  CMT_EQ_INT(cm_scene_read_file(&ctx, CM_SOURCE_DIR "/data/bar2d.json", &s), 0);
   if (s)
     CMT_EQ_INT(cm_analyze(&ctx, s, &lo, &lim), 0);
   cm_scene_destroy(&s);
@@ -405,7 +414,8 @@ CM_TEST(docs_report_keys) {
   free(doc);
 }
 
-/* ---- documented reports against fresh runs -------------------------------- */
+/* ---- documented reports against fresh runs --------------------------------
+ */
 
 /* Structural equality: same keys, same strings, integers and nulls; reals
  * within rel. Residuals only need to stay tiny. What depends on cmodes'
@@ -447,8 +457,7 @@ static void docs_json_close(const json_t *a, const json_t *b, const char *path,
     }
     for (size_t i = 0; i < json_array_size(a); i++) {
       snprintf(p, sizeof p, "%s[%zu]", path, i);
-      docs_json_close(json_array_get(a, i), json_array_get(b, i), p, rel,
-                      what);
+      docs_json_close(json_array_get(a, i), json_array_get(b, i), p, rel, what);
     }
     break;
   case JSON_REAL: {
@@ -498,7 +507,7 @@ CM_TEST(docs_bar_reports) {
   cm_report_t *r = docs_analyze_file("data/bar2d.json");
   if (r) {
     docs_check_report(r, "docs/examples/bar2d.report.json");
-    CMT_REL(r->omega_max, sqrt(4e5), 1e-12); /* 632.4555320 */
+    CMT_REL(r->omega_max, sqrt(4e5), 1e-12);      /* 632.4555320 */
     CMT_REL(r->modes[1].omega, sqrt(1e5), 1e-12); /* 316.2277660 */
   }
   cm_report_destroy(&r);
@@ -594,8 +603,7 @@ CM_TEST(docs_lammps_import_example) {
 CM_TEST(docs_liggghts_import_example) {
   char dump[1024];
   snprintf(dump, sizeof dump,
-           "%s/data/liggghts-contactModels/dump20000.newModels",
-           CM_SHARED_DIR);
+           "%s/data/liggghts-contactModels/dump20000.newModels", CM_SHARED_DIR);
   if (access(dump, R_OK)) {
     fprintf(stderr, "docs_liggghts_import_example: %s not found, skipped\n",
             dump);
@@ -645,7 +653,8 @@ CM_TEST(docs_liggghts_import_example) {
   cm_scene_destroy(&s);
 }
 
-/* ---- the error examples of scene-format.md -------------------------------- */
+/* ---- the error examples of scene-format.md --------------------------------
+ */
 
 /* Next fenced block after p: sets [*b, *e) to its body; returns the end. */
 static const char *docs_fence(const char *p, const char **b, const char **e) {
@@ -683,8 +692,7 @@ CM_TEST(docs_scene_error_examples) {
     cm_context_t ctx;
     cm_context_init(&ctx);
     cm_scene_t *s = NULL;
-    int st = cm_scene_parse_json(&ctx, jb, (size_t)(je - jb), "scene.json",
-                                 &s);
+    int st = cm_scene_parse_json(&ctx, jb, (size_t)(je - jb), "scene.json", &s);
     cm_report_t *r = NULL;
     if (!st)
       st = cm_analyze(&ctx, s, NULL, &r);
@@ -702,8 +710,8 @@ CM_TEST(docs_scene_error_examples) {
     while (wl > 0 && (mb[wl - 1] == '\n' || mb[wl - 1] == ' '))
       wl--;
     snprintf(want, sizeof want, "%.*s", wl, mb);
-    snprintf(got, sizeof got, "cmodes analyze: %s: %s",
-             cm_status_message(st), ctx.message);
+    snprintf(got, sizeof got, "cmodes analyze: %s: %s", cm_status_message(st),
+             ctx.message);
     if (!st)
       CMT_FAIL("scene-format.md: the example for \"%s\" is accepted", want);
     else if (strcmp(want, got))
@@ -715,7 +723,8 @@ CM_TEST(docs_scene_error_examples) {
   free(doc);
 }
 
-/* ---- the step tables of math.md -------------------------------------------- */
+/* ---- the step tables of math.md --------------------------------------------
+ */
 
 /* Rows "| `name` | value |" between markers: returns the value of name. */
 static double docs_table_value(const char *doc, const char *marker,
@@ -792,7 +801,8 @@ CM_TEST(docs_index_complete) {
   free(idx);
 }
 
-/* ---- determinism, as report-format.md states it ----------------------------- */
+/* ---- determinism, as report-format.md states it -----------------------------
+ */
 
 /* The same bytes (without timings) at any thread count and on a repeat, on
  * the ARPACK path. */
@@ -840,28 +850,28 @@ CM_TEST(docs_lammps_deck_example) {
     return;
   CMT_CONTAINS(md, "$ cmodes import lammps --deck data/lammps/in.pile "
                    "--dump data/lammps/pile.dump -o deck.json");
-  char out[] = "/tmp/cmodes-docs-deck-XXXXXX";
-  int fd = mkstemp(out);
-  if (fd < 0) {
+  char out[64];
+  if (cmt_lammps_deck(out)) {
     free(md);
     return;
   }
-  close(fd);
   char cmd[2048];
-  snprintf(cmd, sizeof cmd,
-           "cd %s && %s import lammps --deck data/lammps/in.pile --dump "
-           "data/lammps/pile.dump -q -o %s 2>&1 && %s analyze %s -k 3 2>&1",
-           CM_SOURCE_DIR, CM_BINARY, out, CM_BINARY, out);
+  snprintf(cmd, sizeof cmd, "cd %s && %s analyze %s -k 3 2>&1", CM_SOURCE_DIR,
+           CM_BINARY, out);
   int code = -1;
   char *text = cmt_run(cmd, &code);
   unlink(out);
   CMT_EQ_INT(code, 0);
   /* every step line, the model line and the solver line (its products
    * had drifted from the docs unnoticed), verbatim */
-  static const char *const starts[] = {
-      "omega_max ", "  model: ", "  central difference ",
-      "  CD without dashpots ", "  the deck's step ", "  RK4 ", "counts ",
-      "solver "};
+  static const char *const starts[] = {"omega_max ",
+                                       "  model: ",
+                                       "  central difference ",
+                                       "  CD without dashpots ",
+                                       "  the deck's step ",
+                                       "  RK4 ",
+                                       "counts ",
+                                       "solver "};
   for (char *line = text ? strtok(text, "\n") : NULL; line;
        line = strtok(NULL, "\n"))
     for (size_t k = 0; k < sizeof starts / sizeof starts[0]; k++)
