@@ -35,7 +35,7 @@ static int rank_pile(int count) {
   double t2 = cm_bench_now();
   int *cr = calloc((size_t)sys->ncomp + 1, sizeof(int));
   long rank = 0;
-  int st = cm__system_rank(&ctx, sys, 2, 0, 0, cr, &rank);
+  int st = cm__system_rank(&ctx, sys, 2, 0, 0, cr, &rank, NULL);
   double t3 = cm_bench_now();
   int big = 0;
   for (int c = 0; c < sys->ncomp; c++)

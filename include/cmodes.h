@@ -540,6 +540,10 @@ typedef struct cm_report {
                              options.rank_max_rows */
   int zero_modes;         /* nc - rank J (redundant gaps), -1 likewise */
   const char *counts_note;/* why they are -1 (static), else NULL */
+  int rank_sharp;         /* 1: what the sparse QR dropped as dependent is
+                             at the rounding level; 0: near its tolerance
+                             (J has singular values at the threshold: the
+                             counts could differ by a few); -1 not ranked */
   /* components */
   int ncomp;              /* number of components */
   int ncomp_listed;       /* entries in components */

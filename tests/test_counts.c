@@ -10,6 +10,7 @@
 #include <lapacke.h>
 #include <math.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -426,4 +427,62 @@ CM_TEST(counts_rank_limit) {
   cm_report_t *r = NULL;
   CMT_EQ_INT(cm_analyze(&ctx, s, &o, &r), CM_USAGE);
   cm_scene_destroy(&s);
+}
+
+/* counts.rank_sharp: J = [e1; e2; e1 + e2 + eps e3] (M = I, k = 1). The
+ * third row's part outside the first two is eps e3, of norm eps, and the
+ * QR's tolerance is 1e-10 sqrt(|J|_1 |J|_inf) = 1e-10 sqrt(2 (2 + eps)):
+ * eps = 1e-10 is dropped at about half the tolerance (zero modes 1, the
+ * counts not sharp, and the text says so), eps = 1e-3 is kept (rank 3:
+ * zero modes 0, nothing dropped: sharp), and without the e3 entry the
+ * dependence is exact (zero modes 1, sharp). */
+static cm_report_t *rank_near_report(double eps, char **text) {
+  int Mp[4] = {0, 1, 2, 3}, Mi[3] = {0, 1, 2}, Jp[4] = {0, 1, 2, 0};
+  int Jj[5] = {0, 1, 0, 1, 2};
+  double Mx[3] = {1, 1, 1}, Jx[5] = {1, 1, 1, 1, eps}, k[3] = {1, 1, 1};
+  Jp[3] = eps != 0 ? 5 : 4;
+  cm_context_t ctx;
+  cm_context_init(&ctx);
+  cm_system_t *sys = NULL;
+  cm_report_t *r = NULL;
+  CMT_EQ_INT(
+      cm_system_from_matrices(&ctx, 3, 3, Mp, Mi, Mx, Jp, Jj, Jx, k, &sys),
+      CM_OK);
+  if (sys)
+    CMT_EQ_INT(cm_analyze_system(&ctx, sys, NULL, NULL, &r), CM_OK);
+  cm_system_destroy(&sys);
+  char *buf = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream(&buf, &len);
+  if (r && f)
+    cm_report_write_text(r, f);
+  if (f)
+    fclose(f);
+  *text = buf;
+  return r;
+}
+
+CM_TEST(counts_rank_sharp_near_threshold) {
+  char *text = NULL;
+  cm_report_t *r = rank_near_report(1e-10, &text);
+  if (r) {
+    CMT_EQ_INT(r->zero_modes, 1);
+    CMT_EQ_INT(r->rank_sharp, 0);
+    CMT_CONTAINS(text, "not sharp: the sparse QR dropped");
+  }
+  cm_report_destroy(&r), free(text);
+  r = rank_near_report(1e-3, &text);
+  if (r) {
+    CMT_EQ_INT(r->zero_modes, 0);
+    CMT_EQ_INT(r->rank_sharp, 1);
+    CMT_TRUE(text && !strstr(text, "not sharp"));
+  }
+  cm_report_destroy(&r), free(text);
+  r = rank_near_report(0, &text);
+  if (r) {
+    CMT_EQ_INT(r->zero_modes, 1);
+    CMT_EQ_INT(r->rank_sharp, 1);
+    CMT_TRUE(text && !strstr(text, "not sharp"));
+  }
+  cm_report_destroy(&r), free(text);
 }

@@ -871,6 +871,7 @@ CM_TEST(docs_lammps_deck_example) {
                                        "  the deck's step ",
                                        "  RK4 ",
                                        "counts ",
+                                       "        not sharp: ",
                                        "solver "};
   for (char *line = text ? strtok(text, "\n") : NULL; line;
        line = strtok(NULL, "\n"))

@@ -949,7 +949,8 @@ static double cm__budget_end(const cm_options_t *opts, double t0) {
 
 /* rank: of the whole J (cm__system_rank). */
 static void cm__counts(const cm_system_t *sys, const cm__eig_t *eig,
-                       const cm_options_t *o, long rank, cm_report_t *r) {
+                       const cm_options_t *o, long rank, double near,
+                       cm_report_t *r) {
   r->nbodies = sys->nbodies;
   r->moving_bodies = sys->moving_bodies;
   r->fixed_bodies = sys->nbodies - sys->moving_bodies;
@@ -984,6 +985,7 @@ static void cm__counts(const cm_system_t *sys, const cm__eig_t *eig,
   }
   r->free_motions = rank < 0 ? -1 : (int)(sys->ndofs - rank);
   r->zero_modes = rank < 0 ? -1 : (int)(sys->nc - rank);
+  r->rank_sharp = rank < 0 ? -1 : !(near > CM__RANK_SHARP);
   r->counts_note =
       rank == -2 ? "the rank of J was not computed: the solve budget "
                    "(max_seconds) ran out before the sparse QR of every "
@@ -1112,6 +1114,7 @@ static int cm__analyze_core(cm_context_t *ctx, const cm_system_t *sys,
   double *gersh = calloc((size_t)sys->nc + 1, sizeof(double));
   int *crank = calloc((size_t)sys->ncomp + 1, sizeof(int));
   long rank = 0;
+  double near = NAN;
   cm_operator_t *op = NULL;
   if (!r || !eig || !diag || !gersh || !crank) {
     st = CM__ERR(ctx, CM_NOMEM, NULL, "out of memory");
@@ -1145,7 +1148,7 @@ static int cm__analyze_core(cm_context_t *ctx, const cm_system_t *sys,
   double t1 = cm__now();
   r->t_eigen = t1 - t0;
   int st2 = cm__system_rank(ctx, sys, cm__threads(ctx), opts->rank_max_rows,
-                            cm__budget_end(opts, t0), crank, &rank);
+                            cm__budget_end(opts, t0), crank, &rank, &near);
   if (!st2)
     st2 = cm__collect_modes(op, sys, scene, opts, eig, r);
   if (!st2)
@@ -1163,7 +1166,7 @@ static int cm__analyze_core(cm_context_t *ctx, const cm_system_t *sys,
     goto done;
   }
   cm__report_top(r);
-  cm__counts(sys, eig, opts, rank, r);
+  cm__counts(sys, eig, opts, rank, near, r);
   cm__report_steps(opts, r);
   r->t_report = cm__now() - t1;
   /* ---- the scene's dashpots and deck step ---- */

@@ -218,9 +218,16 @@ int cm__dump_timesteps(cm_context_t *ctx, const char *path, long **steps,
  * factored: its rank is -1, and so is the total. With deadline > 0 (a
  * cm__now() time), a component whose factorization would start after it
  * is not factored either (rank -1) and the total is -2: the solve budget
- * holds for the counts too. CM_NOMEM on failure. */
+ * holds for the counts too. *near (NULL: not wanted): the largest over
+ * the components of what the QR dropped as dependent over its tolerance
+ * (rank.c; NAN when the total is not known). CM_NOMEM on failure. */
+/* What the rank's QR dropped as dependent, over its tolerance, above which
+ * the counts are not sharp (cm_report_t.rank_sharp 0): exact dependences
+ * leave rounding, 1e-6 to 1e-5 on the scenes of data/. */
+#define CM__RANK_SHARP 1e-2
 int cm__system_rank(cm_context_t *ctx, const cm_system_t *sys, int threads,
-                    int max_rows, double deadline, int *comp_rank, long *total);
+                    int max_rows, double deadline, int *comp_rank, long *total,
+                    double *near);
 int cm__scene_parse_binary(cm_context_t *ctx, const char *buf, size_t len,
                            const char *source, cm_scene_t **out);
 /* The same from a file of len bytes (its size, taken before), read from

@@ -222,7 +222,9 @@ void cm__mpi_local_sums(const cm_report_t *r, cm__mpi_sums_t *sums,
   else if (r->free_motions < 0)
     more->unknown_rank = 1;
   else
-    more->free_motions += r->free_motions, more->zero_modes += r->zero_modes;
+    more->free_motions += r->free_motions, more->zero_modes += r->zero_modes,
+        more->rank_dropped =
+            fmax(more->rank_dropped, r->rank_sharp == 0 ? 1.0 : 0.0);
 }
 
 /* The local report's damped limit (damped.c on this rank's components)
@@ -633,6 +635,7 @@ static void cm__report_counts(const cm__mpi_src_t *src,
                  : more->free_motions + more->free_moving * nd;
   r->free_motions = unknown ? -1 : (int)fm;
   r->zero_modes = unknown ? -1 : (int)more->zero_modes;
+  r->rank_sharp = unknown ? -1 : !(more->rank_dropped > CM__RANK_SHARP);
   r->counts_note = /* the serial's reasons (cm__counts in analyze.c) */
       !unknown ? NULL
       : more->unknown_late > 0
@@ -866,10 +869,10 @@ static int cm__cut_rank(cm_context_t *ctx, const cm__mpi_part_t *P, int comp,
                         MPI_Comm cc, const cm_options_t *opts, double deadline,
                         cm__dbuf_t *recs, size_t rec0, cm__mpi_more_t *more) {
   int rank = -1, q;
-  double rows = 0, ndofs = 0;
+  double rows = 0, ndofs = 0, near = NAN;
   MPI_Comm_rank(cc, &q);
   int st = cm__mpi_cut_rank(ctx, P, comp, cc, opts->rank_max_rows, deadline,
-                            &rank, &rows, &ndofs);
+                            &rank, &rows, &ndofs, &near);
   if (st || q != 0)
     return st;
   for (size_t i = rec0; i < recs->n; i += cm__mpi_rec_len(recs->v + i)) {
@@ -882,7 +885,8 @@ static int cm__cut_rank(cm_context_t *ctx, const cm__mpi_part_t *P, int comp,
   else if (rank < 0)
     more->unknown_rank = 1;
   else
-    more->free_motions += ndofs - rank, more->zero_modes += rows - rank;
+    more->free_motions += ndofs - rank, more->zero_modes += rows - rank,
+        more->rank_dropped = fmax(more->rank_dropped, near);
   return CM_OK;
 }
 
@@ -948,6 +952,8 @@ static void cm__combine(const double *all, int W, int np, cm__mpi_sums_t *S,
     S->omega_upper_prob = fmax(S->omega_upper_prob, s.omega_upper_prob);
     S->ncv -= s.ncv;
     S->ncv = fmax(S->ncv, s.ncv);
+    M->rank_dropped -= m.rank_dropped;
+    M->rank_dropped = fmax(M->rank_dropped, m.rank_dropped);
   }
   /* the damped limit: the smallest over the ranks (ties: the lower
    * component), the smallest certified step, the most solves */

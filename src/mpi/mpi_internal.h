@@ -85,6 +85,8 @@ typedef struct {
   double moving, fixed, free_moving, free_motions, zero_modes, unknown_rank;
   double tangential, dashpots, prob_steps, t_assemble, t_factor;
   double unknown_late; /* a rank of J not computed: the budget ran out */
+  double rank_dropped; /* the largest of the components' (a maximum; a
+                          local report's unsharp rank counts as 1) */
 } cm__mpi_more_t;
 
 /* `cmodes-mpi analyze`'s command line (main.c). */
@@ -218,10 +220,11 @@ int cm__mpi_vecs_write(cm_context_t *ctx, const cm__mpi_part_t *P,
  * (the ranks that hold it; rank.c): its rows and dofs (all moving, 3 or 6
  * per body) into *rows and *ndofs; *rank -1 when it has more than max_rows
  * rows (> 0), -2 when deadline (MPI_Wtime(), 0 = none) has passed, else
- * the rank of the serial's J (gathered on cc's rank 0 and ranked there). */
+ * the rank of the serial's J (gathered on cc's rank 0 and ranked there),
+ * with what its QR dropped into *near (cm__system_rank's). */
 int cm__mpi_cut_rank(cm_context_t *ctx, const cm__mpi_part_t *P, int comp,
                      MPI_Comm cc, int max_rows, double deadline, int *rank,
-                     double *rows, double *ndofs);
+                     double *rows, double *ndofs, double *near);
 
 /* The distributed operator of component comp over cc alone (built,
  * bounded and scaled as cm__mpi_span_solve does it), for the SLEPc bench

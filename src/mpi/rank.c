@@ -149,9 +149,10 @@ static int cm__serial_order(const cm_system_t *sys, cm_system_t *J) {
 }
 
 /* cc's rank 0: the rank of the gathered component's J (-2: past the
- * deadline, a cm__now() time). */
+ * deadline, a cm__now() time) and what its QR dropped (*near, as
+ * cm__system_rank's). */
 static int cm__rank_gathered(cm_context_t *ctx, const cm__gath_t *g, int dim,
-                             double deadline, int *rank) {
+                             double deadline, int *rank, double *near) {
   cm_scene_t *sub = cm_scene_create(dim);
   cm_system_t *sys = NULL, J;
   memset(&J, 0, sizeof J);
@@ -172,7 +173,7 @@ static int cm__rank_gathered(cm_context_t *ctx, const cm__gath_t *g, int dim,
     comp_row[1] = J.nc, comp_col[1] = J.n;
     J.comp_row = comp_row, J.comp_col = comp_col;
     st = cm__system_rank(ctx, &J, ctx->threads > 0 ? ctx->threads : 1, 0,
-                         deadline, &crank, &total);
+                         deadline, &crank, &total, near);
   }
   *rank = st ? -1 : total == -2 ? -2 : crank;
   free(J.Jp), free(J.Jj), free(J.Jx);
@@ -183,7 +184,7 @@ static int cm__rank_gathered(cm_context_t *ctx, const cm__gath_t *g, int dim,
 
 int cm__mpi_cut_rank(cm_context_t *ctx, const cm__mpi_part_t *P, int comp,
                      MPI_Comm cc, int max_rows, double deadline, int *rank,
-                     double *rows, double *ndofs) {
+                     double *rows, double *ndofs, double *near) {
   int q;
   MPI_Comm_rank(cc, &q);
   cm__gath_t g;
@@ -203,10 +204,11 @@ int cm__mpi_cut_rank(cm_context_t *ctx, const cm__mpi_part_t *P, int comp,
   int st = cm__gather_comp(ctx, P, cc, q, &g);
   if (!st && q == 0) {
     double end = deadline > 0 ? cm__now() + (deadline - MPI_Wtime()) : 0;
-    st = cm__rank_gathered(ctx, &g, P->dim, end, rank);
+    st = cm__rank_gathered(ctx, &g, P->dim, end, rank, near);
   }
   cm__gath_free(&g);
   st = cm__mpi_agree(ctx, st, cc);
   MPI_Bcast(rank, 1, MPI_INT, 0, cc);
+  MPI_Bcast(near, 1, MPI_DOUBLE, 0, cc);
   return st;
 }

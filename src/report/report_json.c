@@ -176,6 +176,9 @@ static json_t *cm__counts_json(const cm_report_t *r) {
                       json_integer(r->dropped_dofs));
   json_object_set_new(ct, "free_motions", cm__count(r->free_motions));
   json_object_set_new(ct, "zero_modes", cm__count(r->zero_modes));
+  json_object_set_new(ct, "rank_sharp",
+                      r->rank_sharp < 0 ? json_null()
+                                        : json_boolean(r->rank_sharp));
   if (r->counts_note)
     json_object_set_new(ct, "reason", json_string(r->counts_note));
   return ct;

@@ -16,6 +16,25 @@ static void cm__h(FILE *f, const char *label, const cm_step_t *s) {
   fprintf(f, "\n");
 }
 
+/* The counts lines: bodies, contacts, dofs, free motions and zero modes
+ * (and when the rank they come from is not sharp, a line saying so). */
+static void cm__text_counts(const cm_report_t *r, FILE *f) {
+  fprintf(f, "\ncounts  bodies %d (moving %d, fixed %d, free %d)  contacts %d",
+          r->nbodies, r->moving_bodies, r->fixed_bodies, r->free_bodies,
+          r->ncontacts);
+  if (r->nrows != r->ncontacts)
+    fprintf(f, " (rows %d with the tangents)", r->nrows);
+  fputc('\n', f);
+  fprintf(f, "        dofs %d, active %d, free motions removed %d", r->ndofs,
+          r->active_dofs, r->dropped_dofs);
+  if (r->free_motions >= 0)
+    fprintf(f, ", free motions %d, zero modes %d", r->free_motions,
+            r->zero_modes);
+  if (r->free_motions >= 0 && r->rank_sharp == 0)
+    fprintf(f, "\n        not sharp: the sparse QR dropped columns near its "
+               "tolerance as dependent (J has singular values at the "
+               "threshold; docs/math.md)");
+}
 /* The solver line: method, sizes, products (those of the search for
  * missed copies among them, when it made any), convergence. */
 static void cm__text_solver(FILE *f, const cm_report_t *r) {
@@ -114,17 +133,7 @@ int cm_report_write_text(const cm_report_t *r, FILE *f) {
       fprintf(f, "\n");
     }
   }
-  fprintf(f, "\ncounts  bodies %d (moving %d, fixed %d, free %d)  contacts %d",
-          r->nbodies, r->moving_bodies, r->fixed_bodies, r->free_bodies,
-          r->ncontacts);
-  if (r->nrows != r->ncontacts)
-    fprintf(f, " (rows %d with the tangents)", r->nrows);
-  fputc('\n', f);
-  fprintf(f, "        dofs %d, active %d, free motions removed %d", r->ndofs,
-          r->active_dofs, r->dropped_dofs);
-  if (r->free_motions >= 0)
-    fprintf(f, ", free motions %d, zero modes %d", r->free_motions,
-            r->zero_modes);
+  cm__text_counts(r, f);
   fprintf(f, "\ncomponents %d", r->ncomp);
   if (r->nties > 1) { /* several at the top (to the solver tolerance) */
     fprintf(f, "; %d tie at the top frequency (to tol %g) and set the step:",

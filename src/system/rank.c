@@ -22,12 +22,24 @@
 #define CM__RANK_TOL 1e-10
 
 /* Rank of rows [r0, r0 + m) of J (columns [c0, c0 + n)); -1 on failure
- * (out of memory). cc is this thread's SPQR context. J is not scaled: its
+ * (out of memory). *near: the norm of what the QR dropped as dependent
+ * (SuiteSparseQR's SPQR_norm_E_fro, the Frobenius norm of the dropped
+ * columns' entries) over its tolerance: at rounding level (1e-6 and below)
+ * when J's rank is sharp, near 1 when J has singular values at the
+ * threshold, where another column order or tolerance could count one more
+ * or one fewer (data/lammps/in.pile: 2.1-2.3, by the BLAS kernels
+ * SuiteSparseQR runs on: near the threshold the QR's choices follow their
+ * rounding, so the report gives only whether it passed CM__RANK_SHARP). It
+ * costs nothing; the other side, a kept column just above the tolerance, would
+ * need R's diagonal
+ * (+34 MB and +0.25 s on a 19,500-row pile), so it is not looked at.
+ * cc is this thread's SPQR context. J is not scaled: its
  * rows are unit directions and lever arms in the scene's length unit, and
  * scaling a column by its mass or inertia would turn rounding noise on a
  * light or small-inertia body (a sphere's spin) into rank. */
 static long cm__rank_block(const cm_system_t *s, int r0, int m, int c0, int n,
-                           cholmod_common *cc) {
+                           cholmod_common *cc, double *near) {
+  *near = 0;
   if (m == 0 || n == 0)
     return 0;
   const int *Jp = s->Jp, *Jj = s->Jj;
@@ -73,13 +85,16 @@ static long cm__rank_block(const cm_system_t *s, int r0, int m, int c0, int n,
   long rank = SuiteSparseQR_C(SPQR_ORDERING_DEFAULT, tol, 0, 0, A, NULL, NULL,
                               NULL, NULL, NULL, NULL, NULL, NULL, NULL, cc);
   cholmod_l_free_sparse(&A, cc);
+  if (rank >= 0 && tol > 0 && isfinite(cc->SPQR_norm_E_fro))
+    *near = cc->SPQR_norm_E_fro / tol;
   return rank;
 }
 
 int cm__system_rank(cm_context_t *ctx, const cm_system_t *s, int threads,
-                    int max_rows, double deadline, int *comp_rank,
-                    long *total) {
+                    int max_rows, double deadline, int *comp_rank, long *total,
+                    double *near) {
   *total = 0;
+  double nmax = 0;
   int ncomp = s->ncomp, failed = 0, late = 0;
   /* ---- compute: components in parallel, each with its own context (not
    * for a small J: a fork/join cost more than the factorizations, 50 ms
@@ -104,8 +119,11 @@ int cm__system_rank(cm_context_t *ctx, const cm_system_t *s, int threads,
         late = 1;
         continue;
       }
-      long rk = cm__rank_block(s, r0, m, c0, n, &cc);
+      double nr;
+      long rk = cm__rank_block(s, r0, m, c0, n, &cc, &nr);
       comp_rank[c] = (int)rk;
+#pragma omp critical(cm__rank_near) /* a maximum: the same in any order */
+      nmax = nr > nmax ? nr : nmax;
       if (rk < 0) {
 #pragma omp atomic write
         failed = 1;
@@ -122,5 +140,7 @@ int cm__system_rank(cm_context_t *ctx, const cm_system_t *s, int threads,
     *total = comp_rank[c] < 0 ? -1 : *total + comp_rank[c];
   if (late)
     *total = -2;
+  if (near)
+    *near = *total < 0 ? NAN : nmax;
   return CM_OK;
 }

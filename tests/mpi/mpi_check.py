@@ -132,10 +132,11 @@ def compare(ser, par, tag, fails):
 
 def compare_counts(ser, par, tag, fails):
     """The rank of J as the serial reports it (docs/distributed.md): the
-    free motions, zero modes and their reason, and the rank of each
-    component that both list (among tied components the listed members
-    can differ), for components on one rank and cut ones alike."""
-    for k in ("free_motions", "zero_modes", "reason"):
+    free motions, zero modes, whether they are sharp and their reason, and
+    the rank of each component that both list (among tied components the
+    listed members can differ), for components on one rank and cut ones
+    alike."""
+    for k in ("free_motions", "zero_modes", "rank_sharp", "reason"):
         if ser["counts"].get(k) != par["counts"].get(k):
             fails.append(f"{tag} counts.{k}: {par['counts'].get(k)!r} != "
                          f"{ser['counts'].get(k)!r}")
