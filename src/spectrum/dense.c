@@ -149,16 +149,21 @@ int cm__stemr_top(int N, double *d, double *e, int k, double *w, double *Z,
   return info == 0 ? found : -1;
 }
 
-/* cm__syevr_vecs up to CM__SMALL_N: the same bits on every CPU. */
+/* cm__syevr_vecs up to CM__SMALL_N: the same bits on every CPU. Returns
+ * -1 with A as it came (the reduction writes only the lower triangle, the
+ * diagonal put back) when both dstemr and dsteqr give up. */
 static int cm__syevr_small(int N, double *A, int k, int kz, double *w,
                            double *Z) {
   double *ws = malloc(sizeof(double) * (size_t)N * 6);
   if (!ws)
     return -2;
   double *d = ws, *e = ws + N, *tau = ws + 2 * N, *p = ws + 3 * N;
-  for (int c = 0; c < N; c++) /* the upper triangle, as dsyevr's 'U' */
+  double *diag = ws + 5 * N;
+  for (int c = 0; c < N; c++) { /* the upper triangle, as dsyevr's 'U' */
+    diag[c] = A[(size_t)c * N + c];
     for (int r = c + 1; r < N; r++)
       A[(size_t)c * N + r] = A[(size_t)r * N + c];
+  }
   cm__small_tridiag(N, A, d, e, tau, p);
   e[N - 1] = 0;
   memcpy(p, d, sizeof(double) * (size_t)N); /* dstemr overwrites d and e */
@@ -168,13 +173,13 @@ static int cm__syevr_small(int N, double *A, int k, int kz, double *w,
     free(ws);
     return -2;
   }
-  int info = found < 0;
-  if (info != 0) { /* dstemr gave up (repeated eigenvalues: the fleet's
+  if (found == -1) { /* dstemr gave up (repeated eigenvalues: the fleet's
                       robots): implicit QL on the tridiagonal (dsteqr: scalar
                       code too), every pair, the top k kept */
     double *Zt = malloc(sizeof(double) * (size_t)N * (size_t)N);
     d = p, e = p + N;
-    info = Zt ? (int)LAPACKE_dsteqr(LAPACK_COL_MAJOR, 'I', N, d, e, Zt, N) : -2;
+    int info =
+        Zt ? (int)LAPACKE_dsteqr(LAPACK_COL_MAJOR, 'I', N, d, e, Zt, N) : -2;
     found = info == 0 ? k : 0;
     for (int c = 0; c < found; c++) {
       w[c] = d[N - k + c];
@@ -183,6 +188,8 @@ static int cm__syevr_small(int N, double *A, int k, int kz, double *w,
     }
     free(Zt);
     if (info != 0) {
+      for (int c = 0; info != -2 && c < N; c++)
+        A[(size_t)c * N + c] = diag[c];
       free(ws);
       return info == -2 ? -2 : -1;
     }
@@ -213,17 +220,11 @@ int cm__syevr_vecs(int N, double *A, int k, int kz, double *w, double *Z) {
     k = N;
   if (N > CM__SMALL_N)
     return cm__syevr_lapack(N, A, k, w, Z);
-  /* dsteqr fails too (not converged in 30 N sweeps): dsyevr on a copy,
-   * whose dstemr falls back to bisection and inverse iteration */
-  double *A0 = malloc(sizeof(double) * (size_t)N * (size_t)N);
-  if (!A0)
-    return -2;
-  memcpy(A0, A, sizeof(double) * (size_t)N * (size_t)N);
+  /* dsteqr fails too (not converged in 30 N sweeps): dsyevr on A's upper
+   * triangle, left as it came, whose dstemr falls back to bisection and
+   * inverse iteration */
   int found = cm__syevr_small(N, A, k, kz, w, Z);
-  if (found == -1)
-    found = cm__syevr_lapack(N, A0, k, w, Z);
-  free(A0);
-  return found;
+  return found == -1 ? cm__syevr_lapack(N, A, k, w, Z) : found;
 }
 
 int cm__syevr_top(int N, double *A, int k, double *w, double *Z) {

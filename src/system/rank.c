@@ -30,10 +30,9 @@
  * or one fewer (data/lammps/in.pile: 2.1-2.3, by the BLAS kernels
  * SuiteSparseQR runs on: near the threshold the QR's choices follow their
  * rounding, so the report gives only whether it passed CM__RANK_SHARP). It
- * costs nothing; the other side, a kept column just above the tolerance, would
- * need R's diagonal
- * (+34 MB and +0.25 s on a 19,500-row pile), so it is not looked at.
- * cc is this thread's SPQR context. J is not scaled: its
+ * costs nothing; the other side, a kept column just above the tolerance,
+ * would need R's diagonal (+34 MB and +0.25 s on a 19,500-row pile), so it
+ * is not looked at. cc is this thread's SPQR context. J is not scaled: its
  * rows are unit directions and lever arms in the scene's length unit, and
  * scaling a column by its mass or inertia would turn rounding noise on a
  * light or small-inertia body (a sphere's spin) into rank. */
