@@ -112,3 +112,71 @@ CM_TEST(f32_lanczos_out_of_range) {
   cm_system_destroy(&sys);
   cm_scene_destroy(&s);
 }
+
+/* The float basis (lanczos.c, cm__lz_basis32_min; 2^18 rows and up by
+ * default, here every size): each basis column stored in float once
+ * normalised, the recurrence on the last columns in double, restarts and
+ * Ritz vectors from the float columns. Against the dense truth: every
+ * mode to the tolerance, every residual on S within it, the probabilistic
+ * bound above lambda_max, the same bits at 1 and 2 threads; with the
+ * default basis (ncv 48, one cycle) and a small one (ncv 14: restarts,
+ * the arrow step on float columns), 6 modes and 1. */
+static int f32_solve_ncv(cm_operator_t *op, int modes, int ncv, cm__eig_t *e) {
+  cm_context_t ctx;
+  cm_context_init(&ctx);
+  cm_options_t o;
+  cm_options_init(&o);
+  o.tol = 1e-6, o.modes = modes, o.ncv = ncv;
+  memset(e, 0, sizeof *e);
+  return cm__eig_lanczos(&ctx, op, -1, &o, NULL, 0, 1e-9, e);
+}
+
+CM_TEST(f32_float_basis_dense_truth) {
+  cm_scene_t *s = cmt_data_scene("pile3d.json");
+  if (!s)
+    return;
+  cm_system_t *sys1 = NULL, *sys2 = NULL;
+  cm_operator_t *op1 = f32_operator(s, 1, &sys1);
+  cm_operator_t *op2 = f32_operator(s, 2, &sys2);
+  CMT_TRUE(op1 && op2);
+  cm_context_t ctx;
+  cm_context_init(&ctx);
+  cm__eig_t t;
+  memset(&t, 0, sizeof t);
+  int min0 = cm__lz_basis32_min;
+  if (op1 && op2 && !cm__eig_dense(&ctx, op1, -1, 6, &t) && t.nev == 6) {
+    const int ncvs[2] = {0, 14}, modes[2] = {6, 1};
+    for (int a = 0; a < 2; a++)
+      for (int b = 0; b < 2; b++) {
+        cm__eig_t e1, e2, d;
+        cm__lz_basis32_min = 0;
+        CMT_EQ_INT(f32_solve_ncv(op1, modes[b], ncvs[a], &e1), CM_OK);
+        CMT_EQ_INT(f32_solve_ncv(op2, modes[b], ncvs[a], &e2), CM_OK);
+        cm__lz_basis32_min = 1 << 30; /* the double basis, for comparison */
+        CMT_EQ_INT(f32_solve_ncv(op1, modes[b], ncvs[a], &d), CM_OK);
+        CMT_EQ_INT(e1.basis32, 1);
+        CMT_EQ_INT(d.basis32, 0);
+        CMT_EQ_INT(e1.nev, modes[b]);
+        CMT_TRUE(e1.converged);
+        for (int i = 0; i < modes[b] && i < e1.nev && i < e2.nev; i++) {
+          CMT_REL(e1.lambda[i], t.lambda[i], 1e-6);
+          CMT_LE(e1.res[i], 1e-6);                /* on S, by cm__eig_finish */
+          CMT_TRUE(e1.lambda[i] == e2.lambda[i]); /* any thread count */
+          CMT_TRUE(e1.res[i] == e2.res[i]);
+          if (i < d.nev)
+            CMT_REL(e1.lambda[i], d.lambda[i], 2e-6);
+        }
+        if (e1.pb_steps > 0) { /* the bound from the solve's first cycle */
+          CMT_LE(t.lambda[0], e1.pb_upper);
+          CMT_LE(e1.pb_upper, t.lambda[0] * 1.04);
+          CMT_TRUE(e1.pb_upper == e2.pb_upper);
+        }
+        cm__eig_free(&e1), cm__eig_free(&e2), cm__eig_free(&d);
+      }
+  }
+  cm__lz_basis32_min = min0;
+  cm__eig_free(&t);
+  cm_operator_destroy(&op1), cm_operator_destroy(&op2);
+  cm_system_destroy(&sys1), cm_system_destroy(&sys2);
+  cm_scene_destroy(&s);
+}

@@ -43,6 +43,8 @@
 #define LZ_LOOK_NEXT 2    /* most next Ritz vectors the look deflates by */
 #define LZ_F32_TOL 1e-6   /* from this tolerance the solve runs on S32 */
 #define LZ_F32_ROOM 0.9   /* ... to this part of it */
+/* ... and from this size keeps its basis in float (lz_setup) */
+int cm__lz_basis32_min = 1 << 18;
 
 /* ---- vector kernels (deterministic chunked reductions) ----------------- */
 
@@ -91,12 +93,12 @@ static double lz_sub_dot(int n, double *w, double b, const double *x,
 /* w = A's rows [0, n) (a half of the step's product), in fixed chunks;
  * with x (v_j stored unnormalised, v_j = f x), also x <- f x in place (v_j
  * normalised) and w <- f g w - b p - a x (g: the operator's 1/s), the
- * rest of the step. Returns
+ * rest of the step, and with x32 x's float copy there. Returns
  * w . w summed in chunk order (serially in that order without memory for
  * the partial sums). */
 static double lz_rows_sq(const lz_half_t *A, int n, double *w, double *x,
-                         double f, double g, const double *p, double b,
-                         double a, int th) {
+                         float *x32, double f, double g, const double *p,
+                         double b, double a, int th) {
   int nch = (n + LZ_CHUNK - 1) / LZ_CHUNK;
   double stack[64],
       *part = nch <= 64 ? stack : malloc(sizeof(double) * (size_t)nch);
@@ -111,6 +113,9 @@ static double lz_rows_sq(const lz_half_t *A, int n, double *w, double *x,
       x[i] = v;
       w[i] = (f * g) * w[i] - b * p[i] - a * v;
     }
+    for (int i = i0; x32 && i < i1;
+         i++) /* v_j's float copy (its chunk cached) */
+      x32[i] = (float)x[i];
     double q = cm__dot_lanes(w + i0, w + i0, i1 - i0); /* w's chunk cached */
     if (part)
       part[c] = q;
@@ -153,7 +158,7 @@ static void lz_sub_scale(int n, const double *w, double a, const double *x,
 
 /* The outputs [p0, p1) of lz_combine_rows in tiles of PT (p1 - p0 a
  * multiple of PT), inside a body whose vt, W and H are the set's. */
-#define LZ_COMBINE_TILES(PT, p0, p1)                                           \
+#define LZ_COMBINE_TILES(TV, PT, p0, p1)                                       \
   for (int g0 = 0; g0 < J; g0 += LZ_COLS)                                      \
     for (int p = p0; p < p1; p += PT) {                                        \
       int Jt = tri && p + PT < J ? p + PT : J;                                 \
@@ -172,10 +177,10 @@ static void lz_sub_scale(int n, const double *w, double a, const double *x,
             a[q][h] = (vt){0};                                                 \
         }                                                                      \
         for (int c = g0; c < c1; c++) {                                        \
-          const double *vc = V + (size_t)c * n + r;                            \
+          const TV *vc = V + (size_t)c * n + r;                                \
           _Pragma("GCC unroll 8") for (int h = 0; h < H; h++) {                \
             vt v;                                                              \
-            LZ_LOADV(v, vc + h * W);                                           \
+            LZ_LOAD_##TV(v, vc + h * W);                                       \
             _Pragma("GCC unroll 8") for (int q = 0; q < PT; q++) a[q][h] +=    \
                 y[(size_t)q * ldy + c] * v;                                    \
           }                                                                    \
@@ -186,17 +191,19 @@ static void lz_sub_scale(int n, const double *w, double a, const double *x,
       }                                                                        \
     }
 
-#define LZ_COMBINE_ROWS(NAME, VB, P)                                           \
-  CM__KERNEL_BODY NAME(const double *V, size_t n, int J, const double *Y,      \
-                       int ldy, int ncol, int tri, int len, double *buf) {     \
+#define LZ_COMBINE_ROWS(NAME, TV, VB, P)                                       \
+  CM__KERNEL_BODY NAME(const TV *V, size_t n, int J, const double *Y, int ldy, \
+                       int ncol, int tri, int len, double *buf) {              \
     typedef double vt __attribute__((vector_size(VB)));                        \
+    typedef float ft __attribute__((vector_size(VB / 2)));                     \
+    (void)sizeof(ft); /* the float loads' */                                   \
     enum { W = VB / 8, H = 8 / W };                                            \
     int r8 = len & ~7, pt = ncol - ncol % P;                                   \
     for (int p = 0; J == 0 && p < ncol; p++) /* no columns: zero sums */       \
       memset(buf + (size_t)p * LZ_ROWS, 0, sizeof(double) * (size_t)len);      \
-    LZ_COMBINE_TILES(P, 0, pt)                                                 \
-    LZ_COMBINE_TILES(1, pt, ncol)  /* the last outputs, one at a time */       \
-    for (int p = 0; p < ncol; p++) /* the last rows */                         \
+    LZ_COMBINE_TILES(TV, P, 0, pt)                                             \
+    LZ_COMBINE_TILES(TV, 1, pt, ncol) /* the last outputs, one at a time */    \
+    for (int p = 0; p < ncol; p++)    /* the last rows */                      \
       for (int r = r8; r < len; r++) {                                         \
         double a = 0;                                                          \
         for (int c = 0; c < (tri && p + 1 < J ? p + 1 : J); c++)               \
@@ -204,11 +211,27 @@ static void lz_sub_scale(int n, const double *w, double a, const double *x,
         buf[(size_t)p * LZ_ROWS + r] = a;                                      \
       }                                                                        \
   }
-LZ_COMBINE_ROWS(lz_combine_rows_body64, 64, 4)
-LZ_COMBINE_ROWS(lz_combine_rows_body32, 32, 4)
-LZ_COMBINE_ROWS(lz_combine_rows_body16, 16, 2)
+/* V's W values into v (a vector of the set's width): doubles as they are,
+ * floats widened exactly (the float basis, cm__lz_basis32_min) */
+#define LZ_LOAD_double(v, p) LZ_LOADV(v, p)
+#define LZ_LOAD_float(v, p)                                                    \
+  do {                                                                         \
+    ft f_;                                                                     \
+    memcpy(&f_, (p), sizeof f_);                                               \
+    (v) = __builtin_convertvector(f_, vt);                                     \
+  } while (0)
+LZ_COMBINE_ROWS(lz_combine_rows_body64, double, 64, 4)
+LZ_COMBINE_ROWS(lz_combine_rows_body32, double, 32, 4)
+LZ_COMBINE_ROWS(lz_combine_rows_body16, double, 16, 2)
 CM__KERNEL_W(lz_combine_rows,
              (const double *V, size_t n, int J, const double *Y, int ldy,
+              int ncol, int tri, int len, double *buf),
+             (V, n, J, Y, ldy, ncol, tri, len, buf))
+LZ_COMBINE_ROWS(lz_combine_rows32_body64, float, 64, 4)
+LZ_COMBINE_ROWS(lz_combine_rows32_body32, float, 32, 4)
+LZ_COMBINE_ROWS(lz_combine_rows32_body16, float, 16, 2)
+CM__KERNEL_W(lz_combine_rows32,
+             (const float *V, size_t n, int J, const double *Y, int ldy,
               int ncol, int tri, int len, double *buf),
              (V, n, J, Y, ldy, ncol, tri, len, buf))
 
@@ -270,10 +293,20 @@ CM__KERNEL_W(lz_gram_rows, (const double *buf, int g1, int len, double *g),
  * it is written). V and Out have leading dimension n, Y has ldy. With G
  * (size (ncol + 1)^2), also the Gram matrix of the columns [Out, x] into
  * its lower triangle (column-major, ld ncol + 1), summed in block order.
- * tri: Y is upper triangular (lz_combine_rows). */
-static int lz_combine(int n, const double *V, int J, const double *Y, int ldy,
-                      int ncol, int tri, double *Out, const double *x,
-                      double *G, int th) {
+ * tri: Y is upper triangular (lz_combine_rows). A float basis
+ * (cm__lz_basis32_min) comes as V32 (V unused), and Out32 (Out unused) takes
+ * the columns rounded to float, the Gram matrix then of the rounded columns. */
+typedef struct {
+  const double *V;
+  const float *V32;
+  double *Out;
+  float *Out32;
+  int cold;             /* lz_reorth: columns [0, cold) read from V32, the  */
+  const double *hot[2]; /* rest (at most two) in double from hot[c - cold] */
+} lz_cols_t;
+
+static int lz_combine(int n, lz_cols_t c, int J, const double *Y, int ldy,
+                      int ncol, int tri, const double *x, double *G, int th) {
   int nblk = (n + LZ_ROWS - 1) / LZ_ROWS, fail = 0, g1 = ncol + 1;
   size_t gsz = (size_t)g1 * (size_t)g1;
   double *gp = G ? calloc((size_t)nblk * gsz, sizeof(double)) : NULL;
@@ -291,14 +324,24 @@ static int lz_combine(int n, const double *V, int J, const double *Y, int ldy,
       if (!buf)
         continue;
       int r0 = b * LZ_ROWS, len = r0 + LZ_ROWS < n ? LZ_ROWS : n - r0;
-      lz_combine_rows(V + r0, (size_t)n, J, Y, ldy, ncol, tri, len, buf);
+      if (c.V32)
+        lz_combine_rows32(c.V32 + r0, (size_t)n, J, Y, ldy, ncol, tri, len,
+                          buf);
+      else
+        lz_combine_rows(c.V + r0, (size_t)n, J, Y, ldy, ncol, tri, len, buf);
+      for (int p = 0; c.Out32 && p < ncol; p++) { /* what is stored */
+        double *o = buf + (size_t)p * LZ_ROWS;
+        float *d = c.Out32 + (size_t)p * n + r0;
+        for (int r = 0; r < len; r++)
+          o[r] = d[r] = (float)o[r];
+      }
       if (gp) {
         memcpy(buf + (size_t)ncol * LZ_ROWS, x + r0,
                sizeof(double) * (size_t)len);
         lz_gram_rows(buf, g1, len, gp + (size_t)b * gsz);
       }
-      for (int p = 0; p < ncol; p++)
-        memcpy(Out + (size_t)p * n + r0, buf + (size_t)p * LZ_ROWS,
+      for (int p = 0; !c.Out32 && p < ncol; p++)
+        memcpy(c.Out + (size_t)p * n + r0, buf + (size_t)p * LZ_ROWS,
                sizeof(double) * (size_t)len);
     }
     free(buf);
@@ -315,37 +358,51 @@ static int lz_combine(int n, const double *V, int J, const double *Y, int ldy,
 
 int cm__lz_combine(int n, const double *V, int J, const double *Y, int ncol,
                    double *Out, const double *x, double *G, int th) {
-  return lz_combine(n, V, J, Y, J, ncol, 0, Out, x, G, th);
+  return lz_combine(n, (lz_cols_t){V, NULL, Out, NULL, 0, {NULL, NULL}}, J, Y,
+                    J, ncol, 0, x, G, th);
 }
 
 /* Classical Gram-Schmidt of x against V[:, 0..J-1] (only the columns with
  * sel[q] != 0 when sel is given): a second pass when
  * the first took away more than 30% of the norm nx0 (DGKS), or always when
  * nx0 < 0 (twice is enough). The coefficients removed are added to hsum
- * (NULL: not wanted); h: scratch of J. Returns ||x|| afterwards. */
-static double lz_reorth(int n, const double *V, int J, const char *sel,
-                        double *x, double nx0, double *h, double *hsum,
-                        int th) {
+ * (NULL: not wanted); h: scratch of J. Returns ||x|| afterwards. A float
+ * basis gives its columns [0, V.cold) as V32 and the rest, the ones the
+ * recurrence still holds in double, as V.hot. */
+static double lz_reorth(int n, lz_cols_t V, int J, const char *sel, double *x,
+                        double nx0, double *h, double *hsum, int th) {
   double nx = 0;
+  int cold = V.V32 ? (V.cold < J ? V.cold : J) : J;
   for (int pass = 0; pass < 2; pass++) {
     /* classical: all coefficients from the same x, then one update; the
      * selected columns (sel NULL: all) in contiguous runs */
-    for (int a = 0, b; a < J; a = b) {
-      for (; a < J && sel && !sel[a]; a++)
+    for (int a = 0, b; a < cold; a = b) {
+      for (; a < cold && sel && !sel[a]; a++)
         h[a] = 0;
-      for (b = a; b < J && (!sel || sel[b]); b++)
+      for (b = a; b < cold && (!sel || sel[b]); b++)
         ;
-      if (b > a)
-        cm__gemv(1, n, b - a, 1.0, V + (size_t)a * n, n, x, 0.0, h + a, th);
+      if (b > a && V.V32)
+        cm__gemv32(1, n, b - a, 1.0, V.V32 + (size_t)a * n, n, x, 0.0, h + a,
+                   th);
+      else if (b > a)
+        cm__gemv(1, n, b - a, 1.0, V.V + (size_t)a * n, n, x, 0.0, h + a, th);
     }
-    for (int a = 0, b; a < J; a = b) {
-      for (; a < J && sel && !sel[a]; a++)
+    for (int c = cold; c < J; c++)
+      h[c] = !sel || sel[c] ? cm__dot(n, V.hot[c - cold], x, th) : 0;
+    for (int a = 0, b; a < cold; a = b) {
+      for (; a < cold && sel && !sel[a]; a++)
         ;
-      for (b = a; b < J && (!sel || sel[b]); b++)
+      for (b = a; b < cold && (!sel || sel[b]); b++)
         ;
-      if (b > a)
-        cm__gemv(0, n, b - a, -1.0, V + (size_t)a * n, n, h + a, 1.0, x, th);
+      if (b > a && V.V32)
+        cm__gemv32(0, n, b - a, -1.0, V.V32 + (size_t)a * n, n, h + a, 1.0, x,
+                   th);
+      else if (b > a)
+        cm__gemv(0, n, b - a, -1.0, V.V + (size_t)a * n, n, h + a, 1.0, x, th);
     }
+    for (int c = cold; c < J; c++)
+      if (!sel || sel[c])
+        lz_sub_scale(n, x, h[c], V.hot[c - cold], 1.0, x, th);
     for (int i = 0; hsum && i < J; i++)
       hsum[i] += h[i];
     nx = cm__nrm2(n, x, th);
@@ -404,16 +461,15 @@ static int lz_ritz(lz_proj_t *P, int J, int k, int tridiagonal) {
  * arrow rho s' (s' = L^-1 s, c = U'^T v_m): exact to rounding, symmetrised.
  * h: scratch of m + 1. Returns -1 when out of memory or not positive
  * definite (cannot happen with a semi-orthogonal basis). */
-static int lz_restart(int N, double *V, int m, lz_proj_t *P, int kk,
-                      double beta, double *h, int th) {
+static int lz_restart(int N, lz_cols_t B, double *vm, double *vk, int m,
+                      lz_proj_t *P, int kk, double beta, double *h, int th) {
   int g1 = kk + 1, st = -1;
   double *G = malloc(sizeof(double) * (size_t)g1 * g1);
   double *Li = calloc((size_t)kk * kk, sizeof(double));
   double *T = malloc(sizeof(double) * (size_t)kk * kk);
   double *sp = malloc(sizeof(double) * (size_t)kk);
-  double *vm = V + (size_t)m * N, *vk = V + (size_t)kk * N;
-  if (!G || !Li || !T || !sp ||
-      lz_combine(N, V, m, P->Y, m, kk, 0, V, vm, G, th))
+  B.Out = (double *)B.V, B.Out32 = (float *)B.V32; /* in place */
+  if (!G || !Li || !T || !sp || lz_combine(N, B, m, P->Y, m, kk, 0, vm, G, th))
     goto out;
   st = -2;
   if (cm__chol_lower(kk, G, g1) != 0) /* dense.c: the same bits on any CPU */
@@ -422,7 +478,7 @@ static int lz_restart(int N, double *V, int m, lz_proj_t *P, int kk,
   for (int p = 0; p < kk; p++)      /* T = L^-T: column p holds row p of L^-1 */
     for (int c = 0; c < kk; c++)
       T[(size_t)p * kk + c] = Li[(size_t)c * kk + p];
-  if (lz_combine(N, V, kk, T, kk, kk, 1, V, NULL, NULL, th))
+  if (lz_combine(N, B, kk, T, kk, kk, 1, NULL, NULL, th))
     goto out;
   for (int a = 0; a < kk; a++) { /* c = L^-1 (U^T v_m), s' = L^-1 s */
     double ca = 0, sa = 0;
@@ -432,7 +488,10 @@ static int lz_restart(int N, double *V, int m, lz_proj_t *P, int kk,
     }
     h[a] = ca, sp[a] = sa;
   }
-  cm__gemv(0, N, kk, -1.0, V, N, h, 1.0, vm, th); /* v_m -= U' c */
+  if (B.V32) /* v_m -= U' c */
+    cm__gemv32(0, N, kk, -1.0, B.V32, N, h, 1.0, vm, th);
+  else
+    cm__gemv(0, N, kk, -1.0, B.V, N, h, 1.0, vm, th);
   double r = cm__nrm2(N, vm, th);
   st = -3;
   if (!(r > 0))
@@ -586,7 +645,14 @@ typedef struct {
   int nz;
   float *Z32; /* Z's values rounded to float (the look), or NULL */
   /* workspace */
-  double *V;   /* N x (mc + 1) basis (the first cycle's mc) */
+  double *V;   /* N x (mc + 1) basis (the first cycle's mc), or NULL */
+  float *V32;  /* the basis in float instead (cm__lz_basis32_min), or NULL */
+  double *R;   /* with V32: the columns the recurrence reads, in double,
+                  column c's at R + (c % 3) N (lz_col); room for
+                  nev + LZ_LOOK_NEXT + 1 columns, where lz_extract forms
+                  the Ritz vectors */
+  int r32;     /* with V32: re-orthogonalisations against float columns
+                  before the bound was taken (the bound then gives up) */
   double *T2;  /* N x 2: lz_pb_tail's rolling vectors past V (or NULL) */
   double *w;   /* N: the step's vector */
   double *tmp; /* other: the middle of a product */
@@ -626,8 +692,44 @@ typedef struct {
   double *wp;   /* where the step's vector is: w, or V[:, J] */
 } lz_step_t;
 
+/* Column c of the basis, in double: V's, or (float basis) its ring slot. */
+static double *lz_col(const lz_t *L, int c) {
+  return L->V32 ? L->R + (size_t)(c % 3) * (size_t)L->N
+                : L->V + (size_t)c * (size_t)L->N;
+}
+
+/* The basis as lz_combine and lz_reorth read it. */
+static lz_cols_t lz_cols(const lz_t *L) {
+  /* the ring holds the cycle's last columns, not the kept Ritz vectors */
+  int c0 = L->J - 2 > L->k ? L->J - 2 : L->k;
+  return (lz_cols_t){L->V, L->V32, NULL,
+                     NULL, c0,     {lz_col(L, c0), lz_col(L, c0 + 1)}};
+}
+
+/* Column c, normalised in its ring slot, stored in float (float basis). */
+static void lz_store(lz_t *L, int c) {
+  if (!L->V32)
+    return;
+  const double *x = lz_col(L, c);
+  float *d = L->V32 + (size_t)c * (size_t)L->N;
+#pragma omp parallel for schedule(static) num_threads(L->nt)
+  for (int i = 0; i < L->N; i++)
+    d[i] = (float)x[i];
+}
+
+/* The estimate of v_{j+1} . v_q right after v_{j+1} was orthogonalised
+ * against v_q: eps, or with a float basis the part of the float copy's
+ * rounding error (2^-24 relative, in no relation to v_{j+1}) that one
+ * expects in the product, 2^-24 / sqrt(N), far below sqrt(eps) at the
+ * sizes that have a float basis. */
+static double lz_om_reset(const lz_t *L) {
+  double u = L->V32 ? 0x1p-24 / sqrt((double)L->N) : 0;
+  return u > DBL_EPSILON ? u : DBL_EPSILON;
+}
+
 static void lz_free(lz_t *L) {
   cm__ws_free(L->V), cm__ws_free(L->w), cm__ws_free(L->T2);
+  cm__ws_free(L->V32), cm__ws_free(L->R);
   free(L->tmp), free(L->h), free(L->scl);
   free(L->om_prev), free(L->om_cur), free(L->om_next), free(L->sel);
   free(L->P.H), free(L->P.D), free(L->P.A), free(L->P.theta), free(L->P.Y);
@@ -698,7 +800,18 @@ static int lz_setup(cm_context_t *ctx, lz_t *L, cm_operator_t *op, int comp,
   L->tol = tol;
   L->max_restarts = opts->max_iter > 0 ? opts->max_iter : 3000;
   L->seed = seed, L->Z = Z, L->nz = Z ? nz : 0, L->out = out;
-  L->V = cm__ws_malloc(NULL, (size_t)N * (size_t)(mv + 1), sizeof(double));
+  /* the float basis where the solve runs on S32 (lz_setup's caller decides
+   * f32 from the tolerance; the same test as L->f32 below) */
+  int f32 = d->f32 && cm__op_is_block(op) && isfinite(d->gabs / d->scale);
+  if (f32 && N >= cm__lz_basis32_min) {
+    out->basis32 = 1;
+    L->V32 = cm__ws_malloc(NULL, (size_t)N * (size_t)(mv + 1), sizeof(float));
+    /* three columns, or (lz_extract) the Ritz vectors it forms */
+    int rc = nev + LZ_LOOK_NEXT + 1 > 3 ? nev + LZ_LOOK_NEXT + 1 : 3;
+    L->R = cm__ws_malloc(NULL, (size_t)N, (size_t)rc * sizeof(double));
+  } else {
+    L->V = cm__ws_malloc(NULL, (size_t)N * (size_t)(mv + 1), sizeof(double));
+  }
   L->w = cm__ws_malloc(NULL, (size_t)N, sizeof(double));
   L->tmp = malloc(sizeof(double) * ((size_t)L->other + 1));
   L->h = malloc(sizeof(double) * ((size_t)m + 2 + (size_t)L->nz));
@@ -715,9 +828,9 @@ static int lz_setup(cm_context_t *ctx, lz_t *L, cm_operator_t *op, int comp,
                      malloc(sizeof(double) * (size_t)m),
                      malloc(sizeof(double) * (size_t)m * m),
                      0};
-  if (!L->V || !L->w || !L->tmp || !L->h || !L->scl || !L->om_prev ||
-      !L->om_cur || !L->om_next || !L->sel || !L->P.H || !L->P.D || !L->P.A ||
-      !L->P.theta || !L->P.Y) {
+  if (!(L->V || (L->V32 && L->R)) || !L->w || !L->tmp || !L->h || !L->scl ||
+      !L->om_prev || !L->om_cur || !L->om_next || !L->sel || !L->P.H ||
+      !L->P.D || !L->P.A || !L->P.theta || !L->P.Y) {
     lz_free(L);
     return CM__ERR(ctx, CM_NOMEM, NULL,
                    "out of memory for Lanczos (N = %d, "
@@ -744,13 +857,15 @@ static int lz_setup(cm_context_t *ctx, lz_t *L, cm_operator_t *op, int comp,
 
 /* v_0: the warm start or a Gaussian vector (deflated), normalised. */
 static int lz_start(cm_context_t *ctx, lz_t *L, const double *start) {
-  cm__eig_start(L->op, L->comp, L->use_S, L->N, L->seed, start, L->V);
-  lz_deflate(L, L->V, 2);
-  double s = cm__nrm2(L->N, L->V, L->nt);
+  double *v0 = lz_col(L, 0);
+  cm__eig_start(L->op, L->comp, L->use_S, L->N, L->seed, start, v0);
+  lz_deflate(L, v0, 2);
+  double s = cm__nrm2(L->N, v0, L->nt);
   if (!(s > 0))
     return CM__ERR(ctx, CM_NUMERIC, NULL, "Lanczos start vector is zero");
   for (int i = 0; i < L->N; i++)
-    L->V[i] /= s;
+    v0[i] /= s;
+  lz_store(L, 0);
   L->om_cur[0] = 1;
   L->scl[0] = 1;
   return CM_OK;
@@ -767,15 +882,15 @@ static void lz_apply(lz_t *L, const double *x, double *y) {
     return;
   }
   L->half1.in = x;
-  lz_rows_sq(&L->half1, L->other, L->tmp, NULL, 0, 1, NULL, 0, 0, L->nt);
-  lz_rows_sq(&L->half2, L->N, y, NULL, 0, 1, NULL, 0, 0, L->nt);
+  lz_rows_sq(&L->half1, L->other, L->tmp, NULL, NULL, 0, 1, NULL, 0, 0, L->nt);
+  lz_rows_sq(&L->half2, L->N, y, NULL, NULL, 0, 1, NULL, 0, 0, L->nt);
   lz_sub_scale(L->N, y, 0, y, L->inv_s, y, L->nt); /* exact: s = 2^e */
 }
 
 static void lz_extend(lz_t *L, lz_step_t *s) {
   int N = L->N, j = L->J - 1, k = L->k, m = L->m;
-  double *vj = L->V + (size_t)j * N, *vn = L->V + (size_t)L->J * N;
-  double *vp = j > k ? L->V + (size_t)(j - 1) * N : NULL;
+  double *vj = lz_col(L, j), *vn = lz_col(L, L->J);
+  double *vp = j > k ? lz_col(L, j - 1) : NULL;
   *s = (lz_step_t){
       j, 0,   j > k ? L->P.H[(size_t)(j - 1) * m + j] : 0, j == k || L->force,
       0, L->w};
@@ -783,11 +898,12 @@ static void lz_extend(lz_t *L, lz_step_t *s) {
   if (j > k && L->fused) { /* v_j = scl[j] V[:, j]; w goes to V[:, J] */
     double f = L->scl[j];
     L->half1.in = vj;
-    s->alpha =
-        f * f * L->inv_s *
-        lz_rows_sq(&L->half1, L->other, L->tmp, NULL, 0, 1, NULL, 0, 0, L->nt);
-    double ww = lz_rows_sq(&L->half2, N, vn, vj, f, L->inv_s, vp, s->bprev,
-                           s->alpha, L->nt);
+    s->alpha = f * f * L->inv_s *
+               lz_rows_sq(&L->half1, L->other, L->tmp, NULL, NULL, 0, 1, NULL,
+                          0, 0, L->nt);
+    double ww =
+        lz_rows_sq(&L->half2, N, vn, vj, L->V32 ? L->V32 + (size_t)j * N : NULL,
+                   f, L->inv_s, vp, s->bprev, s->alpha, L->nt);
     L->out->t_matvec += cm__now() - tm;
     L->out->matvecs++;
     if (L->Z) { /* deflated: v_j and v_{j-1} lie in range P, so P of the
@@ -805,8 +921,11 @@ static void lz_extend(lz_t *L, lz_step_t *s) {
   lz_apply(L, vj, L->w);
   L->out->t_matvec += cm__now() - tm;
   L->out->matvecs++;
-  lz_deflate(L, L->w, 1); /* w = P Op v_j (v_j is in range P) */
-  if (j == k && k > 0)    /* arrow: w -= sum_i s_i u_i */
+  lz_deflate(L, L->w, 1);        /* w = P Op v_j (v_j is in range P) */
+  if (j == k && k > 0 && L->V32) /* arrow: w -= sum_i s_i u_i */
+    cm__gemv32(0, N, k, -1.0, L->V32, N, L->P.H + (size_t)k * m, 1.0, L->w,
+               L->nt);
+  else if (j == k && k > 0)
     cm__gemv(0, N, k, -1.0, L->V, N, L->P.H + (size_t)k * m, 1.0, L->w, L->nt);
   s->alpha = lz_sub_dot(N, L->w, s->bprev, vp, vj, wv, L->nt);
   /* ||w - alpha v_j||^2 with the measured ||v_j||^2: no drift of norms */
@@ -858,15 +977,19 @@ static void lz_orthogonalise(lz_t *L, lz_step_t *s) {
    * the step after; everything at the first step of a cycle */
   int all = j == k;
   if (!s->fin) /* w still holds the local part: finish it first */
-    lz_sub_scale(N, L->w, s->alpha, L->V + (size_t)j * N, 1.0, L->w, L->nt);
+    lz_sub_scale(N, L->w, s->alpha, lz_col(L, j), 1.0, L->w, L->nt);
   for (int q = 0; !all && q <= j; q++)
     L->sel[q] = fabs(L->om_next[q]) > eta || (L->force && L->sel[q]) || q == j;
   L->force = !L->force && !all; /* re-orthogonalise the next vector too */
-  L->beta = lz_reorth(N, L->V, L->J, all ? NULL : L->sel, s->wp, L->beta, L->h,
-                      L->P.D + (size_t)j * m, L->nt);
-  for (int q = 0; q <= j; q++)
+  L->beta = lz_reorth(N, lz_cols(L), L->J, all ? NULL : L->sel, s->wp, L->beta,
+                      L->h, L->P.D + (size_t)j * m, L->nt);
+  int cold = lz_cols(L).cold, f = 0; /* float columns used? */
+  for (int q = 0; L->V32 && q < cold && q <= j; q++)
+    f |= all || L->sel[q];
+  L->r32 += f && L->pb_k && !L->pb_done;
+  for (int q = 0; q <= j; q++) /* float columns: what their rounding left */
     if (all || L->sel[q])
-      L->om_next[q] = eps;
+      L->om_next[q] = L->V32 && q < cold ? lz_om_reset(L) : eps;
   s->fin = 1;
 }
 
@@ -910,8 +1033,13 @@ static int lz_post(const lz_t *L, int k, double blast, double *a, double *b,
   *th = cm__kw_top(k, a, b, tn);
   if (!isfinite(*th))
     return -1;
-  return cm__post_init(q, L->N, L->pb_delta, k, a, b, L->P.D, (size_t)m, k, *dn,
-                       *th, *tn, L->terms, L->gabs);
+  int ok = cm__post_init(q, L->N, L->pb_delta, k, a, b, L->P.D, (size_t)m, k,
+                         *dn, *th, *tn, L->terms, L->gabs);
+  /* re-orthogonalised against float columns: each step's vector also
+   * carries sum_q D_qj (v~_q - v_q), of norm at most 2^-24 dn */
+  if (L->r32)
+    q->epsf += 0x1p-24 * *dn;
+  return ok;
 }
 
 /* 1 when the a posteriori certificate holds within CM__PB_TARGET of
@@ -946,6 +1074,18 @@ static void lz_pb_take(lz_t *L, double bk, double blast) {
   int post = a && b
                  ? lz_post(L, k, isnan(bk) ? blast : 0, a, b, &th, &tn, &dn, &q)
                  : -1;
+  if (post >= 0 && L->r32) {
+    /* re-orthogonalised against float columns: the theorem's premise (a
+     * semi-orthogonal basis, to sqrt(eps)) is not assured, the a
+     * posteriori certificate (which needs only the recurrence) is: it
+     * alone, or bound.c's own run (pb_steps 0) */
+    double up = post > 0 ? cm__post_upper(&q, 16 * th) : INFINITY;
+    if (isfinite(up)) {
+      L->pb_upper = up + L->f32_gap, L->pb_theta = th, L->pb_steps = k;
+      L->pb_eps = up / th - 1;
+    }
+    post = -1; /* done */
+  }
   if (post >= 0) {
     double allow = 3.0 * k * DBL_EPSILON * tn + dn;
     L->pb_upper = cm__kw_upper(L->N, k, th, allow, bk, L->pb_delta, &L->pb_eps);
@@ -964,8 +1104,8 @@ static void lz_pb_take(lz_t *L, double bk, double blast) {
 
 static void lz_advance(lz_t *L, const lz_step_t *s) {
   int j = s->j, J = L->J, N = L->N, m = L->m;
-  double eps = DBL_EPSILON, *vj = L->V + (size_t)j * N;
-  double *vn = L->V + (size_t)J * N;
+  double eps = DBL_EPSILON, *vj = lz_col(L, j);
+  double *vn = lz_col(L, J);
   if (!(L->beta > (double)N * eps * L->anorm)) {
     if (L->pb_k && !L->pb_done) /* the start's Krylov space ends here */
       lz_pb_take(L, L->beta, 0);
@@ -977,24 +1117,27 @@ static void lz_advance(lz_t *L, const lz_step_t *s) {
                           L->base + (uint64_t)i);
     lz_deflate(L, L->w, 2);
     double s0 = cm__nrm2(N, L->w, L->nt);
-    double s1 = lz_reorth(N, L->V, J, NULL, L->w, -1.0, L->h, NULL, L->nt);
+    double s1 =
+        lz_reorth(N, lz_cols(L), J, NULL, L->w, -1.0, L->h, NULL, L->nt);
     if (!(s1 > 1e-8 * s0))
       L->exhausted = 1; /* the basis spans the whole space */
     else
-      lz_sub_scale(N, L->w, 0, vj, 1.0 / s1, vn, L->nt);
+      lz_sub_scale(N, L->w, 0, vj, 1.0 / s1, vn, L->nt), lz_store(L, J);
     L->beta = 0;
     for (int q = 0; q <= j; q++)
-      L->om_next[q] = eps;
+      L->om_next[q] = lz_om_reset(L);
     L->scl[J] = 1;
   } else if (s->wp == vn) { /* normalised by the next step's pass */
     L->scl[J] = 1.0 / L->beta;
     if (J == L->mc) { /* no next step before the restart: now */
       lz_sub_scale(N, vn, 0, vj, L->scl[J], vn, L->nt);
       L->scl[J] = 1;
+      lz_store(L, J);
     }
   } else {
     lz_sub_scale(N, L->w, s->fin ? 0 : s->alpha, vj, 1.0 / L->beta, vn, L->nt);
     L->scl[J] = 1;
+    lz_store(L, J);
   }
   if (J >= N - L->nz)
     L->exhausted = 1; /* the basis spans the space: the projection is exact */
@@ -1028,7 +1171,7 @@ static void lz_advance(lz_t *L, const lz_step_t *s) {
  * when out of memory for T2 (nothing run). */
 static int lz_pb_tail(lz_t *L, double deadline) {
   int N = L->N, J = L->J, m = L->m, k = J;
-  double *prev = L->V + (size_t)(J - 1) * N, *cur = L->V + (size_t)J * N;
+  double *prev = lz_col(L, J - 1), *cur = lz_col(L, J);
   /* the next vectors roll through V[:, J], V[:, J + 1] and w after
    * converged pairs (nothing reads V[:, J] afterwards); when a restart
    * follows (the first cycle's basis is full, J = mc), through two
@@ -1038,8 +1181,7 @@ static int lz_pb_tail(lz_t *L, double deadline) {
       !(L->T2 = cm__ws_malloc(NULL, (size_t)N, 2 * sizeof(double))))
     return -1;
   double *buf[3] = {keep ? L->T2 : cur,
-                    keep ? L->T2 + (size_t)N : L->V + (size_t)(J + 1) * N,
-                    L->w};
+                    keep ? L->T2 + (size_t)N : lz_col(L, J + 1), L->w};
   double bprev = L->beta, bk = NAN, eps = DBL_EPSILON, blast = L->beta;
   double f = L->scl[J]; /* cur = f x its stored values (fused steps) */
   if (!L->fused && f != 1) {
@@ -1052,10 +1194,10 @@ static int lz_pb_tail(lz_t *L, double deadline) {
     if (L->fused) { /* two passes, as lz_extend's: cur normalised in place */
       L->half1.in = cur;
       alpha = f * f * L->inv_s *
-              lz_rows_sq(&L->half1, L->other, L->tmp, NULL, 0, 1, NULL, 0, 0,
-                         L->nt);
-      ww = lz_rows_sq(&L->half2, N, nxt, cur, f, L->inv_s, prev, bprev, alpha,
-                      L->nt);
+              lz_rows_sq(&L->half1, L->other, L->tmp, NULL, NULL, 0, 1, NULL, 0,
+                         0, L->nt);
+      ww = lz_rows_sq(&L->half2, N, nxt, cur, NULL, f, L->inv_s, prev, bprev,
+                      alpha, L->nt);
       L->out->t_matvec += cm__now() - tm;
     } else {
       double wv[2];
@@ -1135,7 +1277,8 @@ static int lz_cycle(cm_context_t *ctx, lz_t *L) {
     return CM__ERR(ctx, CM_NUMERIC, NULL,
                    "Lanczos restart: out of memory, "
                    "or LAPACK failed on the projected problem");
-  int rs = lz_restart(L->N, L->V, L->mc, &L->P, kk, L->beta, L->h, L->nt);
+  int rs = lz_restart(L->N, lz_cols(L), lz_col(L, L->mc), lz_col(L, kk), L->mc,
+                      &L->P, kk, L->beta, L->h, L->nt);
   if (rs == -1)
     return CM__ERR(ctx, CM_NOMEM, NULL,
                    "out of memory for the Lanczos "
@@ -1146,13 +1289,15 @@ static int lz_cycle(cm_context_t *ctx, lz_t *L) {
                    rs == -2 ? "the kept Ritz vectors are not independent"
                             : "the residual lies in their span");
   /* v_kk is orthogonal to the new U to rounding, but the relation holds
-   * only to O(D^2): start the estimates a hundred times above eps */
+   * only to O(D^2): start the estimates a hundred times above eps (a
+   * float basis: its own reset, if larger) */
   for (int p = 0; p < kk; p++)
-    L->om_cur[p] = 100 * DBL_EPSILON;
+    L->om_cur[p] = fmax(100 * DBL_EPSILON, lz_om_reset(L));
   L->om_cur[kk] = 1;
   L->k = kk;
   L->J = kk + 1;
   L->scl[kk] = 1;
+  lz_store(L, kk);
   L->mc = L->ncv; /* the first cycle may have been longer */
   return CM_OK;
 }
@@ -1212,9 +1357,10 @@ static int lz_run(cm_context_t *ctx, lz_t *L, double deadline) {
 /* ---- extract: the top pairs, corrected, positive, descending ------------ */
 
 /* The top nwant (>= nev) pairs: values (of Op / s) into lam, vectors
- * formed in place in V[:, 0..kept). Returns kept, or -1 when out of memory
- * or LAPACK fails. */
-static int lz_extract(lz_t *L, double *lam, int nwant) {
+ * formed in place in V[:, 0..kept) (a float basis: in R, of doubles),
+ * *vecs pointing at them. Returns kept, or -1 when out of memory or LAPACK
+ * fails. */
+static int lz_extract(lz_t *L, double *lam, int nwant, double **vecs) {
   if (nwant > L->P.found && L->P.J > L->P.found &&
       lz_ritz(&L->P, L->P.J, nwant, L->k == 0) < 0)
     return -1;
@@ -1234,8 +1380,17 @@ static int lz_extract(lz_t *L, double *lam, int nwant) {
       kept++;
     }
   /* in place: the basis is done with, and its pages are already touched */
-  int st = lz_combine(L->N, L->V, J0, Yd, J0, kept, 0, L->V, NULL, NULL, L->nt);
+  lz_cols_t c = lz_cols(L);
+  c.Out = L->V32 ? L->R : L->V; /* the ring has room (lz_setup) */
+  if (L->V32 && kept > L->nev + LZ_LOOK_NEXT + 1)
+    kept = -1; /* cannot happen: nwant <= nev + LZ_LOOK_NEXT */
+  if (kept < 0) {
+    free(Yd);
+    return -1;
+  }
+  int st = lz_combine(L->N, c, J0, Yd, J0, kept, 0, NULL, NULL, L->nt);
   free(Yd);
+  *vecs = c.Out;
   return st ? -1 : kept;
 }
 
@@ -1338,7 +1493,8 @@ static int lz_solve(cm_context_t *ctx, cm_operator_t *op, int comp,
     st = lz_run(ctx, &L, deadline);
   if (!(L.converged || L.exhausted) || L.timed_out)
     nx = nev; /* the next pairs only from a converged run */
-  int kept = st ? 0 : lz_extract(&L, lv, nx);
+  double *vecs = NULL;
+  int kept = st ? 0 : lz_extract(&L, lv, nx, &vecs);
   if (kept < 0)
     st = CM__ERR(ctx, CM_NOMEM, NULL, "out of memory for Ritz vectors");
   *added = 0, *top = kept > 0 ? lv[0] + L.f32_gap : 0;
@@ -1346,10 +1502,10 @@ static int lz_solve(cm_context_t *ctx, cm_operator_t *op, int comp,
    * null space of a rank-deficient operator) */
   double floor = deflate && F->n ? (double)L.N * DBL_EPSILON * F->lam[0] : 0;
   for (int i = 0; !st && add && i < kept && i < nev && lv[i] > floor; i++)
-    *added += lz_pairs_add(F, L.N, lv[i], L.V + (size_t)i * L.N, L.nt);
+    *added += lz_pairs_add(F, L.N, lv[i], vecs + (size_t)i * L.N, L.nt);
   if (X && !st) { /* the next Ritz vectors: the search's first look */
     X->n = kept > nev ? kept - nev : 0;
-    memcpy(X->W, L.V + (size_t)nev * L.N,
+    memcpy(X->W, vecs + (size_t)nev * L.N,
            sizeof(double) * (size_t)L.N * (size_t)X->n);
   }
   if (!st && !(L.converged || L.exhausted))

@@ -20,6 +20,8 @@ typedef struct {
   int rayleigh;       /* cm__eig_finish replaces lambda by z^T S z */
   int f32;            /* Lanczos: the solve's products read B's float values
                          (lambda, res and z are still those of S) */
+  int basis32;        /* Lanczos: a solve kept its basis in float
+                         (cm__lz_basis32_min) */
   /* the probabilistic bound from the Lanczos solve's own first cycle (an
    * unrestarted run from a Gaussian start, bound.c's theorem; its steps
    * are among matvecs), or after a warm start from bound.c's run, made by
@@ -110,6 +112,10 @@ double cm__gauss(uint64_t seed, uint64_t i);
  * Y J x ncol), with the Gram matrix of [Out, x] into G ((ncol + 1)^2)
  * when G is given; on the kernel set in use, th threads. Returns -1 when
  * out of memory. */
+/* The least operator size whose Lanczos basis is kept in float where the
+ * solve runs on S32 (lanczos.c's LZ_F32_TOL): 2^18 rows (a 48-vector basis
+ * of 96 MiB in double); tests set it lower. */
+extern int cm__lz_basis32_min;
 int cm__lz_combine(int n, const double *V, int J, const double *Y, int ncol,
                    double *Out, const double *x, double *G, int th);
 /* The start vector of the iterative backends (size N of the operator): the
