@@ -29,8 +29,9 @@
     "Lanczos relative residual tolerance",                                     \
     "relative residual tolerance of the Lanczos and ARPACK solves "            \
     "([math.md](math.md#the-stopping-rule-and-what-a-residual-guarantees)); "  \
-    "from 1e-6 cmodes' Lanczos reads B's values as floats and checks "         \
-    "the residuals on S in double ([math.md](math.md#numerical-choices))")     \
+    "from 1e-6 cmodes' Lanczos reads B's values as floats (and from 2^18 "     \
+    "rows keeps its basis in float) and checks the residuals on S in "         \
+    "double ([math.md](math.md#numerical-choices))")                           \
   X(method, "method", METHOD, CM_METHOD_AUTO, CM_METHOD_AUTO,                  \
     CM_METHOD_LANCZOS, CLOSED, 0, "M",                                         \
     "auto (dense for small components, else lanczos; arpack with "             \
