@@ -21,6 +21,11 @@
  * start, extend, orthogonalise, advance, test, cycle (restart), run,
  * extract; cm__eig_lanczos drives the solve and the searches.
  *
+ * From tolerance 1e-6 the products read B's float values, and from 2^18
+ * rows the basis is kept in float as well (each column rounded once
+ * normalised; the recurrence's last columns stay in double: lz_col,
+ * lz_store; docs/math.md "The basis in float").
+ *
  * Every sum is cut into fixed chunks and combined in order, and no decision
  * depends on timing except the caller's deadline: the same operator gives
  * the same bits at any thread count. Not for small problems (dense.c). */
@@ -652,7 +657,8 @@ typedef struct {
                   nev + LZ_LOOK_NEXT + 1 columns, where lz_extract forms
                   the Ritz vectors */
   int r32;     /* with V32: re-orthogonalisations against float columns
-                  before the bound was taken (the bound then gives up) */
+                  before the bound was taken (the bound is then the a
+                  posteriori certificate's alone: lz_pb_take) */
   double *T2;  /* N x 2: lz_pb_tail's rolling vectors past V (or NULL) */
   double *w;   /* N: the step's vector */
   double *tmp; /* other: the middle of a product */
@@ -1755,8 +1761,10 @@ static int lz_all(cm_context_t *ctx, cm_operator_t *op, int comp,
  * tolerance LZ_F32_TOL the solve's and the search's products read B's
  * float values (S32; the bound's own run and cm__eig_finish's stay on S),
  * to LZ_F32_ROOM of the tolerance, and the bound and the search's top
- * values add ||S - S32||; a residual on S above the tolerance (not met on
- * the scenes measured) solves again on S, both runs' products counted. */
+ * values add ||S - S32||, and from cm__lz_basis32_min rows the basis is
+ * float; a residual on S above the tolerance (not met on the scenes
+ * measured) solves again on S with a double basis, both runs' products
+ * counted. */
 int cm__eig_lanczos(cm_context_t *ctx, cm_operator_t *op, int comp,
                     const cm_options_t *opts, const double *start,
                     double deadline, double pb_delta, cm__eig_t *out) {
