@@ -137,7 +137,7 @@ CM_TEST(f32_lanczos_out_of_range) {
   cm_scene_destroy(&s);
 }
 
-/* The float basis (lanczos.c, cm__lz_basis32_min; 2^18 rows and up by
+/* The float basis (lanczos.c, cm__lz_basis32_min; 2^19 rows and up by
  * default, here every size): each basis column stored in float once
  * normalised, the recurrence on the last columns in double, restarts and
  * Ritz vectors from the float columns. Against the dense truth: every

@@ -29,7 +29,7 @@
     "Lanczos relative residual tolerance",                                     \
     "relative residual tolerance of the Lanczos and ARPACK solves "            \
     "([math.md](math.md#the-stopping-rule-and-what-a-residual-guarantees)); "  \
-    "from 1e-6 cmodes' Lanczos reads B's values as floats (and from 2^18 "     \
+    "from 1e-6 cmodes' Lanczos reads B's values as floats (and from 2^19 "     \
     "rows keeps its basis in float) and checks the residuals on S in "         \
     "double ([math.md](math.md#numerical-choices))")                           \
   X(method, "method", METHOD, CM_METHOD_AUTO, CM_METHOD_AUTO,                  \

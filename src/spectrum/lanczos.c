@@ -21,7 +21,7 @@
  * start, extend, orthogonalise, advance, test, cycle (restart), run,
  * extract; cm__eig_lanczos drives the solve and the searches.
  *
- * From tolerance 1e-6 the products read B's float values, and from 2^18
+ * From tolerance 1e-6 the products read B's float values, and from 2^19
  * rows the basis is kept in float as well (each column rounded once
  * normalised; the recurrence's last columns stay in double: lz_col,
  * lz_store; docs/math.md "The basis in float").
@@ -49,7 +49,7 @@
 #define LZ_F32_TOL 1e-6   /* from this tolerance the solve runs on S32 */
 #define LZ_F32_ROOM 0.9   /* ... to this part of it */
 /* ... and from this size keeps its basis in float (lz_setup) */
-int cm__lz_basis32_min = 1 << 18;
+int cm__lz_basis32_min = 1 << 19;
 
 /* ---- vector kernels (deterministic chunked reductions) ----------------- */
 

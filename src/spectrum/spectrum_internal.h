@@ -113,8 +113,8 @@ double cm__gauss(uint64_t seed, uint64_t i);
  * when G is given; on the kernel set in use, th threads. Returns -1 when
  * out of memory. */
 /* The least operator size whose Lanczos basis is kept in float where the
- * solve runs on S32 (lanczos.c's LZ_F32_TOL): 2^18 rows (a 48-vector basis
- * of 96 MiB in double); tests set it lower. */
+ * solve runs on S32 (lanczos.c's LZ_F32_TOL): 2^19 rows (a 48-vector basis
+ * of 192 MiB in double); tests set it lower. */
 extern int cm__lz_basis32_min;
 int cm__lz_combine(int n, const double *V, int J, const double *Y, int ncol,
                    double *Out, const double *x, double *G, int th);
