@@ -25,7 +25,9 @@
  * against the two passes; --bfs-order the bench's float product on the
  * library's order and on a breadth-first relabelling. --kernels instead
  * runs the full analysis and the step on every kernel set the CPU runs
- * (CMODES_KERNELS; kernels_report). Not a test: it asserts nothing. */
+ * (CMODES_KERNELS; kernels_report). --basis32 runs both analyses with the
+ * Lanczos basis in double and in float, alternately (basis32_report).
+ * Not a test: it asserts nothing. */
 #include "bench_proc.h"
 #include "bench_slots.h"
 #include "bench_time.h"
@@ -600,11 +602,69 @@ static int kernels_report(cm_context_t *ctx, const cm_scene_t *s, double tol,
   return 0;
 }
 
+/* --basis32: the Lanczos basis in double and in float (lanczos.c,
+ * cm__lz_basis32_min) side by side on the same scene, the 6-mode analysis
+ * and the step, each variant first in turn: runs on fresh pages (the
+ * workspace kept within an analysis only, as the CLI does) and, after one
+ * run that fills it (not counted), with the workspace kept across runs. */
+static int basis32_report(cm_context_t *ctx, const cm_scene_t *s, double tol,
+                          int reps, int threads, size_t cap) {
+  int min0 = cm__lz_basis32_min;
+  run_t R[2][4]; /* [double, float][full, step, full kept, step kept] */
+  static const char *names[2] = {"dbl", "flt"};
+  cm_options_t o;
+  cm_options_init(&o);
+  o.tol = tol;
+  for (int v = 0; v < 2; v++)
+    for (int k = 0; k < 4; k++)
+      R[v][k] = (run_t){.name = names[v], .modes = k % 2 ? 1 : 6};
+  for (int r = 0; r < reps; r++)
+    for (int i = 0; i < 2; i++) {
+      int v = (r + i) % 2; /* each variant first in turn */
+      cm__lz_basis32_min = v ? 0 : 1 << 30;
+      for (int k = 0; k < 2; k++) { /* fresh pages */
+        cm_workspace_keep(cap);
+        one(ctx, s, &o, &R[v][k], r);
+        cm_workspace_keep(0);
+      }
+      cm_workspace_keep(cap); /* kept: a first run fills the workspace */
+      run_t warm = R[v][3];
+      one(ctx, s, &o, &warm, 0);
+      for (int k = 2; k < 4; k++)
+        one(ctx, s, &o, &R[v][k], r);
+      cm_workspace_keep(0);
+    }
+  cm__lz_basis32_min = min0;
+  printf("%s: %d contacts, tol %g, %d threads, %d rounds (medians), the "
+         "library's own threshold %d rows; triad %.1f GB/s\n\n",
+         "Lanczos basis", s->ncontacts, tol, threads, reps, min0,
+         cm_bench_triad_gbs((size_t)1 << 25, threads, 10));
+  printf("| basis | full: eigen (s) | full: whole (s) | full: fresh pages "
+         "(MiB) | step: eigen (s) | step: whole (s) | step: fresh pages "
+         "(MiB) | full kept: eigen (s) | step kept: eigen (s) | products "
+         "(full, step) | omega_max bits |\n"
+         "|---|---|---|---|---|---|---|---|---|---|\n");
+  for (int v = 0; v < 2; v++)
+    printf("| %s | %.3f | %.3f | %.0f | %.3f | %.3f | %.0f | %.3f | %.3f | "
+           "%d, %d | %s |\n",
+           v ? "float" : "double", cm_bench_median(R[v][0].eig, reps),
+           cm_bench_median(R[v][0].tot, reps),
+           cm_bench_median(R[v][0].flt, reps) / 256,
+           cm_bench_median(R[v][1].eig, reps),
+           cm_bench_median(R[v][1].tot, reps),
+           cm_bench_median(R[v][1].flt, reps) / 256,
+           cm_bench_median(R[v][2].eig, reps),
+           cm_bench_median(R[v][3].eig, reps), R[v][0].matvecs, R[v][1].matvecs,
+           R[v][0].omega == R[0][0].omega ? "the same as double"
+                                          : "differ from double");
+  return 0;
+}
+
 int main(int argc, char **argv) {
   double size = 1e6, tol = 1e-6;
   const char *file = NULL, *save = NULL;
   int reps = 3, threads = 2, seed = 7, f32 = 0, kernels = 0, onepass = 0,
-      bfs = 0;
+      bfs = 0, basis32 = 0;
   double keep_mb = 2048; /* --keep-workspace: goal 4's cap (MiB; 0: off) */
   double base_full = 0;  /* --baseline-full: a baseline's 6-mode time (s) */
   const char *base_cli = NULL; /* --baseline-cli: a baseline build's cmodes */
@@ -644,12 +704,15 @@ int main(int argc, char **argv) {
       onepass = 1;
     else if (!strcmp(a, "--bfs-order"))
       bfs = 1;
+    else if (!strcmp(a, "--basis32"))
+      basis32 = 1;
     else {
       fprintf(stderr, "usage: bench_step [--size NC] [--reps R] [--threads "
                       "T] [--tol X] [--seed S] [--scene FILE] [--save "
                       "FILE] [--baseline-full SECONDS] [--baseline-cli "
                       "CMODES [--cli CMODES]] [--keep-workspace MIB] [--f32 "
-                      "| --kernels | --one-pass | --bfs-order]\n");
+                      "| --kernels | --one-pass | --bfs-order | "
+                      "--basis32]\n");
       return strcmp(a, "-h") && strcmp(a, "--help") ? 2 : 0;
     }
   }
@@ -695,12 +758,13 @@ int main(int argc, char **argv) {
     return 1;
   }
 run:;
-  if (f32 || kernels || onepass || bfs) {
-    int st = bfs       ? order_report(&ctx, s, threads)
+  if (f32 || kernels || onepass || bfs || basis32) {
+    size_t kc = (size_t)(keep_mb * 1048576.0);
+    int st = basis32   ? basis32_report(&ctx, s, tol, reps, threads, kc)
+             : bfs     ? order_report(&ctx, s, threads)
              : onepass ? one_report(&ctx, s, threads)
              : f32     ? f32_report(&ctx, s, threads)
-                       : kernels_report(&ctx, s, tol, reps, threads,
-                                        (size_t)(keep_mb * 1048576.0));
+                       : kernels_report(&ctx, s, tol, reps, threads, kc);
     cm_scene_destroy(&s);
     return st;
   }
