@@ -118,8 +118,8 @@ static double lz_rows_sq(const lz_half_t *A, int n, double *w, double *x,
       x[i] = v;
       w[i] = (f * g) * w[i] - b * p[i] - a * v;
     }
-    for (int i = i0; x32 && i < i1;
-         i++) /* v_j's float copy (its chunk cached) */
+    /* v_j's float copy, its chunk cached */
+    for (int i = i0; x32 && i < i1; i++)
       x32[i] = (float)x[i];
     double q = cm__dot_lanes(w + i0, w + i0, i1 - i0); /* w's chunk cached */
     if (part)
@@ -310,6 +310,18 @@ typedef struct {
   const double *hot[2]; /* rest (at most two) in double from hot[c - cold] */
 } lz_cols_t;
 
+/* y = alpha A^T x + beta y (trans) or y = alpha A x + beta y, A the basis
+ * columns [a, a + ncol) of V (its float or double ones), n rows. */
+static void lz_gemv(const lz_cols_t *V, int trans, int n, int a, int ncol,
+                    double alpha, const double *x, double beta, double *y,
+                    int th) {
+  if (V->V32)
+    cm__gemv32(trans, n, ncol, alpha, V->V32 + (size_t)a * n, n, x, beta, y,
+               th);
+  else
+    cm__gemv(trans, n, ncol, alpha, V->V + (size_t)a * n, n, x, beta, y, th);
+}
+
 static int lz_combine(int n, lz_cols_t c, int J, const double *Y, int ldy,
                       int ncol, int tri, const double *x, double *G, int th) {
   int nblk = (n + LZ_ROWS - 1) / LZ_ROWS, fail = 0, g1 = ncol + 1;
@@ -386,11 +398,8 @@ static double lz_reorth(int n, lz_cols_t V, int J, const char *sel, double *x,
         h[a] = 0;
       for (b = a; b < cold && (!sel || sel[b]); b++)
         ;
-      if (b > a && V.V32)
-        cm__gemv32(1, n, b - a, 1.0, V.V32 + (size_t)a * n, n, x, 0.0, h + a,
-                   th);
-      else if (b > a)
-        cm__gemv(1, n, b - a, 1.0, V.V + (size_t)a * n, n, x, 0.0, h + a, th);
+      if (b > a)
+        lz_gemv(&V, 1, n, a, b - a, 1.0, x, 0.0, h + a, th);
     }
     for (int c = cold; c < J; c++)
       h[c] = !sel || sel[c] ? cm__dot(n, V.hot[c - cold], x, th) : 0;
@@ -399,11 +408,8 @@ static double lz_reorth(int n, lz_cols_t V, int J, const char *sel, double *x,
         ;
       for (b = a; b < cold && (!sel || sel[b]); b++)
         ;
-      if (b > a && V.V32)
-        cm__gemv32(0, n, b - a, -1.0, V.V32 + (size_t)a * n, n, h + a, 1.0, x,
-                   th);
-      else if (b > a)
-        cm__gemv(0, n, b - a, -1.0, V.V + (size_t)a * n, n, h + a, 1.0, x, th);
+      if (b > a)
+        lz_gemv(&V, 0, n, a, b - a, -1.0, h + a, 1.0, x, th);
     }
     for (int c = cold; c < J; c++)
       if (!sel || sel[c])
@@ -493,10 +499,7 @@ static int lz_restart(int N, lz_cols_t B, double *vm, double *vk, int m,
     }
     h[a] = ca, sp[a] = sa;
   }
-  if (B.V32) /* v_m -= U' c */
-    cm__gemv32(0, N, kk, -1.0, B.V32, N, h, 1.0, vm, th);
-  else
-    cm__gemv(0, N, kk, -1.0, B.V, N, h, 1.0, vm, th);
+  lz_gemv(&B, 0, N, 0, kk, -1.0, h, 1.0, vm, th); /* v_m -= U' c */
   double r = cm__nrm2(N, vm, th);
   st = -3;
   if (!(r > 0))
@@ -746,14 +749,10 @@ static void lz_free(lz_t *L) {
 /* x -= Z (Z^T x): the deflation projector (twice is enough); on Z's float
  * values when the solve has them (lz_look_f32) */
 static void lz_deflate(const lz_t *L, double *x, int passes) {
+  lz_cols_t Z = {.V = L->Z, .V32 = L->Z32};
   for (int p = 0; L->Z && p < passes; p++) {
-    if (L->Z32) {
-      cm__gemv32(1, L->N, L->nz, 1.0, L->Z32, L->N, x, 0.0, L->h, L->nt);
-      cm__gemv32(0, L->N, L->nz, -1.0, L->Z32, L->N, L->h, 1.0, x, L->nt);
-    } else {
-      cm__gemv(1, L->N, L->nz, 1.0, L->Z, L->N, x, 0.0, L->h, L->nt);
-      cm__gemv(0, L->N, L->nz, -1.0, L->Z, L->N, L->h, 1.0, x, L->nt);
-    }
+    lz_gemv(&Z, 1, L->N, 0, L->nz, 1.0, x, 0.0, L->h, L->nt);
+    lz_gemv(&Z, 0, L->N, 0, L->nz, -1.0, L->h, 1.0, x, L->nt);
   }
 }
 
@@ -806,10 +805,10 @@ static int lz_setup(cm_context_t *ctx, lz_t *L, cm_operator_t *op, int comp,
   L->tol = tol;
   L->max_restarts = opts->max_iter > 0 ? opts->max_iter : 3000;
   L->seed = seed, L->Z = Z, L->nz = Z ? nz : 0, L->out = out;
-  /* the float basis where the solve runs on S32 (lz_setup's caller decides
-   * f32 from the tolerance; the same test as L->f32 below) */
-  int f32 = d->f32 && cm__op_is_block(op) && isfinite(d->gabs / d->scale);
-  if (f32 && N >= cm__lz_basis32_min) {
+  L->fused = cm__op_is_block(op);
+  L->f32 = d->f32 && L->fused && isfinite(L->gabs);
+  L->f32_gap = L->f32 ? CM__F32_GAP * L->gabs : 0;
+  if (L->f32 && N >= cm__lz_basis32_min) { /* the float basis */
     out->basis32 = 1;
     L->V32 = cm__ws_malloc(NULL, (size_t)N * (size_t)(mv + 1), sizeof(float));
     /* three columns, or (lz_extract) the Ritz vectors it forms */
@@ -851,9 +850,6 @@ static int lz_setup(cm_context_t *ctx, lz_t *L, cm_operator_t *op, int comp,
    * fewer. A deflated solve projects that w (lz_extend). */
   L->half1 = (lz_half_t){op, comp, d->use_S, NULL, 0};
   L->half2 = (lz_half_t){op, comp, !d->use_S, L->tmp, 0};
-  L->fused = cm__op_is_block(op);
-  L->f32 = d->f32 && L->fused && isfinite(L->gabs);
-  L->f32_gap = L->f32 ? CM__F32_GAP * L->gabs : 0;
   L->half1.f32 = L->half2.f32 = L->f32;
   L->mv_flops =
       4.0 * (double)(L->fused ? cm__op_comp_nnz(op, comp) : (long)N * 8);
@@ -927,12 +923,11 @@ static void lz_extend(lz_t *L, lz_step_t *s) {
   lz_apply(L, vj, L->w);
   L->out->t_matvec += cm__now() - tm;
   L->out->matvecs++;
-  lz_deflate(L, L->w, 1);        /* w = P Op v_j (v_j is in range P) */
-  if (j == k && k > 0 && L->V32) /* arrow: w -= sum_i s_i u_i */
-    cm__gemv32(0, N, k, -1.0, L->V32, N, L->P.H + (size_t)k * m, 1.0, L->w,
-               L->nt);
-  else if (j == k && k > 0)
-    cm__gemv(0, N, k, -1.0, L->V, N, L->P.H + (size_t)k * m, 1.0, L->w, L->nt);
+  lz_deflate(L, L->w, 1); /* w = P Op v_j (v_j is in range P) */
+  if (j == k && k > 0) {  /* arrow: w -= sum_i s_i u_i */
+    lz_cols_t B = lz_cols(L);
+    lz_gemv(&B, 0, N, 0, k, -1.0, L->P.H + (size_t)k * m, 1.0, L->w, L->nt);
+  }
   s->alpha = lz_sub_dot(N, L->w, s->bprev, vp, vj, wv, L->nt);
   /* ||w - alpha v_j||^2 with the measured ||v_j||^2: no drift of norms */
   double ww = wv[0], b2 = ww - s->alpha * s->alpha * (2.0 - wv[1]);
@@ -987,9 +982,10 @@ static void lz_orthogonalise(lz_t *L, lz_step_t *s) {
   for (int q = 0; !all && q <= j; q++)
     L->sel[q] = fabs(L->om_next[q]) > eta || (L->force && L->sel[q]) || q == j;
   L->force = !L->force && !all; /* re-orthogonalise the next vector too */
-  L->beta = lz_reorth(N, lz_cols(L), L->J, all ? NULL : L->sel, s->wp, L->beta,
-                      L->h, L->P.D + (size_t)j * m, L->nt);
-  int cold = lz_cols(L).cold, f = 0; /* float columns used? */
+  lz_cols_t B = lz_cols(L);
+  L->beta = lz_reorth(N, B, L->J, all ? NULL : L->sel, s->wp, L->beta, L->h,
+                      L->P.D + (size_t)j * m, L->nt);
+  int cold = B.cold, f = 0; /* float columns used? */
   for (int q = 0; L->V32 && q < cold && q <= j; q++)
     f |= all || L->sel[q];
   L->r32 += f && L->pb_k && !L->pb_done;
@@ -1388,10 +1384,8 @@ static int lz_extract(lz_t *L, double *lam, int nwant, double **vecs) {
   /* in place: the basis is done with, and its pages are already touched */
   lz_cols_t c = lz_cols(L);
   c.Out = L->V32 ? L->R : L->V; /* the ring has room (lz_setup) */
-  if (L->V32 && kept > L->nev + LZ_LOOK_NEXT + 1)
-    kept = -1; /* cannot happen: nwant <= nev + LZ_LOOK_NEXT */
-  if (kept < 0) {
-    free(Yd);
+  if (L->V32 && kept > L->nev + LZ_LOOK_NEXT + 1) { /* cannot happen: */
+    free(Yd); /* nwant <= nev + LZ_LOOK_NEXT */
     return -1;
   }
   int st = lz_combine(L->N, c, J0, Yd, J0, kept, 0, NULL, NULL, L->nt);
