@@ -1122,7 +1122,7 @@ static int cm__analyze_core(cm_context_t *ctx, const cm_system_t *sys,
   }
   r->t_assemble = sys->t_assemble_s;
   /* ---- compute ---- */
-  st = cm_operator_create(ctx, sys, &op);
+  st = cm__operator_create(ctx, sys, cm__eig_vals32(opts, sys->nc), &op);
   if (st)
     goto done;
   r->t_factor = cm_operator_factor_seconds(op);

@@ -32,6 +32,8 @@ struct cm_operator {
   double *ldiag;  /* diagonal M: L = diag(ldiag), size ncol; else NULL */
   double *Bx;     /* B values; with a diagonal M formed only when
                      cm_operator_csr asks (the products read the slots) */
+  double *dinv;   /* diagonal M sharing J's pattern: L^-1, B's values then
+                     formed from J when asked (cm__B_val); else NULL */
   pthread_mutex_t bx_lock; /* guards that late formation */
   /* grouped forms: what the products read (B^T is only kept so) */
   int ng, gmax, guni; /* groups, largest size, common size (0: mixed) */
@@ -43,7 +45,11 @@ struct cm_operator {
   double *Sx;         /* B: gmax values per slot */
   float *Gx32, *Sx32; /* the same values rounded to float (cm__op_make_f32;
                          NULL until asked), read by cm__op_rows32 */
-  pthread_mutex_t f32_lock; /* guards their formation */
+  int vals32;         /* 1: the slots were formed in float only (Sx32,
+                         Gx32; cm__operator_create): Sx and Gx stay NULL
+                         until cm__op_make_f64, and the double readers form
+                         each slot's values from B's CSR meanwhile */
+  pthread_mutex_t f32_lock; /* guards the float and the late double forms */
   int f32_refused;          /* values out of float's range, or no memory */
   double *rb_d, *rb_g;      /* block path: every row's bounds, once asked
                                (cm__op_row_bounds), size nr */
@@ -79,7 +85,7 @@ void cm_operator_destroy(cm_operator_t **opp) {
   cm_operator_t *op = *opp;
   if (!op->B_shares_J)
     free(op->Bp), cm__ws_free(op->Bj);
-  cm__ws_free(op->Bx), free(op->ldiag);
+  cm__ws_free(op->Bx), free(op->ldiag), free(op->dinv);
   pthread_mutex_destroy(&op->bx_lock);
   pthread_mutex_destroy(&op->f32_lock);
   pthread_mutex_destroy(&op->rb_lock);
@@ -372,6 +378,16 @@ static inline double cm__B_diag_entry(const cm_system_t *s, const double *dinv,
   return sqrt(s->k[r]) * (dinv[s->Jj[q]] * s->Jx[q]);
 }
 
+/* Entry e of B's CSR, sk = cm__B_scale of its row: from J and L^-1 for a
+ * diagonal M (cm__B_diag_entry's value), else Bx's. */
+static inline double cm__B_scale(const cm_operator_t *op, int r) {
+  return op->dinv ? sqrt(op->sys->k[r]) : 1.0;
+}
+static inline double cm__B_val(const cm_operator_t *op, double sk, int e) {
+  return op->dinv ? sk * (op->dinv[op->sys->Jj[e]] * op->sys->Jx[e])
+                  : op->Bx[e];
+}
+
 /* L^-1 for L = diag(ldiag), malloc'd (NULL when out of memory). */
 static double *cm__diag_inverse(const cm_operator_t *op) {
   double *dinv = malloc(sizeof(double) * ((size_t)op->ncol + 1));
@@ -383,14 +399,14 @@ static double *cm__diag_inverse(const cm_operator_t *op) {
 }
 
 /* B for a diagonal M has J's pattern, which it then shares, and the
- * entries cm__B_diag_entry with *dv = L^-1 (the caller frees it); the
- * values themselves are not stored (the slots hold them). Returns 1
- * (nothing built) if some J_rj / L_jj underflows to 0: B's pattern is
- * then smaller than J's and the block path below forms it. */
-static int cm__B_diagonal(cm_context_t *ctx, cm_operator_t *op, double **dv) {
+ * entries cm__B_diag_entry with op->dinv = L^-1; the values themselves
+ * are not stored (the slots hold them). Returns 1 (nothing built) if some
+ * J_rj / L_jj underflows to 0: B's pattern is then smaller than J's and
+ * the block path below forms it. */
+static int cm__B_diagonal(cm_context_t *ctx, cm_operator_t *op) {
   const cm_system_t *s = op->sys;
   int nr = op->nr;
-  double *dinv = *dv = cm__diag_inverse(op);
+  double *dinv = cm__diag_inverse(op);
   if (!dinv)
     return CM__ERR(ctx, CM_NOMEM, NULL,
                    "out of memory allocating %d x 8 "
@@ -404,9 +420,9 @@ static int cm__B_diagonal(cm_context_t *ctx, cm_operator_t *op, double **dv) {
       zeros += dinv[s->Jj[q]] * s->Jx[q] == 0; /* (L^-1 j)_i */
   if (zeros) {
     free(dinv);
-    *dv = NULL;
     return 1;
   }
+  op->dinv = dinv;
   op->Bp = s->Jp, op->Bj = s->Jj;
   op->B_shares_J = 1;
   return CM_OK;
@@ -460,10 +476,81 @@ static int cm__B_blocks(cm_context_t *ctx, cm_operator_t *op) {
 #define CM__PF_AHEAD 16
 #define CM__GCOLS (1 << 28) /* columns that fit the packed slot word */
 
-/* The groups (g0) and the slots of B (Sp, Sc, Sx) from B's CSR; sets gq[q]
- * to the group of slot q. */
-static int cm__build_slots(cm_context_t *ctx, cm_operator_t *op,
-                           const double *dinv, int **gq) {
+/* Slot q's values (row r; gmax of them, zeros where the group's columns
+ * lack an entry) from B's CSR, *e the row's cursor there (from Bp[r],
+ * left past the slot's entries): the values the slots hold. */
+static inline void cm__slot_fill(const cm_operator_t *op, int r, size_t q,
+                                 int *e, double *a) {
+  unsigned u = op->Sc[q];
+  int c = (int)(u >> 3), end = c + (int)(u & 7) + 1;
+  double sk = cm__B_scale(op, r);
+  for (int t = 0; t < op->gmax; t++)
+    a[t] = 0;
+  for (; *e < op->Bp[r + 1] && op->Bj[*e] < end; (*e)++)
+    a[op->Bj[*e] - c] = cm__B_val(op, sk, *e);
+}
+
+/* Entry e of group b's values (its row Gj[e]) from B's CSR: the values B^T
+ * holds by groups (a copy of that row's slot in the group). */
+static inline void cm__entry_fill(const cm_operator_t *op, int b, size_t e,
+                                  double *a) {
+  int r = op->Gj[e], c = op->g0[b], end = op->g0[b + 1];
+  double sk = cm__B_scale(op, r);
+  for (int t = 0; t < op->gmax; t++)
+    a[t] = 0;
+  for (int p = op->Bp[r]; p < op->Bp[r + 1] && op->Bj[p] < end; p++)
+    if (op->Bj[p] >= c)
+      a[op->Bj[p] - c] = cm__B_val(op, sk, p);
+}
+
+/* A double slot as the readers see it: in the formed array (sx: cm__op_sx,
+ * NULL while only float values are formed), or its values from B's CSR
+ * into buf. */
+static inline const double *cm__slot64(const cm_operator_t *op,
+                                       const double *sx, int r, size_t q,
+                                       int *e, double *buf) {
+  if (sx)
+    return sx + q * (size_t)op->gmax;
+  cm__slot_fill(op, r, q, e, buf);
+  return buf;
+}
+
+/* op->Sx as a reader sees it (formed late by cm__op_make_f64, Gx first). */
+static inline const double *cm__op_sx(const cm_operator_t *op) {
+  return __atomic_load_n(&op->Sx, __ATOMIC_ACQUIRE);
+}
+
+/* Every slot's values from B's CSR into Sx (double) or Sx32 (float);
+ * returns 1 if a float value would leave [2^-120, 2^120] (cm__op_make_f32's
+ * rule). */
+static int cm__fill_slots(cm_operator_t *op, double *Sx, float *Sx32) {
+  int nr = op->nr, gmax = op->gmax, out = 0;
+#pragma omp parallel for schedule(static) num_threads(op->threads)             \
+    reduction(|                                                                \
+              : out) if (nr > CM__PAR_MIN)
+  for (int r = 0; r < nr; r++) {
+    int e = op->Bp[r];
+    for (size_t q = (size_t)op->Sp[r]; q < (size_t)op->Sp[r + 1]; q++) {
+      if (Sx) {
+        cm__slot_fill(op, r, q, &e, Sx + q * (size_t)gmax);
+        continue;
+      }
+      double a[CM__GMAX];
+      cm__slot_fill(op, r, q, &e, a);
+      for (int t = 0; t < gmax; t++) {
+        double v = a[t];
+        out |= v != 0 && !(fabs(v) >= 0x1p-120 && fabs(v) <= 0x1p120);
+        Sx32[q * (size_t)gmax + (size_t)t] = (float)v;
+      }
+    }
+  }
+  return out;
+}
+
+/* The groups (g0) and the slots of B (Sp, Sc, and their values: Sx, or
+ * Sx32 alone for op->vals32) from B's CSR; sets gq[q] to the group of
+ * slot q. Values a float would not hold: Sx after all (f32_refused). */
+static int cm__build_slots(cm_context_t *ctx, cm_operator_t *op, int **gq) {
   const cm_system_t *s = op->sys;
   int nr = op->nr, n = op->ncol, T = op->threads;
   int ng = 0, gmax = 0, guni = -1;
@@ -490,7 +577,6 @@ static int cm__build_slots(cm_context_t *ctx, cm_operator_t *op,
   }
   g0[ng] = n;
   const int *Bp = op->Bp, *Bj = op->Bj;
-  const double *Bx = op->Bx;
 #pragma omp parallel for schedule(static) num_threads(T) if (nr > CM__PAR_MIN)
   for (int r = 0; r < nr; r++) {
     int c = 0;
@@ -503,10 +589,8 @@ static int cm__build_slots(cm_context_t *ctx, cm_operator_t *op,
     Sp[r + 1] += Sp[r];
   size_t ns = (size_t)Sp[nr];
   unsigned *Sc = op->Sc = cm__ws_malloc(ctx, ns + 1, sizeof(unsigned));
-  double *Sx = op->Sx =
-      cm__ws_malloc(ctx, ns * (size_t)gmax + 1, sizeof(double));
   int *q2g = *gq = cm__malloc(ctx, ns + 1, sizeof(int));
-  if (!Sc || !Sx || !q2g) {
+  if (!Sc || !q2g) {
     free(cg);
     return CM_NOMEM;
   }
@@ -515,16 +599,25 @@ static int cm__build_slots(cm_context_t *ctx, cm_operator_t *op,
     size_t q = (size_t)Sp[r];
     for (int e = Bp[r]; e < Bp[r + 1]; q++) {
       int b = cg[Bj[e]], c = g0[b], g = g0[b + 1] - c;
-      double *a = Sx + q * (size_t)gmax;
       Sc[q] = (unsigned)c << 3 | (unsigned)(g - 1);
       q2g[q] = b;
-      for (int t = 0; t < gmax; t++)
-        a[t] = 0;
       for (; e < Bp[r + 1] && cg[Bj[e]] == b; e++)
-        a[Bj[e] - c] = Bx ? Bx[e] : cm__B_diag_entry(s, dinv, r, e);
+        ;
     }
   }
   free(cg);
+  size_t nv = ns * (size_t)gmax + 1;
+  if (op->vals32) {
+    op->Sx32 = cm__ws_malloc(ctx, nv, sizeof(float));
+    if (op->Sx32 && !cm__fill_slots(op, NULL, op->Sx32))
+      return CM_OK;
+    cm__ws_free(op->Sx32); /* out of float's range, or of memory */
+    op->Sx32 = NULL, op->vals32 = 0, op->f32_refused = 1;
+  }
+  op->Sx = cm__ws_malloc(ctx, nv, sizeof(double));
+  if (!op->Sx)
+    return CM_NOMEM;
+  cm__fill_slots(op, op->Sx, NULL);
   return CM_OK;
 }
 
@@ -532,18 +625,22 @@ static int cm__build_slots(cm_context_t *ctx, cm_operator_t *op,
  * each thread counts, then places, the slots of its own run of consecutive
  * rows, at offsets that follow those of the threads before it, so every
  * group's rows come out ascending, as the sequential transpose gives them,
- * at any thread count. */
+ * at any thread count. The values as the slots hold them: Gx from Sx, or
+ * Gx32 from Sx32 (op->vals32). */
 static int cm__transpose_slots(cm_context_t *ctx, cm_operator_t *op,
                                const int *gq) {
   int nr = op->nr, ng = op->ng, gmax = op->gmax;
   int T = nr > CM__PAR_MIN ? op->threads : 1;
   const int *Sp = op->Sp;
-  const double *Sx = op->Sx;
-  size_t ns = (size_t)Sp[nr];
+  size_t ns = (size_t)Sp[nr], esz = (op->vals32 ? 4 : 8) * (size_t)gmax;
+  const char *Sx = op->vals32 ? (const char *)op->Sx32 : (const char *)op->Sx;
   int *Gp = op->Gp = cm__malloc(ctx, (size_t)ng + 1, sizeof(int));
   int *Gj = op->Gj = cm__ws_malloc(ctx, ns + 1, sizeof(int));
-  double *Gx = op->Gx =
-      cm__ws_malloc(ctx, ns * (size_t)gmax + 1, sizeof(double));
+  char *Gx = cm__ws_malloc(ctx, ns * esz + 1, 1);
+  if (op->vals32)
+    op->Gx32 = (float *)Gx;
+  else
+    op->Gx = (double *)Gx;
   int **next = calloc((size_t)T, sizeof *next); /* per thread, size ng */
   if (!Gp || !Gj || !Gx || !next) {
     free(next);
@@ -594,14 +691,13 @@ static int cm__transpose_slots(cm_context_t *ctx, cm_operator_t *op,
         for (int q = Sp[r]; q < Sp[r + 1]; q++) {
           if (q + CM__PF_AHEAD < q1) { /* where a later slot goes, about */
             size_t ea = (size_t)c[gq[q + CM__PF_AHEAD]];
-            __builtin_prefetch(Gx + ea * (size_t)gmax, 1);
-            __builtin_prefetch(Gx + ea * (size_t)gmax + gmax - 1, 1);
+            __builtin_prefetch(Gx + ea * esz, 1);
+            __builtin_prefetch(Gx + ea * esz + esz - 1, 1);
             __builtin_prefetch(Gj + ea, 1);
           }
           size_t e = (size_t)c[gq[q]]++;
           Gj[e] = r;
-          memcpy(Gx + e * (size_t)gmax, Sx + (size_t)q * (size_t)gmax,
-                 sizeof(double) * (size_t)gmax);
+          memcpy(Gx + e * esz, Sx + (size_t)q * esz, esz);
         }
     }
   }
@@ -611,15 +707,13 @@ static int cm__transpose_slots(cm_context_t *ctx, cm_operator_t *op,
   return nomem ? CM_NOMEM : CM_OK;
 }
 
-/* dinv: L^-1 for a diagonal M (B's values from J), else NULL (op->Bx). */
-static int cm__build_groups(cm_context_t *ctx, cm_operator_t *op,
-                            const double *dinv) {
+static int cm__build_groups(cm_context_t *ctx, cm_operator_t *op) {
   if (op->ncol >= CM__GCOLS)
     return CM__ERR(ctx, CM_LIMIT, NULL,
                    "%d active dofs: the operator holds at most %d", op->ncol,
                    CM__GCOLS - 1);
   int *gq = NULL;
-  int st = cm__build_slots(ctx, op, dinv, &gq);
+  int st = cm__build_slots(ctx, op, &gq);
   if (!st)
     st = cm__transpose_slots(ctx, op, gq);
   free(gq);
@@ -627,13 +721,11 @@ static int cm__build_groups(cm_context_t *ctx, cm_operator_t *op,
 }
 
 static int cm__build_B(cm_context_t *ctx, cm_operator_t *op) {
-  double *dinv = NULL;
-  int st = op->ldiag ? cm__B_diagonal(ctx, op, &dinv) : 1;
+  int st = op->ldiag ? cm__B_diagonal(ctx, op) : 1;
   if (st > 0)
     st = cm__B_blocks(ctx, op);
   if (!st)
-    st = cm__build_groups(ctx, op, dinv);
-  free(dinv);
+    st = cm__build_groups(ctx, op);
   return st;
 }
 
@@ -694,11 +786,17 @@ static void cm__comp_range(const cm_operator_t *op, int comp, int *c_lo,
 
 int cm_operator_create(cm_context_t *ctx, const cm_system_t *sys,
                        cm_operator_t **out) {
+  return cm__operator_create(ctx, sys, 0, out);
+}
+
+int cm__operator_create(cm_context_t *ctx, const cm_system_t *sys, int vals32,
+                        cm_operator_t **out) {
   *out = NULL;
   cm_operator_t *op = calloc(1, sizeof *op);
   if (!op)
     return CM__ERR(ctx, CM_NOMEM, NULL, "out of memory");
   op->sys = sys;
+  op->vals32 = vals32 && sys->block;
   op->nr = sys->nc;
   op->ncol = sys->n;
   op->block = sys->block;
@@ -863,6 +961,65 @@ CM__SLOT_ROWS(cm__slot_rows32, float)
 CM__GROUP_ROWS(cm__group_rows, double)
 CM__GROUP_ROWS(cm__group_rows32, float)
 
+/* The double kernels' sums where only float values are formed
+ * (op->vals32, before cm__op_make_f64), from B's CSR values: the terms
+ * the kernels add, in their order, less their zero terms (the slots' and
+ * groups' padding), which change no bit of a sum that starts at +0 (it
+ * never becomes -0) over finite vectors. A few times the cost of a formed
+ * product, for the few that a float solve makes on S. */
+
+/* Rows [a, b) of B X (X's first row: column c0; k columns ld_in apart,
+ * Y's ld_out): each row's CSR sum, its values formed once for the k. */
+static void cm__csr_rows64(const cm_operator_t *op, int a, int b, int c0,
+                           const double *x, size_t ld_in, double *y,
+                           size_t ld_out, int k) {
+  for (int i = a; i < b; i++) {
+    double sk = cm__B_scale(op, i), val[2 * CM__GMAX];
+    int e0 = op->Bp[i], ne = op->Bp[i + 1] - e0;
+    for (int e = 0; e < ne && e < 2 * CM__GMAX; e++)
+      val[e] = cm__B_val(op, sk, e0 + e);
+    for (int p = 0; p < k; p++) {
+      const double *xp = x + (size_t)p * ld_in;
+      double s = 0;
+      for (int e = 0; e < ne; e++)
+        s += (e < 2 * CM__GMAX ? val[e] : cm__B_val(op, sk, e0 + e)) *
+             xp[op->Bj[e0 + e] - c0];
+      y[(size_t)p * ld_out + (size_t)(i - a)] = s;
+    }
+  }
+}
+
+/* Columns [a, b) of B^T V, or of |B|^T V (absv) for one column (V NULL:
+ * all ones), V's first row r0, k columns as above: every row in the span
+ * of the columns' groups, in ascending order (a group's entries' order),
+ * adds its entries in [a, b). */
+static void cm__csr_cols64(const cm_operator_t *op, int a, int b, int r0,
+                           const double *v, size_t ld_in, int absv, double *out,
+                           size_t ld_out, int k) {
+  int rlo = INT_MAX, rhi = -1;
+  for (int p = 0; p < k; p++)
+    for (int j = a; j < b; j++)
+      out[(size_t)p * ld_out + (size_t)(j - a)] = 0;
+  for (int g = cm__group_of(op, a); g < op->ng && op->g0[g] < b; g++)
+    if (op->Gp[g] < op->Gp[g + 1]) {
+      int lo = op->Gj[op->Gp[g]], hi = op->Gj[op->Gp[g + 1] - 1];
+      rlo = lo < rlo ? lo : rlo, rhi = hi > rhi ? hi : rhi;
+    }
+  for (int r = rlo; r <= rhi; r++) {
+    double sk = cm__B_scale(op, r);
+    for (int e = op->Bp[r]; e < op->Bp[r + 1]; e++) {
+      int j = op->Bj[e];
+      if (j < a || j >= b)
+        continue;
+      double x = cm__B_val(op, sk, e);
+      x = absv ? fabs(x) : x;
+      for (int p = 0; p < k; p++)
+        out[(size_t)p * ld_out + (size_t)(j - a)] +=
+            x * (v ? v[(size_t)p * ld_in + (size_t)(r - r0)] : 1.0);
+    }
+  }
+}
+
 /* cm__op_rows on the double values, or (f32) on their float copies */
 static inline __attribute__((always_inline)) int
 cm__op_rows_as(const cm_operator_t *op, int f32, int comp, int trans,
@@ -872,6 +1029,13 @@ cm__op_rows_as(const cm_operator_t *op, int f32, int comp, int trans,
   int r0, m, c0, n;
   cm__op_comp(op, comp, &r0, &m, &c0, &n);
   int a = (trans ? c0 : r0) + i0, b = (trans ? c0 : r0) + i1;
+  if (!f32 && !cm__op_sx(op)) {
+    if (trans)
+      cm__csr_cols64(op, a, b, r0, in, 0, 0, out, 0, 1);
+    else
+      cm__csr_rows64(op, a, b, c0, in, 0, out, 0, 1);
+    return 0;
+  }
 #define CM__ROWS(G)                                                            \
   (trans ? (f32 ? cm__group_rows32(op, op->Gx32, G, a, b, r0, in, out)         \
                 : cm__group_rows(op, op->Gx, G, a, b, r0, in, out))            \
@@ -903,6 +1067,35 @@ int cm__op_rows(const cm_operator_t *op, int comp, int trans, const double *in,
 int cm__op_rows32(const cm_operator_t *op, int comp, int trans,
                   const double *in, int i0, int i1, double *out) {
   return cm__op_rows_as(op, 1, comp, trans, in, i0, i1, out);
+}
+
+int cm__op_make_f64(cm_operator_t *op) {
+  if (!op->block)
+    return CM_USAGE;
+  if (cm__op_sx(op))
+    return CM_OK;
+  pthread_mutex_lock(&op->f32_lock);
+  if (!op->Sx) {
+    size_t ns = (size_t)op->Sp[op->nr] * (size_t)op->gmax;
+    size_t ne = (size_t)op->Gp[op->ng] * (size_t)op->gmax;
+    double *sx = cm__ws_malloc(NULL, ns + 1, sizeof(double));
+    double *gx = sx ? cm__ws_malloc(NULL, ne + 1, sizeof(double)) : NULL;
+    if (gx) {
+      cm__fill_slots(op, sx, NULL);
+#pragma omp parallel for schedule(static)                                      \
+    num_threads(op->threads) if (op->ng > CM__PAR_MIN)
+      for (int b = 0; b < op->ng; b++)
+        for (int e = op->Gp[b]; e < op->Gp[b + 1]; e++)
+          cm__entry_fill(op, b, (size_t)e, gx + (size_t)e * op->gmax);
+      op->Gx = gx; /* before Sx: a reader that sees Sx reads Gx */
+      __atomic_store_n(&op->Sx, sx, __ATOMIC_RELEASE);
+    } else {
+      cm__ws_free(sx);
+    }
+  }
+  int st = op->Sx ? CM_OK : CM_NOMEM;
+  pthread_mutex_unlock(&op->f32_lock);
+  return st;
 }
 
 int cm__op_make_f32(cm_context_t *ctx, cm_operator_t *op) {
@@ -953,7 +1146,22 @@ void cm__op_apply_cols(cm_operator_t *op, int comp, int trans, const double *in,
   }
   int r0, m, c0, n;
   cm__op_comp(op, comp, &r0, &m, &c0, &n);
-  int len = trans ? n : m, nch = (len + CM__ROW_CHUNK - 1) / CM__ROW_CHUNK;
+  int len = trans ? n : m;
+  if (!cm__op_sx(op)) { /* from the CSR: a span per thread, all k at once */
+    int T = len > CM__PAR_MIN ? op->threads : 1;
+#pragma omp parallel for schedule(static) num_threads(T)
+    for (int t = 0; t < T; t++) {
+      int i0 = (int)((long)len * t / T), i1 = (int)((long)len * (t + 1) / T);
+      if (trans)
+        cm__csr_cols64(op, c0 + i0, c0 + i1, r0, in, ld_in, 0, out + i0, ld_out,
+                       k);
+      else
+        cm__csr_rows64(op, r0 + i0, r0 + i1, c0, in, ld_in, out + i0, ld_out,
+                       k);
+    }
+    return;
+  }
+  int nch = (len + CM__ROW_CHUNK - 1) / CM__ROW_CHUNK;
 #pragma omp parallel for schedule(static)                                      \
     num_threads(op->threads) if (len > CM__PAR_MIN)
   for (int c = 0; c < nch; c++) {
@@ -1090,10 +1298,13 @@ int cm__op_dense_B(cm_operator_t *op, int comp, double *Bd) {
   cm__op_comp(op, comp, &r0, &m, &c0, &n);
   memset(Bd, 0, sizeof(double) * (size_t)m * (size_t)n);
   if (op->block) { /* from the slots (their padding zeros are zeros) */
+    const double *sx = cm__op_sx(op);
+    double buf[CM__GMAX];
     for (int i = 0; i < m; i++)
-      for (int q = op->Sp[r0 + i]; q < op->Sp[r0 + i + 1]; q++) {
+      for (int q = op->Sp[r0 + i], e = op->Bp[r0 + i]; q < op->Sp[r0 + i + 1];
+           q++) {
         unsigned u = op->Sc[q];
-        const double *a = op->Sx + (size_t)q * (size_t)op->gmax;
+        const double *a = cm__slot64(op, sx, r0 + i, (size_t)q, &e, buf);
         for (int t = 0; t <= (int)(u & 7); t++)
           Bd[(size_t)((int)(u >> 3) + t - c0) * (size_t)m + (size_t)i] = a[t];
       }
@@ -1128,6 +1339,16 @@ int cm__op_dense_B(cm_operator_t *op, int comp, double *Bd) {
 static void cm__abs_BT(const cm_operator_t *op, int r0, int c0, int n,
                        const double *v, double *w) {
   int b0 = cm__group_of(op, c0), b1 = cm__group_of(op, c0 + n);
+  if (!cm__op_sx(op)) { /* from the CSR: a column span per thread */
+    int T = n > CM__PAR_MIN ? op->threads : 1;
+#pragma omp parallel for schedule(static) num_threads(T)
+    for (int t = 0; t < T; t++) {
+      int a = c0 + (int)((long)n * t / T),
+          b = c0 + (int)((long)n * (t + 1) / T);
+      cm__csr_cols64(op, a, b, r0, v, 0, 1, w + (a - c0), 0, 1);
+    }
+    return;
+  }
 #pragma omp parallel for schedule(static)                                      \
     num_threads(op->threads) if (n > CM__PAR_MIN)
   for (int b = b0; b < b1; b++) {
@@ -1154,13 +1375,15 @@ int cm__op_abs_product(cm_context_t *ctx, cm_operator_t *op, int comp,
   if (!w)
     return CM_NOMEM;
   cm__abs_BT(op, r0, c0, n, v, w);
+  const double *sx = cm__op_sx(op);
 #pragma omp parallel for schedule(static)                                      \
     num_threads(op->threads) if (m > CM__PAR_MIN)
   for (int i = 0; i < m; i++) { /* out = |B| w, by slots */
-    double g = 0;
-    for (int q = op->Sp[r0 + i]; q < op->Sp[r0 + i + 1]; q++) {
+    double g = 0, buf[CM__GMAX];
+    for (int q = op->Sp[r0 + i], e = op->Bp[r0 + i]; q < op->Sp[r0 + i + 1];
+         q++) {
       unsigned u = op->Sc[q];
-      const double *a = op->Sx + (size_t)q * (size_t)op->gmax;
+      const double *a = cm__slot64(op, sx, r0 + i, (size_t)q, &e, buf);
       const double *wq = w + ((int)(u >> 3) - c0);
       for (int t = 0; t <= (int)(u & 7); t++)
         g += fabs(a[t]) * wq[t];
@@ -1345,13 +1568,24 @@ static int cm__block_row_bounds(cm_context_t *ctx, const cm_operator_t *op,
   if (!w)
     return CM_NOMEM;
   cm__abs_BT(op, r0, c0, n, NULL, w); /* w = |B|^T 1 */
+  const double *sx = cm__op_sx(op);
 #pragma omp parallel for schedule(static)                                      \
     num_threads(op->threads) if (m > CM__PAR_MIN)
   for (int i = 0; i < m; i++) { /* g = |B| w, d = |B_i|^2, by slots: */
     double g = 0, d = 0;        /* the CSR sums with zero terms between */
+    if (!sx) {                  /* or the CSR's own (the same bits) */
+      double sk = cm__B_scale(op, r0 + i);
+      for (int e = op->Bp[r0 + i]; e < op->Bp[r0 + i + 1]; e++) {
+        double a = cm__B_val(op, sk, e);
+        g += fabs(a) * w[op->Bj[e] - c0];
+        d += a * a;
+      }
+      gersh[i] = g, diag[i] = d;
+      continue;
+    }
     for (int q = op->Sp[r0 + i]; q < op->Sp[r0 + i + 1]; q++) {
       unsigned u = op->Sc[q];
-      const double *a = op->Sx + (size_t)q * (size_t)op->gmax;
+      const double *a = sx + (size_t)q * (size_t)op->gmax;
       const double *wq = w + ((int)(u >> 3) - c0);
       for (int t = 0; t <= (int)(u & 7); t++) {
         g += fabs(a[t]) * wq[t];

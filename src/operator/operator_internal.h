@@ -35,6 +35,21 @@ int cm__op_rows32(const cm_operator_t *op, int comp, int trans,
  * a general M: the products stay on the double values. They go with the
  * operator. */
 int cm__op_make_f32(cm_context_t *ctx, cm_operator_t *op);
+/* cm_operator_create, with vals32 = 1 for an operator whose products will
+ * read B's float values (an eigen-solve on S32): on the block path the
+ * slots are then formed in float only (cm__op_make_f32 has nothing left to
+ * do), and the double readers (cm__op_rows, the bounds, the dense form)
+ * form each slot's values from B's CSR as they go, with the bits of the
+ * formed double values: half the value bytes, for a few times the cost of
+ * each double product. Whatever makes many double products calls
+ * cm__op_make_f64 first. */
+int cm__operator_create(cm_context_t *ctx, const cm_system_t *sys, int vals32,
+                        cm_operator_t **out);
+/* Forms the double values (Sx, Gx) of an operator made with vals32, once
+ * (thread-safe); CM_OK when they are there, CM_NOMEM (the products then
+ * stay on the CSR's values: the same bits, slower), CM_USAGE for a
+ * general M. */
+int cm__op_make_f64(cm_operator_t *op);
 /* The bound above on ||S - S32|| over || |B| |B|^T || */
 #define CM__F32_GAP (0x1p-23 + 0x1p-48)
 /* The column groups of the block path's products (a body's consecutive

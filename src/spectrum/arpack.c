@@ -447,6 +447,7 @@ int cm__eig_arpack(cm_context_t *ctx, cm_operator_t *op, int comp,
                    double deadline, cm__eig_t *out) {
   double tol = opts->tol > 0 ? opts->tol : 1e-10;
   int redo = 0;
+  cm__op_make_f64(op); /* its products are on S (no memory: the CSR's) */
   int st = cm__arpack_run(ctx, op, comp, opts, start, deadline,
                           cm__cheb_degree(opts), tol, out, &redo);
   if (redo) { /* drop the filtered attempt, keep what it cost */

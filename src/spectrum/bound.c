@@ -255,6 +255,7 @@ int cm__eig_prob_bound(cm_context_t *ctx, cm_operator_t *op, int comp,
       kmax = N < CM__PB_MAX_STEPS ? N : CM__PB_MAX_STEPS;
   if (N == 0)
     return CM_OK;
+  cm__op_make_f64(op); /* a run of its own on S */
   double s = 1, gabs = NAN;
   uint64_t seed = 0;
   int st = cm__eig_scale(ctx, op, comp, use_S, &s, &seed, &gabs);

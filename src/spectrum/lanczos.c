@@ -46,7 +46,6 @@
 #define LZ_PROBE_TOL 1e-5 /* tolerance of a search for a missed copy */
 #define LZ_LOOK_TOL 1e-2  /* the look's loosest residual (lz_test) */
 #define LZ_LOOK_NEXT 2    /* most next Ritz vectors the look deflates by */
-#define LZ_F32_TOL 1e-6   /* from this tolerance the solve runs on S32 */
 #define LZ_F32_ROOM 0.9   /* ... to this part of it */
 /* ... and from this size keeps its basis in float (lz_setup) */
 int cm__lz_basis32_min = 1 << 19;
@@ -1752,7 +1751,7 @@ static int lz_all(cm_context_t *ctx, cm_operator_t *op, int comp,
 
 /* The top pairs (with the probabilistic bound from the first cycle when
  * pb_delta > 0), then the search for missed copies (lz_search). From
- * tolerance LZ_F32_TOL the solve's and the search's products read B's
+ * tolerance CM__LZ_F32_TOL the solve's and the search's products read B's
  * float values (S32; the bound's own run and cm__eig_finish's stay on S),
  * to LZ_F32_ROOM of the tolerance, and the bound and the search's top
  * values add ||S - S32||, and from cm__lz_basis32_min rows the basis is
@@ -1762,13 +1761,16 @@ static int lz_all(cm_context_t *ctx, cm_operator_t *op, int comp,
 int cm__eig_lanczos(cm_context_t *ctx, cm_operator_t *op, int comp,
                     const cm_options_t *opts, const double *start,
                     double deadline, double pb_delta, cm__eig_t *out) {
-  int f32 = opts->tol >= LZ_F32_TOL && cm__op_is_block(op) &&
+  int f32 = opts->tol >= CM__LZ_F32_TOL && cm__op_is_block(op) &&
             !cm__op_make_f32(NULL, op);
   int redo = 0;
+  if (!f32)
+    cm__op_make_f64(op); /* the solve on S (no memory: the CSR's values) */
   int st =
       lz_all(ctx, op, comp, opts, start, deadline, pb_delta, f32, out, &redo);
   if (st || !redo)
     return st;
+  cm__op_make_f64(op);
   int mv = out->matvecs, it = out->iterations, smv = out->search_matvecs;
   double tm = out->t_matvec;
   cm__eig_free(out);

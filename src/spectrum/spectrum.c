@@ -321,6 +321,18 @@ static int cm__eig_check(cm_context_t *ctx, const cm_options_t *opts, int comp,
   return CM_OK;
 }
 
+/* Whether the iterative backend is the own Lanczos (else ARPACK). */
+static int cm__eig_lz(const cm_options_t *opts) {
+  return opts->method == CM_METHOD_LANCZOS ||
+         (opts->method == CM_METHOD_AUTO && CM__AUTO_LANCZOS &&
+          opts->chebyshev < 2);
+}
+
+int cm__eig_vals32(const cm_options_t *opts, long rows) {
+  return cm__eig_lz(opts) && opts->tol >= CM__LZ_F32_TOL &&
+         rows >= cm__lz_basis32_min;
+}
+
 int cm__eig_is_dense(const cm_options_t *opts, int m, int n) {
   int N = m < n ? m : n;
   int too_small =
@@ -340,9 +352,7 @@ int cm__eig_component(cm_context_t *ctx, cm_operator_t *op, int comp,
     return CM_OK;
   if (cm__eig_is_dense(opts, m, n))
     return cm__eig_dense(ctx, op, comp, nev, out);
-  int lz = opts->method == CM_METHOD_LANCZOS ||
-           (opts->method == CM_METHOD_AUTO && CM__AUTO_LANCZOS &&
-            opts->chebyshev < 2);
+  int lz = cm__eig_lz(opts);
   int st =
       lz ? cm__eig_lanczos(ctx, op, comp, opts, start, deadline, pb_delta, out)
          : cm__eig_arpack(ctx, op, comp, opts, start, deadline, out);

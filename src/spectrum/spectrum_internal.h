@@ -107,15 +107,24 @@ void cm__eig_apply(cm_operator_t *op, int comp, int use_S, double inv_s,
 /* A standard normal number keyed by (seed, i): Box-Muller on two
  * counter-based uniforms, the same at any thread count. */
 double cm__gauss(uint64_t seed, uint64_t i);
+/* From this tolerance the Lanczos solve's products read B's float values
+ * (S32, cm__eig_lanczos). */
+#define CM__LZ_F32_TOL 1e-6
+/* The least operator size whose Lanczos basis is kept in float where the
+ * solve runs on S32: 2^19 rows (a 48-vector basis of 192 MiB in double);
+ * from it, too, the analysis forms B's values in float only
+ * (cm__eig_vals32). Tests set it lower. */
+extern int cm__lz_basis32_min;
+/* 1 when an analysis with these options of a system with `rows` rows (a
+ * block-path operator) would solve it with Lanczos on S32 at a size that
+ * keeps the basis in float: the operator is then made with float values
+ * only (cm__operator_create). */
+int cm__eig_vals32(const cm_options_t *opts, long rows);
 /* The Lanczos restart's basis combination, for bench_step --kernels:
  * Out[:, p] = sum_c V[:, c] Y[c, p] (p < ncol, c < J; V and Out n rows,
  * Y J x ncol), with the Gram matrix of [Out, x] into G ((ncol + 1)^2)
  * when G is given; on the kernel set in use, th threads. Returns -1 when
  * out of memory. */
-/* The least operator size whose Lanczos basis is kept in float where the
- * solve runs on S32 (lanczos.c's LZ_F32_TOL): 2^19 rows (a 48-vector basis
- * of 192 MiB in double); tests set it lower. */
-extern int cm__lz_basis32_min;
 int cm__lz_combine(int n, const double *V, int J, const double *Y, int ncol,
                    double *Out, const double *x, double *G, int th);
 /* The start vector of the iterative backends (size N of the operator): the
