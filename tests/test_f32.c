@@ -121,14 +121,28 @@ CM_TEST(f32_lanczos_out_of_range) {
     CMT_TRUE(co != NULL);
     if (co) /* refused up front, not only caught by the residual check */
       CMT_EQ_INT(cm__op_make_f32(&ctx, co), CM_LIMIT);
+    /* an operator asked for float values only falls back to the double
+     * ones: the same solve, bit for bit */
+    cm_operator_t *c32 = NULL;
+    CMT_EQ_INT(cs ? cm__operator_create(&ctx, cs, 1, &c32) : CM_NOMEM, CM_OK);
+    if (c32)
+      CMT_EQ_INT(cm__op_make_f32(&ctx, c32), CM_LIMIT);
     if (co && f32_solve(co, 1e-6, &r) == CM_OK) {
       CMT_EQ_INT(r.f32, 0);
       CMT_EQ_INT(r.nev, 6);
       for (int i = 0; i < 6 && i < r.nev; i++)
         CMT_REL(r.lambda[i], t.lambda[i] * a, 1e-6);
       CMT_LE(t.lambda[0] * a * (1 - 1e-13), r.pb_upper);
+      cm__eig_t r32;
+      if (c32 && f32_solve(c32, 1e-6, &r32) == CM_OK) {
+        CMT_EQ_INT(r32.nev, r.nev);
+        for (int i = 0; i < r.nev && i < r32.nev; i++)
+          CMT_TRUE(r32.lambda[i] == r.lambda[i] && r32.res[i] == r.res[i]);
+        cm__eig_free(&r32);
+      }
       cm__eig_free(&r);
     }
+    cm_operator_destroy(&c32);
     cm_operator_destroy(&co);
     cm_system_destroy(&cs);
     cm_scene_destroy(&c);
