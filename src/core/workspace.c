@@ -17,14 +17,17 @@
  * reports bit for bit with the pool on and off.
  *
  * Each buffer carries a header with its capacity, so cm__ws_free needs no
- * size; buffers under CM__WS_MIN are never kept. Not for small or
- * short-lived arrays: use malloc. */
+ * size; a kept buffer's written extent (its pages resident from its start,
+ * mincore) is noted when it comes back; buffers under CM__WS_MIN are never
+ * kept. Not for small or short-lived arrays: use malloc. */
 #include "internal.h"
 
 #include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 /* header bytes before a buffer (its capacity, a size_t): 64 keeps the
  * 64-byte alignment of page-aligned blocks */
@@ -40,9 +43,9 @@ static struct {
   size_t cap, kept; /* the cap, and the bytes kept now */
   int n;            /* kept buffers, oldest first */
   char *base[CM__WS_SLOTS];
-  size_t bytes[CM__WS_SLOTS];
+  size_t bytes[CM__WS_SLOTS], hw[CM__WS_SLOTS]; /* capacity, written */
   unsigned long taken; /* buffers taken from the kept ones (tests) */
-} cm__ws = {PTHREAD_MUTEX_INITIALIZER, 0, 0, 0, {0}, {0}, 0};
+} cm__ws = {PTHREAD_MUTEX_INITIALIZER, 0, 0, 0, {0}, {0}, {0}, 0};
 
 /* removes slot i (mutex held) */
 static char *cm__ws_remove(int i) {
@@ -51,6 +54,7 @@ static char *cm__ws_remove(int i) {
   for (int j = i + 1; j < cm__ws.n; j++) {
     cm__ws.base[j - 1] = cm__ws.base[j];
     cm__ws.bytes[j - 1] = cm__ws.bytes[j];
+    cm__ws.hw[j - 1] = cm__ws.hw[j];
   }
   cm__ws.n--;
   return b;
@@ -65,18 +69,38 @@ void *cm__ws_malloc(cm_context_t *ctx, size_t n, size_t size) {
   }
   char *b = NULL;
   if (need >= CM__WS_MIN) {
-    /* the smallest kept buffer that holds need, if at most CM__WS_WASTE
-     * times need: a larger one's pages past need stay mapped, unused,
-     * until it goes back, and a small buffer that took the basis's would
-     * leave the basis to fresh pages (the search's basis, 168 MB on the
-     * 1e6 pile, and the residual products' 96 MB take the solve's 600 MB;
-     * the pair list's 72 MB, allocated before the solve, does not) */
+    /* a kept buffer that holds need, if at most CM__WS_WASTE times need
+     * (a larger one's pages past need stay mapped, unused, until it goes
+     * back, and a small buffer that took the basis's would leave the basis
+     * to fresh pages: the search's basis, 168 MB on the 1e6 pile, and the
+     * residual products' 96 MB take the solve's 600 MB; the pair list's
+     * 72 MB, allocated before the solve, does not): of those written up
+     * to need, the least written (then the smallest), so that no page is
+     * fresh and the more written buffers stay for larger requests; else
+     * the most written (the fewest fresh pages), then the smallest. Taking
+     * the smallest alone, a step's buffers and a 6-mode analysis's
+     * alternating (a server's requests) left the 6-mode run's basis on a
+     * buffer of the same size that the step had written only up to its 54
+     * columns: 168 MiB of fresh pages in its second kept run on the 1e6
+     * pile, 46 (what it allocates outside the pool) only from its third;
+     * now from its second. */
     pthread_mutex_lock(&cm__ws.mu);
     int best = -1;
-    for (int i = 0; i < cm__ws.n; i++)
-      if (cm__ws.bytes[i] >= need && cm__ws.bytes[i] / CM__WS_WASTE <= need &&
-          (best < 0 || cm__ws.bytes[i] < cm__ws.bytes[best]))
+    for (int i = 0; i < cm__ws.n; i++) {
+      size_t by = cm__ws.bytes[i], h = cm__ws.hw[i];
+      if (by < need || by / CM__WS_WASTE > need)
+        continue;
+      if (best < 0) {
         best = i;
+        continue;
+      }
+      size_t bb = cm__ws.bytes[best], bh = cm__ws.hw[best];
+      int cov = h >= need, bcov = bh >= need;
+      if (cov != bcov ? cov
+          : cov       ? h < bh || (h == bh && by < bb)
+                      : h > bh || (h == bh && by < bb))
+        best = i;
+    }
     if (best >= 0) {
       b = cm__ws_remove(best);
       cm__ws.taken++;
@@ -103,13 +127,43 @@ void *cm__ws_calloc(cm_context_t *ctx, size_t n, size_t size) {
   return p;
 }
 
+/* The bytes of the buffer at p (capacity bytes) written from its start, as
+ * far as the kernel shows: the pages resident from the first on (an
+ * anonymous page is resident once written); bytes when it cannot tell. */
+static size_t cm__ws_written(const char *p, size_t bytes) {
+  long pg = sysconf(_SC_PAGESIZE);
+  if (pg <= 0)
+    return bytes;
+  uintptr_t a0 = (uintptr_t)p & ~(uintptr_t)(pg - 1);
+  uintptr_t a1 = (uintptr_t)p + bytes;
+  size_t np = (size_t)((a1 - a0 + (uintptr_t)pg - 1) / (uintptr_t)pg);
+  unsigned char *vec = malloc(np);
+  size_t w = bytes;
+  if (vec && !mincore((void *)a0, a1 - a0, vec)) {
+    size_t i = 0;
+    while (i < np && (vec[i] & 1))
+      i++;
+    uintptr_t end = a0 + (uintptr_t)i * (uintptr_t)pg; /* first unwritten */
+    w = i == np               ? bytes
+        : end <= (uintptr_t)p ? 0
+                              : (size_t)(end - (uintptr_t)p);
+  }
+  free(vec);
+  return w;
+}
+
 void cm__ws_free(void *p) {
   if (!p)
     return;
   char *b = (char *)p - CM__WS_HEAD, *drop[CM__WS_SLOTS + 1];
   int nd = 0;
-  size_t bytes;
+  size_t bytes, hw = 0;
   memcpy(&bytes, b, sizeof bytes);
+  pthread_mutex_lock(&cm__ws.mu);
+  size_t cap = cm__ws.cap;
+  pthread_mutex_unlock(&cm__ws.mu);
+  if (bytes >= CM__WS_MIN && bytes <= cap) /* to be kept: how far written */
+    hw = cm__ws_written(b + CM__WS_HEAD, bytes);
   pthread_mutex_lock(&cm__ws.mu);
   if (bytes >= CM__WS_MIN && bytes <= cm__ws.cap) {
     /* room by evicting the oldest buffers no larger than this one: a
@@ -127,6 +181,7 @@ void cm__ws_free(void *p) {
       while (ne > 0) /* from the last: the earlier slots keep their index */
         drop[nd++] = cm__ws_remove(ev[--ne]);
       cm__ws.base[cm__ws.n] = b, cm__ws.bytes[cm__ws.n] = bytes;
+      cm__ws.hw[cm__ws.n] = hw;
       cm__ws.n++, cm__ws.kept += bytes;
       b = NULL;
     }
