@@ -1110,8 +1110,9 @@ static int cm__analyze_core(cm_context_t *ctx, const cm_system_t *sys,
   /* ---- allocate ---- */
   cm_report_t *r = calloc(1, sizeof *r);
   cm__eig_t *eig = calloc((size_t)sys->ncomp + 1, sizeof *eig);
-  double *diag = calloc((size_t)sys->nc + 1, sizeof(double));
-  double *gersh = calloc((size_t)sys->nc + 1, sizeof(double));
+  /* the row bounds: from the workspace (a kept analysis's 16 MB at 1e6) */
+  double *diag = cm__ws_calloc(NULL, (size_t)sys->nc + 1, sizeof(double));
+  double *gersh = cm__ws_calloc(NULL, (size_t)sys->nc + 1, sizeof(double));
   int *crank = calloc((size_t)sys->ncomp + 1, sizeof(int));
   long rank = 0;
   double near = NAN;
@@ -1186,7 +1187,7 @@ static int cm__analyze_core(cm_context_t *ctx, const cm_system_t *sys,
 done:
   for (int c = 0; eig && c < sys->ncomp; c++)
     cm__eig_free(&eig[c]);
-  free(eig), free(diag), free(gersh), free(crank);
+  free(eig), cm__ws_free(diag), cm__ws_free(gersh), free(crank);
   cm_operator_destroy(&op);
   if (blas_threads > 0)
     cm__blas_threads(blas_threads);

@@ -85,14 +85,15 @@ void cm_operator_destroy(cm_operator_t **opp) {
   cm_operator_t *op = *opp;
   if (!op->B_shares_J)
     free(op->Bp), cm__ws_free(op->Bj);
-  cm__ws_free(op->Bx), free(op->ldiag), free(op->dinv);
+  cm__ws_free(op->Bx), cm__ws_free(op->ldiag), cm__ws_free(op->dinv);
   pthread_mutex_destroy(&op->bx_lock);
   pthread_mutex_destroy(&op->f32_lock);
   pthread_mutex_destroy(&op->rb_lock);
   cm__ws_free(op->rb_d), cm__ws_free(op->rb_g);
   cm__ws_free(op->Gx32), cm__ws_free(op->Sx32);
-  free(op->g0), free(op->Gp), cm__ws_free(op->Gj), cm__ws_free(op->Gx);
-  free(op->Sp), cm__ws_free(op->Sc), cm__ws_free(op->Sx);
+  cm__ws_free(op->g0), cm__ws_free(op->Gp), cm__ws_free(op->Gj);
+  cm__ws_free(op->Gx), cm__ws_free(op->Sp), cm__ws_free(op->Sc);
+  cm__ws_free(op->Sx);
   free(op->sqrtk), free(op->gtmp);
   if (op->cc_started) {
     cholmod_free_factor(&op->L, &op->cc);
@@ -130,7 +131,7 @@ static int cm__factor_diagonal(cm_operator_t *op) {
   int n = s->n, diag = s->block && s->Mp[n] == n;
   if (!diag)
     return 0;
-  double *ld = malloc(sizeof(double) * (size_t)n);
+  double *ld = cm__ws_malloc(NULL, (size_t)n, sizeof(double));
   if (!ld)
     return 0;
 #pragma omp parallel for schedule(static) num_threads(op->threads)             \
@@ -140,7 +141,7 @@ static int cm__factor_diagonal(cm_operator_t *op) {
     ld[j] = sqrt(s->Mx[j]);
   }
   if (!diag) {
-    free(ld);
+    cm__ws_free(ld);
     return 0;
   }
   op->ldiag = ld;
@@ -388,9 +389,10 @@ static inline double cm__B_val(const cm_operator_t *op, double sk, int e) {
                   : op->Bx[e];
 }
 
-/* L^-1 for L = diag(ldiag), malloc'd (NULL when out of memory). */
+/* L^-1 for L = diag(ldiag), from the workspace (cm__ws_free; NULL when out
+ * of memory). */
 static double *cm__diag_inverse(const cm_operator_t *op) {
-  double *dinv = malloc(sizeof(double) * ((size_t)op->ncol + 1));
+  double *dinv = cm__ws_malloc(NULL, (size_t)op->ncol + 1, sizeof(double));
 #pragma omp parallel for schedule(static)                                      \
     num_threads(op->threads) if (dinv && op->ncol > CM__PAR_MIN)
   for (int j = 0; j < (dinv ? op->ncol : 0); j++)
@@ -419,7 +421,7 @@ static int cm__B_diagonal(cm_context_t *ctx, cm_operator_t *op) {
     for (int q = s->Jp[r]; q < s->Jp[r + 1]; q++)
       zeros += dinv[s->Jj[q]] * s->Jx[q] == 0; /* (L^-1 j)_i */
   if (zeros) {
-    free(dinv);
+    cm__ws_free(dinv);
     return 1;
   }
   op->dinv = dinv;
@@ -561,9 +563,12 @@ static int cm__build_slots(cm_context_t *ctx, cm_operator_t *op, int **gq) {
     gmax = k - j > gmax ? k - j : gmax;
     guni = guni < 0 || guni == k - j ? k - j : 0;
   }
-  int *g0 = op->g0 = cm__malloc(ctx, (size_t)ng + 1, sizeof(int));
-  int *cg = cm__malloc(ctx, (size_t)n + 1, sizeof(int)); /* group of a column */
-  int *Sp = op->Sp = cm__malloc(ctx, (size_t)nr + 1, sizeof(int));
+  /* from the workspace, as the values: a kept analysis takes them again
+   * (cg and q2g, freed before the solve, from malloc: a one-off analysis
+   * would keep them, unused, through its solve) */
+  int *g0 = op->g0 = cm__ws_malloc(ctx, (size_t)ng + 1, sizeof(int));
+  int *cg = cm__malloc(ctx, (size_t)n + 1, sizeof(int)); /* a column's */
+  int *Sp = op->Sp = cm__ws_malloc(ctx, (size_t)nr + 1, sizeof(int));
   if (!g0 || !cg || !Sp) {
     free(cg);
     return CM_NOMEM;
@@ -634,7 +639,7 @@ static int cm__transpose_slots(cm_context_t *ctx, cm_operator_t *op,
   const int *Sp = op->Sp;
   size_t ns = (size_t)Sp[nr], esz = (op->vals32 ? 4 : 8) * (size_t)gmax;
   const char *Sx = op->vals32 ? (const char *)op->Sx32 : (const char *)op->Sx;
-  int *Gp = op->Gp = cm__malloc(ctx, (size_t)ng + 1, sizeof(int));
+  int *Gp = op->Gp = cm__ws_malloc(ctx, (size_t)ng + 1, sizeof(int));
   int *Gj = op->Gj = cm__ws_malloc(ctx, ns + 1, sizeof(int));
   char *Gx = cm__ws_malloc(ctx, ns * esz + 1, 1);
   if (op->vals32)
@@ -1714,7 +1719,7 @@ int cm_operator_csr(const cm_operator_t *op, const int **Bp, const int **Bj,
       } else {
         cm__ws_free(x);
       }
-      free(dinv);
+      cm__ws_free(dinv);
     }
     pthread_mutex_unlock(&mop->bx_lock);
     if (!op->Bx)
