@@ -354,6 +354,25 @@ CM_TEST(f32_values_only_analysis) {
       CMT_TRUE(r[0]->omega_max == r[1]->omega_max);
       CMT_TRUE(r[0]->omega_upper == r[1]->omega_upper);
     }
+    /* warm-started from that report's vector: the probabilistic bound then
+     * runs on S (its own run), forming the double values late */
+    cm_report_t *w = NULL;
+    if (r[0] && r[0]->start_vector) {
+      cm_context_t ctx;
+      cm_context_init(&ctx);
+      cm_options_t o;
+      cm_options_init(&o);
+      o.tol = 1e-6, o.modes = 1, o.method = CM_METHOD_LANCZOS;
+      o.warm_start = r[0]->start_vector;
+      CMT_EQ_INT(cm_analyze(&ctx, f.s, &o, &w), CM_OK);
+    }
+    CMT_TRUE(w != NULL);
+    if (w) {
+      CMT_REL(w->omega_max, truth, 1e-6);
+      CMT_LE(truth, w->omega_upper);
+      CMT_LE(truth * (1 - 1e-12), w->omega_upper_prob);
+    }
+    cm_report_destroy(&w);
     cm_report_destroy(&r[0]), cm_report_destroy(&r[1]);
   }
   cm__lz_basis32_min = min0;
