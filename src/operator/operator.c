@@ -372,15 +372,9 @@ static int cm__B_row(const cm_operator_t *op, const cm__blocks_t *bl, int r,
   return cnt;
 }
 
-/* Entry q (row r) of B for L = diag(ldiag): k_r^1/2 (J_rq / L_jj), the
- * value cm__B_row computes for a diagonal block; dinv = L^-1. */
-static inline double cm__B_diag_entry(const cm_system_t *s, const double *dinv,
-                                      int r, int q) {
-  return sqrt(s->k[r]) * (dinv[s->Jj[q]] * s->Jx[q]);
-}
-
-/* Entry e of B's CSR, sk = cm__B_scale of its row: from J and L^-1 for a
- * diagonal M (cm__B_diag_entry's value), else Bx's. */
+/* Entry e of B's CSR, sk = cm__B_scale of its row r: for a diagonal M
+ * (op->dinv = L^-1, L = diag(ldiag)) k_r^1/2 (J_re / L_jj) from J, the
+ * value cm__B_row computes for a diagonal block; else Bx's. */
 static inline double cm__B_scale(const cm_operator_t *op, int r) {
   return op->dinv ? sqrt(op->sys->k[r]) : 1.0;
 }
@@ -401,7 +395,7 @@ static double *cm__diag_inverse(const cm_operator_t *op) {
 }
 
 /* B for a diagonal M has J's pattern, which it then shares, and the
- * entries cm__B_diag_entry with op->dinv = L^-1; the values themselves
+ * entries cm__B_val with op->dinv = L^-1; the values themselves
  * are not stored (the slots hold them). Returns 1 (nothing built) if some
  * J_rj / L_jj underflows to 0: B's pattern is then smaller than J's and
  * the block path below forms it. */
@@ -1708,18 +1702,16 @@ int cm_operator_csr(const cm_operator_t *op, const int **Bp, const int **Bj,
       const cm_system_t *s = op->sys;
       size_t nnz = (size_t)s->Jp[op->nr];
       double *x = cm__ws_malloc(NULL, nnz + 1, sizeof(double));
-      double *dinv = cm__diag_inverse(op);
-      if (x && dinv) {
+      if (x) { /* from J and the operator's own L^-1 (cm__B_val) */
 #pragma omp parallel for schedule(static)                                      \
     num_threads(op->threads) if (op->nr > CM__PAR_MIN)
-        for (int r = 0; r < op->nr; r++)
+        for (int r = 0; r < op->nr; r++) {
+          double sk = cm__B_scale(op, r);
           for (int q = s->Jp[r]; q < s->Jp[r + 1]; q++)
-            x[q] = cm__B_diag_entry(s, dinv, r, q);
+            x[q] = cm__B_val(op, sk, q);
+        }
         mop->Bx = x;
-      } else {
-        cm__ws_free(x);
       }
-      cm__ws_free(dinv);
     }
     pthread_mutex_unlock(&mop->bx_lock);
     if (!op->Bx)
