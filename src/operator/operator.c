@@ -516,9 +516,15 @@ static inline const double *cm__op_sx(const cm_operator_t *op) {
   return __atomic_load_n(&op->Sx, __ATOMIC_ACQUIRE);
 }
 
+/* 1 when a nonzero value lies outside [2^-120, 2^120]: its float would
+ * break |B - B32| <= 2^-24 |B| (a subnormal or an overflow), so the
+ * products stay on the double values. */
+static inline int cm__f32_unsafe(double v) {
+  return v != 0 && !(fabs(v) >= 0x1p-120 && fabs(v) <= 0x1p120);
+}
+
 /* Every slot's values from B's CSR into Sx (double) or Sx32 (float);
- * returns 1 if a float value would leave [2^-120, 2^120] (cm__op_make_f32's
- * rule). */
+ * returns 1 if a float value would be cm__f32_unsafe. */
 static int cm__fill_slots(cm_operator_t *op, double *Sx, float *Sx32) {
   int nr = op->nr, gmax = op->gmax, out = 0;
 #pragma omp parallel for schedule(static) num_threads(op->threads)             \
@@ -535,7 +541,7 @@ static int cm__fill_slots(cm_operator_t *op, double *Sx, float *Sx32) {
       cm__slot_fill(op, r, q, &e, a);
       for (int t = 0; t < gmax; t++) {
         double v = a[t];
-        out |= v != 0 && !(fabs(v) >= 0x1p-120 && fabs(v) <= 0x1p120);
+        out |= cm__f32_unsafe(v);
         Sx32[q * (size_t)gmax + (size_t)t] = (float)v;
       }
     }
@@ -1104,9 +1110,7 @@ int cm__op_make_f32(cm_context_t *ctx, cm_operator_t *op) {
   size_t ns = (size_t)op->Sp[op->nr] * (size_t)op->gmax;
   size_t ne = (size_t)op->Gp[op->ng] * (size_t)op->gmax;
   if (!op->Sx32 && !op->f32_refused) {
-    /* every value a normal float, far from the ends (|B - B32| <= 2^-24
-     * |B| needs it: a subnormal or an overflow would break the bound);
-     * B^T's values are the same ones */
+    /* no value cm__f32_unsafe; B^T's values are the same ones */
     int out = 0;
     float *sx = cm__ws_malloc(ctx, ns + 1, sizeof(float));
     float *gx = sx ? cm__ws_malloc(ctx, ne + 1, sizeof(float)) : NULL;
@@ -1116,7 +1120,7 @@ int cm__op_make_f32(cm_context_t *ctx, cm_operator_t *op) {
               : out)
       for (size_t i = 0; i < ns; i++) {
         double v = op->Sx[i];
-        out |= v != 0 && !(fabs(v) >= 0x1p-120 && fabs(v) <= 0x1p120);
+        out |= cm__f32_unsafe(v);
         sx[i] = (float)v;
       }
     }
