@@ -84,6 +84,13 @@ char *cmt_report_json(cm_context_t *ctx, const cm_scene_t *s,
 double cmt_gemv_err(int tr, int m, int n, double alpha, const double *A,
                     int lda, const double *x, double beta, const double *y0,
                     const double *y, double *scale);
+/* S = K^1/2 J M^-1 J^T K^1/2 densely, the tests' independent truth: M
+ * (n x n, symmetric, its lower triangle read) and J (m x n) row-major, k
+ * (m); LAPACK dposv on M, S symmetrised (the mean of S_ij and S_ji).
+ * Returns S (m x m row-major, malloc'd), or NULL (a test failure) when M
+ * is not positive definite or memory ran out. */
+double *cmt_dense_S(int n, int m, const double *M, const double *J,
+                    const double *k);
 /* Reads a whole file, NULL on failure. */
 char *cmt_read_file(const char *path);
 /* A fresh temporary folder in buf (mkdtemp), NULL on failure. */

@@ -2,6 +2,8 @@
 #include "cmodes.h"
 #include "cmtest.h"
 
+#include <lapacke.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,6 +37,37 @@ char *cmt_report_json(cm_context_t *ctx, const cm_scene_t *s,
   char *j = cm_report_to_json(r, CM_JSON_NO_TIMINGS);
   cm_report_destroy(&r);
   return j;
+}
+
+double *cmt_dense_S(int n, int m, const double *M, const double *J,
+                    const double *k) {
+  double *A = malloc(sizeof(double) * ((size_t)n * n + 1));
+  double *X = malloc(sizeof(double) * ((size_t)n * m + 1)); /* M^-1 J^T */
+  double *S = malloc(sizeof(double) * ((size_t)m * m + 1));
+  int ok = A && X && S;
+  if (ok) {
+    memcpy(A, M, sizeof(double) * (size_t)n * n);
+    for (int i = 0; i < n; i++)
+      for (int r = 0; r < m; r++)
+        X[(size_t)i * m + r] = J[(size_t)r * n + i];
+    ok = n == 0 || LAPACKE_dposv(LAPACK_ROW_MAJOR, 'L', n, m, A, n, X, m) == 0;
+  }
+  for (int a = 0; ok && a < m; a++)
+    for (int b = 0; b < m; b++) {
+      double v = 0;
+      for (int i = 0; i < n; i++)
+        v += J[(size_t)a * n + i] * X[(size_t)i * m + b];
+      S[(size_t)a * m + b] = sqrt(k[a] * k[b]) * v;
+    }
+  for (int a = 0; ok && a < m; a++) /* symmetric to rounding: the mean */
+    for (int b = 0; b < a; b++)
+      S[(size_t)a * m + b] = S[(size_t)b * m + a] =
+          0.5 * (S[(size_t)a * m + b] + S[(size_t)b * m + a]);
+  CMT_TRUE(ok);
+  free(A), free(X);
+  if (!ok)
+    free(S);
+  return ok ? S : NULL;
 }
 
 double cmt_gemv_err(int tr, int m, int n, double alpha, const double *A,

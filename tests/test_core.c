@@ -33,40 +33,28 @@ static void quat_R(const double *q, double *R) {
 }
 
 /* Eigenvalues (descending, into lam) of S = K^1/2 J M^-1 J^T K^1/2 from
- * dense row-major J (nc x nd) and M (nd x nd, destroyed) by dposv and
- * dsyevd; *dmax gets max S_cc. */
+ * dense row-major J (nc x nd) and M (nd x nd) by cmt_dense_S and dsyevd;
+ * *dmax gets max S_cc. */
 static void dense_eigs(int nd, int nc, double *M, const double *J,
                        const double *k, double *lam, double *dmax) {
-  double *X = malloc(sizeof(double) * ((size_t)nd * nc + 1));
-  for (int i = 0; i < nd; i++) /* X = J^T, then M^-1 J^T */
-    for (int c = 0; c < nc; c++)
-      X[(size_t)i * nc + c] = J[(size_t)c * nd + i];
-  int info =
-      nd ? LAPACKE_dposv(LAPACK_ROW_MAJOR, 'L', nd, nc, M, nd, X, nc) : 0;
-  CMT_EQ_INT(info, 0);
-  double *S = calloc((size_t)nc * nc + 1, sizeof(double));
-  for (int i = 0; i < nc; i++)
-    for (int j = 0; j < nc; j++) {
-      double v = 0;
-      for (int l = 0; l < nd; l++)
-        v += J[(size_t)i * nd + l] * X[(size_t)l * nc + j];
-      S[(size_t)i * nc + j] = sqrt(k[i] * k[j]) * v;
-    }
-  double dm = 0;
-  for (int i = 0; i < nc; i++) { /* symmetrise */
-    dm = fmax(dm, S[(size_t)i * nc + i]);
-    for (int j = 0; j < i; j++)
-      S[(size_t)i * nc + j] = S[(size_t)j * nc + i] =
-          0.5 * (S[(size_t)i * nc + j] + S[(size_t)j * nc + i]);
-  }
+  double *S = cmt_dense_S(nd, nc, M, J, k);
   double *w = malloc(sizeof(double) * ((size_t)nc + 1));
-  info = nc ? LAPACKE_dsyevd(LAPACK_ROW_MAJOR, 'N', 'U', nc, S, nc, w) : 0;
+  if (!S || !w) { /* a failure already (cmt_dense_S) */
+    for (int i = 0; i < nc; i++)
+      lam[i] = NAN;
+    free(S), free(w);
+    return;
+  }
+  double dm = 0;
+  for (int i = 0; i < nc; i++)
+    dm = fmax(dm, S[(size_t)i * nc + i]);
+  int info = nc ? LAPACKE_dsyevd(LAPACK_ROW_MAJOR, 'N', 'U', nc, S, nc, w) : 0;
   CMT_EQ_INT(info, 0);
   for (int i = 0; i < nc; i++)
     lam[i] = w[nc - 1 - i];
   if (dmax)
     *dmax = dm;
-  free(X), free(S), free(w);
+  free(S), free(w);
 }
 
 /* Eigenvalues of S (descending) from a dense solve built straight from the

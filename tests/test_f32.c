@@ -7,7 +7,6 @@
 #include "cmtest.h"
 #include "spectrum/spectrum_internal.h"
 
-#include <lapacke.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -203,37 +202,24 @@ CM_TEST(f32_float_basis_dense_truth) {
 
 /* ---- an operator with float values only (cm__operator_create's vals32) -- */
 
-/* S = K^1/2 J M^-1 J^T K^1/2 of a system, dense (m x m column-major),
- * by LAPACK (dposv on M), independently of the operator; NULL when M is
- * not positive definite or memory ran out. */
+/* S of a system densely (m x m row-major), by LAPACK from its J, M and k
+ * (cmt_dense_S), independently of the operator; NULL on failure. */
 static double *vals32_dense_S(const cm_system_t *s) {
   int m = s->nc, n = s->n;
   double *J = calloc((size_t)m * n + 1, sizeof(double));
-  double *X =
-      calloc((size_t)n * m + 1, sizeof(double)); /* J^T, then M^-1 J^T */
   double *M = calloc((size_t)n * n + 1, sizeof(double));
-  double *S = calloc((size_t)m * m + 1, sizeof(double));
-  int ok = J && X && M && S;
-  for (int r = 0; ok && r < m; r++)
-    for (int q = s->Jp[r]; q < s->Jp[r + 1]; q++) {
-      J[(size_t)s->Jj[q] * m + r] = s->Jx[q];
-      X[(size_t)r * n + s->Jj[q]] = s->Jx[q];
-    }
-  for (int j = 0; ok && j < n; j++)
-    for (int q = s->Mp[j]; q < s->Mp[j + 1]; q++)
-      M[(size_t)j * n + s->Mi[q]] = M[(size_t)s->Mi[q] * n + j] = s->Mx[q];
-  ok = ok && LAPACKE_dposv(LAPACK_COL_MAJOR, 'L', n, m, M, n, X, n) == 0;
-  for (int a = 0; ok && a < m; a++)
-    for (int b = 0; b < m; b++) {
-      double v = 0;
-      for (int j = 0; j < n; j++)
-        v += J[(size_t)j * m + a] * X[(size_t)b * n + j];
-      S[(size_t)b * m + a] = sqrt(s->k[a]) * v * sqrt(s->k[b]);
-    }
-  free(J), free(X), free(M);
-  if (!ok)
-    free(S);
-  return ok ? S : NULL;
+  double *S = NULL;
+  if (J && M) {
+    for (int r = 0; r < m; r++)
+      for (int q = s->Jp[r]; q < s->Jp[r + 1]; q++)
+        J[(size_t)r * n + s->Jj[q]] = s->Jx[q];
+    for (int j = 0; j < n; j++) /* lower CSC: column j's rows */
+      for (int q = s->Mp[j]; q < s->Mp[j + 1]; q++)
+        M[(size_t)s->Mi[q] * n + j] = M[(size_t)j * n + s->Mi[q]] = s->Mx[q];
+    S = cmt_dense_S(n, m, M, J, s->k);
+  }
+  free(J), free(M);
+  return S;
 }
 
 /* 1 when n doubles are equal bit for bit */

@@ -42,29 +42,18 @@ static void mr_system(double *M, double *J, double *k) {
 /* Descending eigenvalues of S and the top eigenvector, densely. */
 static void mr_dense(const double *M0, const double *J, const double *k,
                      double *lam, double *z) {
-  double M[MR_N * MR_N], X[MR_N * MR_NC], S[MR_NC * MR_NC], w[MR_NC];
-  memcpy(M, M0, sizeof M);
-  for (int i = 0; i < MR_N; i++)
-    for (int c = 0; c < MR_NC; c++)
-      X[i * MR_NC + c] = J[c * MR_N + i];
-  CMT_EQ_INT(
-      LAPACKE_dposv(LAPACK_ROW_MAJOR, 'L', MR_N, MR_NC, M, MR_N, X, MR_NC), 0);
-  for (int i = 0; i < MR_NC; i++)
-    for (int j = 0; j < MR_NC; j++) {
-      double v = 0;
-      for (int l = 0; l < MR_N; l++)
-        v += J[i * MR_N + l] * X[l * MR_NC + j];
-      S[i * MR_NC + j] = sqrt(k[i] * k[j]) * v;
+  double w[MR_NC], *S = cmt_dense_S(MR_N, MR_NC, M0, J, k);
+  for (int i = 0; i < MR_NC; i++) /* cmt_dense_S failed: a failure already */
+    lam[i] = z[i] = NAN;
+  if (S) {
+    CMT_EQ_INT(LAPACKE_dsyevd(LAPACK_ROW_MAJOR, 'V', 'U', MR_NC, S, MR_NC, w),
+               0);
+    for (int i = 0; i < MR_NC; i++) {
+      lam[i] = w[MR_NC - 1 - i];
+      z[i] = S[i * MR_NC + MR_NC - 1];
     }
-  for (int i = 0; i < MR_NC; i++)
-    for (int j = 0; j < i; j++)
-      S[i * MR_NC + j] = S[j * MR_NC + i] =
-          0.5 * (S[i * MR_NC + j] + S[j * MR_NC + i]);
-  CMT_EQ_INT(LAPACKE_dsyevd(LAPACK_ROW_MAJOR, 'V', 'U', MR_NC, S, MR_NC, w), 0);
-  for (int i = 0; i < MR_NC; i++) {
-    lam[i] = w[MR_NC - 1 - i];
-    z[i] = S[i * MR_NC + MR_NC - 1];
   }
+  free(S);
 }
 
 /* COO JSON of a dense row-major matrix (lower: its lower triangle). */

@@ -32,32 +32,17 @@ typedef struct {
   double top;    /* lambda_max of its S, dense */
 } ms_block_t;
 
-/* Largest eigenvalue of K^1/2 J M^-1 J^T K^1/2 (dense, dposv + dsyev). */
+/* Largest eigenvalue of K^1/2 J M^-1 J^T K^1/2 (cmt_dense_S, dsyev). */
 static double ms_dense_top(int n, int m, const double *M, const double *J,
                            const double *k) {
-  double *A = malloc(sizeof(double) * (size_t)n * n);
-  double *X = malloc(sizeof(double) * (size_t)n * m); /* M^-1 J^T */
-  double *S = malloc(sizeof(double) * (size_t)m * m);
+  double *S = cmt_dense_S(n, m, M, J, k);
   double *w = malloc(sizeof(double) * (size_t)m);
-  memcpy(A, M, sizeof(double) * (size_t)n * n);
-  for (int i = 0; i < n; i++)
-    for (int r = 0; r < m; r++)
-      X[(size_t)i * m + r] = J[(size_t)r * n + i];
-  CMT_EQ_INT(LAPACKE_dposv(LAPACK_ROW_MAJOR, 'L', n, m, A, n, X, m), 0);
-  for (int a = 0; a < m; a++)
-    for (int b = 0; b < m; b++) {
-      double v = 0;
-      for (int i = 0; i < n; i++)
-        v += J[(size_t)a * n + i] * X[(size_t)i * m + b];
-      S[(size_t)a * m + b] = sqrt(k[a] * k[b]) * v;
-    }
-  for (int a = 0; a < m; a++) /* symmetric to rounding: average */
-    for (int b = 0; b < a; b++)
-      S[(size_t)a * m + b] = S[(size_t)b * m + a] =
-          0.5 * (S[(size_t)a * m + b] + S[(size_t)b * m + a]);
-  CMT_EQ_INT(LAPACKE_dsyev(LAPACK_ROW_MAJOR, 'N', 'U', m, S, m, w), 0);
-  double top = w[m - 1];
-  free(A), free(X), free(S), free(w);
+  double top = NAN; /* cmt_dense_S failed (a failure already) */
+  if (S && w) {
+    CMT_EQ_INT(LAPACKE_dsyev(LAPACK_ROW_MAJOR, 'N', 'U', m, S, m, w), 0);
+    top = w[m - 1];
+  }
+  free(S), free(w);
   return top;
 }
 

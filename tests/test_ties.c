@@ -69,29 +69,16 @@ static double ties_dense_top(const cm_scene_t *s, int R, double *z) {
       }
     }
   }
-  double *X = malloc(sizeof(double) * ((size_t)n * m + 1));
-  for (int i = 0; i < n; i++)
-    for (int c = 0; c < m; c++)
-      X[(size_t)i * m + c] = J[(size_t)c * n + i];
-  CMT_EQ_INT(LAPACKE_dposv(LAPACK_ROW_MAJOR, 'L', n, m, M, n, X, m), 0);
-  double *S = malloc(sizeof(double) * ((size_t)m * m + 1));
-  for (int i = 0; i < m; i++)
-    for (int j = 0; j < m; j++) {
-      double v = 0;
-      for (int l = 0; l < n; l++)
-        v += J[(size_t)i * n + l] * X[(size_t)l * m + j];
-      S[(size_t)i * m + j] = sqrt(k[i] * k[j]) * v;
-    }
-  for (int i = 0; i < m; i++)
-    for (int j = 0; j < i; j++)
-      S[(size_t)i * m + j] = S[(size_t)j * m + i] =
-          0.5 * (S[(size_t)i * m + j] + S[(size_t)j * m + i]);
+  double *S = cmt_dense_S(n, m, M, J, k);
   double *w = malloc(sizeof(double) * ((size_t)m + 1));
-  CMT_EQ_INT(LAPACKE_dsyevd(LAPACK_ROW_MAJOR, 'V', 'U', m, S, m, w), 0);
-  for (int c = 0; c < nc; c++)
-    z[c] = row[c] < 0 ? 0 : S[(size_t)row[c] * m + m - 1];
-  double top = w[m - 1];
-  free(col), free(row), free(J), free(M), free(k), free(X), free(S), free(w);
+  double top = NAN; /* cmt_dense_S failed (a failure already) */
+  if (S && w) {
+    CMT_EQ_INT(LAPACKE_dsyevd(LAPACK_ROW_MAJOR, 'V', 'U', m, S, m, w), 0);
+    for (int c = 0; c < nc; c++)
+      z[c] = row[c] < 0 ? 0 : S[(size_t)row[c] * m + m - 1];
+    top = w[m - 1];
+  }
+  free(col), free(row), free(J), free(M), free(k), free(S), free(w);
   return top;
 }
 
