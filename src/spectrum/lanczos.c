@@ -224,20 +224,17 @@ static void lz_sub_scale(int n, const double *w, double a, const double *x,
     memcpy(&f_, (p), sizeof f_);                                               \
     (v) = __builtin_convertvector(f_, vt);                                     \
   } while (0)
-LZ_COMBINE_ROWS(lz_combine_rows_body64, double, 64, 4)
-LZ_COMBINE_ROWS(lz_combine_rows_body32, double, 32, 4)
-LZ_COMBINE_ROWS(lz_combine_rows_body16, double, 16, 2)
-CM__KERNEL_W(lz_combine_rows,
-             (const double *V, size_t n, int J, const double *Y, int ldy,
-              int ncol, int tri, int len, double *buf),
-             (V, n, J, Y, ldy, ncol, tri, len, buf))
-LZ_COMBINE_ROWS(lz_combine_rows32_body64, float, 64, 4)
-LZ_COMBINE_ROWS(lz_combine_rows32_body32, float, 32, 4)
-LZ_COMBINE_ROWS(lz_combine_rows32_body16, float, 16, 2)
-CM__KERNEL_W(lz_combine_rows32,
-             (const float *V, size_t n, int J, const double *Y, int ldy,
-              int ncol, int tri, int len, double *buf),
-             (V, n, J, Y, ldy, ncol, tri, len, buf))
+/* The kernel NAME on basis columns of type TV, with its three sets */
+#define LZ_COMBINE_SET(NAME, TV)                                               \
+  LZ_COMBINE_ROWS(NAME##_body64, TV, 64, 4)                                    \
+  LZ_COMBINE_ROWS(NAME##_body32, TV, 32, 4)                                    \
+  LZ_COMBINE_ROWS(NAME##_body16, TV, 16, 2)                                    \
+  CM__KERNEL_W(NAME,                                                           \
+               (const TV *V, size_t n, int J, const double *Y, int ldy,        \
+                int ncol, int tri, int len, double *buf),                      \
+               (V, n, J, Y, ldy, ncol, tri, len, buf))
+LZ_COMBINE_SET(lz_combine_rows, double)
+LZ_COMBINE_SET(lz_combine_rows32, float)
 
 /* g[q * g1 + p] = u_p . u_q for q <= p < g1, u_p = buf + p * LZ_ROWS of
  * length len: each the bits of cm__dot8(u_p, u_q, len) (eight lane sums,
