@@ -1,5 +1,5 @@
 /* test_f32.c: cmodes' Lanczos on B's float values (from tolerance 1e-6,
- * lanczos.c's LZ_F32_TOL) against a dense LAPACK solve of the same
+ * CM__LZ_F32_TOL, spectrum_internal.h) against a dense LAPACK solve of the same
  * operator in double: the modes to the tolerance, every residual on S
  * (not S32) within it, the probabilistic bound above the true lambda_max,
  * the same bits at 1 and 2 threads; below 1e-6 the products stay double. */
