@@ -124,13 +124,14 @@ int cm__cmd_analyze(int argc, char **argv) {
   cm_report_t *rep = NULL;
   cm_workspace_keep(CM__CLI_KEEP);
   cm_vectors_t *vec = NULL;
-  if (vectors && !sys) /* mode shapes need the system */
+  if (!sys) /* cm_analyze's steps, with the system kept for the shapes */
     st = cm_system_assemble(&ctx, scene, &sys);
   if (!st && vectors)
     st = cm_analyze_vectors(&ctx, sys, scene, &opts, &rep, &vec);
-  else if (!st)
-    st = matrices ? cm_analyze_system(&ctx, sys, NULL, &opts, &rep)
-                  : cm_analyze(&ctx, scene, &opts, &rep);
+  else if (!st) { /* the report reads only the scene's names from here */
+    cm__scene_release_records(scene, sys);
+    st = cm_analyze_system(&ctx, sys, scene, &opts, &rep);
+  }
   if (st >= 0 && vec) {
     int vst = cm__write_vectors_json(vectors, rep, vec, sys, scene);
     cm_vectors_destroy(&vec);

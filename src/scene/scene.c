@@ -284,6 +284,15 @@ int cm_scene_add_contact(cm_context_t *ctx, cm_scene_t *s,
   return i;
 }
 
+int cm__scene_release_records(cm_scene_t *s, const cm_system_t *sys) {
+  if (!s || !sys || sys->dashpots)
+    return 0;
+  free(s->bodies), free(s->contacts);
+  s->bodies = NULL, s->contacts = NULL;
+  s->body_cap = s->contact_cap = 0;
+  return 1;
+}
+
 const char *cm_scene_body_name(const cm_scene_t *s, int i) {
   if (!s || i < 0 || i >= s->nbodies)
     return NULL;

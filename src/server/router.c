@@ -411,10 +411,12 @@ static void cm__solve_job(void *p) {
 }
 
 /* Assembles in the caller's thread (in parallel with other requests), then
- * factors and solves in the queue. On success *rep is the caller's. */
+ * factors and solves in the queue. On success *rep is the caller's.
+ * consume: s is the request's own, destroyed after: its records are freed
+ * once assembled (cm__scene_release_records), before the solve queues. */
 static int cm__run(cm__server_t *srv, cm_context_t *ctx, const cm_scene_t *s,
-                   const cm_options_t *opts, cm_report_t **rep,
-                   int *retry_after_s) {
+                   cm_scene_t *consume, const cm_options_t *opts,
+                   cm_report_t **rep, int *retry_after_s) {
   cm_analysis_t *an = NULL;
   *rep = NULL;
   /* a small scene on one thread: a parallel region costs more than it
@@ -424,6 +426,8 @@ static int cm__run(cm__server_t *srv, cm_context_t *ctx, const cm_scene_t *s,
   int st = cm_analysis_create(ctx, s, NULL, opts, &an); /* assembles */
   if (st < 0)
     return st;
+  if (consume == s)
+    cm__scene_release_records(consume, cm_analysis_system(an));
   /* what the budget cannot stop is refused before it queues */
   if ((st = cm__dense_check(ctx, cm_analysis_system(an), opts,
                             srv->cfg.max_dense))) {
@@ -487,7 +491,7 @@ static void cm__analyze(cm__server_t *srv, const cm__request_t *req,
   cm_report_t *rep = NULL;
   int st = cm__collect_options(srv, req, NULL, jopts, &ro, &ctx);
   if (!st)
-    st = cm__run(srv, &ctx, scene, &ro.opts, &rep, &r->retry_after_s);
+    st = cm__run(srv, &ctx, scene, scene, &ro.opts, &rep, &r->retry_after_s);
   if (st < 0) {
     cm__reply_error(r, st, &ctx);
   } else {
@@ -601,7 +605,7 @@ static void cm__scene_report(cm__server_t *srv, const cm__request_t *req,
    * (docs/server.md, --warm-starts) */
   ro.opts.warm_start = srv->cfg.warm_starts ? s->start : NULL;
   cm_report_t *rep = NULL;
-  st = cm__run(srv, &ctx, s->scene, &ro.opts, &rep, &r->retry_after_s);
+  st = cm__run(srv, &ctx, s->scene, NULL, &ro.opts, &rep, &r->retry_after_s);
   if (st < 0) {
     cm__reply_error(r, st, &ctx);
     return;
