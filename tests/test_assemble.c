@@ -2,7 +2,8 @@
  * run on threads (CM__PAR_MIN contacts), with every per-contact flag mixed:
  * tangent rows, dashpots, lever arms, and rotated anisotropic bodies.
  * Asserts that the system is the same, bit for bit, at 1 and 2 threads
- * (plain and weighted), and checks every row of J against its definition
+ * (plain and weighted; and without the scene's check, as the CLI
+ * assembles a scene its reader checked), and checks every row of J against its definition
  * (docs/math.md), computed here from the scene: side a holds [d, r x d],
  * side b -[d, r x d], d the normal or a unit tangent orthogonal to the
  * normal and to the other tangent, r the contact's arm or point - position;
@@ -218,6 +219,13 @@ CM_TEST(assemble_mixed_threads) {
   if (sys[0][0] && sys[1][0] && sys[0][1] && sys[1][1]) {
     same_system(sys[0][0], sys[1][0]);
     same_system(sys[0][1], sys[1][1]);
+    cm_context_t ctx; /* a reader's (validated) scene, not checked again */
+    cm_context_init(&ctx);
+    cm_system_t *chk = NULL;
+    CMT_EQ_INT(cm__system_assemble_checked(&ctx, s, &chk), 0);
+    if (chk)
+      same_system(sys[1][0], chk);
+    cm_system_destroy(&chk);
     CMT_TRUE(sys[1][0]->tangential && sys[1][0]->dashpots);
     CMT_TRUE(sys[1][1]->spring != NULL && sys[1][1]->g != NULL);
     check_rows(s, sys[1][0]);

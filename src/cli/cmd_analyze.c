@@ -124,8 +124,8 @@ int cm__cmd_analyze(int argc, char **argv) {
   cm_report_t *rep = NULL;
   cm_workspace_keep(CM__CLI_KEEP);
   cm_vectors_t *vec = NULL;
-  if (!sys) /* cm_analyze's steps, with the system kept for the shapes */
-    st = cm_system_assemble(&ctx, scene, &sys);
+  if (!sys) /* cm_analyze's steps (the reader checked the scene) */
+    st = cm__system_assemble_checked(&ctx, scene, &sys);
   if (!st && vectors)
     st = cm_analyze_vectors(&ctx, sys, scene, &opts, &rep, &vec);
   else if (!st) { /* the report reads only the scene's names from here */

@@ -1061,17 +1061,32 @@ static int cm__fill_M(cm_context_t *ctx, const cm_scene_t *s, cm_system_t *sys,
   return CM_OK;
 }
 
+static int cm__assemble(cm_context_t *ctx, const cm_scene_t *s, double wk,
+                        double wg, int checked, cm_system_t **out);
+
 int cm_system_assemble(cm_context_t *ctx, const cm_scene_t *s,
                        cm_system_t **out) {
-  return cm__system_assemble_weighted(ctx, s, 1.0, 0.0, out);
+  return cm__assemble(ctx, s, 1.0, 0.0, 0, out);
 }
 
 int cm__system_assemble_weighted(cm_context_t *ctx, const cm_scene_t *s,
                                  double wk, double wg, cm_system_t **out) {
+  return cm__assemble(ctx, s, wk, wg, 0, out);
+}
+
+int cm__system_assemble_checked(cm_context_t *ctx, const cm_scene_t *s,
+                                cm_system_t **out) {
+  return cm__assemble(ctx, s, 1.0, 0.0, 1, out);
+}
+
+/* cm__system_assemble_weighted; checked: s passed cm_scene_validate and
+ * has not changed since (its check not repeated) */
+static int cm__assemble(cm_context_t *ctx, const cm_scene_t *s, double wk,
+                        double wg, int checked, cm_system_t **out) {
   double t0 = cm__now();
   *out = NULL;
   /* ---- check inputs ---- */
-  int st = cm_scene_validate(ctx, s);
+  int st = checked ? CM_OK : cm_scene_validate(ctx, s);
   if (st)
     return st;
   /* ---- allocate ---- */
