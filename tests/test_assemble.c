@@ -3,9 +3,9 @@
  * tangent rows, dashpots, lever arms, and rotated anisotropic bodies.
  * Asserts that the system is the same, bit for bit, at 1 and 2 threads
  * (plain and weighted; and without the scene's check, as the CLI
- * assembles a scene its reader checked), and checks every row of J against its definition
- * (docs/math.md), computed here from the scene: side a holds [d, r x d],
- * side b -[d, r x d], d the normal or a unit tangent orthogonal to the
+ * assembles a scene its reader checked), and checks every row of J against its
+ * definition (docs/math.md), computed here from the scene: side a holds [d, r x
+ * d], side b -[d, r x d], d the normal or a unit tangent orthogonal to the
  * normal and to the other tangent, r the contact's arm or point - position;
  * an entry on an active dof is stored unless it is zero, and a dropped
  * rotational dof has only negligible entries (|v| <= 1e-12 sqrt(I_min /
