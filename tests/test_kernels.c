@@ -189,7 +189,8 @@ CM_TEST(kernels_same_bits_reports) {
 /* The programs refuse a CMODES_KERNELS that names no set (exit 2, the
  * variable and the names it takes) and a CMODES_HUGE_PAGES other than 0
  * or 1, note a set above the CPU's, and run
- * with each set they can to the same report text. */
+ * with each set they can, and with glibc's own allocation
+ * (CMODES_HEAP_MMAP=1), to the same report text. */
 CM_TEST(kernels_cli_env) {
   char cmd[1024];
   int code;
@@ -231,5 +232,16 @@ CM_TEST(kernels_cli_env) {
       free(out);
     }
   }
+  /* glibc's default allocation (CMODES_HEAP_MMAP=1) against the heap
+   * only (the default): the same report */
+  snprintf(cmd, sizeof cmd,
+           "CMODES_HEAP_MMAP=1 %s analyze %s/data/pile3d.json --json "
+           "--no-timings 2>&1",
+           CM_BINARY, CM_SOURCE_DIR);
+  out = cmt_run(cmd, &code);
+  CMT_EQ_INT(code, 0);
+  if (want && out && strcmp(want, out))
+    CMT_FAIL("CMODES_HEAP_MMAP=1: the report differs");
+  free(out);
   free(want);
 }

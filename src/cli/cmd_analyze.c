@@ -6,6 +6,8 @@
 #include "internal.h"
 
 #include <getopt.h>
+#include <limits.h>
+#include <malloc.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -48,6 +50,23 @@ static int cm__fail(const cm_context_t *ctx, int st) {
  * one's basis instead of fresh pages (cm_workspace_keep); what is kept
  * goes with the process. */
 #define CM__CLI_KEEP ((size_t)1 << 30)
+
+/* One analysis a process: every buffer from glibc's heap, none returned
+ * to the system until the process ends (no buffer of its own mapping, no
+ * trimming). A freed buffer's pages then serve the next requests without
+ * a fault: the scene's records, freed once assembled, hold the operator's
+ * arrays and the solve's vectors (1e6 pile, step: 126k minor faults
+ * instead of 167k, system CPU -12%, wall -6%; peak RSS +33 MiB, the part
+ * of the records no later request reuses). Without glibc: nothing. */
+static void cm__cli_heap(void) {
+#ifdef M_MMAP_MAX
+  const char *e = getenv("CMODES_HEAP_MMAP"); /* 1: glibc's defaults */
+  if (e && !strcmp(e, "1"))
+    return;
+  mallopt(M_MMAP_MAX, 0);
+  mallopt(M_TRIM_THRESHOLD, INT_MAX);
+#endif
+}
 
 int cm__cmd_analyze(int argc, char **argv) {
   enum { O_THREADS = 256, O_JSON, O_NOTIME, O_MATRICES, O_VECTORS };
@@ -105,6 +124,7 @@ int cm__cmd_analyze(int argc, char **argv) {
     return cm_status_exit(CM_USAGE);
   }
   /* ---- read ---- */
+  cm__cli_heap();
   double t0 = cm__now();
   cm_scene_t *scene = NULL;
   cm_system_t *sys = NULL;
