@@ -44,27 +44,33 @@ static int cm__fail(const cm_context_t *ctx, int st) {
   return cm_status_exit(st);
 }
 
-/* Freed analysis buffers kept for the next solve of the run (bytes): one
- * analysis, but its solves follow each other (the search for missed copies
- * after the solve, component after component), and each takes the last
- * one's basis instead of fresh pages (cm_workspace_keep); what is kept
- * goes with the process. */
+/* Freed analysis buffers kept for the next solve of the run (bytes), where
+ * the heap is not ours (cm__cli_heap): one analysis, but its solves follow
+ * each other (the search for missed copies after the solve, component
+ * after component), and each takes the last one's basis instead of fresh
+ * pages (cm_workspace_keep); what is kept goes with the process. */
 #define CM__CLI_KEEP ((size_t)1 << 30)
 
 /* One analysis a process: every buffer from glibc's heap, none returned
  * to the system until the process ends (no buffer of its own mapping, no
  * trimming). A freed buffer's pages then serve the next requests without
- * a fault: the scene's records, freed once assembled, hold the operator's
- * arrays and the solve's vectors (1e6 pile, step: 126k minor faults
- * instead of 167k, system CPU -12%, wall -6%; peak RSS +33 MiB, the part
- * of the records no later request reuses). Without glibc: nothing. */
-static void cm__cli_heap(void) {
+ * a fault, whatever their sizes: the scene's records, freed once
+ * assembled, hold the operator's arrays and the solve's vectors; the
+ * solve's basis the search's and the finish's buffers. That makes the
+ * library's workspace (CM__CLI_KEEP), which hands a freed buffer only
+ * to a request of about its size, redundant here: not kept. 1e6 pile,
+ * against glibc's defaults with the workspace kept: step 115k minor faults
+ * instead of 146k, peak RSS 547 MiB instead of 534, six modes 707 instead
+ * of 740 MiB (performance.md, issue 19, session 29). Returns 1 if set,
+ * 0 (CMODES_HEAP_MMAP=1, or not glibc) if not. */
+static int cm__cli_heap(void) {
 #ifdef M_MMAP_MAX
   const char *e = getenv("CMODES_HEAP_MMAP"); /* 1: glibc's defaults */
   if (e && !strcmp(e, "1"))
-    return;
-  mallopt(M_MMAP_MAX, 0);
-  mallopt(M_TRIM_THRESHOLD, INT_MAX);
+    return 0;
+  return mallopt(M_MMAP_MAX, 0) == 1 && mallopt(M_TRIM_THRESHOLD, INT_MAX) == 1;
+#else
+  return 0;
 #endif
 }
 
@@ -124,7 +130,7 @@ int cm__cmd_analyze(int argc, char **argv) {
     return cm_status_exit(CM_USAGE);
   }
   /* ---- read ---- */
-  cm__cli_heap();
+  int heap = cm__cli_heap();
   double t0 = cm__now();
   cm_scene_t *scene = NULL;
   cm_system_t *sys = NULL;
@@ -142,7 +148,8 @@ int cm__cmd_analyze(int argc, char **argv) {
   double t_parse = cm__now() - t0;
   /* ---- analyse ---- */
   cm_report_t *rep = NULL;
-  cm_workspace_keep(CM__CLI_KEEP);
+  if (!heap) /* glibc's defaults: freed buffers kept by the library */
+    cm_workspace_keep(CM__CLI_KEEP);
   cm_vectors_t *vec = NULL;
   if (!sys) /* cm_analyze's steps (the reader checked the scene) */
     st = cm__system_assemble_checked(&ctx, scene, &sys);
