@@ -364,3 +364,80 @@ CM_TEST(f32_values_only_analysis) {
   cm__lz_basis32_min = min0;
   f32_fix_close(&f);
 }
+
+/* ---- B^T z kept by cm__eig_finish for the report ------------------------ */
+
+/* Every backend's kept B^T z (cm__eig_t's bz, which the report's body
+ * shares read instead of a product of their own) is cm__op_BT of the
+ * returned z bit for bit, on the usual operator and on one with float
+ * values only (whose double products come from B's CSR), at 1 and 2
+ * threads; and it is B^T z to rounding, B = K^1/2 J L^-T formed here
+ * from J, k and the diagonal M (pile3d's spheres, spins dropped). */
+static void bz_check(cm_operator_t *op, const cm_system_t *sys,
+                     const cm__eig_t *e, const char *what) {
+  int m = cm_operator_rows(op), n = cm_operator_cols(op);
+  CMT_TRUE(e->bz != NULL && e->nev > 0);
+  double *u = malloc(sizeof(double) * ((size_t)n + 1));
+  double *w = malloc(sizeof(double) * ((size_t)n + 1));
+  for (int p = 0; u && w && e->bz && p < e->nev; p++) {
+    const double *z = e->z + (size_t)p * m, *bz = e->bz + (size_t)p * n;
+    cm__op_BT(op, -1, z, u);
+    if (!vals32_same(u, bz, (size_t)n))
+      CMT_FAIL("%s: pair %d: the kept B^T z differs from cm__op_BT's", what, p);
+    memset(w, 0, sizeof(double) * (size_t)n); /* J^T K^1/2 z / L */
+    double scale = 0, err = 0;
+    for (int r = 0; r < m; r++)
+      for (int q = sys->Jp[r]; q < sys->Jp[r + 1]; q++)
+        w[sys->Jj[q]] += sys->Jx[q] * sqrt(sys->k[r]) * z[r];
+    for (int j = 0; j < n; j++) {
+      w[j] /= sqrt(sys->Mx[sys->Mp[j]]);
+      scale = fmax(scale, fabs(w[j]));
+      err = fmax(err, fabs(w[j] - bz[j]));
+    }
+    CMT_LE(err, 1e-12 * scale);
+  }
+  free(u), free(w);
+}
+
+CM_TEST(eig_finish_keeps_bz) {
+  cm_scene_t *sc = cmt_data_scene("pile3d.json");
+  if (!sc)
+    return;
+  for (int threads = 1; threads <= 2; threads++)
+    for (int vals32 = 0; vals32 <= 1; vals32++) {
+      cm_context_t ctx;
+      cm_context_init(&ctx);
+      ctx.threads = threads;
+      cm_system_t *sys = NULL;
+      cm_operator_t *op = NULL;
+      CMT_EQ_INT(cm_system_assemble(&ctx, sc, &sys), CM_OK);
+      CMT_EQ_INT(cm__operator_create(&ctx, sys, vals32, &op), CM_OK);
+      if (!op) {
+        cm_system_destroy(&sys);
+        continue;
+      }
+      CMT_TRUE(sys->Mp[sys->n] == sys->n); /* a diagonal M */
+      cm_options_t o;
+      cm_options_init(&o);
+      o.modes = 4, o.tol = 1e-8;
+      cm__eig_t e;
+      char what[64];
+      for (int b = 0; b < 3; b++) {
+        memset(&e, 0, sizeof e);
+        int st = b == 0   ? cm__eig_dense(&ctx, op, -1, 4, &e)
+                 : b == 1 ? cm__eig_arpack(&ctx, op, -1, &o, NULL, 0, &e)
+                          : cm__eig_lanczos(&ctx, op, -1, &o, NULL, 0, 0, &e);
+        CMT_EQ_INT(st, CM_OK);
+        snprintf(what, sizeof what, "%s, vals32 %d, %d threads",
+                 b == 0   ? "dense"
+                 : b == 1 ? "arpack"
+                          : "lanczos",
+                 vals32, threads);
+        bz_check(op, sys, &e, what);
+        cm__eig_free(&e);
+      }
+      cm_operator_destroy(&op);
+      cm_system_destroy(&sys);
+    }
+  cm_scene_destroy(&sc);
+}

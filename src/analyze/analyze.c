@@ -342,16 +342,19 @@ static int cm__mode_dofs(cm_operator_t *op, const cm_system_t *sys,
   return st ? st : lost ? CM_NOMEM : CM_OK;
 }
 
+/* The shares of mode z (unit, over component comp's rows); bz: B^T z if
+ * the eigen-solve kept it (cm__eig_t's bz, the same bits as cm__op_BT's),
+ * else NULL. */
 static int cm__mode_shares(cm_operator_t *op, const cm_system_t *sys,
                            const cm_scene_t *scene, const cm_options_t *opts,
-                           int comp, const double *z, double lambda,
-                           cm_mode_t *mode) {
+                           int comp, const double *z, const double *bz,
+                           double lambda, cm_mode_t *mode) {
   int r0, m, c0, n;
   cm__op_comp(op, comp, &r0, &m, &c0, &n);
   int T = opts->top_contacts > 0 ? opts->top_contacts : 1;
   cm__pick_t *pick = malloc(sizeof *pick * ((size_t)T + CM__PICK_SLACK + 1));
-  double *u = malloc(sizeof(double) * ((size_t)n + 1));
-  if (!pick || !u) {
+  double *u = bz ? NULL : malloc(sizeof(double) * ((size_t)n + 1));
+  if (!pick || (!bz && !u)) {
     free(pick), free(u);
     return CM_NOMEM;
   }
@@ -387,7 +390,8 @@ static int cm__mode_shares(cm_operator_t *op, const cm_system_t *sys,
   /* bodies: kinetic-energy share of the mass-normalised mode, |u_b|^2 with
    * u = B^T z / sigma */
   if (sys->dim && n > 0) {
-    cm__op_BT(op, comp, z, u);
+    if (u)
+      cm__op_BT(op, comp, z, u);
     int TB = opts->top_bodies > 0 ? opts->top_bodies : 1;
     cm__pick_t *bp =
         realloc(pick, sizeof *bp * ((size_t)TB + CM__PICK_SLACK + 1));
@@ -395,8 +399,8 @@ static int cm__mode_shares(cm_operator_t *op, const cm_system_t *sys,
       goto nomem;
     pick = bp;
     np = 0;
-    if (cm__pick_groups(pick, &np, TB + CM__PICK_SLACK, sys->col_body + c0, u,
-                        lambda, n, th))
+    if (cm__pick_groups(pick, &np, TB + CM__PICK_SLACK, sys->col_body + c0,
+                        u ? u : bz, lambda, n, th))
       goto nomem;
     cm__pick_settle(pick, &np, TB);
     mode->bodies = calloc((size_t)np + 1, sizeof(cm_share_t));
@@ -520,9 +524,10 @@ static int cm__collect_modes(cm_operator_t *op, const cm_system_t *sys,
     md->component = cand[i].comp;
     md->zeta = cm__mode_zeta(sys, r0, m, e->z + (size_t)cand[i].idx * (size_t)m,
                              md->omega);
-    st =
-        cm__mode_shares(op, sys, scene, opts, cand[i].comp,
-                        e->z + (size_t)cand[i].idx * (size_t)m, md->lambda, md);
+    st = cm__mode_shares(op, sys, scene, opts, cand[i].comp,
+                         e->z + (size_t)cand[i].idx * (size_t)m,
+                         e->bz ? e->bz + (size_t)cand[i].idx * (size_t)n : NULL,
+                         md->lambda, md);
   }
   free(cand);
   return st;

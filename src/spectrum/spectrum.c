@@ -173,7 +173,7 @@ void cm__eig_start(cm_operator_t *op, int comp, int use_S, int N, uint64_t seed,
 void cm__eig_free(cm__eig_t *e) {
   if (!e)
     return;
-  free(e->lambda), cm__ws_free(e->z), free(e->res);
+  free(e->lambda), cm__ws_free(e->z), free(e->res), cm__ws_free(e->bz);
   memset(e, 0, sizeof *e);
 }
 
@@ -273,7 +273,9 @@ int cm__eig_finish(cm_context_t *ctx, cm_operator_t *op, int comp, int use_S,
       out->res[p] = lam > 0 ? cm__nrm2(m, yp, th) : INFINITY;
     }
   }
-  if (own)
+  if (own && bk == k) /* t = B^T Z whole: the report's body shares */
+    out->bz = t;
+  else if (own)
     cm__ws_free(t);
   return CM_OK;
 }
@@ -417,6 +419,7 @@ int cm_spectrum_solve(cm_context_t *ctx, cm_operator_t *op, int comp,
   }
   s->nev = e.nev;
   s->lambda = e.lambda, s->residual = e.res, s->z = e.z;
+  cm__ws_free(e.bz); /* the spectrum lists no body shares */
   s->method = e.method, s->ncv = e.ncv, s->iterations = e.iterations;
   s->matvecs = e.matvecs, s->converged = e.converged;
   s->search_matvecs = e.search_matvecs;

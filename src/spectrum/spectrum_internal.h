@@ -11,6 +11,10 @@ typedef struct {
   double *lambda; /* size nev */
   double *z;      /* unit eigenvectors of S over the component rows, m x nev */
   double *res;    /* ||S z - lambda z|| / lambda, size nev */
+  double *bz;     /* B^T z of each pair over the component's columns, n x
+                     nev (the first n nev entries of a workspace buffer),
+                     from cm__eig_finish's residual products, for the
+                     report's body shares; NULL when not kept */
   int method;     /* CM_METHOD_DENSE, _ARPACK or _LANCZOS */
   int ncv, iterations, matvecs, converged;
   int search_matvecs; /* of matvecs: the search for missed copies of a
