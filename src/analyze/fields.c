@@ -45,10 +45,14 @@ static int cm__fields_mode(cm__fields_t *f, cm_operator_t *op,
     share[sys->row_contact[r0 + q]] += z[q] * z[q];
   if (!f->nb || n == 0)
     return CM_OK;
-  double *u = malloc(sizeof(double) * ((size_t)n + 1));
-  if (!u)
+  /* u = B^T z: sigma times the mode in L^T q (the finish's, if kept) */
+  const double *bz = e->bz ? e->bz + (size_t)p * (size_t)n : NULL;
+  double *own = bz ? NULL : malloc(sizeof(double) * ((size_t)n + 1));
+  if (!bz && !own)
     return CM_NOMEM;
-  cm__op_BT(op, comp, z, u); /* u = B^T z: sigma times the mode in L^T q */
+  if (own)
+    cm__op_BT(op, comp, z, own);
+  const double *u = bz ? bz : own;
   double lambda = r->modes[i].lambda, sigma = sqrt(lambda), big = 0;
   double *kin = f->kinetic + (size_t)i * f->nb;
   double *d = f->disp + (size_t)i * f->nb * 3;
@@ -66,7 +70,7 @@ static int cm__fields_mode(cm__fields_t *f, cm_operator_t *op,
     big = fmax(big, fabs(d[q]));
   for (size_t q = 0; big > 0 && q < (size_t)f->nb * 3; q++)
     d[q] /= big;
-  free(u);
+  free(own);
   return CM_OK;
 }
 
