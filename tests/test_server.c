@@ -401,6 +401,29 @@ static char *bar_file_text(void) {
 
 /* The bar over HTTP equals the CLI's report bit for bit (minus timings) and
  * the analytic rocking frequency; /healthz and /metrics answer. */
+/* POST of the scene file `path` to /v1/analyze?QUERY timings=false against
+ * `cmodes analyze --json --no-timings OPTS path`: the same report, which
+ * contains `must`. */
+static void server_vs_cli(int port, const char *query, const char *opts,
+                          const char *path, const char *must,
+                          const char *what) {
+  char url[256], cmd[1024];
+  int code = -1;
+  char *text = cmt_read_file(path);
+  snprintf(url, sizeof url, "/v1/analyze?%stimings=false", query);
+  resp_t r = http_post(port, url, text ? text : "");
+  CMT_EQ_INT(r.status, 200);
+  snprintf(cmd, sizeof cmd, CM_BINARY " analyze --json --no-timings %s%s", opts,
+           path);
+  char *cli = cmt_run(cmd, &code);
+  char *a = report_canon(r.body), *b = report_canon(cli);
+  CMT_TRUE(a && b && strstr(a, must));
+  if (a && b && strcmp(a, b))
+    CMT_FAIL("server and CLI %s reports differ", what);
+  free(a), free(b), free(cli), free(text);
+  resp_free(&r);
+}
+
 CM_TEST(server_bar_matches_cli) {
   srv_t s;
   if (srv_start(&s, "")) {
@@ -446,24 +469,13 @@ CM_TEST(server_bar_matches_cli) {
   po.count = 300;
   cm_scene_t *sc = NULL;
   CMT_EQ_INT(cm_generate_pile(&ctx, &po, &sc), 0);
-  char tmp[] = "/tmp/cmt_pile_XXXXXX", cmd[256];
+  char tmp[] = "/tmp/cmt_pile_XXXXXX";
   int fd = mkstemp(tmp);
   FILE *f = fdopen(fd, "w");
   if (sc)
     cm_scene_write_json(&ctx, sc, f);
   fclose(f);
-  char *pile = cmt_read_file(tmp);
-  r = http_post(s.port, "/v1/analyze?modes=3&timings=false", pile);
-  CMT_EQ_INT(r.status, 200);
-  snprintf(cmd, sizeof cmd, CM_BINARY " analyze --json --no-timings -k 3 %s",
-           tmp);
-  cli = cmt_run(cmd, &code);
-  a = report_canon(r.body), b = report_canon(cli);
-  CMT_TRUE(a && b && strstr(a, "\"lanczos\""));
-  if (a && b && strcmp(a, b))
-    CMT_FAIL("server and CLI pile reports differ");
-  free(a), free(b), free(cli), free(pile);
-  resp_free(&r);
+  server_vs_cli(s.port, "modes=3&", "-k 3 ", tmp, "\"lanczos\"", "pile");
   unlink(tmp);
   cm_scene_destroy(&sc);
 
@@ -472,18 +484,7 @@ CM_TEST(server_bar_matches_cli) {
    * LAMMPS deck, the same bits from the server and the CLI */
   char deck[64];
   if (!cmt_lammps_deck(deck)) {
-    char *dtext = cmt_read_file(deck);
-    r = http_post(s.port, "/v1/analyze?timings=false", dtext ? dtext : "");
-    CMT_EQ_INT(r.status, 200);
-    snprintf(cmd, sizeof cmd, CM_BINARY " analyze --json --no-timings %s",
-             deck);
-    cli = cmt_run(cmd, &code);
-    a = report_canon(r.body), b = report_canon(cli);
-    CMT_TRUE(a && b && strstr(a, "\"damping_ratio\""));
-    if (a && b && strcmp(a, b))
-      CMT_FAIL("server and CLI reports of the LAMMPS deck differ");
-    free(a), free(b), free(cli), free(dtext);
-    resp_free(&r);
+    server_vs_cli(s.port, "", "", deck, "\"damping_ratio\"", "LAMMPS deck");
     unlink(deck);
   }
 
