@@ -59,8 +59,8 @@ static int cm__fail(const cm_context_t *ctx, int st) {
  * solve's basis the search's and the finish's buffers. That makes the
  * library's workspace (CM__CLI_KEEP), which hands a freed buffer only
  * to a request of about its size, redundant here: not kept. 1e6 pile,
- * against glibc's defaults with the workspace kept: step 115k minor faults
- * instead of 146k, peak RSS 547 MiB instead of 534, six modes 707 instead
+ * against glibc's defaults with the workspace kept: step 126k minor faults
+ * instead of 161k, peak RSS 547 MiB instead of 534, six modes 707 instead
  * of 740 MiB (performance.md, issue 19, session 29). Returns 1 if set,
  * 0 (CMODES_HEAP_MMAP=1, or not glibc) if not. */
 static int cm__cli_heap(void) {
