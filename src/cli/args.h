@@ -22,6 +22,12 @@ int cm__arg_num(const char *cmd, const char *opt, const char *s, double *v);
 int cm__arg_threads(const char *cmd, const char *s, int *v);
 int cm__arg_threads_ok(const char *cmd, double n);
 
+/* For a command that runs its analyses and exits: glibc's heap serves
+ * every buffer and keeps what is freed (mallopt), so freed pages serve
+ * later buffers without faults; 1 if set, 0 if not (CMODES_HEAP_MMAP=1,
+ * a sanitizer's allocator, not glibc). args.c says what it saves. */
+int cm__cli_heap(void);
+
 /* getopt_long code of table row i: CM__OPT_CODE + i. */
 #define CM__OPT_CODE 0x1000
 

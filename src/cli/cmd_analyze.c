@@ -6,8 +6,6 @@
 #include "internal.h"
 
 #include <getopt.h>
-#include <limits.h>
-#include <malloc.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -50,29 +48,6 @@ static int cm__fail(const cm_context_t *ctx, int st) {
  * after component), and each takes the last one's basis instead of fresh
  * pages (cm_workspace_keep); what is kept goes with the process. */
 #define CM__CLI_KEEP ((size_t)1 << 30)
-
-/* One analysis a process: every buffer from glibc's heap, none returned
- * to the system until the process ends (no buffer of its own mapping, no
- * trimming). A freed buffer's pages then serve the next requests without
- * a fault, whatever their sizes: the scene's records, freed once
- * assembled, hold the operator's arrays and the solve's vectors; the
- * solve's basis the search's and the finish's buffers. That makes the
- * library's workspace (CM__CLI_KEEP), which hands a freed buffer only
- * to a request of about its size, redundant here: not kept. 1e6 pile,
- * against glibc's defaults with the workspace kept: step 126k minor faults
- * instead of 161k, peak RSS 547 MiB instead of 534, six modes 707 instead
- * of 740 MiB (performance.md, issue 19, session 29). Returns 1 if set,
- * 0 (CMODES_HEAP_MMAP=1, or not glibc) if not. */
-static int cm__cli_heap(void) {
-#ifdef M_MMAP_MAX
-  const char *e = getenv("CMODES_HEAP_MMAP"); /* 1: glibc's defaults */
-  if (e && !strcmp(e, "1"))
-    return 0;
-  return mallopt(M_MMAP_MAX, 0) == 1 && mallopt(M_TRIM_THRESHOLD, INT_MAX) == 1;
-#else
-  return 0;
-#endif
-}
 
 int cm__cmd_analyze(int argc, char **argv) {
   enum { O_THREADS = 256, O_JSON, O_NOTIME, O_MATRICES, O_VECTORS };

@@ -370,6 +370,7 @@ int cm__cmd_report(int argc, char **argv) {
     return code == 1 ? 0 : code;
   ctx.threads = a.threads;
   int n = argc - optind;
+  cm__cli_heap(); /* the softening plan's re-solves reuse the pages */
   if (a.track)
     return cm__report_track(&ctx, argv[optind], a.out, a.title);
   /* ---- analyse every scene ---- */
