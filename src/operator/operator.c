@@ -472,13 +472,11 @@ static int cm__B_blocks(cm_context_t *ctx, cm_operator_t *op) {
 #define CM__PF_AHEAD 16
 #define CM__GCOLS (1 << 28) /* columns that fit the packed slot word */
 
-/* Slot q's values (row r; gmax of them, zeros where the group's columns
- * lack an entry) from B's CSR, *e the row's cursor there (from Bp[r],
- * left past the slot's entries): the values the slots hold. */
-static inline void cm__slot_fill(const cm_operator_t *op, int r, size_t q,
+/* The values of row r on columns [c, end) (gmax of them from column c,
+ * zeros where the row lacks an entry) from B's CSR, *e the row's cursor at
+ * its first entry from column c (left past those entries). */
+static inline void cm__vals_fill(const cm_operator_t *op, int r, int c, int end,
                                  int *e, double *a) {
-  unsigned u = op->Sc[q];
-  int c = (int)(u >> 3), end = c + (int)(u & 7) + 1;
   double sk = cm__B_scale(op, r);
   for (int t = 0; t < op->gmax; t++)
     a[t] = 0;
@@ -486,17 +484,23 @@ static inline void cm__slot_fill(const cm_operator_t *op, int r, size_t q,
     a[op->Bj[*e] - c] = cm__B_val(op, sk, *e);
 }
 
+/* Slot q's values (row r), *e the row's cursor at the slot's first entry
+ * (from Bp[r], slot by slot): the values the slots hold. */
+static inline void cm__slot_fill(const cm_operator_t *op, int r, size_t q,
+                                 int *e, double *a) {
+  unsigned u = op->Sc[q];
+  int c = (int)(u >> 3);
+  cm__vals_fill(op, r, c, c + (int)(u & 7) + 1, e, a);
+}
+
 /* Entry e of group b's values (its row Gj[e]) from B's CSR: the values B^T
  * holds by groups (a copy of that row's slot in the group). */
 static inline void cm__entry_fill(const cm_operator_t *op, int b, size_t e,
                                   double *a) {
-  int r = op->Gj[e], c = op->g0[b], end = op->g0[b + 1];
-  double sk = cm__B_scale(op, r);
-  for (int t = 0; t < op->gmax; t++)
-    a[t] = 0;
-  for (int p = op->Bp[r]; p < op->Bp[r + 1] && op->Bj[p] < end; p++)
-    if (op->Bj[p] >= c)
-      a[op->Bj[p] - c] = cm__B_val(op, sk, p);
+  int r = op->Gj[e], c = op->g0[b], p = op->Bp[r];
+  while (p < op->Bp[r + 1] && op->Bj[p] < c)
+    p++;
+  cm__vals_fill(op, r, c, op->g0[b + 1], &p, a);
 }
 
 /* A double slot as the readers see it: in the formed array (sx: cm__op_sx,
@@ -1025,6 +1029,24 @@ static void cm__csr_cols64(const cm_operator_t *op, int a, int b, int r0,
   }
 }
 
+/* The len rows (trans: columns) of B X (B^T X, or |B|^T X with absv) from
+ * the first row r0 and column c0, from B's CSR: one span of them a thread,
+ * all k columns at once (cm__csr_rows64, cm__csr_cols64). */
+static void cm__csr_spans(const cm_operator_t *op, int trans, int absv, int r0,
+                          int c0, int len, const double *in, size_t ld_in,
+                          double *out, size_t ld_out, int k) {
+  int T = len > CM__PAR_MIN ? op->threads : 1;
+#pragma omp parallel for schedule(static) num_threads(T)
+  for (int t = 0; t < T; t++) {
+    int i0 = (int)((long)len * t / T), i1 = (int)((long)len * (t + 1) / T);
+    if (trans)
+      cm__csr_cols64(op, c0 + i0, c0 + i1, r0, in, ld_in, absv, out + i0,
+                     ld_out, k);
+    else
+      cm__csr_rows64(op, r0 + i0, r0 + i1, c0, in, ld_in, out + i0, ld_out, k);
+  }
+}
+
 /* cm__op_rows on the double values, or (f32) on their float copies */
 static inline __attribute__((always_inline)) int
 cm__op_rows_as(const cm_operator_t *op, int f32, int comp, int trans,
@@ -1151,17 +1173,7 @@ void cm__op_apply_cols(cm_operator_t *op, int comp, int trans, const double *in,
   cm__op_comp(op, comp, &r0, &m, &c0, &n);
   int len = trans ? n : m;
   if (!cm__op_sx(op)) { /* from the CSR: a span per thread, all k at once */
-    int T = len > CM__PAR_MIN ? op->threads : 1;
-#pragma omp parallel for schedule(static) num_threads(T)
-    for (int t = 0; t < T; t++) {
-      int i0 = (int)((long)len * t / T), i1 = (int)((long)len * (t + 1) / T);
-      if (trans)
-        cm__csr_cols64(op, c0 + i0, c0 + i1, r0, in, ld_in, 0, out + i0, ld_out,
-                       k);
-      else
-        cm__csr_rows64(op, r0 + i0, r0 + i1, c0, in, ld_in, out + i0, ld_out,
-                       k);
-    }
+    cm__csr_spans(op, trans, 0, r0, c0, len, in, ld_in, out, ld_out, k);
     return;
   }
   int nch = (len + CM__ROW_CHUNK - 1) / CM__ROW_CHUNK;
@@ -1343,13 +1355,7 @@ static void cm__abs_BT(const cm_operator_t *op, int r0, int c0, int n,
                        const double *v, double *w) {
   int b0 = cm__group_of(op, c0), b1 = cm__group_of(op, c0 + n);
   if (!cm__op_sx(op)) { /* from the CSR: a column span per thread */
-    int T = n > CM__PAR_MIN ? op->threads : 1;
-#pragma omp parallel for schedule(static) num_threads(T)
-    for (int t = 0; t < T; t++) {
-      int a = c0 + (int)((long)n * t / T),
-          b = c0 + (int)((long)n * (t + 1) / T);
-      cm__csr_cols64(op, a, b, r0, v, 0, 1, w + (a - c0), 0, 1);
-    }
+    cm__csr_spans(op, 1, 1, r0, c0, n, v, 0, w, 0, 1);
     return;
   }
 #pragma omp parallel for schedule(static)                                      \
