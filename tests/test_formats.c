@@ -169,3 +169,68 @@ CM_TEST(formats_operator_csr_view) {
   cm_system_destroy(&sys);
   cm_scene_destroy(&s);
 }
+
+/* Damaged records anywhere in a file that the reader takes in several
+ * pieces on several threads give cm_scene_validate's own message on the
+ * same scene in memory (the first bad body before any contact, else the
+ * first bad contact), after the file's name, at 1 and 3 threads; so does
+ * a negative time step with every record sound. */
+static void formats_bad_case(cm_context_t *ctx, const cm_scene_t *s,
+                             const char *path, const char *want) {
+  cm_context_t ref;
+  cm_context_init(&ref);
+  CMT_EQ_INT(cm_scene_validate(&ref, s), CM_INVALID_SCENE);
+  CMT_CONTAINS(ref.message, want);
+  FILE *f = fopen(path, "wb");
+  CMT_EQ_INT(cm_scene_write_binary(ctx, s, f), 0);
+  fclose(f);
+  for (int th = 1; th <= 3; th += 2) {
+    ctx->threads = th;
+    cm_scene_t *t = NULL;
+    CMT_EQ_INT(cm_scene_read_file(ctx, path, &t), CM_INVALID_SCENE);
+    CMT_TRUE(t == NULL);
+    CMT_CONTAINS(ctx->message, path);
+    CMT_CONTAINS(ctx->message, ref.message);
+  }
+}
+
+CM_TEST(formats_binary_checked_in_pieces) {
+  cm_context_t ctx;
+  cm_context_init(&ctx);
+  cm_pile_options_t po;
+  cm_pile_options_init(&po);
+  po.dim = 3, po.count = 12000, po.seed = 5;
+  cm_scene_t *s = NULL;
+  CMT_EQ_INT(cm_generate_pile(&ctx, &po, &s), 0);
+  CMT_TRUE(s && s->ncontacts * 72 > (2 << 20)); /* three pieces or more */
+  char path[] = "/tmp/cmodes_bin_XXXXXX";
+  int fd = mkstemp(path);
+  close(fd);
+  int nc = s ? s->ncontacts : 0, nb = s ? s->nbodies : 0, late = nc - 7;
+  cm_contact_t keep_late = s->contacts[late], keep_mid = s->contacts[nc / 2];
+  /* a zero normal near the end, then also an index out of range halfway */
+  memset(s->contacts[late].normal, 0, sizeof s->contacts[late].normal);
+  formats_bad_case(&ctx, s, path, "normal: zero length");
+  s->contacts[nc / 2].b = nb + 3;
+  formats_bad_case(&ctx, s, path, "].b: body index");
+  /* a contact between two fixed bodies: its bodies' flags are read */
+  s->contacts[nc / 2] = keep_mid;
+  s->bodies[s->contacts[late].a].fixed = 1;
+  if (s->contacts[late].b >= 0)
+    s->bodies[s->contacts[late].b].fixed = 1;
+  s->contacts[late] = keep_late;
+  formats_bad_case(&ctx, s, path, "both bodies are fixed");
+  /* a bad body after every contact's piece: still the body's message */
+  int bb = nb - 2;
+  while (bb > 0 && s->bodies[bb].fixed)
+    bb--;
+  s->bodies[bb].mass = -2;
+  formats_bad_case(&ctx, s, path, "].mass: -2 is not positive");
+  cm_scene_destroy(&s);
+  /* sound records, a negative time step (version 2) */
+  CMT_EQ_INT(cm_generate_pile(&ctx, &po, &s), 0);
+  s->timestep_s = -1e-5;
+  formats_bad_case(&ctx, s, path, "timestep: ");
+  unlink(path);
+  cm_scene_destroy(&s);
+}
