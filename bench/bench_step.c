@@ -94,6 +94,9 @@ typedef struct {
   int modes;
   double tot[MAXR], eig[MAXR], cpu[MAXR], opr[MAXR], ratio, omega;
   double flt[MAXR], hug[MAXR]; /* fresh pages (4 KiB): all, in huge pages */
+  /* the eigen phase's parts (cm_report_t): products, re-orthogonalisation,
+   * restarts, the search's projections, residuals on S */
+  double part[5][MAXR];
   int matvecs, search, prob_steps, nmodes; /* search: of matvecs, the search
                                               for missed copies */
 } run_t;
@@ -114,6 +117,10 @@ static void one(cm_context_t *ctx, const cm_scene_t *s, cm_options_t *o,
     exit(1);
   }
   R->eig[r] = rep->t_eigen, R->opr[r] = rep->t_operator;
+  const double part[5] = {rep->t_matvec, rep->t_orth, rep->t_restart,
+                          rep->t_deflate, rep->t_finish};
+  for (int k = 0; k < 5; k++)
+    R->part[k][r] = part[k];
   R->matvecs = rep->matvecs, R->prob_steps = rep->prob_steps;
   R->search = rep->search_matvecs;
   R->nmodes = rep->nmodes, R->omega = rep->omega_max;
@@ -215,6 +222,21 @@ static void table_row(const char *label, run_t *R, int reps, double floor1) {
          cm_bench_median(R->flt, reps) / 256, R->matvecs,
          (double)R->matvecs / R->nmodes, e / (R->matvecs * floor1),
          R->prob_steps, R->ratio);
+}
+
+/* One row of the table of where the eigen phase goes (medians, s): its
+ * parts (run_t.part), the rest, and the products against the floor. */
+static void parts_row(const char *label, run_t *R, int reps, double floor1) {
+  double e = cm_bench_median(R->eig, reps), sum = 0;
+  printf("| %s | %.3f |", label, e);
+  for (int k = 0; k < 5; k++) {
+    double v = cm_bench_median(R->part[k], reps);
+    sum += v;
+    printf(" %.3f |", v);
+  }
+  double mv = cm_bench_median(R->part[0], reps);
+  printf(" %.3f | %.2f ms (%.2fx) |\n", e - sum, 1e3 * mv / R->matvecs,
+         mv / (R->matvecs * floor1));
 }
 
 /* Median ms of one S product: the library's, the bench's double and float
@@ -905,6 +927,18 @@ run:;
   printf("\nproduct floor: %.1f MB a product / %.1f GB/s = %.2f ms; one "
          "product measured alone %.2f ms (%.2fx the floor)\n",
          bytes / 1e6, gbs, 1e3 * floor1, 1e3 * t_mv, t_mv / floor1);
+  printf("\nwhere the eigen phase goes (s, medians; the rest: the start, "
+         "the Ritz problems and tests, the recurrence's own vector work "
+         "outside the products, the buffers' fresh pages)\n\n"
+         "| analysis | eigen | products | re-orthogonalisation | restarts | "
+         "search's projections | residuals on S | rest | a product (x the "
+         "floor) |\n|---|---|---|---|---|---|---|---|---|\n");
+  parts_row("full (--modes 6)", &full, reps, floor1);
+  parts_row("step (--modes 1)", &step, reps, floor1);
+  if (keep_mb > 0) {
+    parts_row("full, workspace kept", &fullk, reps, floor1);
+    parts_row("step, workspace kept", &kept, reps, floor1);
+  }
   /* fresh pages (MiB, medians) of the full analysis and of the step, and
    * their price: the 4 KiB ones at fresh, the huge ones at fresh_h */
   double ffm = cm_bench_median(full.flt, reps) / 256,

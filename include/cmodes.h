@@ -579,6 +579,10 @@ typedef struct cm_report {
                         that all its bodies' names share ("r2" for
                         "r2.trunk", "r2.leg0", ...), else its first body's
                         label; NULL entries for matrices */
+  /* more of t_eigen, s (C only, like t_matvec): Lanczos re-orthogonalisation
+   * of the basis, its thick restarts, and the projections out of the pairs
+   * found in a search's steps; the residuals on S of every solve's pairs */
+  double t_orth, t_restart, t_deflate, t_finish;
 } cm_report_t;
 
 #define CM_TIES_LISTED 1000 /* tied components listed (all are counted) */

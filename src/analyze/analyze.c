@@ -983,6 +983,8 @@ static void cm__counts(const cm_system_t *sys, const cm__eig_t *eig,
     r->matvecs += eig[c].matvecs;
     r->search_matvecs += eig[c].search_matvecs;
     r->t_matvec += eig[c].t_matvec;
+    r->t_orth += eig[c].t_orth, r->t_restart += eig[c].t_restart;
+    r->t_deflate += eig[c].t_deflate, r->t_finish += eig[c].t_finish;
     if (eig[c].ncv > r->ncv)
       r->ncv = eig[c].ncv;
     if (!eig[c].converged)

@@ -451,13 +451,10 @@ int cm__eig_arpack(cm_context_t *ctx, cm_operator_t *op, int comp,
   int st = cm__arpack_run(ctx, op, comp, opts, start, deadline,
                           cm__cheb_degree(opts), tol, out, &redo);
   if (redo) { /* drop the filtered attempt, keep what it cost */
-    int mv = out->matvecs, it = out->iterations;
-    double tmv = out->t_matvec;
-    cm__eig_free(out);
-    cm_context_clear(ctx);
+    cm__eig_t spent = cm__eig_drop(ctx, out);
     st = cm__arpack_run(ctx, op, comp, opts, start, deadline, 0, tol, out,
                         &redo);
-    out->matvecs += mv, out->iterations += it, out->t_matvec += tmv;
+    cm__eig_add_cost(out, &spent);
   }
   return st;
 }

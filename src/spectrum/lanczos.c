@@ -746,10 +746,13 @@ static void lz_free(lz_t *L) {
  * values when the solve has them (lz_look_f32) */
 static void lz_deflate(const lz_t *L, double *x, int passes) {
   lz_cols_t Z = {.V = L->Z, .V32 = L->Z32};
+  double t0 = L->Z ? cm__now() : 0;
   for (int p = 0; L->Z && p < passes; p++) {
     lz_gemv(&Z, 1, L->N, 0, L->nz, 1.0, x, 0.0, L->h, L->nt);
     lz_gemv(&Z, 0, L->N, 0, L->nz, -1.0, L->h, 1.0, x, L->nt);
   }
+  if (L->Z)
+    L->out->t_deflate += cm__now() - t0;
 }
 
 /* The look (a deflated solve that lists nothing) deflates by Z's float
@@ -1306,7 +1309,9 @@ static int lz_run(cm_context_t *ctx, lz_t *L, double deadline) {
   for (;;) {
     lz_step_t s;
     lz_extend(L, &s);
+    double t0 = cm__now();
     lz_orthogonalise(L, &s);
+    L->out->t_orth += cm__now() - t0;
     lz_advance(L, &s);
     int tr = lz_test(L);
     if (tr == -2)
@@ -1346,7 +1351,9 @@ static int lz_run(cm_context_t *ctx, lz_t *L, double deadline) {
     if (L->restarts + 1 >= L->max_restarts) /* a budget of max_iter cycles */
       return CM_OK;
     L->restarts++;
+    double t1 = cm__now();
     int st = lz_cycle(ctx, L);
+    L->out->t_restart += cm__now() - t1;
     if (st)
       return st;
   }
@@ -1768,11 +1775,10 @@ int cm__eig_lanczos(cm_context_t *ctx, cm_operator_t *op, int comp,
   if (st || !redo)
     return st;
   cm__op_make_f64(op);
-  int mv = out->matvecs, it = out->iterations, smv = out->search_matvecs;
-  double tm = out->t_matvec;
-  cm__eig_free(out);
+  int smv = out->search_matvecs;
+  cm__eig_t spent = cm__eig_drop(ctx, out); /* st is CM_OK: nothing to clear */
   st = lz_all(ctx, op, comp, opts, start, deadline, pb_delta, 0, out, &redo);
-  out->matvecs += mv, out->iterations += it, out->t_matvec += tm;
+  cm__eig_add_cost(out, &spent);
   out->search_matvecs += smv;
   return st;
 }

@@ -205,9 +205,9 @@ static int cm__argmax_abs(int n, const double *x, int th) {
   return best;
 }
 
-int cm__eig_finish(cm_context_t *ctx, cm_operator_t *op, int comp, int use_S,
-                   const double *vecs, double *scratch, size_t nscratch,
-                   cm__eig_t *out) {
+static int cm__eig_finish_body(cm_context_t *ctx, cm_operator_t *op, int comp,
+                               int use_S, const double *vecs, double *scratch,
+                               size_t nscratch, cm__eig_t *out) {
   int r0, m, c0, n;
   cm__op_comp(op, comp, &r0, &m, &c0, &n);
   int N = use_S ? m : n, k = out->nev, th = cm__op_threads(op);
@@ -280,19 +280,33 @@ int cm__eig_finish(cm_context_t *ctx, cm_operator_t *op, int comp, int use_S,
   return CM_OK;
 }
 
-/* Drops a failed attempt (its error included) but keeps what it cost. */
-static cm__eig_t cm__eig_drop(cm_context_t *ctx, cm__eig_t *out) {
+/* cm__eig_finish, its time in out->t_finish */
+int cm__eig_finish(cm_context_t *ctx, cm_operator_t *op, int comp, int use_S,
+                   const double *vecs, double *scratch, size_t nscratch,
+                   cm__eig_t *out) {
+  double t0 = cm__now();
+  int st =
+      cm__eig_finish_body(ctx, op, comp, use_S, vecs, scratch, nscratch, out);
+  out->t_finish += cm__now() - t0;
+  return st;
+}
+
+cm__eig_t cm__eig_drop(cm_context_t *ctx, cm__eig_t *out) {
   cm__eig_t spent = {0};
   spent.iterations = out->iterations, spent.matvecs = out->matvecs;
   spent.t_matvec = out->t_matvec;
+  spent.t_orth = out->t_orth, spent.t_restart = out->t_restart;
+  spent.t_deflate = out->t_deflate, spent.t_finish = out->t_finish;
   cm__eig_free(out);
   cm_context_clear(ctx);
   return spent;
 }
 
-static void cm__eig_add_cost(cm__eig_t *out, const cm__eig_t *spent) {
+void cm__eig_add_cost(cm__eig_t *out, const cm__eig_t *spent) {
   out->iterations += spent->iterations, out->matvecs += spent->matvecs;
   out->t_matvec += spent->t_matvec;
+  out->t_orth += spent->t_orth, out->t_restart += spent->t_restart;
+  out->t_deflate += spent->t_deflate, out->t_finish += spent->t_finish;
 }
 
 /* The acceptance test of every iterative backend's result, on the

@@ -21,11 +21,15 @@ typedef struct {
                          repeated eigenvalue (Lanczos: lz_search) */
   int rank;           /* rank of B (dense only), -1 if unknown */
   double t_matvec;    /* seconds spent in operator applications */
-  int rayleigh;       /* cm__eig_finish replaces lambda by z^T S z */
-  int f32;            /* Lanczos: the solve's products read B's float values
-                         (lambda, res and z are still those of S) */
-  int basis32;        /* Lanczos: a solve kept its basis in float
-                         (cm__lz_basis32_min) */
+  /* where the rest of a solve goes, seconds (cm_report_t's): Lanczos
+   * re-orthogonalisation, thick restarts, the projections out of the pairs
+   * found (a search's steps); residuals on S (cm__eig_finish, any method) */
+  double t_orth, t_restart, t_deflate, t_finish;
+  int rayleigh; /* cm__eig_finish replaces lambda by z^T S z */
+  int f32;      /* Lanczos: the solve's products read B's float values
+                   (lambda, res and z are still those of S) */
+  int basis32;  /* Lanczos: a solve kept its basis in float
+                   (cm__lz_basis32_min) */
   /* the probabilistic bound from the Lanczos solve's own first cycle (an
    * unrestarted run from a Gaussian start, bound.c's theorem; its steps
    * are among matvecs), or after a warm start from bound.c's run, made by
@@ -36,6 +40,12 @@ typedef struct {
   double pb_theta; /* the top eigenvalue of T_k (a lower estimate) */
   double pb_eps;   /* the theorem's eps at k */
 } cm__eig_t;
+
+/* Drops an attempt (its error included: ctx cleared, out freed) and
+ * returns what it cost (iterations, products, times); cm__eig_add_cost
+ * adds that to the attempt that replaces it. */
+cm__eig_t cm__eig_drop(cm_context_t *ctx, cm__eig_t *out);
+void cm__eig_add_cost(cm__eig_t *out, const cm__eig_t *spent);
 
 /* Top nev eigenpairs of component comp (-1: all). start: optional start
  * vector over the component rows (size m), else a Gaussian one. deadline: an
