@@ -8,6 +8,7 @@
 #include "cmodes.h"
 #include "cmtest.h"
 #include "internal.h"
+#include "spectrum/spectrum_internal.h"
 
 static void cm__kt_note(void) {
   int cpu = cm__isa_cpu();
@@ -145,7 +146,10 @@ static char *cm__kt_report(cm_context_t *ctx, const cm_scene_t *s, int modes,
 
 /* Whole reports on every set: a 3D pile of about 24 000 contacts (past the
  * threaded kernels' 20 000 rows), 1 and 6 modes, on S (tol 1e-8) and on
- * its float copy (tol 1e-6), and a small basis (ncv 16) that restarts. */
+ * its float copy (tol 1e-6), and a small basis (ncv 16) that restarts;
+ * and with the float basis of the largest scenes (cm__lz_basis32_min,
+ * here at every size: its float combinations and Gram blocks), 1 and 6
+ * modes, with and without restarts. */
 CM_TEST(kernels_same_bits_reports) {
   cm__kt_note();
   cm_context_t ctx;
@@ -160,10 +164,14 @@ CM_TEST(kernels_same_bits_reports) {
   struct {
     int modes;
     double tol;
-    int ncv;
-  } runs[] = {{1, 1e-8, 0}, {6, 1e-8, 0}, {6, 1e-6, 0}, {6, 1e-8, 16}};
+    int ncv, basis32;
+  } runs[] = {{1, 1e-8, 0, 0}, {6, 1e-8, 0, 0}, {6, 1e-6, 0, 0},
+              {6, 1e-8, 16, 0}, {1, 1e-6, 0, 1}, {6, 1e-6, 0, 1},
+              {6, 1e-6, 16, 1}};
+  int min0 = cm__lz_basis32_min;
   for (size_t r = 0; s && r < sizeof runs / sizeof *runs; r++) {
     char *want = NULL;
+    cm__lz_basis32_min = runs[r].basis32 ? 0 : min0;
     for (int isa = CM__ISA_BASELINE; isa <= cm__isa_cpu(); isa++) {
       cm__isa_force(isa);
       char *got =
@@ -175,13 +183,15 @@ CM_TEST(kernels_same_bits_reports) {
         continue;
       }
       if (got && strcmp(want, got))
-        CMT_FAIL("modes %d tol %g ncv %d: the %s set's report differs from "
-                 "the baseline's",
-                 runs[r].modes, runs[r].tol, runs[r].ncv, cm__isa_name(isa));
+        CMT_FAIL("modes %d tol %g ncv %d basis32 %d: the %s set's report "
+                 "differs from the baseline's",
+                 runs[r].modes, runs[r].tol, runs[r].ncv, runs[r].basis32,
+                 cm__isa_name(isa));
       free(got);
     }
     free(want);
   }
+  cm__lz_basis32_min = min0;
   cm__isa_force(-1);
   cm_scene_destroy(&s);
 }
