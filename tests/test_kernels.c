@@ -165,7 +165,7 @@ CM_TEST(kernels_same_bits_reports) {
     int modes;
     double tol;
     int ncv, basis32;
-  } runs[] = {{1, 1e-8, 0, 0}, {6, 1e-8, 0, 0}, {6, 1e-6, 0, 0},
+  } runs[] = {{1, 1e-8, 0, 0},  {6, 1e-8, 0, 0}, {6, 1e-6, 0, 0},
               {6, 1e-8, 16, 0}, {1, 1e-6, 0, 1}, {6, 1e-6, 0, 1},
               {6, 1e-6, 16, 1}};
   int min0 = cm__lz_basis32_min;
