@@ -86,13 +86,40 @@ int cm__isa_env_check(const char *prog);
       NAME##_baseline ARGS;                                                    \
     }                                                                          \
   }
+/* A CM__KERNEL_W body of the AVX-512 or the AVX2 set that uses the set's
+ * own instructions (CM__LOAD_WIDEN8, _4): targeted at it, so they inline */
+#define CM__KERNEL_BODY_AVX512                                                 \
+  static inline __attribute__((always_inline, target("avx512f"))) void
+#define CM__KERNEL_BODY_AVX2                                                   \
+  static inline __attribute__((always_inline, target("avx2"))) void
+/* The 8 (4) floats at p widened into v, a vector of as many doubles, by
+ * one vcvtps2pd: GCC 12 makes __builtin_convertvector two conversions of
+ * half the width and shuffles (the same values: widening is exact). For
+ * CM__KERNEL_BODY_AVX512 (_AVX2) bodies. */
+#include <immintrin.h>
+#define CM__LOAD_WIDEN8(v, p, VT)                                              \
+  ((v) = (VT)_mm512_cvtps_pd(_mm256_loadu_ps((const float *)(p))))
+#define CM__LOAD_WIDEN4(v, p, VT)                                              \
+  ((v) = (VT)_mm256_cvtps_pd(_mm_loadu_ps((const float *)(p))))
 #else
 #define CM__KERNEL(NAME, PARAMS, ARGS)                                         \
   static void NAME PARAMS { NAME##_body ARGS; }
 #define CM__KERNEL_W(NAME, PARAMS, ARGS)                                       \
   static void NAME PARAMS { NAME##_body16 ARGS; }
+#define CM__KERNEL_BODY_AVX512 CM__KERNEL_BODY
+#define CM__KERNEL_BODY_AVX2 CM__KERNEL_BODY
+#define CM__LOAD_WIDEN8(v, p, VT) CM__LOAD_WIDEN(v, p, VT, 8)
+#define CM__LOAD_WIDEN4(v, p, VT) CM__LOAD_WIDEN(v, p, VT, 4)
 #endif
 #define CM__KERNEL_BODY static inline __attribute__((always_inline)) void
+/* The n floats at p widened into v, a vector of n doubles of type VT, in
+ * any set (__builtin_convertvector) */
+#define CM__LOAD_WIDEN(v, p, VT, n)                                            \
+  do {                                                                         \
+    float f_ __attribute__((vector_size(4 * (n))));                            \
+    memcpy(&f_, (p), sizeof f_);                                               \
+    (v) = __builtin_convertvector(f_, VT);                                     \
+  } while (0)
 
 /* Wall-clock seconds from a monotonic clock. */
 double cm__now(void);

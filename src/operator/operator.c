@@ -14,9 +14,6 @@
 
 #include <cblas.h>
 #include <cholmod.h>
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-#include <immintrin.h>
-#endif
 #include <limits.h>
 #include <math.h>
 #include <omp.h>
@@ -987,29 +984,10 @@ CM__GROUP_ROWS(cm__group_rows32, float)
  * Reads one value past the last entry: the values have room for it
  * (cm__transpose_slots, cm__op_make_f64 and _f32). */
 typedef double cm__d4 __attribute__((vector_size(32)));
-typedef float cm__f4 __attribute__((vector_size(16)));
 #define CM__LOAD4_double(v, a) memcpy(&(v), (a), sizeof(v))
-#define CM__LOAD4_float(v, a)                                                  \
-  do {                                                                         \
-    cm__f4 f_;                                                                 \
-    memcpy(&f_, (a), sizeof f_);                                               \
-    (v) = __builtin_convertvector(f_, cm__d4);                                 \
-  } while (0)
-/* AVX2 and AVX-512: one vcvtps2pd, where GCC 12 makes the conversion above
- * two of half the width and a shuffle (the same values) */
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__)) &&        \
-    !defined(CM_NO_CLONES)
-#define CM__BODY_AVX512                                                        \
-  static inline __attribute__((always_inline, target("avx512f"))) void
-#define CM__BODY_AVX2                                                          \
-  static inline __attribute__((always_inline, target("avx2"))) void
-#define CM__LOAD4V_float(v, a) ((v) = (cm__d4)_mm256_cvtps_pd(_mm_loadu_ps(a)))
-#else
-#define CM__BODY_AVX512 CM__KERNEL_BODY
-#define CM__BODY_AVX2 CM__KERNEL_BODY
-#define CM__LOAD4V_float CM__LOAD4_float
-#endif
+#define CM__LOAD4_float(v, a) CM__LOAD_WIDEN(v, a, cm__d4, 4)
 #define CM__LOAD4V_double CM__LOAD4_double
+#define CM__LOAD4V_float(v, a) CM__LOAD_WIDEN4(v, a, cm__d4)
 #define CM__GROUP3_BODY(QUAL, NAME, T, LOAD)                                   \
   QUAL NAME(const int *Gp, const int *Gj, const T *Gx, const int *g0, int b,   \
             int ng, int j0, int j1, int r0, const double *y, double *x) {      \
@@ -1029,8 +1007,8 @@ typedef float cm__f4 __attribute__((vector_size(16)));
     }                                                                          \
   }
 #define CM__GROUP3(NAME, T)                                                    \
-  CM__GROUP3_BODY(CM__BODY_AVX512, NAME##_body64, T, CM__LOAD4V_##T)           \
-  CM__GROUP3_BODY(CM__BODY_AVX2, NAME##_body32, T, CM__LOAD4V_##T)             \
+  CM__GROUP3_BODY(CM__KERNEL_BODY_AVX512, NAME##_body64, T, CM__LOAD4V_##T)    \
+  CM__GROUP3_BODY(CM__KERNEL_BODY_AVX2, NAME##_body32, T, CM__LOAD4V_##T)      \
   CM__GROUP3_BODY(CM__KERNEL_BODY, NAME##_body16, T, CM__LOAD4_##T)            \
   CM__KERNEL_W(NAME,                                                           \
                (const int *Gp, const int *Gj, const T *Gx, const int *g0,      \

@@ -32,9 +32,6 @@
 #include "spectrum_internal.h"
 
 #include <float.h>
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-#include <immintrin.h>
-#endif
 #include <lapacke.h>
 #include <math.h>
 #include <stdio.h>
@@ -220,42 +217,23 @@ static void lz_sub_scale(int n, const double *w, double a, const double *x,
       }                                                                        \
   }
 /* V's W values into v (a vector of the set's width): doubles as they are,
- * floats widened exactly (the float basis, cm__lz_basis32_min) */
+ * floats widened exactly (the float basis, cm__lz_basis32_min; one
+ * vcvtps2pd under AVX-512 and AVX2, CM__LOAD_WIDEN8: 1e6 x 48 float
+ * columns into 16, 2 threads, AVX-512: 31.0 -> 27.9 ms, 74 columns
+ * 44.0 -> 39.8 ms against __builtin_convertvector) */
 #define LZ_LOAD_double(v, p) LZ_LOADV(v, p)
-#define LZ_LOAD_float(v, p)                                                    \
-  do {                                                                         \
-    ft f_;                                                                     \
-    memcpy(&f_, (p), sizeof f_);                                               \
-    (v) = __builtin_convertvector(f_, vt);                                     \
-  } while (0)
-/* The float loads of AVX-512 and AVX2: GCC 12 makes __builtin_convertvector
- * of 8 floats (4 under AVX2) two conversions of half the width and
- * shuffles, where one vcvtps2pd from memory does (the same values:
- * widening is exact); 1e6 x 48 float columns into 16, 2 threads, AVX-512:
- * 31.0 -> 27.9 ms, 74 columns 44.0 -> 39.8 ms */
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__)) &&        \
-    !defined(CM_NO_CLONES)
-#define LZ_BODY64                                                              \
-  static inline __attribute__((always_inline, target("avx512f")))
-#define LZ_BODY32 static inline __attribute__((always_inline, target("avx2")))
-#define LZ_LOAD64_float(v, p)                                                  \
-  ((v) = (vt)_mm512_cvtps_pd(_mm256_loadu_ps((const float *)(p))))
-#define LZ_LOAD32_float(v, p)                                                  \
-  ((v) = (vt)_mm256_cvtps_pd(_mm_loadu_ps((const float *)(p))))
-#else
-#define LZ_BODY64 static inline __attribute__((always_inline))
-#define LZ_BODY32 LZ_BODY64
-#define LZ_LOAD64_float LZ_LOAD_float
-#define LZ_LOAD32_float LZ_LOAD_float
-#endif
+#define LZ_LOAD_float(v, p) CM__LOAD_WIDEN(v, p, vt, W)
 #define LZ_LOAD64_double LZ_LOAD_double
 #define LZ_LOAD32_double LZ_LOAD_double
-#define LZ_BODY16 static inline __attribute__((always_inline))
+#define LZ_LOAD64_float(v, p) CM__LOAD_WIDEN8(v, p, vt)
+#define LZ_LOAD32_float(v, p) CM__LOAD_WIDEN4(v, p, vt)
 /* The kernel NAME on basis columns of type TV, with its three sets */
 #define LZ_COMBINE_SET(NAME, TV)                                               \
-  LZ_COMBINE_ROWS(LZ_BODY64 void, NAME##_body64, TV, 64, 4, LZ_LOAD64_##TV)    \
-  LZ_COMBINE_ROWS(LZ_BODY32 void, NAME##_body32, TV, 32, 4, LZ_LOAD32_##TV)    \
-  LZ_COMBINE_ROWS(LZ_BODY16 void, NAME##_body16, TV, 16, 2, LZ_LOAD_##TV)      \
+  LZ_COMBINE_ROWS(CM__KERNEL_BODY_AVX512, NAME##_body64, TV, 64, 4,            \
+                  LZ_LOAD64_##TV)                                              \
+  LZ_COMBINE_ROWS(CM__KERNEL_BODY_AVX2, NAME##_body32, TV, 32, 4,              \
+                  LZ_LOAD32_##TV)                                              \
+  LZ_COMBINE_ROWS(CM__KERNEL_BODY, NAME##_body16, TV, 16, 2, LZ_LOAD_##TV)     \
   CM__KERNEL_W(NAME,                                                           \
                (const TV *V, size_t n, int J, const double *Y, int ldy,        \
                 int ncol, int tri, int len, double *buf),                      \
