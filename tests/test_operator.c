@@ -2,8 +2,9 @@
  * groups) give exactly the CSR products of B, computed here independently
  * from the CSR view: for uniform groups of 2, 3 and 6 dofs and for mixed
  * ones, on the whole operator, per component, and on row ranges that cut a
- * group. The CSR sums below add the same terms in the same order, so the
- * comparison is bitwise. */
+ * group; B^T also on B's float values (the solver's cm__op_rows32). The
+ * CSR sums below add the same terms in the same order, so the comparison
+ * is bitwise. */
 #include "cmodes.h"
 #include "cmtest.h"
 #include "operator/operator_internal.h"
@@ -13,9 +14,8 @@
 
 /* t = B^T x (rows ascending per column) and y = B t, from the CSR view,
  * over rows [r0, r0 + m) and columns [c0, c0 + n) (vectors local). */
-static void csr_S(const int *Bp, const int *Bj, const double *Bx, int r0,
-                  int m, int c0, int n, const double *x, double *t,
-                  double *y) {
+static void csr_S(const int *Bp, const int *Bj, const double *Bx, int r0, int m,
+                  int c0, int n, const double *x, double *t, double *y) {
   memset(t, 0, sizeof(double) * (size_t)n);
   for (int i = 0; i < m; i++)
     for (int q = Bp[r0 + i]; q < Bp[r0 + i + 1]; q++)
@@ -87,6 +87,17 @@ static void check_scene(cm_scene_t *s, unsigned *sizes) {
     CMT_EQ_INT(cm__op_rows(op, -1, 0, tr, 5, 16, y), 0);
     CMT_TRUE(same_bits(y, yr + 5, 11));
   }
+  /* B^T on B's values rounded to float, summed in double, row order */
+  if (cm__op_make_f32(NULL, op) == CM_OK) {
+    memset(tr, 0, sizeof(double) * (size_t)nc);
+    for (int i = 0; i < nr; i++)
+      for (int q = Bp[i]; q < Bp[i + 1]; q++)
+        tr[Bj[q]] += (double)(float)Bx[q] * x[i];
+    CMT_EQ_INT(cm__op_rows32(op, -1, 1, x, 0, nc, t), 0);
+    CMT_TRUE(same_bits(t, tr, nc));
+    CMT_EQ_INT(cm__op_rows32(op, -1, 1, x, 1, nc - 1 > 1 ? nc - 1 : 1, t), 0);
+    CMT_TRUE(same_bits(t, tr + 1, nc - 2 > 0 ? nc - 2 : 0));
+  }
   /* every component on its own, local vectors */
   for (int c = 0; c < sys->ncomp; c++) {
     int r0 = sys->comp_row[c], m = sys->comp_row[c + 1] - r0;
@@ -127,6 +138,20 @@ CM_TEST(operator_grouped_products) {
     CMT_EQ_INT(cm_generate_pile(&ctx, &o, &s), 0);
     if (s)
       check_scene(s, &sizes);
+    cm_scene_destroy(&s);
+  }
+  { /* spheres with tangential springs: 6 dofs each (uniform) */
+    cm_pile_options_t o;
+    cm_pile_options_init(&o);
+    o.dim = 3, o.count = 120, o.seed = 5;
+    CMT_EQ_INT(cm_generate_pile(&ctx, &o, &s), 0);
+    for (int i = 0; s && i < s->ncontacts; i++)
+      s->contacts[i].stiffness_t = 0.4 * s->contacts[i].stiffness;
+    unsigned mine = 0;
+    if (s)
+      check_scene(s, &mine);
+    CMT_EQ_INT((int)mine, 1 << 6); /* groups of 6 only */
+    sizes |= mine;
     cm_scene_destroy(&s);
   }
   { /* boxes: 6 dofs, and some dropped (mixed) */

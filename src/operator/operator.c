@@ -988,35 +988,44 @@ typedef double cm__d4 __attribute__((vector_size(32)));
 #define CM__LOAD4_float(v, a) CM__LOAD_WIDEN(v, a, cm__d4, 4)
 #define CM__LOAD4V_double CM__LOAD4_double
 #define CM__LOAD4V_float(v, a) CM__LOAD_WIDEN4(v, a, cm__d4)
-#define CM__GROUP3_BODY(QUAL, NAME, T, LOAD)                                   \
+/* G values a group (3 or 6: a body with its rotations, as tangential
+ * springs make a sphere's), in (G + 3) / 4 vectors of 4 */
+#define CM__GROUPV_BODY(QUAL, NAME, T, LOAD, G)                                \
   QUAL NAME(const int *Gp, const int *Gj, const T *Gx, const int *g0, int b,   \
             int ng, int j0, int j1, int r0, const double *y, double *x) {      \
+    enum { NV = ((G) + 3) / 4 };                                               \
     for (; b < ng && g0[b] < j1; b++) {                                        \
-      cm__d4 s = {0, 0, 0, 0};                                                 \
+      cm__d4 s[NV];                                                            \
+      for (int q = 0; q < NV; q++)                                             \
+        s[q] = (cm__d4){0, 0, 0, 0};                                           \
       for (int e = Gp[b]; e < Gp[b + 1]; e++) {                                \
         double v = y[Gj[e] - r0];                                              \
-        const T *a = Gx + (size_t)e * 3;                                       \
+        const T *a = Gx + (size_t)e * (G);                                     \
         __builtin_prefetch((const char *)a + CM__PF_BYTES);                    \
-        cm__d4 av;                                                             \
-        LOAD(av, a);                                                           \
-        s += av * v;                                                           \
+        for (int q = 0; q < NV; q++) {                                         \
+          cm__d4 av;                                                           \
+          LOAD(av, a + 4 * q);                                                 \
+          s[q] += av * v;                                                      \
+        }                                                                      \
       }                                                                        \
-      for (int t = 0; t < 3; t++)                                              \
+      for (int t = 0; t < (G); t++)                                            \
         if (g0[b] + t >= j0 && g0[b] + t < j1)                                 \
-          x[g0[b] + t - j0] = s[t];                                            \
+          x[g0[b] + t - j0] = s[t / 4][t % 4];                                 \
     }                                                                          \
   }
-#define CM__GROUP3(NAME, T)                                                    \
-  CM__GROUP3_BODY(CM__KERNEL_BODY_AVX512, NAME##_body64, T, CM__LOAD4V_##T)    \
-  CM__GROUP3_BODY(CM__KERNEL_BODY_AVX2, NAME##_body32, T, CM__LOAD4V_##T)      \
-  CM__GROUP3_BODY(CM__KERNEL_BODY, NAME##_body16, T, CM__LOAD4_##T)            \
+#define CM__GROUPV(NAME, T, G)                                                 \
+  CM__GROUPV_BODY(CM__KERNEL_BODY_AVX512, NAME##_body64, T, CM__LOAD4V_##T, G) \
+  CM__GROUPV_BODY(CM__KERNEL_BODY_AVX2, NAME##_body32, T, CM__LOAD4V_##T, G)   \
+  CM__GROUPV_BODY(CM__KERNEL_BODY, NAME##_body16, T, CM__LOAD4_##T, G)         \
   CM__KERNEL_W(NAME,                                                           \
                (const int *Gp, const int *Gj, const T *Gx, const int *g0,      \
                 int b, int ng, int j0, int j1, int r0, const double *y,        \
                 double *x),                                                    \
                (Gp, Gj, Gx, g0, b, ng, j0, j1, r0, y, x))
-CM__GROUP3(cm__group3_rows, double)
-CM__GROUP3(cm__group3_rows32, float)
+CM__GROUPV(cm__group3_rows, double, 3)
+CM__GROUPV(cm__group3_rows32, float, 3)
+CM__GROUPV(cm__group6_rows, double, 6)
+CM__GROUPV(cm__group6_rows32, float, 6)
 
 /* The double kernels' sums where only float values are formed
  * (op->vals32, before cm__op_make_f64), from B's CSR values: the terms
@@ -1131,7 +1140,14 @@ cm__op_rows_as(const cm_operator_t *op, int f32, int comp, int trans,
                       op->ng, a, b, r0, in, out);
     break;
   case 6:
-    CM__ROWS(6);
+    if (!trans)
+      CM__ROWS(6);
+    else if (f32)
+      cm__group6_rows32(op->Gp, op->Gj, op->Gx32, op->g0, cm__group_of(op, a),
+                        op->ng, a, b, r0, in, out);
+    else
+      cm__group6_rows(op->Gp, op->Gj, op->Gx, op->g0, cm__group_of(op, a),
+                      op->ng, a, b, r0, in, out);
     break;
   default:
     CM__ROWS(0);
