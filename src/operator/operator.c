@@ -981,8 +981,9 @@ CM__GROUP_ROWS(cm__group_rows32, float)
  * for each kernel set, where the scalar kernel's nine conversions,
  * products and sums an entry (SSE2 scalar code) kept fewer entries'
  * gathers in flight: the float S product of the 1e6 pile 4-8% faster.
- * Reads one value past the last entry: the values have room for it
- * (cm__transpose_slots, cm__op_make_f64 and _f32). */
+ * Reads past the last entry (one value for groups of 3, two for 6): the
+ * values have one entry of room (cm__transpose_slots, cm__op_make_f64 and
+ * _f32). */
 typedef double cm__d4 __attribute__((vector_size(32)));
 #define CM__LOAD4_double(v, a) memcpy(&(v), (a), sizeof(v))
 #define CM__LOAD4_float(v, a) CM__LOAD_WIDEN(v, a, cm__d4, 4)
@@ -1177,7 +1178,9 @@ int cm__op_make_f64(cm_operator_t *op) {
     size_t ns = (size_t)op->Sp[op->nr] * (size_t)op->gmax;
     size_t ne = (size_t)op->Gp[op->ng] * (size_t)op->gmax;
     double *sx = cm__ws_malloc(NULL, ns + 1, sizeof(double));
-    double *gx = sx ? cm__ws_malloc(NULL, ne + 1, sizeof(double)) : NULL;
+    size_t pad = (size_t)op->gmax; /* one entry: cm__group3/6_rows read
+                                       past the last */
+    double *gx = sx ? cm__ws_malloc(NULL, ne + pad, sizeof(double)) : NULL;
     if (gx) {
       cm__fill_slots(op, sx, NULL);
 #pragma omp parallel for schedule(static)                                      \
@@ -1185,7 +1188,7 @@ int cm__op_make_f64(cm_operator_t *op) {
       for (int b = 0; b < op->ng; b++)
         for (int e = op->Gp[b]; e < op->Gp[b + 1]; e++)
           cm__entry_fill(op, b, (size_t)e, gx + (size_t)e * op->gmax);
-      gx[ne] = 0;  /* read past the last entry (cm__group3_rows) */
+      memset(gx + ne, 0, sizeof(double) * pad);
       op->Gx = gx; /* before Sx: a reader that sees Sx reads Gx */
       __atomic_store_n(&op->Sx, sx, __ATOMIC_RELEASE);
     } else {
@@ -1207,7 +1210,8 @@ int cm__op_make_f32(cm_context_t *ctx, cm_operator_t *op) {
     /* no value cm__f32_unsafe; B^T's values are the same ones */
     int out = 0;
     float *sx = cm__ws_malloc(ctx, ns + 1, sizeof(float));
-    float *gx = sx ? cm__ws_malloc(ctx, ne + 1, sizeof(float)) : NULL;
+    size_t pad = (size_t)op->gmax; /* as in cm__op_make_f64 */
+    float *gx = sx ? cm__ws_malloc(ctx, ne + pad, sizeof(float)) : NULL;
     if (sx && gx) { /* converted and checked in one pass */
 #pragma omp parallel for schedule(static) num_threads(op->threads)             \
     reduction(|                                                                \
@@ -1225,7 +1229,7 @@ int cm__op_make_f32(cm_context_t *ctx, cm_operator_t *op) {
 #pragma omp parallel for schedule(static) num_threads(op->threads)
       for (size_t i = 0; i < ne; i++)
         gx[i] = (float)op->Gx[i];
-      gx[ne] = 0; /* read past the last entry (cm__group3_rows32) */
+      memset(gx + ne, 0, sizeof(float) * pad);
       op->Gx32 = gx, op->Sx32 = sx; /* Sx32 last: what the check reads */
     }
   }
