@@ -1126,35 +1126,30 @@ cm__op_rows_as(const cm_operator_t *op, int f32, int comp, int trans,
                 : cm__group_rows(op, op->Gx, G, a, b, r0, in, out))            \
          : (f32 ? cm__slot_rows32(op, op->Sx32, G, a, b, c0, in, out)          \
                 : cm__slot_rows(op, op->Sx, G, a, b, c0, in, out)))
+/* B^T's groups of 3 and 6 by the vector kernels (CM__GROUPV) */
+#define CM__ROWS_V(G)                                                          \
+  (!trans ? CM__ROWS(G)                                                        \
+   : f32                                                                       \
+       ? cm__group##G##_rows32(op->Gp, op->Gj, op->Gx32, op->g0,               \
+                               cm__group_of(op, a), op->ng, a, b, r0, in, out) \
+       : cm__group##G##_rows(op->Gp, op->Gj, op->Gx, op->g0,                   \
+                             cm__group_of(op, a), op->ng, a, b, r0, in, out))
   switch (op->guni) {
   case 2:
     CM__ROWS(2);
     break;
   case 3:
-    if (!trans)
-      CM__ROWS(3);
-    else if (f32)
-      cm__group3_rows32(op->Gp, op->Gj, op->Gx32, op->g0, cm__group_of(op, a),
-                        op->ng, a, b, r0, in, out);
-    else
-      cm__group3_rows(op->Gp, op->Gj, op->Gx, op->g0, cm__group_of(op, a),
-                      op->ng, a, b, r0, in, out);
+    CM__ROWS_V(3);
     break;
   case 6:
-    if (!trans)
-      CM__ROWS(6);
-    else if (f32)
-      cm__group6_rows32(op->Gp, op->Gj, op->Gx32, op->g0, cm__group_of(op, a),
-                        op->ng, a, b, r0, in, out);
-    else
-      cm__group6_rows(op->Gp, op->Gj, op->Gx, op->g0, cm__group_of(op, a),
-                      op->ng, a, b, r0, in, out);
+    CM__ROWS_V(6);
     break;
   default:
     CM__ROWS(0);
     break;
   }
 #undef CM__ROWS
+#undef CM__ROWS_V
   return 0;
 }
 
