@@ -399,8 +399,6 @@ static char *bar_file_text(void) {
 
 /* ---- tests ------------------------------------------------------- */
 
-/* The bar over HTTP equals the CLI's report bit for bit (minus timings) and
- * the analytic rocking frequency; /healthz and /metrics answer. */
 /* POST of the scene file `path` to /v1/analyze?QUERY timings=false against
  * `cmodes analyze --json --no-timings OPTS path`: the same report, which
  * contains `must`. */
@@ -424,6 +422,8 @@ static void server_vs_cli(int port, const char *query, const char *opts,
   resp_free(&r);
 }
 
+/* The bar over HTTP equals the CLI's report bit for bit (minus timings) and
+ * the analytic rocking frequency; /healthz and /metrics answer. */
 CM_TEST(server_bar_matches_cli) {
   srv_t s;
   if (srv_start(&s, "")) {

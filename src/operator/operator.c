@@ -642,7 +642,8 @@ static int cm__transpose_slots(cm_context_t *ctx, cm_operator_t *op,
   int T = nr > CM__PAR_MIN ? op->threads : 1;
   const int *Sp = op->Sp;
   size_t ns = (size_t)Sp[nr], esz = (op->vals32 ? 4 : 8) * (size_t)gmax;
-  /* one entry more than ns: cm__group3_rows reads past the last one */
+  /* one entry more than ns: the groups' vector kernels (CM__GROUPV) read
+   * past the last one */
   const char *Sx = op->vals32 ? (const char *)op->Sx32 : (const char *)op->Sx;
   int *Gp = op->Gp = cm__ws_malloc(ctx, (size_t)ng + 1, sizeof(int));
   int *Gj = op->Gj = cm__ws_malloc(ctx, ns + 1, sizeof(int));
@@ -974,10 +975,10 @@ CM__GROUP_ROWS(cm__group_rows, double)
 CM__GROUP_ROWS(cm__group_rows32, float)
 
 /* cm__group_rows for groups of 3 (a body's three translations: the
- * spheres of piles), its three sums the first lanes of one 4-wide vector:
- * each entry's three values and the next one's first, widened, times the
+ * spheres of piles) and 6, its sums the first lanes of 4-wide vectors:
+ * each entry's values and the next one's first, widened, times the
  * gathered y, added, lane by lane the scalar kernel's products and sums
- * in its order (the same bits; the fourth lane is thrown away). Compiled
+ * in its order (the same bits; the lanes past G are thrown away). Compiled
  * for each kernel set, where the scalar kernel's nine conversions,
  * products and sums an entry (SSE2 scalar code) kept fewer entries'
  * gathers in flight: the float S product of the 1e6 pile 4-8% faster.
@@ -1173,8 +1174,8 @@ int cm__op_make_f64(cm_operator_t *op) {
     size_t ns = (size_t)op->Sp[op->nr] * (size_t)op->gmax;
     size_t ne = (size_t)op->Gp[op->ng] * (size_t)op->gmax;
     double *sx = cm__ws_malloc(NULL, ns + 1, sizeof(double));
-    size_t pad = (size_t)op->gmax; /* one entry: cm__group3/6_rows read
-                                       past the last */
+    size_t pad = (size_t)op->gmax; /* one entry: the groups' vector
+                                       kernels read past the last */
     double *gx = sx ? cm__ws_malloc(NULL, ne + pad, sizeof(double)) : NULL;
     if (gx) {
       cm__fill_slots(op, sx, NULL);

@@ -293,10 +293,7 @@ int cm__eig_finish(cm_context_t *ctx, cm_operator_t *op, int comp, int use_S,
 
 cm__eig_t cm__eig_drop(cm_context_t *ctx, cm__eig_t *out) {
   cm__eig_t spent = {0};
-  spent.iterations = out->iterations, spent.matvecs = out->matvecs;
-  spent.t_matvec = out->t_matvec;
-  spent.t_orth = out->t_orth, spent.t_restart = out->t_restart;
-  spent.t_deflate = out->t_deflate, spent.t_finish = out->t_finish;
+  cm__eig_add_cost(&spent, out); /* the cost fields: one list, below */
   cm__eig_free(out);
   cm_context_clear(ctx);
   return spent;
