@@ -166,19 +166,22 @@ static int cm__segment(int dim, const cm_contact_t *c, int kind, int side,
  * rotational one |v| > lev (the body's CM__LEVER_TOL threshold). */
 static unsigned cm__seg_bits(const double *seg, int nd, double lev) {
   unsigned bits = 0;
-  int nt = nd == 3 ? 2 : 3; /* translations */
-  for (int d = 0; d < nd; d++)
-    if (d < nt ? seg[d] != 0 : fabs(seg[d]) > lev)
-      bits |= 1u << d;
+  int nt = nd == 3 ? 2 : 3;    /* translations */
+  for (int d = 0; d < nd; d++) /* no branch on the values: see below */
+    bits |= (unsigned)(d < nt ? seg[d] != 0 : fabs(seg[d]) > lev) << d;
   return bits;
 }
 
-/* Bit d set where seg[d] != 0: the entries J stores on active dofs. */
+/* Bit d set where seg[d] != 0: the entries J stores on active dofs.
+ * Without a branch on the values: a sphere's lever arm is parallel to its
+ * normal, so its rotational entries are rounding-sized or zero by the
+ * rounding of the contact point, which no branch predictor follows (the
+ * branches held about a fifth of cm__touched's samples on the 1e6 pile;
+ * the time it saves was within the host's noise). */
 static unsigned cm__seg_nonzero(const double *seg, int nd) {
   unsigned bits = 0;
   for (int d = 0; d < nd; d++)
-    if (seg[d] != 0)
-      bits |= 1u << d;
+    bits |= (unsigned)(seg[d] != 0) << d;
   return bits;
 }
 
