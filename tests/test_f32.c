@@ -244,8 +244,7 @@ static void vals32_check_scene(const char *name, int threads) {
   CMT_EQ_INT(cm_system_assemble(&ctx, sc, &s), CM_OK);
   CMT_EQ_INT(cm_operator_create(&ctx, s, &op), CM_OK);
   CMT_EQ_INT(cm__operator_create(&ctx, s, 1, &o32), CM_OK);
-  int m = s->nc, n = s->n, k = 6; /* columns at once: 1, 3 and 6 (the
-                                      interleaved paths, any k and 6) */
+  int m = s->nc, n = s->n, k = 6; /* columns at once: 1, 3 and 6 */
   size_t big = (size_t)(m > n ? m : n) * k + 1;
   double *in = malloc(sizeof(double) * big), *a = calloc(big, sizeof(double));
   double *b = calloc(big, sizeof(double));

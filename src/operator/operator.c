@@ -1088,133 +1088,12 @@ static void cm__csr_cols64(const cm_operator_t *op, int a, int b, int r0,
   }
 }
 
-/* cm__csr_rows64 and cm__csr_cols64 for k >= 2 columns whose input (xi,
- * vi) and, for B^T, output (outi) are interleaved: entry i of column p at
- * [i k + p], so that an entry of B reads (and B^T's adds into) one place
- * for all k instead of k places a column apart. Each output's terms, and
- * the order they are added in, are those of the kernels above: the same
- * bits. */
-#define CM__CSR_KMAX 16 /* columns interleaved at most (the finish's: 6) */
-static inline __attribute__((always_inline)) void
-cm__csr_rows64i_k(const cm_operator_t *op, int a, int b, int c0,
-                  const double *xi, double *y, size_t ld_out, int k) {
-  for (int i = a; i < b; i++) {
-    double sk = cm__B_scale(op, i), s[CM__CSR_KMAX] = {0};
-    for (int e = op->Bp[i]; e < op->Bp[i + 1]; e++) {
-      double v = cm__B_val(op, sk, e);
-      const double *xp = xi + (size_t)(op->Bj[e] - c0) * (size_t)k;
-      for (int p = 0; p < k; p++)
-        s[p] += v * xp[p];
-    }
-    for (int p = 0; p < k; p++)
-      y[(size_t)p * ld_out + (size_t)(i - a)] = s[p];
-  }
-}
-
-static inline __attribute__((always_inline)) void
-cm__csr_cols64i_k(const cm_operator_t *op, int a, int b, int r0,
-                  const double *vi, double *outi, int k) {
-  int rlo = INT_MAX, rhi = -1;
-  memset(outi, 0, sizeof(double) * (size_t)(b - a) * (size_t)k);
-  for (int g = cm__group_of(op, a); g < op->ng && op->g0[g] < b; g++)
-    if (op->Gp[g] < op->Gp[g + 1]) {
-      int lo = op->Gj[op->Gp[g]], hi = op->Gj[op->Gp[g + 1] - 1];
-      rlo = lo < rlo ? lo : rlo, rhi = hi > rhi ? hi : rhi;
-    }
-  for (int r = rlo; r <= rhi; r++) {
-    double sk = cm__B_scale(op, r);
-    const double *vr = vi + (size_t)(r - r0) * (size_t)k;
-    for (int e = op->Bp[r]; e < op->Bp[r + 1]; e++) {
-      int j = op->Bj[e];
-      if (j < a || j >= b)
-        continue;
-      double x = cm__B_val(op, sk, e);
-      double *o = outi + (size_t)(j - a) * (size_t)k;
-      for (int p = 0; p < k; p++)
-        o[p] += x * vr[p];
-    }
-  }
-}
-
-/* the two for any k, unrolled for the finish's usual 6 */
-static void cm__csr_rows64i(const cm_operator_t *op, int a, int b, int c0,
-                            const double *xi, double *y, size_t ld_out, int k) {
-  if (k == 6)
-    cm__csr_rows64i_k(op, a, b, c0, xi, y, ld_out, 6);
-  else
-    cm__csr_rows64i_k(op, a, b, c0, xi, y, ld_out, k);
-}
-
-static void cm__csr_cols64i(const cm_operator_t *op, int a, int b, int r0,
-                            const double *vi, double *outi, int k) {
-  if (k == 6)
-    cm__csr_cols64i_k(op, a, b, r0, vi, outi, 6);
-  else
-    cm__csr_cols64i_k(op, a, b, r0, vi, outi, k);
-}
-
-/* in (k columns of nin, ld apart) into ki interleaved (dir 0: in only
- * read), or back (dir 1: ki into in) */
-static void cm__interleave(int T, int dir, double *in, size_t ld, int nin,
-                           double *ki, int k) {
-#pragma omp parallel for schedule(static) num_threads(T)
-  for (int i = 0; i < nin; i++)
-    for (int p = 0; p < k; p++) {
-      double *a = in + (size_t)p * ld + (size_t)i;
-      double *b = ki + (size_t)i * (size_t)k + (size_t)p;
-      if (dir)
-        *a = *b;
-      else
-        *b = *a;
-    }
-}
-
-/* cm__csr_spans for 2 <= k <= CM__CSR_KMAX columns (nin: the input's
- * length) through interleaved copies; 0 when done, -1 (nothing done)
- * when there is no memory for them. The finish's residuals of six modes
- * on the 1e6 pile (CLI, 2 threads, AMD EPYC family 25): each entry's k
- * reads and adds a column apart made B^T of 6 columns 22-54 ms and B
- * 28-55 ms; interleaved (the copies' passes included) 19-30 and 14-21
- * ms. */
-static int cm__csr_spans_k(const cm_operator_t *op, int trans, int r0, int c0,
-                           int len, int nin, const double *in, size_t ld_in,
-                           double *out, size_t ld_out, int k) {
-  int T = len > CM__PAR_MIN ? op->threads : 1;
-  size_t kk = (size_t)k;
-  double *ini = cm__ws_malloc(NULL, (size_t)nin * kk + 1, sizeof(double));
-  double *outi = trans && ini
-                     ? cm__ws_malloc(NULL, (size_t)len * kk + 1, sizeof(double))
-                     : NULL;
-  if (!ini || (trans && !outi)) {
-    cm__ws_free(ini);
-    return -1;
-  }
-  cm__interleave(nin > CM__PAR_MIN ? op->threads : 1, 0, (double *)in, ld_in,
-                 nin, ini, k);
-#pragma omp parallel for schedule(static) num_threads(T)
-  for (int t = 0; t < T; t++) {
-    int i0 = (int)((long)len * t / T), i1 = (int)((long)len * (t + 1) / T);
-    if (trans)
-      cm__csr_cols64i(op, c0 + i0, c0 + i1, r0, ini, outi + (size_t)i0 * kk, k);
-    else
-      cm__csr_rows64i(op, r0 + i0, r0 + i1, c0, ini, out + i0, ld_out, k);
-  }
-  if (trans)
-    cm__interleave(T, 1, out, ld_out, len, outi, k);
-  cm__ws_free(ini), cm__ws_free(outi);
-  return 0;
-}
-
 /* The len rows (trans: columns) of B X (B^T X, or |B|^T X with absv) from
  * the first row r0 and column c0, from B's CSR: one span of them a thread,
- * all k columns at once (cm__csr_rows64, cm__csr_cols64; several columns
- * of X, nin long, by cm__csr_spans_k). */
+ * all k columns at once (cm__csr_rows64, cm__csr_cols64). */
 static void cm__csr_spans(const cm_operator_t *op, int trans, int absv, int r0,
-                          int c0, int len, int nin, const double *in,
-                          size_t ld_in, double *out, size_t ld_out, int k) {
-  if (k >= 2 && k <= CM__CSR_KMAX && !absv && in &&
-      !cm__csr_spans_k(op, trans, r0, c0, len, nin, in, ld_in, out, ld_out, k))
-    return;
+                          int c0, int len, const double *in, size_t ld_in,
+                          double *out, size_t ld_out, int k) {
   int T = len > CM__PAR_MIN ? op->threads : 1;
 #pragma omp parallel for schedule(static) num_threads(T)
   for (int t = 0; t < T; t++) {
@@ -1367,8 +1246,7 @@ void cm__op_apply_cols(cm_operator_t *op, int comp, int trans, const double *in,
   cm__op_comp(op, comp, &r0, &m, &c0, &n);
   int len = trans ? n : m;
   if (!cm__op_sx(op)) { /* from the CSR: a span per thread, all k at once */
-    cm__csr_spans(op, trans, 0, r0, c0, len, trans ? m : n, in, ld_in, out,
-                  ld_out, k);
+    cm__csr_spans(op, trans, 0, r0, c0, len, in, ld_in, out, ld_out, k);
     return;
   }
   int nch = (len + CM__ROW_CHUNK - 1) / CM__ROW_CHUNK;
@@ -1550,7 +1428,7 @@ static void cm__abs_BT(const cm_operator_t *op, int r0, int c0, int n,
                        const double *v, double *w) {
   int b0 = cm__group_of(op, c0), b1 = cm__group_of(op, c0 + n);
   if (!cm__op_sx(op)) { /* from the CSR: a column span per thread */
-    cm__csr_spans(op, 1, 1, r0, c0, n, 0, v, 0, w, 0, 1); /* k = 1 */
+    cm__csr_spans(op, 1, 1, r0, c0, n, v, 0, w, 0, 1);
     return;
   }
 #pragma omp parallel for schedule(static)                                      \
