@@ -93,8 +93,12 @@ CM_EXTERN void cm_context_clear(cm_context_t *ctx);
  * `bytes` in all, instead of being freed, and the next analysis takes them
  * again, so its pages are not fresh (a page fault and a clearing for every
  * 4 KiB). For servers and loops that analyse scene after scene; results
- * are the same bits with or without. Returns the previous cap. 0 (the
- * default) keeps nothing and frees what is kept. Thread-safe. */
+ * are the same bits with or without. Returns the previous cap (0 before
+ * the first call). 0 keeps nothing and frees what is kept. Until the
+ * first call, each analysis (cm_analyze, cm_analyze_system,
+ * cm_analyze_vectors, cm_system_assemble) keeps what it frees for its own
+ * later requests, up to 1 GiB, and frees it when it returns: nothing is
+ * kept between analyses. Thread-safe. */
 CM_EXTERN size_t cm_workspace_keep(size_t bytes);
 /* Bytes kept now (held by the process, not in use). */
 CM_EXTERN size_t cm_workspace_kept(void);

@@ -2,7 +2,9 @@
  * 19 goal 4). A report made with buffers taken from an earlier analysis of
  * another scene (so they hold that scene's values) is the same JSON text
  * as the one made with fresh buffers, at another thread count; the
- * buffers were really taken; the cap is honoured and 0 releases them. */
+ * buffers were really taken; the cap is honoured and 0 releases them.
+ * Without a cap set, an analysis reuses its own freed buffers and keeps
+ * none after it returns. */
 #include "cmodes.h"
 #include "cmtest.h"
 #include "internal.h"
@@ -123,6 +125,38 @@ CM_TEST(workspace_assembly_same_arrays) {
   CMT_EQ_INT(cm_workspace_kept(), 0);
   cm_scene_destroy(&a);
   cm_scene_destroy(&b);
+}
+
+/* Until the process sets a cap, an analysis keeps what it frees for its
+ * own later requests (the solve's basis the search's) and frees it all
+ * when it returns: buffers are taken within it, none is kept after, and the
+ * report is the same text as with the cap set to 0 (nothing kept, nothing
+ * taken), at another thread count. */
+CM_TEST(workspace_analysis_scope) {
+  cm_context_t ctx;
+  cm_context_init(&ctx);
+  cm__ws_unset(); /* as in a new process: no cap set */
+  cm_scene_t *a = cm__ws_pile(&ctx, 8000, 3);
+  CMT_TRUE(a != NULL);
+  for (int modes = 1; a && modes <= 6; modes += 5) {
+    unsigned long t0 = cm__ws_reused();
+    char *got = cm__ws_report(&ctx, a, modes, 2);
+    if (modes > 1) /* the search's basis takes the solve's */
+      CMT_TRUE(cm__ws_reused() > t0);
+    CMT_EQ_INT(cm_workspace_kept(), 0);  /* and nothing kept after it */
+    CMT_EQ_INT(cm_workspace_keep(0), 0); /* set: nothing kept */
+    unsigned long t1 = cm__ws_reused();
+    char *want = cm__ws_report(&ctx, a, modes, 1);
+    CMT_EQ_INT(cm__ws_reused(), t1);
+    CMT_EQ_INT(cm_workspace_kept(), 0);
+    CMT_TRUE(want && got && !strcmp(want, got));
+    if (want && got && strcmp(want, got))
+      CMT_FAIL("modes %d: the report with the analysis's own buffers differs",
+               modes);
+    free(want), free(got);
+    cm__ws_unset();
+  }
+  cm_scene_destroy(&a);
 }
 
 /* Empty arrays (a scene without contacts in a component, an MPI rank's

@@ -1093,10 +1093,10 @@ static int cm__damped(cm_context_t *ctx, const cm_scene_t *scene,
 
 /* The pipeline on a system; mode shapes into *vectors and full arrays into
  * f when asked (either may be NULL). */
-static int cm__analyze_core(cm_context_t *ctx, const cm_system_t *sys,
-                            const cm_scene_t *scene, const cm_options_t *opts,
-                            cm_report_t **out, cm_vectors_t **vectors,
-                            cm__fields_t *f) {
+static int cm__analyze_core_body(cm_context_t *ctx, const cm_system_t *sys,
+                                 const cm_scene_t *scene,
+                                 const cm_options_t *opts, cm_report_t **out,
+                                 cm_vectors_t **vectors, cm__fields_t *f) {
   *out = NULL;
   cm_options_t def;
   if (!opts) {
@@ -1208,6 +1208,17 @@ done:
   return st;
 }
 
+/* cm__analyze_core_body in a workspace scope (cm__ws_scope_begin) */
+static int cm__analyze_core(cm_context_t *ctx, const cm_system_t *sys,
+                            const cm_scene_t *scene, const cm_options_t *opts,
+                            cm_report_t **out, cm_vectors_t **vectors,
+                            cm__fields_t *f) {
+  cm__ws_scope_begin();
+  int st = cm__analyze_core_body(ctx, sys, scene, opts, out, vectors, f);
+  cm__ws_scope_end();
+  return st;
+}
+
 int cm_analyze(cm_context_t *ctx, const cm_scene_t *scene,
                const cm_options_t *opts, cm_report_t **out) {
   return cm__analyze_fields(ctx, scene, opts, out, NULL);
@@ -1218,10 +1229,11 @@ int cm__analyze_fields(cm_context_t *ctx, const cm_scene_t *scene,
                        cm__fields_t *f) {
   *out = NULL;
   cm_system_t *sys = NULL;
+  cm__ws_scope_begin(); /* one scope: the assembly's buffers serve too */
   int st = cm_system_assemble(ctx, scene, &sys);
-  if (st)
-    return st;
-  st = cm__analyze_system_fields(ctx, sys, scene, opts, out, f);
+  if (!st)
+    st = cm__analyze_system_fields(ctx, sys, scene, opts, out, f);
   cm_system_destroy(&sys);
+  cm__ws_scope_end();
   return st;
 }

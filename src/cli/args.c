@@ -182,14 +182,20 @@ void cm__opt_usage(FILE *f, const char *const *only) {
  * heap). 1e6 pile, `analyze` against glibc's defaults with the workspace
  * kept: step 126k minor faults instead of 161k, peak RSS 547 MiB instead
  * of 534, six modes 707 instead of 740 MiB (performance.md, issue 19,
- * session 29). Returns 1 if set, 0 (CMODES_HEAP_MMAP=1, a sanitizer's
- * allocator, or not glibc) if not. */
+ * session 29). The library's per-analysis workspace then off. Returns 1
+ * if set, 0 (CMODES_HEAP_MMAP=1, a sanitizer's allocator, or not glibc)
+ * if not. */
 int cm__cli_heap(void) {
 #ifdef M_MMAP_MAX
   const char *e = getenv("CMODES_HEAP_MMAP"); /* 1: glibc's defaults */
   if (e && !strcmp(e, "1"))
     return 0;
-  return mallopt(M_MMAP_MAX, 0) == 1 && mallopt(M_TRIM_THRESHOLD, INT_MAX) == 1;
+  if (mallopt(M_MMAP_MAX, 0) != 1 || mallopt(M_TRIM_THRESHOLD, INT_MAX) != 1)
+    return 0;
+  cm_workspace_keep(0); /* the heap's reuse, not an analysis's own kept
+                           buffers (cm__ws_scope_begin), which serve a
+                           request of about their size only */
+  return 1;
 #else
   return 0;
 #endif

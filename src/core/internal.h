@@ -212,6 +212,14 @@ void *cm__ws_malloc(cm_context_t *ctx, size_t n, size_t size);
 void *cm__ws_calloc(cm_context_t *ctx, size_t n, size_t size);
 void cm__ws_free(void *p);
 unsigned long cm__ws_reused(void);
+/* Around a public entry point that allocates many large buffers (an
+ * analysis, an assembly; nested calls count once): while the process has
+ * set no cap (cm_workspace_keep), the buffers freed meanwhile are kept
+ * for its later requests, up to 1 GiB, and freed when the outermost one
+ * ends. cm__ws_unset (tests): back to no cap set, as a new process. */
+void cm__ws_scope_begin(void);
+void cm__ws_scope_end(void);
+void cm__ws_unset(void);
 
 /* Binary scenes (io/scene_bin.c): 1 if buf starts with the magic; the
  * reader behind cm_scene_read_file. */

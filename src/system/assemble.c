@@ -1084,8 +1084,21 @@ int cm__system_assemble_checked(cm_context_t *ctx, const cm_scene_t *s,
 
 /* cm__system_assemble_weighted; checked: s passed cm_scene_validate and
  * has not changed since (its check not repeated) */
+static int cm__assemble_body(cm_context_t *ctx, const cm_scene_t *s, double wk,
+                             double wg, int checked, cm_system_t **out);
+
+/* cm__assemble_body in a workspace scope (cm__ws_scope_begin): its work
+ * arrays, freed as it goes, hold its later ones */
 static int cm__assemble(cm_context_t *ctx, const cm_scene_t *s, double wk,
                         double wg, int checked, cm_system_t **out) {
+  cm__ws_scope_begin();
+  int st = cm__assemble_body(ctx, s, wk, wg, checked, out);
+  cm__ws_scope_end();
+  return st;
+}
+
+static int cm__assemble_body(cm_context_t *ctx, const cm_scene_t *s, double wk,
+                             double wg, int checked, cm_system_t **out) {
   double t0 = cm__now();
   *out = NULL;
   /* ---- check inputs ---- */
