@@ -15,8 +15,9 @@
  * solves follow each other (the solve, the search for missed copies, the
  * residuals, component after component), and each takes the last one's
  * buffers instead of fresh pages, as the CLI's heap gives them (1e6 pile,
- * 6 modes, a first analysis in one process: 252k page faults -> 187k,
- * whole 2.84 -> 2.54 s, peak RSS 893 -> 941 MB). Once set, the cap holds
+ * 6 modes, a first analysis in one process: 252-260k page faults -> 187k,
+ * peak RSS 893 -> 941 MB; performance.md, issue 19, session 31). Once set,
+ * the cap holds
  * across analyses (a server, a loop), in bytes. Kept buffers count in the
  * resident set until taken, evicted (oldest first, when a buffer given
  * back would pass the cap) or released (cm_workspace_keep(0)). A taken

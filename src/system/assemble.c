@@ -1082,13 +1082,13 @@ int cm__system_assemble_checked(cm_context_t *ctx, const cm_scene_t *s,
   return cm__assemble(ctx, s, 1.0, 0.0, 1, out);
 }
 
-/* cm__system_assemble_weighted; checked: s passed cm_scene_validate and
- * has not changed since (its check not repeated) */
 static int cm__assemble_body(cm_context_t *ctx, const cm_scene_t *s, double wk,
                              double wg, int checked, cm_system_t **out);
 
-/* cm__assemble_body in a workspace scope (cm__ws_scope_begin): its work
- * arrays, freed as it goes, hold its later ones */
+/* cm__system_assemble_weighted; checked: s passed cm_scene_validate and
+ * has not changed since (its check not repeated). In a workspace scope
+ * (cm__ws_scope_begin): its work arrays, freed as it goes, hold its later
+ * ones. */
 static int cm__assemble(cm_context_t *ctx, const cm_scene_t *s, double wk,
                         double wg, int checked, cm_system_t **out) {
   cm__ws_scope_begin();
