@@ -166,8 +166,8 @@ static int cm__segment(int dim, const cm_contact_t *c, int kind, int side,
  * rotational one |v| > lev (the body's CM__LEVER_TOL threshold). */
 static unsigned cm__seg_bits(const double *seg, int nd, double lev) {
   unsigned bits = 0;
-  int nt = nd == 3 ? 2 : 3;    /* translations */
-  for (int d = 0; d < nd; d++) /* no branch on the values: see below */
+  int nt = nd == 3 ? 2 : 3;             /* translations */
+  for (int d = 0; d < nd && d < 6; d++) /* no branch on the values: below */
     bits |= (unsigned)(d < nt ? seg[d] != 0 : fabs(seg[d]) > lev) << d;
   return bits;
 }
@@ -180,7 +180,7 @@ static unsigned cm__seg_bits(const double *seg, int nd, double lev) {
  * the time it saves was within the host's noise). */
 static unsigned cm__seg_nonzero(const double *seg, int nd) {
   unsigned bits = 0;
-  for (int d = 0; d < nd; d++)
+  for (int d = 0; d < nd && d < 6; d++) /* d < 6: GCC's -Warray-bounds */
     bits |= (unsigned)(seg[d] != 0) << d;
   return bits;
 }
