@@ -94,6 +94,7 @@ typedef struct {
   int modes;
   double tot[MAXR], eig[MAXR], cpu[MAXR], opr[MAXR], ratio, omega;
   double flt[MAXR], hug[MAXR]; /* fresh pages (4 KiB): all, in huge pages */
+  double gbs[MAXR]; /* full analyses: a triad right after the run (GB/s) */
   /* the eigen phase's parts (cm_report_t): products, re-orthogonalisation,
    * restarts, the search's projections, residuals on S */
   double part[5][MAXR];
@@ -209,6 +210,33 @@ static void goal1_row(const char *what, double eig, int products,
   double r = eig / (products * floor1);
   printf("| %s | %.3f s for %d products x %.2f ms = %.2fx | %s |\n", what, eig,
          products, 1e3 * floor1, r, verdict(r <= 2));
+}
+
+/* The median of num[r] / den[r] over the runs, and in *lo, *hi their
+ * range: each run against its own partner (a triad or a baseline run
+ * taken next to it), so that a host whose pace drifts during the bench
+ * moves both sides of a ratio alike. */
+static double paired(const double *num, const double *den, int reps, double *lo,
+                     double *hi) {
+  double q[MAXR];
+  *lo = INFINITY, *hi = -INFINITY;
+  for (int r = 0; r < reps; r++) {
+    q[r] = num[r] / den[r];
+    *lo = fmin(*lo, q[r]), *hi = fmax(*hi, q[r]);
+  }
+  return cm_bench_median(q, reps);
+}
+
+/* Goal 1 run by run: each eigen phase against the product floor at the
+ * triad taken right after it (bytes: what one product reads) */
+static void goal1_paired_row(const char *what, const run_t *R, int reps,
+                             double bytes) {
+  double fl[MAXR], lo, hi;
+  for (int r = 0; r < reps; r++)
+    fl[r] = R->matvecs * bytes / (R->gbs[r] * 1e9);
+  double m = paired(R->eig, fl, reps, &lo, &hi);
+  printf("| %s | median %.2fx (runs %.2f-%.2fx) | %s |\n", what, m, lo, hi,
+         verdict(m <= 2));
 }
 
 /* One row of the table of medians: whole, CPU and eigen seconds, fresh
@@ -809,6 +837,8 @@ run:;
     cm_workspace_keep(cap);
     one(&ctx, s, &o, &full, r);
     cm_workspace_keep(0);
+    full.gbs[r] = cm_bench_triad_gbs((size_t)1 << 25, threads, 5);
+    fprintf(stderr, "  triad after full run %d: %.1f GB/s\n", r, full.gbs[r]);
     cm_workspace_keep(cap);
     one(&ctx, s, &o, &step, r);
     cm_workspace_keep(0);
@@ -839,6 +869,9 @@ run:;
     one(&ctx, s, &o, &kept0, 0);
     for (int r = 0; r < reps; r++) {
       one(&ctx, s, &o, &fullk, r);
+      fullk.gbs[r] = cm_bench_triad_gbs((size_t)1 << 25, threads, 5);
+      fprintf(stderr, "  triad after fullk run %d: %.1f GB/s\n", r,
+              fullk.gbs[r]);
       one(&ctx, s, &o, &kept, r);
     }
     cm_workspace_keep(0);
@@ -967,6 +1000,11 @@ run:;
   if (keep_mb > 0)
     goal1_row("1, workspace kept (a server's or a loop's later analyses)", fke,
               fullk.matvecs, floor1);
+  goal1_paired_row("1, run by run: each run against a triad taken right "
+                   "after it",
+                   &full, reps, bytes);
+  if (keep_mb > 0)
+    goal1_paired_row("1, workspace kept, run by run", &fullk, reps, bytes);
   if (base_full > 0) {
     printf("| 2: the step alone < 25%% of the baseline's 6-mode analysis "
            "(%s) | %.3f s / %.3f s = %.3f | %s |\n",
@@ -987,6 +1025,18 @@ run:;
       printf("| 2, from this build's CLI (a new process each, as the "
              "baseline's) | %.3f s / %.3f s = %.3f | %s |\n",
              ot, base_full, ot / base_full, verdict(ot / base_full < 0.25));
+    }
+    if (base_cli) { /* each run against the baseline run beside it */
+      double lo, hi, m = paired(step.tot, base_t, reps, &lo, &hi);
+      printf("| 2, run by run: each step against the baseline run next to "
+             "it | median %.3f (runs %.3f-%.3f) | %s |\n",
+             m, lo, hi, verdict(m < 0.25));
+      if (own_cli) {
+        m = paired(own_t, base_t, reps, &lo, &hi);
+        printf("| 2, from this build's CLI, run by run | median %.3f (runs "
+               "%.3f-%.3f) | %s |\n",
+               m, lo, hi, verdict(m < 0.25));
+      }
     }
   } else
     printf("| 2: the step alone < 25%% of the baseline's 6-mode analysis | "
