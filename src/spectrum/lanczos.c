@@ -45,7 +45,7 @@
 #define LZ_TEST_MAX 8     /* most steps between two convergence tests */
 #define LZ_PROBE_TOL 1e-5 /* tolerance of a search for a missed copy */
 #define LZ_LOOK_TOL 1e-2  /* the look's loosest residual (lz_test) */
-#define LZ_LOOK_NEXT 2    /* most next Ritz vectors the look deflates by */
+#define LZ_LOOK_NEXT 4    /* most next Ritz vectors the look deflates by */
 #define LZ_F32_ROOM 0.9   /* ... to this part of it */
 /* ... and from this size keeps its basis in float (lz_setup) */
 int cm__lz_basis32_min = 1 << 19;
@@ -1691,9 +1691,12 @@ static int lz_all(cm_context_t *ctx, cm_operator_t *op, int comp,
   d.f32 = f32 && isfinite(d.gabs);
   /* F->U holds the list, then the solve's next Ritz vectors (lz_extra_t):
    * at most LZ_LOOK_NEXT of them. Each step of the look deflates by all of
-   * F->U, so every vector costs two passes a step; on the piles of
-   * docs/performance.md (issue 19) 2 took as many products as 10 or fewer
-   * (0 needed probes: more) and the 1e6 pile's eigen phase 7% less time */
+   * F->U, so every vector costs two passes a step. 2 took as many products
+   * as 10 or fewer on session 17's piles (0 needed probes: more); since the
+   * columns' breadth-first order, 4 took fewer on the large ones (the 1e6
+   * pile 35 -> 21, 900k contacts 38 -> 24, 300k 46 -> 27) and as many or
+   * at most 8 more on the others (docs/performance.md, issue 19, session
+   * 32) */
   int q = (d.ncv - d.nev) / 4;
   q = q < LZ_LOOK_NEXT ? q : LZ_LOOK_NEXT;
   lz_pairs_t F = {0,
