@@ -658,8 +658,8 @@ typedef struct {
   float *V32;  /* the basis in float instead (cm__lz_basis32_min), or NULL */
   double *R;   /* with V32: the columns the recurrence reads, in double,
                   column c's at R + (c % 3) N (lz_col); room for
-                  nev + LZ_LOOK_NEXT + 1 columns, where lz_extract forms
-                  the Ritz vectors */
+                  lz_rcols(nev) columns, where lz_extract forms the Ritz
+                  vectors */
   int r32;     /* with V32: re-orthogonalisations against float columns
                   before the bound was taken (the bound is then the a
                   posteriori certificate's alone: lz_pb_take) */
@@ -783,6 +783,17 @@ static void lz_look_f32(lz_t *L) {
 
 /* ---- setup: sizes and workspace ---------------------------------------- */
 
+/* Columns of R (the float basis's double ones): the recurrence's three, or
+ * the Ritz vectors lz_extract forms there, the wanted ones and, for more
+ * than one, the look's next ones (lz_eig: one mode never looks), and one
+ * more. Sized by what is used: with 4 next vectors for every solve, the
+ * step's R had grown 16 MB and left the CLI's freed heap for fresh pages
+ * (its peak RSS 547 -> 570 MiB). */
+static int lz_rcols(int nev) {
+  int rc = nev + (nev > 1 ? LZ_LOOK_NEXT : 0) + 1;
+  return rc > 3 ? rc : 3;
+}
+
 static int lz_setup(cm_context_t *ctx, lz_t *L, cm_operator_t *op, int comp,
                     const cm_options_t *opts, const cm__eig_dims_t *d, int nev,
                     double tol, const double *Z, int nz, uint64_t seed,
@@ -816,8 +827,8 @@ static int lz_setup(cm_context_t *ctx, lz_t *L, cm_operator_t *op, int comp,
     out->basis32 = 1;
     L->V32 = cm__ws_malloc(NULL, (size_t)N * (size_t)(mv + 1), sizeof(float));
     /* three columns, or (lz_extract) the Ritz vectors it forms */
-    int rc = nev + LZ_LOOK_NEXT + 1 > 3 ? nev + LZ_LOOK_NEXT + 1 : 3;
-    L->R = cm__ws_malloc(NULL, (size_t)N, (size_t)rc * sizeof(double));
+    L->R =
+        cm__ws_malloc(NULL, (size_t)N, (size_t)lz_rcols(nev) * sizeof(double));
   } else {
     L->V = cm__ws_malloc(NULL, (size_t)N * (size_t)(mv + 1), sizeof(double));
   }
@@ -1391,9 +1402,9 @@ static int lz_extract(lz_t *L, double *lam, int nwant, double **vecs) {
     }
   /* in place: the basis is done with, and its pages are already touched */
   lz_cols_t c = lz_cols(L);
-  c.Out = L->V32 ? L->R : L->V; /* the ring has room (lz_setup) */
-  if (L->V32 && kept > L->nev + LZ_LOOK_NEXT + 1) { /* cannot happen: */
-    free(Yd); /* nwant <= nev + LZ_LOOK_NEXT */
+  c.Out = L->V32 ? L->R : L->V;            /* the ring has room (lz_setup) */
+  if (L->V32 && kept > lz_rcols(L->nev)) { /* cannot happen: */
+    free(Yd); /* nwant <= nev + LZ_LOOK_NEXT, nev alone for one */
     return -1;
   }
   int st = lz_combine(L->N, c, J0, Yd, J0, kept, 0, NULL, NULL, L->nt);
