@@ -783,14 +783,17 @@ static void lz_look_f32(lz_t *L) {
 
 /* ---- setup: sizes and workspace ---------------------------------------- */
 
+/* Most next Ritz vectors a solve of nev pairs forms for the search's look:
+ * none for one pair, which never looks (lz_all). Buffers are sized by it:
+ * with 4 next vectors for every solve, the step's R had grown 16 MB and
+ * left the CLI's freed heap for fresh pages (its peak RSS 547 -> 570 MiB). */
+static int lz_look_next(int nev) { return nev > 1 ? LZ_LOOK_NEXT : 0; }
+
 /* Columns of R (the float basis's double ones): the recurrence's three, or
- * the Ritz vectors lz_extract forms there, the wanted ones and, for more
- * than one, the look's next ones (lz_eig: one mode never looks), and one
- * more. Sized by what is used: with 4 next vectors for every solve, the
- * step's R had grown 16 MB and left the CLI's freed heap for fresh pages
- * (its peak RSS 547 -> 570 MiB). */
+ * the Ritz vectors lz_extract forms there, the wanted and the next ones,
+ * and one more. */
 static int lz_rcols(int nev) {
-  int rc = nev + (nev > 1 ? LZ_LOOK_NEXT : 0) + 1;
+  int rc = nev + lz_look_next(nev) + 1;
   return rc > 3 ? rc : 3;
 }
 
@@ -1404,7 +1407,7 @@ static int lz_extract(lz_t *L, double *lam, int nwant, double **vecs) {
   lz_cols_t c = lz_cols(L);
   c.Out = L->V32 ? L->R : L->V;            /* the ring has room (lz_setup) */
   if (L->V32 && kept > lz_rcols(L->nev)) { /* cannot happen: */
-    free(Yd); /* nwant <= nev + LZ_LOOK_NEXT, nev alone for one */
+    free(Yd); /* nwant <= nev + lz_look_next(nev) */
     return -1;
   }
   int st = lz_combine(L->N, c, J0, Yd, J0, kept, 0, NULL, NULL, L->nt);
@@ -1701,15 +1704,15 @@ static int lz_all(cm_context_t *ctx, cm_operator_t *op, int comp,
     return st;
   d.f32 = f32 && isfinite(d.gabs);
   /* F->U holds the list, then the solve's next Ritz vectors (lz_extra_t):
-   * at most LZ_LOOK_NEXT of them. Each step of the look deflates by all of
-   * F->U, so every vector costs two passes a step. 2 took as many products
-   * as 10 or fewer on session 17's piles (0 needed probes: more); since the
-   * columns' breadth-first order, 4 took fewer on the large ones (the 1e6
-   * pile 35 -> 21, 900k contacts 38 -> 24, 300k 46 -> 27) and as many or
-   * at most 8 more on the others (docs/performance.md, issue 19, session
-   * 32) */
-  int q = (d.ncv - d.nev) / 4;
-  q = q < LZ_LOOK_NEXT ? q : LZ_LOOK_NEXT;
+   * at most lz_look_next(nev) of them. Each step of the look deflates by
+   * all of F->U, so every vector costs two passes a step. 2 took as many
+   * products as 10 or fewer on session 17's piles (0 needed probes: more);
+   * since the columns' breadth-first order, 4 took fewer on the large ones
+   * (the 1e6 pile 35 -> 21, 900k contacts 38 -> 24, 300k 46 -> 27) and as
+   * many or at most 8 more on the others (docs/performance.md, issue 19,
+   * session 32) */
+  int q = (d.ncv - d.nev) / 4, qmax = lz_look_next(d.nev);
+  q = q < qmax ? q : qmax;
   lz_pairs_t F = {0,
                   d.nev,
                   malloc(sizeof(double) * ((size_t)d.nev + 1)),
