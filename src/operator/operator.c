@@ -1830,13 +1830,18 @@ long cm__op_comp_nnz(const cm_operator_t *op, int comp) {
   return p ? (long)p[r0 + m] - p[r0] : 0;
 }
 
-double cm__op_matvec_bytes(const cm_operator_t *op) {
+double cm__op_matvec_bytes_as(const cm_operator_t *op, int f32) {
   double nr = op->nr, n = op->ncol, vec = 8.0 * (2.0 * nr + 2.0 * n);
   if (!op->block)
     return vec;
   double ns = (double)op->Sp[op->nr], ne = (double)op->Gp[op->ng];
-  return 4.0 * (nr + 1) + ns * (4.0 + 8.0 * op->gmax) + 4.0 * (op->ng + 1) +
-         ne * (4.0 + 8.0 * op->gmax) + 4.0 * (op->ng + 1) + vec;
+  double val = (f32 ? 4.0 : 8.0) * op->gmax; /* a slot's or entry's values */
+  return 4.0 * (nr + 1) + ns * (4.0 + val) + 4.0 * (op->ng + 1) +
+         ne * (4.0 + val) + 4.0 * (op->ng + 1) + vec;
+}
+
+double cm__op_matvec_bytes(const cm_operator_t *op) {
+  return cm__op_matvec_bytes_as(op, 0);
 }
 
 long cm_operator_nnz(const cm_operator_t *op) {

@@ -63,7 +63,12 @@ int cm__op_sum_terms(const cm_operator_t *op, int comp);
 /* Nonzeros of B_c (block path; for a general M, of J's rows). */
 long cm__op_comp_nnz(const cm_operator_t *op, int comp);
 /* Bytes one S product reads and writes on the block path: B's and B^T's
- * index and value arrays as the products store them, and the vectors. */
+ * index and value arrays as the products store them, with double values
+ * (f32 0) or float ones (f32 1: what the solver's products read,
+ * cm__op_rows32), and the vectors. */
+double cm__op_matvec_bytes_as(const cm_operator_t *op, int f32);
+/* The same with double values: issue 19's product floor, as the products
+ * read B when it was filed (bench_step's goal 1). */
 double cm__op_matvec_bytes(const cm_operator_t *op);
 /* Out[:, p] = B_c In[:, p] (trans 0) or B_c^T In[:, p] (trans 1) for
  * p < k, columns ld_in and ld_out apart: each column's bits are those of
