@@ -714,6 +714,21 @@ CM_TEST(lammps_deck_variables) {
                  "pair_style gran/hooke ${n} NULL 1 NULL 0.5 1\n");
   CMT_EQ_INT(cm_lammps_deck_read(&ctx, in_dir(dir, "in.run"), &d), CM_PARSE);
   CMT_CONTAINS(ctx.message, "in.run:3: expression 'count(all)'");
+  /* variables that refer to themselves, directly or through another:
+   * the message quotes the reference, not the text after it */
+  cmt_write_text(in_dir(dir, "in.self"),
+                 "variable kn equal v_kn+1\nunits si\n"
+                 "pair_style gran/hooke ${kn} NULL 1 NULL 0.5 1\n");
+  CMT_EQ_INT(cm_lammps_deck_read(&ctx, in_dir(dir, "in.self"), &d), CM_PARSE);
+  CMT_CONTAINS(ctx.message, "in.self:3: expression 'v_kn+1': 'v_kn' refers "
+                            "to itself");
+  cmt_write_text(in_dir(dir, "in.cycle"),
+                 "variable kn equal 2*v_x\nvariable x equal v_kn\nunits si\n"
+                 "pair_style gran/hooke ${kn} NULL 1 NULL 0.5 1\n");
+  CMT_EQ_INT(cm_lammps_deck_read(&ctx, in_dir(dir, "in.cycle"), &d), CM_PARSE);
+  CMT_CONTAINS(ctx.message, "refers to itself");
+  CMT_TRUE(strstr(ctx.message, "': 'v_x' refers") ||
+           strstr(ctx.message, "': 'v_kn' refers"));
   rm_dir(dir);
 }
 

@@ -299,13 +299,17 @@ static double cm__ex_var(cm__ex_t *e, const char *name, size_t len) {
   }
   double x;
   if (v->equal) {
-    if (e->depth > 32)
-      return cm__ex_fail(e, "refers to itself", len);
-    if (++*e->refs > CM__EX_MAX_REFS)
-      return cm__ex_fail(e,
-                         "expands to more than 10000 variable references "
-                         "(does a variable refer to itself?)",
-                         len);
+    const char *why =
+        e->depth > 32 ? "refers to itself (more than 32 equal-style "
+                        "variables deep, each naming the next)"
+        : ++*e->refs > CM__EX_MAX_REFS
+            ? "expands to more than 10000 variable references (does a "
+              "variable refer to itself?)"
+            : NULL;
+    if (why) { /* quoting v_name */
+      e->s = name - 2;
+      return cm__ex_fail(e, why, len + 2);
+    }
     cm__ex_t sub = {e->r,    v->value, v->value, e->depth + 1,
                     e->nest, 0,        e->refs};
     x = cm__ex_or(&sub);
