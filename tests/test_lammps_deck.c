@@ -7,6 +7,7 @@
  * is supported. */
 #include "cmodes.h"
 #include "cmtest.h"
+#include "io/lammps_internal.h"
 
 #include <unistd.h>
 
@@ -729,6 +730,136 @@ CM_TEST(lammps_deck_variables) {
   CMT_CONTAINS(ctx.message, "refers to itself");
   CMT_TRUE(strstr(ctx.message, "': 'v_x' refers") ||
            strstr(ctx.message, "': 'v_kn' refers"));
+  rm_dir(dir);
+}
+
+/* ---- expressions against LAMMPS
+ * ------------------------------------------------------------------------ */
+
+/* An equal-style expression as the deck reader evaluates it: CM_OK and
+ * *x, or the error (its message in ctx). */
+static int deck_eval(cm_context_t *ctx, const char *expr, double *x) {
+  cm__drd_t r = {0};
+  r.ctx = ctx, r.file = "in.expr", r.line = 1;
+  cm_context_clear(ctx);
+  return cm__deck_eval(&r, expr, x);
+}
+
+/* Expressions whose value depends on LAMMPS's precedence and
+ * associativity (src/variable.cpp: unary - and ! bind tightest, then ^
+ * left to right, * / %, + -, < <= > >=, == !=, &&, || |^), with the
+ * values Debian's lmp (29 Sep 2021) prints for them. */
+static const struct {
+  const char *expr;
+  double value;
+} deck_exprs[] = {{"2^3^2", 64},
+                  {"-2^2", 4},
+                  {"2^-1", 0.5},
+                  {"-2^-2", 0.25},
+                  {"2*3^2", 18},
+                  {"2^3*2", 16},
+                  {"4^0.5^2", 4},
+                  {"-3-2", -5},
+                  {"2-3-4", -5},
+                  {"8/2/2", 2},
+                  {"7%3%2", 1},
+                  {"-(2)^2", 4},
+                  {"2^(3^2)", 512},
+                  {"!0^2", 1},
+                  {"--2", 2},
+                  {"-2*-2", 4},
+                  {"1+2*3", 7},
+                  {"2^2^3^1", 64},
+                  {"-2^3", -8},
+                  {"2^-2^2", 0.0625},
+                  {"-7%3", -1},
+                  {"7%-3", 1},
+                  {"3--2", 5},
+                  {"!1+1", 1},
+                  {"!0+!0", 2},
+                  {"0^0", 1},
+                  {"3>2>1", 0},
+                  {"1&&0||1", 1},
+                  {"!2^0", 1},
+                  {"2^!0", 2},
+                  {"-2^-2^2", 0.0625},
+                  {"2*-2^2", 8},
+                  {"-2*2^2", -8},
+                  {"2^-1^2", 0.25},
+                  {"2^3%5", 3},
+                  {"-0^0", 1},
+                  {"10-2^2^0.5", 8},
+                  {"1|^1", 0},
+                  {"1|^0", 1},
+                  {"1||0&&0", 1},
+                  {"2==1<3", 0},
+                  {"1<2==1", 1},
+                  {"1-2^2", -3},
+                  {"!0&&0", 0},
+                  {"1+!0", 2},
+                  {"2^0.5^-1", 0.70710678118654746},
+                  {"-PI^2", 9.8696044010893580}};
+
+CM_TEST(lammps_deck_expressions) {
+  cm_context_t ctx;
+  cm_context_init(&ctx);
+  int n = (int)(sizeof deck_exprs / sizeof deck_exprs[0]);
+  for (int i = 0; i < n; i++) {
+    double x = NAN;
+    int st = deck_eval(&ctx, deck_exprs[i].expr, &x);
+    CMT_EQ_INT(st, CM_OK);
+    if (fabs(x - deck_exprs[i].value) >
+        1e-15 * fmax(1, fabs(deck_exprs[i].value)))
+      CMT_FAIL("%s: %.17g, LAMMPS %.17g", deck_exprs[i].expr, x,
+               deck_exprs[i].value);
+  }
+  /* what LAMMPS gives as nan is refused; an unfinished one says where */
+  CMT_EQ_INT(deck_eval(&ctx, "-1^0.5", &(double){0}), CM_PARSE);
+  CMT_CONTAINS(ctx.message, "is not finite");
+  CMT_EQ_INT(deck_eval(&ctx, "2*(3+", &(double){0}), CM_PARSE);
+  CMT_CONTAINS(ctx.message, "in.expr:1: expression '2*(3+' ends where a "
+                            "number, a variable, a function or '(' was "
+                            "expected");
+  CMT_EQ_INT(deck_eval(&ctx, "(2+3", &(double){0}), CM_PARSE);
+  CMT_CONTAINS(ctx.message, "expression '(2+3' needs a closing parenthesis");
+  /* the same expressions through Debian's lmp itself, where it is */
+  int code = -1;
+  free(cmt_run("command -v lmp >/dev/null 2>&1", &code));
+  if (code) {
+    fprintf(stderr, "lammps_deck_expressions: no 'lmp' (Debian package "
+                    "lammps) on PATH: the table is not compared with LAMMPS "
+                    "here\n");
+    return;
+  }
+  char dir[64];
+  if (!cmt_tmpdir(dir, sizeof dir)) {
+    CMT_FAIL("mkdtemp");
+    return;
+  }
+  FILE *f = fopen(in_dir(dir, "in.expr"), "w");
+  for (int i = 0; f && i < n; i++)
+    fprintf(f, "variable a%d equal %s\nprint \"R%d=${a%d}\"\n", i,
+            deck_exprs[i].expr, i, i);
+  if (f)
+    fclose(f);
+  char cmd[512];
+  snprintf(cmd, sizeof cmd, "cd %s && lmp -in in.expr -log none 2>&1", dir);
+  char *out = cmt_run(cmd, &code);
+  CMT_EQ_INT(code, 0);
+  for (int i = 0; out && i < n; i++) {
+    char key[32];
+    snprintf(key, sizeof key, "\nR%d=", i);
+    const char *at = strstr(out, key);
+    if (!at) {
+      CMT_FAIL("lmp printed no value for %s", deck_exprs[i].expr);
+      continue;
+    }
+    double v = strtod(at + strlen(key), NULL); /* LAMMPS prints %.15g */
+    if (fabs(v - deck_exprs[i].value) > 1e-14 * fmax(1, fabs(v)))
+      CMT_FAIL("%s: lmp %.17g, the table %.17g", deck_exprs[i].expr, v,
+               deck_exprs[i].value);
+  }
+  free(out);
   rm_dir(dir);
 }
 

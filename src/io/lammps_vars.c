@@ -260,14 +260,19 @@ static void cm__ex_space(cm__ex_t *e) {
     e->s++;
 }
 
+/* The first error of an evaluation: the expression, then the len bytes
+ * at e->s it is about (none when len is 0: the expression's end). */
 static double cm__ex_fail(cm__ex_t *e, const char *what, size_t len) {
   /* Long expressions are cut so the message keeps its verdict. */
   int cut = strlen(e->expr) > 80, part = len > 40;
-  if (!e->err)
-    e->err =
-        CM__DECKERR(e->r, CM_PARSE, "expression '%.*s%s': '%.*s%s' %s",
-                    cut ? 80 : (int)strlen(e->expr), e->expr, cut ? "..." : "",
-                    part ? 40 : (int)len, e->s, part ? "..." : "", what);
+  int ex = cut ? 80 : (int)strlen(e->expr);
+  if (!e->err && !len)
+    e->err = CM__DECKERR(e->r, CM_PARSE, "expression '%.*s%s' %s", ex, e->expr,
+                         cut ? "..." : "", what);
+  else if (!e->err)
+    e->err = CM__DECKERR(e->r, CM_PARSE, "expression '%.*s%s': '%.*s%s' %s", ex,
+                         e->expr, cut ? "..." : "", part ? 40 : (int)len, e->s,
+                         part ? "..." : "", what);
   return NAN;
 }
 
@@ -372,6 +377,11 @@ static double cm__ex_atom(cm__ex_t *e) {
                        "a running simulation)",
                        len);
   }
+  if (!*p)
+    return cm__ex_fail(e,
+                       "ends where a number, a variable, a function or '(' "
+                       "was expected",
+                       0);
   return cm__ex_fail(e, "is not understood", strlen(p));
 }
 
@@ -403,24 +413,31 @@ static double cm__ex_unary_(cm__ex_t *e) {
     e->s++;
     return cm__ex_unary(e);
   }
-  double x = cm__ex_atom(e);
-  cm__ex_space(e);
-  if (*e->s == '^') { /* right-associative */
+  return cm__ex_atom(e);
+}
+
+/* Powers, left to right as LAMMPS evaluates them (2^3^2 is 64), of
+ * operands whose signs bind tighter (-2^2 is 4). */
+static double cm__ex_pow(cm__ex_t *e) {
+  double x = cm__ex_unary(e);
+  for (;;) {
+    cm__ex_space(e);
+    if (*e->s != '^')
+      return x;
     e->s++;
-    return pow(x, cm__ex_unary(e));
+    x = pow(x, cm__ex_unary(e));
   }
-  return x;
 }
 
 static double cm__ex_mul(cm__ex_t *e) {
-  double x = cm__ex_unary(e);
+  double x = cm__ex_pow(e);
   for (;;) {
     cm__ex_space(e);
     char c = *e->s;
     if (c != '*' && c != '/' && c != '%')
       return x;
     e->s++;
-    double y = cm__ex_unary(e);
+    double y = cm__ex_pow(e);
     x = c == '*' ? x * y : c == '/' ? x / y : fmod(x, y);
   }
 }
@@ -438,22 +455,25 @@ static double cm__ex_add(cm__ex_t *e) {
   }
 }
 
-static double cm__ex_cmp(cm__ex_t *e) {
-  double x = cm__ex_add(e);
+/* Comparisons: < <= > >= (rel 1), then == != (rel 0) one level looser,
+ * as in LAMMPS (2==1<3 is 0). */
+static double cm__ex_cmp(cm__ex_t *e, int rel) {
+  double x = rel ? cm__ex_add(e) : cm__ex_cmp(e, 1);
   for (;;) {
     cm__ex_space(e);
     const char *p = e->s;
-    int op = !strncmp(p, "<=", 2)   ? 1
-             : !strncmp(p, ">=", 2) ? 2
-             : !strncmp(p, "==", 2) ? 3
-             : !strncmp(p, "!=", 2) ? 4
-             : *p == '<'            ? 5
-             : *p == '>'            ? 6
-                                    : 0;
+    int op = rel ? (!strncmp(p, "<=", 2)   ? 1
+                    : !strncmp(p, ">=", 2) ? 2
+                    : *p == '<'            ? 5
+                    : *p == '>'            ? 6
+                                           : 0)
+                 : (!strncmp(p, "==", 2)   ? 3
+                    : !strncmp(p, "!=", 2) ? 4
+                                           : 0);
     if (!op)
       return x;
     e->s += op <= 4 ? 2 : 1;
-    double y = cm__ex_add(e);
+    double y = rel ? cm__ex_add(e) : cm__ex_cmp(e, 1);
     x = op == 1   ? x <= y
         : op == 2 ? x >= y
         : op == 3 ? x == y
@@ -463,18 +483,27 @@ static double cm__ex_cmp(cm__ex_t *e) {
   }
 }
 
-static double cm__ex_or(cm__ex_t *e) {
-  double x = cm__ex_cmp(e);
+/* && (and 1), then || and |^ (exclusive or) one level looser, as in
+ * LAMMPS (1||0&&0 is 1). */
+static double cm__ex_logic(cm__ex_t *e, int and) {
+  double x = and? cm__ex_cmp(e, 0) : cm__ex_logic(e, 1);
   for (;;) {
     cm__ex_space(e);
-    int op = !strncmp(e->s, "&&", 2) ? 1 : !strncmp(e->s, "||", 2) ? 2 : 0;
+    int op = and? (!strncmp(e->s, "&&", 2) ? 1 : 0)
+                : (!strncmp(e->s, "||", 2)   ? 2
+                   : !strncmp(e->s, "|^", 2) ? 3
+                                             : 0);
     if (!op)
       return x;
     e->s += 2;
-    double y = cm__ex_cmp(e);
-    x = op == 1 ? (x != 0 && y != 0) : (x != 0 || y != 0);
+    double y = and? cm__ex_cmp(e, 0) : cm__ex_logic(e, 1);
+    x = op == 1   ? (x != 0 && y != 0)
+        : op == 2 ? (x != 0 || y != 0)
+                  : ((x != 0) != (y != 0));
   }
 }
+
+static double cm__ex_or(cm__ex_t *e) { return cm__ex_logic(e, 0); }
 
 int cm__deck_eval(cm__drd_t *r, const char *expr, double *out) {
   int refs = 0;
