@@ -863,6 +863,74 @@ CM_TEST(lammps_deck_expressions) {
   rm_dir(dir);
 }
 
+/* Substitution as LAMMPS does it: v_name through the variable's "%.15g"
+ * text, $(expr) in "%.20g" or its own ":%fmt", ${name} in "%.15g"; the
+ * line against what Debian's lmp prints for it, character for character. */
+CM_TEST(lammps_deck_substitution_vs_lmp) {
+  static const char *const defs[][3] = {
+      {"a", "equal", "ln(10)"},   {"b", "equal", "v_a*1e15"},
+      {"c", "equal", "2000.0/3"}, {"d", "equal", "v_c*3-2000"},
+      {"e", "index", "0.1"},      {"f", "equal", "v_e+0.2"}};
+  const char *line = "X=$(v_b) Y=$(ln(10):%.3f) Z=${a} W=$(v_d) V=${f} "
+                     "U=$(v_c:%10.4e) T=$(0.1+0.2) S=$(v_a*v_a:%08.3f) "
+                     "R=$(v_a:%.17g)";
+  cm_context_t ctx;
+  cm_context_init(&ctx);
+  cm__drd_t r = {0};
+  r.ctx = &ctx, r.file = "in.subst", r.line = 1;
+  int n = (int)(sizeof defs / sizeof defs[0]);
+  for (int i = 0; i < n; i++) {
+    char *argv[4] = {"variable", (char *)defs[i][0], (char *)defs[i][1],
+                     (char *)defs[i][2]};
+    CMT_EQ_INT(cm__deck_variable(&r, 4, argv), CM_OK);
+  }
+  char *ours = NULL;
+  CMT_EQ_INT(cm__deck_substitute(&r, line, &ours), CM_OK);
+  /* formats that are not one conversion of a number, or overflow */
+  char *bad = NULL;
+  CMT_EQ_INT(cm__deck_substitute(&r, "$(v_a:%d)", &bad), CM_PARSE);
+  CMT_CONTAINS(ctx.message, "format '%d' is not one LAMMPS accepts");
+  CMT_EQ_INT(cm__deck_substitute(&r, "$(v_a:%g)", &bad), CM_PARSE);
+  CMT_EQ_INT(cm__deck_substitute(&r, "$(1e300:%.99f)", &bad), CM_PARSE);
+  CMT_CONTAINS(ctx.message, "formats to more than");
+  free(bad);
+  cm__deck_vars_free(&r);
+  int code = -1;
+  free(cmt_run("command -v lmp >/dev/null 2>&1", &code));
+  if (code || !ours) {
+    fprintf(stderr, "lammps_deck_substitution_vs_lmp: no 'lmp' (Debian "
+                    "package lammps) on PATH: skipped\n");
+    free(ours);
+    return;
+  }
+  char dir[64];
+  if (!cmt_tmpdir(dir, sizeof dir)) {
+    CMT_FAIL("mkdtemp");
+    free(ours);
+    return;
+  }
+  FILE *f = fopen(in_dir(dir, "in.subst"), "w");
+  for (int i = 0; f && i < n; i++)
+    fprintf(f, "variable %s %s %s\n", defs[i][0], defs[i][1], defs[i][2]);
+  if (f)
+    fprintf(f, "print \"LINE %s\"\n", line), fclose(f);
+  char cmd[512];
+  snprintf(cmd, sizeof cmd, "cd %s && lmp -in in.subst -log none 2>&1", dir);
+  char *out = cmt_run(cmd, &code);
+  CMT_EQ_INT(code, 0);
+  const char *at = out ? strstr(out, "\nLINE ") : NULL;
+  if (!at)
+    CMT_FAIL("lmp printed no line: %s", out ? out : "(nothing)");
+  else {
+    const char *eol = strchr(at + 6, '\n');
+    int len = eol ? (int)(eol - at - 6) : (int)strlen(at + 6);
+    if ((int)strlen(ours) != len || strncmp(ours, at + 6, (size_t)len))
+      CMT_FAIL("cmodes '%s', lmp '%.*s'", ours, len, at + 6);
+  }
+  free(out), free(ours);
+  rm_dir(dir);
+}
+
 /* ---- bad decks
  * ------------------------------------------------------------------------ */
 

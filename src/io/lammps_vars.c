@@ -323,6 +323,11 @@ static double cm__ex_var(cm__ex_t *e, const char *name, size_t len) {
       x = cm__ex_fail(&sub, "is not understood", strlen(sub.s));
     if (sub.err && !e->err)
       e->err = sub.err;
+    /* LAMMPS reads another variable through its text (retrieve(), "%.15g"
+     * for an equal-style one, then atof): the same digits here */
+    char text[40];
+    snprintf(text, sizeof text, "%.15g", x);
+    x = strtod(text, NULL);
   } else if (!cm__deck_number(v->value, &x)) {
     e->s = name - 2;
     return cm__ex_fail(e, "is not a number", len + 2);
@@ -562,6 +567,21 @@ static int cm__var_text(cm__drd_t *r, const char *name, size_t n, char *buf,
   return CM_OK;
 }
 
+/* 1 if f is a format LAMMPS accepts for $(expr:f) (src/input.cpp: "%",
+ * digits or spaces, ".", a precision, then e, f or g in either case:
+ * %.3f, %10.4e, %08.3f), with nothing after it. */
+static int cm__number_format(const char *f) {
+  if (*f++ != '%')
+    return 0;
+  while (isdigit((unsigned char)*f) || *f == ' ')
+    f++;
+  if (*f++ != '.' || !isdigit((unsigned char)*f))
+    return 0;
+  while (isdigit((unsigned char)*f))
+    f++;
+  return *f && strchr("eEfFgG", *f) && !f[1];
+}
+
 /* $(expression) starting at p (after "$("); sets *end past the ')'. */
 static int cm__immediate(cm__drd_t *r, const char *p, const char **end,
                          char *buf, size_t size) {
@@ -576,15 +596,31 @@ static int cm__immediate(cm__drd_t *r, const char *p, const char **end,
     return CM__DECKERR(r, CM_NOMEM, "out of memory");
   memcpy(expr, p, (size_t)(q - p - 1));
   expr[q - p - 1] = 0;
-  char *colon = strchr(expr, ':'); /* $(expr:fmt): format ignored */
-  if (colon)
-    *colon = 0;
-  double x;
-  int st = cm__deck_eval(r, expr, &x);
+  /* $(expr:%fmt), LAMMPS' rule: the last ':' followed by '%' */
+  char fmt[16] = "%.20g", *colon = strrchr(expr, ':');
+  int st = CM_OK;
+  if (colon && colon[1] == '%') {
+    if (!cm__number_format(colon + 1))
+      st = CM__DECKERR(r, CM_PARSE,
+                       "'$(%s)': format '%s' is not one LAMMPS accepts "
+                       "('%%', digits or spaces, '.', a precision, then e, "
+                       "f or g: %%.3f, %%10.4e)",
+                       expr, colon + 1);
+    else
+      snprintf(fmt, sizeof fmt, "%s", colon + 1), *colon = 0;
+  }
+  double x = 0;
+  if (!st)
+    st = cm__deck_eval(r, expr, &x);
+  int n = st ? 0 : snprintf(buf, size, fmt, x);
+  if (!st && (n < 0 || (size_t)n >= size))
+    st = CM__DECKERR(r, CM_PARSE,
+                     "'$(%s)': %.20g formats to more than %zu "
+                     "characters",
+                     expr, x, size - 1);
   free(expr);
   if (st)
     return st;
-  snprintf(buf, size, "%.20g", x);
   *end = q;
   return CM_OK;
 }
