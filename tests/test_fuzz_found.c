@@ -213,3 +213,38 @@ CM_TEST(fuzz_found_deck_deep_nesting) {
   cm_lammps_deck_destroy(&d);
   unlink(path);
 }
+
+/* fuzz_import (a deck and a dump): on a periodic axis an atom at z = 1e19
+ * in a box 0.5 long needed 2e19 images, converted to int (undefined); the
+ * contact search now refuses an atom that far outside the periodic box,
+ * naming it. The same atom within a few box lengths is wrapped, as LAMMPS
+ * wraps it, and finds its contact. */
+CM_TEST(fuzz_found_dump_periodic_far_atom) {
+  const char *fmt = "ITEM: TIMESTEP\n1\nITEM: NUMBER OF ATOMS\n2\n"
+                    "ITEM: BOX BOUNDS pp pp pp\n0 1\n0 1\n0 0.5\n"
+                    "ITEM: ATOMS id type x y z radius mass\n"
+                    "1 1 0.5 0.5 0.05 0.1 1\n2 1 0.5 0.5 %s 0.1 1\n";
+  cm_dump_options_t o;
+  cm_dump_options_init(&o);
+  o.k = 1e5, o.periodic = CM_DUMP_PERIODIC_IMAGE;
+  const char *z[2] = {"1.0044700000000001e+19", "2.4"}; /* 2.4: 0.4 wrapped */
+  for (int k = 0; k < 2; k++) {
+    char text[512];
+    snprintf(text, sizeof text, fmt, z[k]);
+    const char *path = found_file("far.dump", text);
+    cm_context_t ctx;
+    cm_context_init(&ctx);
+    cm_scene_t *s = NULL;
+    int st = cm_import_dump(&ctx, path, &o, &s);
+    if (k == 0) {
+      CMT_EQ_INT(st, CM_INVALID_SCENE);
+      CMT_CONTAINS(ctx.message, ":11: atom 2 at z = 1.00447e+19 lies");
+      CMT_CONTAINS(ctx.message, "box lengths outside the periodic box");
+    } else { /* 0.05 and 0.4 + 0.5 k: 0.15 apart through the boundary */
+      CMT_EQ_INT(st, CM_OK);
+      CMT_EQ_INT(s ? s->ncontacts : -1, 1);
+    }
+    cm_scene_destroy(&s);
+    unlink(path);
+  }
+}
