@@ -446,6 +446,51 @@ CM_TEST(import_dump_formats) {
 
 /* Two disks stacked on a floor (2D): closed-form frequencies of the chain
  * floor -k- m -k- m: omega^2 = (k/m) (3 -+ sqrt 5) / 2. */
+/* A triclinic periodic box whose tilt shifts the images across y: the
+ * pair (0.05, 0.05) - (1.05, 1.95) touches through the image b = (xy, Ly)
+ * = (1, 2), which the orthogonal minimum image does not see, so minimum-
+ * image contacts are refused there (before, 0 contacts, silently); with
+ * --periodic drop, or with the tilt 0, the search runs. */
+CM_TEST(import_dump_triclinic_periodic) {
+  char dir[64], path[128];
+  if (!cmt_tmpdir(dir, sizeof dir)) {
+    CMT_FAIL("mkdtemp");
+    return;
+  }
+  snprintf(path, sizeof path, "%s/tri.dump", dir);
+  for (int k = 0; k < 3; k++) {
+    char text[512];
+    snprintf(text, sizeof text,
+             "ITEM: TIMESTEP\n1\nITEM: NUMBER OF ATOMS\n2\n"
+             "ITEM: BOX BOUNDS xy xz yz pp pp ff\n0 %s %s\n0 2 0\n0 2 0\n"
+             "ITEM: ATOMS id type x y z radius\n"
+             "1 1 0.05 0.05 0.5 0.1\n2 1 1.05 1.95 0.5 0.1\n",
+             k == 2 ? "2" : "3", k == 2 ? "0" : "1.0");
+    cmt_write_text(path, text);
+    cm_context_t ctx;
+    cm_context_init(&ctx);
+    cm_dump_options_t o;
+    cm_dump_options_init(&o);
+    o.k = 1e5, o.density = 1000;
+    o.periodic = k == 1 ? CM_DUMP_PERIODIC_DROP : CM_DUMP_PERIODIC_IMAGE;
+    cm_scene_t *s = NULL;
+    int st = cm_import_dump(&ctx, path, &o, &s);
+    if (k == 0) {
+      CMT_EQ_INT(st, CM_USAGE);
+      CMT_CONTAINS(ctx.message, "tri.dump: the box is triclinic (tilt xy = "
+                                "1) and periodic along y");
+      CMT_CONTAINS(ctx.message, "--periodic drop");
+    } else { /* dropped: no pair; orthogonal: (0.05, 0.05) and (1.05,
+              * -0.05) 1 apart in x, no pair either */
+      CMT_EQ_INT(st, CM_OK);
+      CMT_EQ_INT(s ? s->ncontacts : -1, 0);
+    }
+    cm_scene_destroy(&s);
+  }
+  unlink(path);
+  rmdir(dir);
+}
+
 CM_TEST(import_disks_2d_chain) {
   char dir[64], path[128];
   if (!cmt_tmpdir(dir, sizeof dir)) {

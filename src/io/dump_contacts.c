@@ -376,6 +376,28 @@ static int cm__too_many(cm_context_t *ctx, const cm_dump_t *d,
                                        "1 KiB)");
 }
 
+/* Refuses a periodic axis whose images a tilt shifts (a triclinic box:
+ * crossing y moves x by xy, crossing z moves x by xz and y by yz): the
+ * search's images are the orthogonal ones, and would miss the pairs
+ * across that boundary. */
+static int cm__check_tilt(cm_context_t *ctx, const cm_dump_t *d,
+                          const int per[3]) {
+  const char *name[3] = {"xy", "xz", "yz"};
+  int axis[3] = {1, 2, 2}; /* the periodic axis each tilt shifts */
+  for (int t = 0; d->triclinic && t < 3; t++)
+    if (per[axis[t]] && d->tilt[t] != 0)
+      return CM__ERR(ctx, CM_USAGE, "boundary",
+                     "%s: the box is triclinic (tilt %s = %g) and periodic "
+                     "along %c, where the tilt shifts the images: minimum-"
+                     "image contacts across a tilted boundary are not "
+                     "supported; give --periodic drop to drop the pairs "
+                     "across it (the bed is then cut open there), or dump "
+                     "an orthogonal box",
+                     d->source ? d->source : "dump", name[t], d->tilt[t],
+                     "xyz"[axis[t]]);
+  return CM_OK;
+}
+
 /* All pairs, ordered by (i, j): count per atom in parallel, prefix sum,
  * fill in parallel into the precomputed offsets. */
 static int cm__find_pairs(cm_context_t *ctx, const cm_dump_t *d,
@@ -387,6 +409,8 @@ static int cm__find_pairs(cm_context_t *ctx, const cm_dump_t *d,
   int per[3] = {0, 0, 0};
   for (int a = 0; a < dim; a++)
     per[a] = cm__image_axis(d, o, a);
+  if ((st = cm__check_tilt(ctx, d, per)))
+    return st;
   if ((st = cm__grid_build(ctx, d, dim, tol, per, &g)))
     return st;
   long *off = calloc((size_t)n + 1, sizeof *off);
