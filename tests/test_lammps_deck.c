@@ -868,21 +868,26 @@ CM_TEST(lammps_deck_expressions) {
  * line against what Debian's lmp prints for it, character for character. */
 CM_TEST(lammps_deck_substitution_vs_lmp) {
   static const char *const defs[][3] = {
-      {"a", "equal", "ln(10)"},   {"b", "equal", "v_a*1e15"},
-      {"c", "equal", "2000.0/3"}, {"d", "equal", "v_c*3-2000"},
-      {"e", "index", "0.1"},      {"f", "equal", "v_e+0.2"}};
+      {"a", "equal", "ln(10)"},       {"b", "equal", "v_a*1e15"},
+      {"c", "equal", "2000.0/3"},     {"d", "equal", "v_c*3-2000"},
+      {"e", "index", "0.1"},          {"f", "equal", "v_e+0.2"},
+      {"g", "loop", "5 10 pad"},      {"h", "loop", "7"},
+      {"i", "uloop", "3 pad"},        {"j", "internal", "2.000000000000001"},
+      {"k", "equal", "v_j*1e15-2e15"}};
   const char *line = "X=$(v_b) Y=$(ln(10):%.3f) Z=${a} W=$(v_d) V=${f} "
                      "U=$(v_c:%10.4e) T=$(0.1+0.2) S=$(v_a*v_a:%08.3f) "
-                     "R=$(v_a:%.17g)";
+                     "R=$(v_a:%.17g) Q=${g} P=$h O=${i} N=${j} M=${k}";
   cm_context_t ctx;
   cm_context_init(&ctx);
   cm__drd_t r = {0};
   r.ctx = &ctx, r.file = "in.subst", r.line = 1;
   int n = (int)(sizeof defs / sizeof defs[0]);
   for (int i = 0; i < n; i++) {
-    char *argv[4] = {"variable", (char *)defs[i][0], (char *)defs[i][1],
-                     (char *)defs[i][2]};
-    CMT_EQ_INT(cm__deck_variable(&r, 4, argv), CM_OK);
+    char cmd[128], *argv[8];
+    snprintf(cmd, sizeof cmd, "variable %s %s %s", defs[i][0], defs[i][1],
+             defs[i][2]);
+    int argc = cm__deck_split(cmd, argv, 8);
+    CMT_EQ_INT(cm__deck_variable(&r, argc, argv), CM_OK);
   }
   char *ours = NULL;
   CMT_EQ_INT(cm__deck_substitute(&r, line, &ours), CM_OK);
@@ -893,6 +898,26 @@ CM_TEST(lammps_deck_substitution_vs_lmp) {
   CMT_EQ_INT(cm__deck_substitute(&r, "$(v_a:%g)", &bad), CM_PARSE);
   CMT_EQ_INT(cm__deck_substitute(&r, "$(1e300:%.99f)", &bad), CM_PARSE);
   CMT_CONTAINS(ctx.message, "formats to more than");
+  /* a style the reader does not evaluate, and a deleted variable: errors
+   * naming them (they substituted an empty text before) */
+  char *gv[] = {"variable", "kn", "getenv", "KN"};
+  CMT_EQ_INT(cm__deck_variable(&r, 4, gv), CM_OK);
+  CMT_EQ_INT(cm__deck_substitute(&r, "pair_style ${kn} 1", &bad), CM_PARSE);
+  CMT_CONTAINS(ctx.message, "variable 'kn' (line 1) is of style getenv");
+  CMT_CONTAINS(ctx.message, "--var kn=VALUE");
+  CMT_EQ_INT(cm__deck_substitute(&r, "$(2*v_kn)", &bad), CM_PARSE);
+  CMT_CONTAINS(ctx.message, "is of style getenv");
+  char *dv[] = {"variable", "e", "delete"};
+  CMT_EQ_INT(cm__deck_variable(&r, 3, dv), CM_OK);
+  CMT_EQ_INT(cm__deck_substitute(&r, "${e}", &bad), CM_PARSE);
+  CMT_CONTAINS(ctx.message, "variable 'e' is not defined");
+  char *ev[] = {"variable", "e", "index", "0.7"}; /* defined anew */
+  CMT_EQ_INT(cm__deck_variable(&r, 4, ev), CM_OK);
+  CMT_EQ_INT(cm__deck_substitute(&r, "${e}", &bad), CM_OK);
+  CMT_TRUE(bad && !strcmp(bad, "0.7"));
+  char *lv[] = {"variable", "l", "loop", "x", "pad"};
+  CMT_EQ_INT(cm__deck_variable(&r, 5, lv), CM_PARSE);
+  CMT_CONTAINS(ctx.message, "variable l loop: expected N [pad] or N1 N2");
   free(bad);
   cm__deck_vars_free(&r);
   int code = -1;

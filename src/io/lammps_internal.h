@@ -10,11 +10,22 @@
 
 #define CM__DECK_MAX_ARGS 256 /* words per command */
 
+/* What a variable holds (cm__dvar_t.equal). */
+enum {
+  CM__VAR_TEXT = 0,      /* index, string, loop, world, ...: its text */
+  CM__VAR_EQUAL = 1,     /* equal: an expression evaluated when used */
+  CM__VAR_INTERNAL = 2,  /* internal: a number, read at full precision */
+  CM__VAR_UNUSABLE = -1, /* a style the reader does not evaluate (atom,
+                            getenv, file, ...): value is the style's name,
+                            and a use of it is an error naming it */
+  CM__VAR_DELETED = -2   /* variable NAME delete: as if never defined */
+};
+
 /* One variable: index/string/loop/world (text) or equal (an expression
  * evaluated when used, as LAMMPS does). */
 typedef struct {
   char *name;  /* owned */
-  int equal;   /* 1: value is an expression */
+  int equal;   /* CM__VAR_* */
   char *value; /* owned: the text, or the expression */
   long line;   /* where it was defined */
 } cm__dvar_t;

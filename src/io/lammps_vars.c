@@ -138,11 +138,24 @@ int cm__deck_split(char *s, char **argv, int max) {
 /* ---- variables -------------------------------------------------------------
  */
 
+/* The variable name (len bytes), NULL when none is defined (or it was
+ * deleted). */
 static cm__dvar_t *cm__find_var(cm__drd_t *r, const char *name, size_t len) {
   for (int i = 0; i < r->nvars; i++)
-    if (strlen(r->vars[i].name) == len && !strncmp(r->vars[i].name, name, len))
+    if (r->vars[i].equal != CM__VAR_DELETED && strlen(r->vars[i].name) == len &&
+        !strncmp(r->vars[i].name, name, len))
       return &r->vars[i];
   return NULL;
+}
+
+/* The error of a use of an unusable variable v. */
+static int cm__var_unusable(cm__drd_t *r, const cm__dvar_t *v) {
+  return CM__DECKERR(r, CM_PARSE,
+                     "variable '%s' (line %ld) is of style %s, which the "
+                     "importer does not evaluate (it reads index, string, "
+                     "loop, uloop, world, universe, equal and internal "
+                     "variables); give its value with --var %s=VALUE",
+                     v->name, v->line, v->value, v->name);
 }
 
 void cm__deck_vars_free(cm__drd_t *r) {
@@ -180,6 +193,31 @@ static int cm__set_var(cm__drd_t *r, const char *name, int equal,
   return CM_OK;
 }
 
+/* 1 if s is a whole number of at most 9 digits. */
+static int cm__loop_count(const char *s) {
+  size_t n = strspn(s, "0123456789");
+  return n && n <= 9 && !s[n];
+}
+
+/* The first value of "variable NAME loop|uloop N [pad]" or "loop N1 N2
+ * [pad]" (LAMMPS: N1, else 1), zero-padded with pad to the digits of the
+ * last value, as LAMMPS writes it; in buf. NULL for other arguments. */
+static const char *cm__loop_first(int argc, char **argv, char *buf,
+                                  size_t size) {
+  int pad = !strcmp(argv[argc - 1], "pad");
+  int nval = argc - 3 - pad; /* N, or N1 N2 */
+  int two = !strcmp(argv[2], "loop") && nval == 2;
+  if (nval != 1 && !two)
+    return NULL;
+  for (int i = 3; i < 3 + nval; i++)
+    if (!cm__loop_count(argv[i]))
+      return NULL;
+  const char *last = argv[two ? 4 : 3];
+  long first = two ? strtol(argv[3], NULL, 10) : 1;
+  snprintf(buf, size, "%0*ld", pad ? (int)strlen(last) : 1, first);
+  return buf;
+}
+
 int cm__deck_variable(cm__drd_t *r, int argc, char **argv) {
   if (argc < 3)
     return CM__DECKERR(r, CM_PARSE,
@@ -191,7 +229,7 @@ int cm__deck_variable(cm__drd_t *r, int argc, char **argv) {
   if (!strcmp(style, "delete")) {
     cm__dvar_t *v = cm__find_var(r, name, strlen(name));
     if (v)
-      v->value[0] = 0, v->equal = 0;
+      v->equal = CM__VAR_DELETED;
     return CM_OK;
   }
   if (text) {
@@ -201,10 +239,24 @@ int cm__deck_variable(cm__drd_t *r, int argc, char **argv) {
       return CM_OK;
     if (argc < 4)
       return CM__DECKERR(r, CM_PARSE, "variable %s %s: no value", name, style);
+    char first[64];
     const char *val = argv[3];
     if (!strcmp(style, "loop") || !strcmp(style, "uloop"))
-      val = "1"; /* the first pass of a loop */
-    return cm__set_var(r, name, 0, val);
+      val = cm__loop_first(argc, argv, first, sizeof first);
+    if (!val)
+      return CM__DECKERR(r, CM_PARSE,
+                         "variable %s %s: expected N [pad]%s (whole "
+                         "numbers)",
+                         name, style,
+                         strcmp(style, "loop") ? "" : " or N1 N2 [pad]");
+    return cm__set_var(r, name, CM__VAR_TEXT, val);
+  }
+  if (!strcmp(style, "internal")) { /* a number, as LAMMPS requires */
+    double x;
+    if (argc != 4 || !cm__deck_number(argv[3], &x))
+      return CM__DECKERR(r, CM_PARSE,
+                         "variable %s internal: expected one number", name);
+    return cm__set_var(r, name, CM__VAR_INTERNAL, argv[3]);
   }
   if (!strcmp(style, "equal")) {
     if (argc < 4)
@@ -222,12 +274,13 @@ int cm__deck_variable(cm__drd_t *r, int argc, char **argv) {
       if (i + 1 < argc)
         strcat(e, " ");
     }
-    int st = cm__set_var(r, name, 1, e);
+    int st = cm__set_var(r, name, CM__VAR_EQUAL, e);
     free(e);
     return st;
   }
-  /* atom, vector, python, file, getenv, ...: kept as unusable */
-  return cm__set_var(r, name, 0, "");
+  /* atom, vector, python, file, getenv, format, ...: a use is an error
+   * (getenv too: the importer's environment is not the run's) */
+  return cm__set_var(r, name, CM__VAR_UNUSABLE, style);
 }
 
 /* ---- expressions -----------------------------------------------------------
@@ -303,7 +356,12 @@ static double cm__ex_var(cm__ex_t *e, const char *name, size_t len) {
                        len + 2);
   }
   double x;
-  if (v->equal) {
+  if (v->equal == CM__VAR_UNUSABLE) {
+    if (!e->err)
+      e->err = cm__var_unusable(e->r, v);
+    return NAN;
+  }
+  if (v->equal == CM__VAR_EQUAL) {
     const char *why =
         e->depth > 32 ? "refers to itself (more than 32 equal-style "
                         "variables deep, each naming the next)"
@@ -554,12 +612,18 @@ static int cm__var_text(cm__drd_t *r, const char *name, size_t n, char *buf,
                        "(define it with 'variable', or give it with "
                        "'-var' in the deck's own run)",
                        (int)n, name);
-  if (!v->equal) {
+  if (v->equal == CM__VAR_UNUSABLE)
+    return cm__var_unusable(r, v);
+  if (v->equal == CM__VAR_TEXT) {
     *text = v->value;
     return CM_OK;
   }
-  double x;
-  int st = cm__deck_eval(r, v->value, &x);
+  double x; /* equal, or internal ("%.15g" as LAMMPS' retrieve()) */
+  int st =
+      v->equal == CM__VAR_EQUAL ? cm__deck_eval(r, v->value, &x)
+      : cm__deck_number(v->value, &x)
+          ? CM_OK
+          : CM__DECKERR(r, CM_PARSE, "variable '%s': not a number", v->name);
   if (st)
     return st;
   snprintf(buf, size, "%.15g", x);
