@@ -52,6 +52,17 @@ static void write_two_spheres(const char *path, double r1, double r2, double m1,
 }
 
 /* Imports deck + dump through the library; NULL on failure (reported). */
+/* 1 if Debian's lmp (package lammps) is on PATH; else says that test
+ * skips its comparison with LAMMPS (what), and 0. */
+static int have_lmp(const char *test, const char *what) {
+  int code = -1;
+  free(cmt_run("command -v lmp >/dev/null 2>&1", &code));
+  if (code)
+    fprintf(stderr, "%s: no 'lmp' (Debian package lammps) on PATH: %s\n", test,
+            what);
+  return !code;
+}
+
 static cm_scene_t *import(const char *deck, const char *dump) {
   cm_context_t ctx;
   cm_context_init(&ctx);
@@ -823,14 +834,10 @@ CM_TEST(lammps_deck_expressions) {
   CMT_EQ_INT(deck_eval(&ctx, "(2+3", &(double){0}), CM_PARSE);
   CMT_CONTAINS(ctx.message, "expression '(2+3' needs a closing parenthesis");
   /* the same expressions through Debian's lmp itself, where it is */
-  int code = -1;
-  free(cmt_run("command -v lmp >/dev/null 2>&1", &code));
-  if (code) {
-    fprintf(stderr, "lammps_deck_expressions: no 'lmp' (Debian package "
-                    "lammps) on PATH: the table is not compared with LAMMPS "
-                    "here\n");
+  if (!have_lmp("lammps_deck_expressions",
+                "the table is not compared with LAMMPS here"))
     return;
-  }
+  int code = -1;
   char dir[64];
   if (!cmt_tmpdir(dir, sizeof dir)) {
     CMT_FAIL("mkdtemp");
@@ -920,14 +927,12 @@ CM_TEST(lammps_deck_substitution_vs_lmp) {
   CMT_CONTAINS(ctx.message, "variable l loop: expected N [pad] or N1 N2");
   free(bad);
   cm__deck_vars_free(&r);
-  int code = -1;
-  free(cmt_run("command -v lmp >/dev/null 2>&1", &code));
-  if (code || !ours) {
-    fprintf(stderr, "lammps_deck_substitution_vs_lmp: no 'lmp' (Debian "
-                    "package lammps) on PATH: skipped\n");
+  if (!ours || !have_lmp("lammps_deck_substitution_vs_lmp",
+                         "the line is not compared with LAMMPS here")) {
     free(ours);
     return;
   }
+  int code = -1;
   char dir[64];
   if (!cmt_tmpdir(dir, sizeof dir)) {
     CMT_FAIL("mkdtemp");
@@ -1185,13 +1190,9 @@ static int cm_case_contact(const char *dir, const lmp_case_t *c, double delta,
 }
 
 CM_TEST(lammps_deck_vs_lmp) {
-  int code = -1;
-  free(cmt_run("command -v lmp >/dev/null 2>&1", &code));
-  if (code) {
-    fprintf(stderr, "lammps_deck_vs_lmp: no 'lmp' (Debian package lammps) "
-                    "on PATH: the comparison with LAMMPS is skipped\n");
+  if (!have_lmp("lammps_deck_vs_lmp", "the comparison with LAMMPS is "
+                                      "skipped"))
     return;
-  }
   char dir[64];
   if (!cmt_tmpdir(dir, sizeof dir)) {
     CMT_FAIL("mkdtemp");
