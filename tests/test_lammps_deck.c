@@ -1238,6 +1238,36 @@ CM_TEST(lammps_deck_vs_lmp) {
        {0, 0, 0},
        0,
        2},
+      /* friction 1000: the dashpot alone at the test's slip speed
+       * exceeds 0.4 F_n, and LAMMPS then caps it at Coulomb's limit */
+      {"granular hertz velocity linear_nohistory pair",
+       "pair_style granular\npair_coeff * * hertz 2e5 3 damping velocity "
+       "tangential linear_nohistory 0.5 1000",
+       1,
+       {0, 0, 0},
+       0,
+       2},
+      {"granular hooke mass_velocity mindlin pair",
+       "pair_style granular\npair_coeff * * hooke 2e3 300 damping "
+       "mass_velocity tangential mindlin 3e5 0.5 0.4",
+       1,
+       {0, 0, 0},
+       0,
+       2},
+      {"granular dmt tsuji mindlin_rescale NULL pair",
+       "pair_style granular\npair_coeff * * dmt 1e8 0.6 0.3 0 damping tsuji "
+       "tangential mindlin_rescale NULL 0.5 0.4",
+       1,
+       {0, 0, 0},
+       0,
+       2},
+      {"granular hertz/material viscoelastic mindlin/force pair",
+       "pair_style granular\npair_coeff * * hertz/material 1e8 0.3 0.3 "
+       "tangential mindlin/force 3e5 0.5 0.4",
+       1,
+       {0, 0, 0},
+       0,
+       2},
       {"wall/gran granular plane", plane, 0, {0, 0, 0}, 0, 2},
       {"wall/gran hertz/history zcylinder", cyl, 0, {Rc - r1 + d, 0, 0}, 1, 0}};
   for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
