@@ -1038,6 +1038,40 @@ CM_TEST(lammps_deck_bad_decks) {
   /* frozen particles */
   snprintf(text, sizeof text, "%sfix f all freeze\n", head);
   expect_bad(dir, text, "in.bad:4: fix freeze: not supported", "supported");
+  /* bonds, and damping or tethers still in effect at the end: the step
+   * would not hold for the run */
+  snprintf(text, sizeof text,
+           "%spair_style gran/hooke 1 NULL 1 NULL 0.5 1\npair_coeff * *\n"
+           "bond_style harmonic\n",
+           head);
+  expect_bad(dir, text, "in.bad:6: bond_style harmonic: not supported",
+             "bonds carry springs");
+  const char *unsafe[][2] = {{"viscous 0.5", "force -gamma v"},
+                             {"langevin 1 1 1 4829", "m / damp"},
+                             {"spring/self 10", "each particle to where"}};
+  for (int k = 0; k < 3; k++) {
+    snprintf(text, sizeof text,
+             "%spair_style gran/hooke 1 NULL 1 NULL 0.5 1\npair_coeff * *\n"
+             "fix d all %s\nrun 10\n",
+             head, unsafe[k][0]);
+    expect_bad(dir, text, "in.bad:6: fix d ", unsafe[k][1]);
+  }
+  /* removed before the end (unfix, or the ID defined again): read */
+  const char *gone[] = {"unfix d\n", "fix d all nve/sphere\n"};
+  for (int k = 0; k < 2; k++) {
+    snprintf(text, sizeof text,
+             "%spair_style gran/hooke 1 NULL 1 NULL 0.5 1\npair_coeff * *\n"
+             "fix d all viscous 0.5\nfix w all wall/gran hooke 1 NULL 1 NULL "
+             "0.5 1 zplane 0 NULL\nrun 10\n%sfix w all nve\n",
+             head, gone[k]);
+    cmt_write_text(in_dir(dir, "in.gone"), text);
+    cm_context_t ctx;
+    cm_context_init(&ctx);
+    cm_lammps_deck_t *d = NULL;
+    CMT_EQ_INT(cm_lammps_deck_read(&ctx, in_dir(dir, "in.gone"), &d), CM_OK);
+    CMT_EQ_INT(d ? d->nplanes : -1, 0); /* fix w replaced: no wall */
+    cm_lammps_deck_destroy(&d);
+  }
   /* a contradictory gran/hooke: kt is a warning (LAMMPS ignores it) */
   snprintf(text, sizeof text,
            "%spair_style gran/hooke 2000 500 10 NULL 0.5 1\npair_coeff * *\n"

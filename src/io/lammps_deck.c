@@ -34,6 +34,8 @@ typedef struct {
   long line;
 } cm__wall_t;
 
+#define CM__MAX_UNSAFE 16 /* fixes of cm__fix_unsafe in effect at once */
+
 /* Everything read so far that is resolved only at the end. */
 typedef struct {
   int units_si;                  /* units si seen */
@@ -57,6 +59,14 @@ typedef struct {
   char region_id[CM__MAX_REGIONS][32];
   double region_box[CM__MAX_REGIONS][6];
   int nregions;
+  /* fixes in effect whose forces the contact model lacks and that would
+   * make its step unsafe (cm__fix_unsafe): refused at the deck's end
+   * unless unfixed */
+  struct {
+    char id[32], style[32], file[160];
+    long line;
+  } unsafe[CM__MAX_UNSAFE];
+  int nunsafe;
 } cm__dst_t;
 
 #define ST(r) ((cm__dst_t *)(r)->priv)
@@ -535,6 +545,28 @@ static void cm__drop_walls(cm__dst_t *s, const char *id) {
   s->nwalls = m;
 }
 
+/* Removes fix id from the unsafe fixes in effect (unfix, or a fix defined
+ * again). */
+static void cm__drop_unsafe(cm__dst_t *s, const char *id) {
+  int m = 0;
+  for (int k = 0; k < s->nunsafe; k++)
+    if (strcmp(s->unsafe[k].id, id))
+      s->unsafe[m++] = s->unsafe[k];
+  s->nunsafe = m;
+}
+
+/* 1 if fix id holds walls or is an unsafe fix in effect: a fix defined
+ * again under its ID replaces it. */
+static int cm__fix_tracked(const cm__dst_t *s, const char *id) {
+  for (int w = 0; w < s->nwalls; w++)
+    if (!strcmp(s->walls[w].fix, id))
+      return 1;
+  for (int k = 0; k < s->nunsafe; k++)
+    if (!strcmp(s->unsafe[k].id, id))
+      return 1;
+  return 0;
+}
+
 static int cm__add_wall(cm__drd_t *r, const cm__wall_t *w) {
   cm__dst_t *s = ST(r);
   int planes = 0, cyl = 0;
@@ -826,6 +858,28 @@ static int cm__fix_refused(const char *style) {
   return 0;
 }
 
+/* Fixes whose forces the contact model lacks and that shorten the stable
+ * step: damping on every particle's velocity (viscous, langevin) and
+ * springs to fixed points (spring/self). The step cmodes reports would
+ * exceed the run's while one is in effect; what it says of each. */
+static const char *cm__fix_unsafe(const char *style) {
+  static const char *const why[][2] = {
+      {"viscous", "its damping (force -gamma v on every particle) is not in "
+                  "the contact model, and damping shortens the stable step"},
+      {"viscous/sphere", "its damping of the rotations is not in the "
+                         "contact model, and damping shortens the stable "
+                         "step"},
+      {"langevin", "its damping (m / damp on every particle) is not in the "
+                   "contact model, and damping shortens the stable step"},
+      {"spring/self", "its springs (each particle to where it started) are "
+                      "not in the contact model, and stiffness shortens the "
+                      "stable step"}};
+  for (size_t k = 0; k < sizeof why / sizeof why[0]; k++)
+    if (!strcmp(style, why[k][0]))
+      return why[k][1];
+  return NULL;
+}
+
 /* Fixes that only drive the run (integrators, forces on single particles,
  * insertion, output): skipped without a word. */
 static int cm__fix_harmless(const char *style) {
@@ -849,8 +903,6 @@ static int cm__fix_harmless(const char *style) {
                                    "store/state",
                                    "momentum",
                                    "enforce2d",
-                                   "viscous",
-                                   "langevin",
                                    "addforce",
                                    "setforce",
                                    "check/timestep/gran",
@@ -861,7 +913,6 @@ static int cm__fix_harmless(const char *style) {
                                    "wall/reflect",
                                    "multisphere",
                                    "move",
-                                   "spring/self",
                                    "efield",
                                    "aveforce",
                                    "nve/sphere/omp",
@@ -881,6 +932,22 @@ static int cm__fix(cm__drd_t *r, int argc, char **argv) {
   snprintf(style, sizeof style, "%s", argv[3]);
   cm__unsuffix(style);
   cm__drop_walls(ST(r), argv[1]); /* a fix defined again replaces the old */
+  cm__drop_unsafe(ST(r), argv[1]);
+  if (cm__fix_unsafe(style)) { /* refused at the end unless unfixed */
+    cm__dst_t *s = ST(r);
+    if (s->nunsafe == CM__MAX_UNSAFE)
+      return CM__DECKERR(r, CM_PARSE,
+                         "fix %s: more than %d damping or tethering fixes "
+                         "in effect at once",
+                         style, CM__MAX_UNSAFE);
+    snprintf(s->unsafe[s->nunsafe].id, sizeof s->unsafe[0].id, "%s", argv[1]);
+    snprintf(s->unsafe[s->nunsafe].style, sizeof s->unsafe[0].style, "%s",
+             style);
+    snprintf(s->unsafe[s->nunsafe].file, sizeof s->unsafe[0].file, "%s",
+             r->file);
+    s->unsafe[s->nunsafe++].line = r->line;
+    return CM_OK;
+  }
   if (!strcmp(style, "wall/gran"))
     return cm__fix_wall_gran(r, argc, argv);
   if (!strncmp(style, "wall/gran/", 10) && !cm__fix_refused(style)) {
@@ -988,6 +1055,13 @@ static int cm__boundary(cm__drd_t *r, int argc, char **argv) {
   return CM_OK;
 }
 
+/* 1 for the commands of bonded interactions (bond_style, angle_style,
+ * dihedral_style, improper_style). */
+static int cm__bonded(const char *c) {
+  return !strcmp(c, "bond_style") || !strcmp(c, "angle_style") ||
+         !strcmp(c, "dihedral_style") || !strcmp(c, "improper_style");
+}
+
 static int cm__simple(cm__drd_t *r, int argc, char **argv) {
   const char *c = argv[0];
   double v;
@@ -1014,7 +1088,16 @@ static int cm__simple(cm__drd_t *r, int argc, char **argv) {
                          s);
   } else if (!strcmp(c, "unfix")) {
     if (argc > 1)
-      cm__drop_walls(ST(r), argv[1]);
+      cm__drop_walls(ST(r), argv[1]), cm__drop_unsafe(ST(r), argv[1]);
+  } else if (cm__bonded(c) && argc > 1 && strcmp(argv[1], "none") &&
+             strcmp(argv[1], "zero")) {
+    return CM__DECKERR(r, CM_PARSE,
+                       "%s %s: not supported: bonds carry springs that the "
+                       "contact model does not have, and the step cmodes "
+                       "reports would not hold for them; cmodes reads "
+                       "decks of contacts only (a %s of none or zero is "
+                       "read)",
+                       c, argv[1], c);
   }
   return CM_OK;
 }
@@ -1161,14 +1244,16 @@ static int cm__wanted(cm__drd_t *r, char *raw) {
     char style[64];
     snprintf(style, sizeof style, "%s", argv[3]);
     cm__unsuffix(style);
-    want = !cm__fix_harmless(style) || !strcmp(style, "wall/reflect");
+    /* a harmless fix is read when it replaces a wall or a damping fix */
+    want = !cm__fix_harmless(style) || !strcmp(style, "wall/reflect") ||
+           cm__fix_tracked(ST(r), argv[1]);
   } else if (strcmp(argv[0], "variable") && strcmp(argv[0], "units") &&
              strcmp(argv[0], "dimension") && strcmp(argv[0], "boundary") &&
              strcmp(argv[0], "atom_style") && strcmp(argv[0], "region") &&
              strcmp(argv[0], "create_box") && strcmp(argv[0], "timestep") &&
              strcmp(argv[0], "pair_style") && strcmp(argv[0], "pair_coeff") &&
              strcmp(argv[0], "unfix") && strcmp(argv[0], "include") &&
-             !strchr(argv[0], '$')) {
+             !cm__bonded(argv[0]) && !strchr(argv[0], '$')) {
     cm__deck_warn(r, "command '%s' is not read", argv[0]);
     want = 0;
   }
@@ -1475,6 +1560,19 @@ static int cm__finish(cm__drd_t *r) {
     r->line = 0;
     cm__deck_warn(r, "no timestep command: LAMMPS' default for units si, "
                      "1e-8 s, is recorded");
+  }
+  if (s->nunsafe) { /* the first such fix still in effect */
+    r->file = s->unsafe[0].file, r->line = s->unsafe[0].line;
+    int st = CM__DECKERR(
+        r, CM_PARSE,
+        "fix %s %s is still in effect at the end of the deck: %s, so the "
+        "step cmodes reports could be unsafe for the run; unfix it before "
+        "the run that wrote the dump (as the deck's run does, if it does), "
+        "or remove it if that run had none",
+        s->unsafe[0].id, s->unsafe[0].style,
+        cm__fix_unsafe(s->unsafe[0].style));
+    r->file = d->path;
+    return st;
   }
   int st = cm__pair_laws(r);
   if (!st)
