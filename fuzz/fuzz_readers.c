@@ -7,11 +7,23 @@
  *                 include and read_data paths resolve in an empty folder)
  *   5 mtx         cm_system_read_matrices on M, J and k: the input split at
  *                 lines "%%----" (a missing part repeats the last one)
+ *   6 import      the whole import: the input split at a line "%%----"
+ *                 into a deck and a dump, cm_import_lammps (the contact
+ *                 laws, walls and periodic images of the deck); without
+ *                 the line, the input is a dump imported with a linear
+ *                 stiffness, a density, contacts across a periodic
+ *                 boundary on the minimum image, then dropped.
+ *                 A scene that was built must pass cm_scene_validate (an
+ *                 import never hands over a scene the analysis refuses)
+ *   7 track       the page of a time series (cm__report_track_html, what
+ *                 `cmodes report --track` does with a `cmodes track
+ *                 --format jsonl` file) on the input, written to
+ *                 /dev/null
  * Every call must return a status of the table in include/cmodes.h and, on
  * failure, a message; a scene that was read is validated and written
  * back as JSON. A crash, a sanitizer report, a leak or a broken rule aborts.
  *
- * The file readers (3..5) read the input from memory: their binaries are
+ * The file readers (3..6) read the input from memory: their binaries are
  * linked with -Wl,--wrap=fopen,--wrap=fopen64 (fuzz/CMakeLists.txt), and
  * __wrap_fopen below opens a path the harness registered (put) as an
  * fmemopen stream on the input; any other path goes to the real fopen, as
@@ -23,6 +35,9 @@
 #include "cmodes.h"
 #include "cmodes/import.h"
 #include "internal.h"
+#if FUZZ_READER == 7
+#include "report/report_html.h"
+#endif
 
 #include <stdint.h>
 #include <stdio.h>
@@ -39,7 +54,7 @@ static void status_check(const cm_context_t *ctx, int st) {
     abort();
 }
 
-#if FUZZ_READER >= 3
+#if FUZZ_READER >= 3 && FUZZ_READER <= 6
 /* The in-memory files: path, bytes, size; slot i of put. */
 static struct {
   char path[128];
@@ -91,6 +106,20 @@ int LLVMFuzzerInitialize(int *argc, char ***argv) {
   return 0;
 }
 
+#if FUZZ_READER == 6
+/* The scene an import built: it validates, and it writes back. */
+static void import_check(cm_context_t *ctx, int st, cm_scene_t *s) {
+  if (st || !s)
+    return;
+  cm_context_t vc;
+  cm_context_init(&vc);
+  if (cm_scene_validate(&vc, s))
+    abort(); /* an import's scene that the analysis would refuse */
+  char *text = cm_scene_to_json(ctx, s);
+  free(text);
+}
+#endif
+
 #if FUZZ_READER == 1 || FUZZ_READER == 2
 static void scene_check(cm_context_t *ctx, cm_scene_t *s) {
   int st = cm_scene_validate(ctx, s);
@@ -141,8 +170,41 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   cm_system_t *sys = NULL;
   st = cm_system_read_matrices(&ctx, path[0], path[1], path[2], &sys);
   cm_system_destroy(&sys);
+#elif FUZZ_READER == 6
+  const char *sep = "\n%%----\n", *p = (const char *)data;
+  const char *q = memmem(p, size, sep, strlen(sep));
+  cm_scene_t *s = NULL;
+  if (q) { /* a deck, then a dump */
+    const char *deck = put(0, "in.fuzz", data, (size_t)(q - p) + 1);
+    const char *rest = q + strlen(sep);
+    const char *dump =
+        put(1, "fuzz.dump", (const uint8_t *)rest, (size_t)(p + size - rest));
+    st = cm_import_lammps(&ctx, deck, dump, NULL, &s);
+    import_check(&ctx, st, s);
+    cm_scene_destroy(&s);
+  } else { /* a dump alone: linear springs, a density, each periodic mode */
+    const char *dump = put(0, "fuzz.dump", data, size);
+    st = CM_OK;
+    for (int mode = 0; mode < 2 && (st == CM_OK || mode == 0); mode++) {
+      cm_dump_options_t o;
+      cm_dump_options_init(&o);
+      o.k = 1e5, o.density = 2500, o.radius = 0.01, o.touch_tol = 1e-4;
+      o.periodic = CM_DUMP_PERIODIC_IMAGE; /* mode 0: minimum images */
+      o.periodic_ignore = mode;            /* mode 1: dropped */
+      cm_context_clear(&ctx);
+      st = cm_import_dump(&ctx, dump, &o, &s);
+      import_check(&ctx, st, s);
+      cm_scene_destroy(&s);
+      status_check(&ctx, st);
+    }
+  }
+#elif FUZZ_READER == 7
+  static FILE *sink;
+  if (!sink && !(sink = fopen("/dev/null", "w")))
+    abort();
+  st = cm__report_track_html(&ctx, sink, (const char *)data, size, "fuzz");
 #else
-#error "FUZZ_READER must be 1..5"
+#error "FUZZ_READER must be 1..7"
 #endif
   status_check(&ctx, st);
   return 0;
