@@ -63,7 +63,7 @@ typedef struct {
    * make its step unsafe (cm__fix_unsafe): refused at the deck's end
    * unless unfixed */
   struct {
-    char id[32], style[32], file[160];
+    char id[32], style[64], file[160];
     long line;
   } unsafe[CM__MAX_UNSAFE];
   int nunsafe;
