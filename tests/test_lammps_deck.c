@@ -1072,6 +1072,20 @@ CM_TEST(lammps_deck_bad_decks) {
     CMT_EQ_INT(d ? d->nplanes : -1, 0); /* fix w replaced: no wall */
     cm_lammps_deck_destroy(&d);
   }
+  /* constraints: read, with a warning that the step is safe for them */
+  snprintf(text, sizeof text,
+           "%spair_style gran/hooke 1 NULL 1 NULL 0.5 1\npair_coeff * *\n"
+           "group top id 5\nfix s top setforce 0 0 NULL\n",
+           head);
+  cmt_write_text(in_dir(dir, "in.held"), text);
+  cm_context_t hctx;
+  cm_context_init(&hctx);
+  cm_lammps_deck_t *hd = NULL;
+  CMT_EQ_INT(cm_lammps_deck_read(&hctx, in_dir(dir, "in.held"), &hd), CM_OK);
+  CMT_CONTAINS(hd ? hd->warnings : NULL,
+               "in.held:7: fix setforce: the particles of group top are "
+               "analysed as free bodies");
+  cm_lammps_deck_destroy(&hd);
   /* a contradictory gran/hooke: kt is a warning (LAMMPS ignores it) */
   snprintf(text, sizeof text,
            "%spair_style gran/hooke 2000 500 10 NULL 0.5 1\npair_coeff * *\n"

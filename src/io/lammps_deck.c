@@ -880,6 +880,17 @@ static const char *cm__fix_unsafe(const char *style) {
   return NULL;
 }
 
+/* Fixes that hold particles to prescribed motions, forces or subspaces:
+ * the analysis takes them as free bodies, which only raises the
+ * frequencies (a constraint restricts the Rayleigh quotient of S to a
+ * subspace; a prescribed motion is an infinite mass), so the step stays
+ * safe for them, if smaller than the run's. */
+static int cm__fix_constraint(const char *style) {
+  return !strcmp(style, "setforce") || !strcmp(style, "move") ||
+         !strcmp(style, "aveforce") || !strcmp(style, "lineforce") ||
+         !strcmp(style, "planeforce");
+}
+
 /* Fixes that only drive the run (integrators, forces on single particles,
  * insertion, output): skipped without a word. */
 static int cm__fix_harmless(const char *style) {
@@ -904,7 +915,6 @@ static int cm__fix_harmless(const char *style) {
                                    "momentum",
                                    "enforce2d",
                                    "addforce",
-                                   "setforce",
                                    "check/timestep/gran",
                                    "dt/reset",
                                    "recenter",
@@ -912,13 +922,9 @@ static int cm__fix_harmless(const char *style) {
                                    "heat/gran/conduction",
                                    "wall/reflect",
                                    "multisphere",
-                                   "move",
                                    "efield",
-                                   "aveforce",
                                    "nve/sphere/omp",
-                                   "temp/rescale",
-                                   "lineforce",
-                                   "planeforce"};
+                                   "temp/rescale"};
   for (size_t k = 0; k < sizeof ok / sizeof ok[0]; k++)
     if (!strcmp(style, ok[k]))
       return 1;
@@ -970,7 +976,14 @@ static int cm__fix(cm__drd_t *r, int argc, char **argv) {
                        "walls); supported walls: fix wall/gran with xplane, "
                        "yplane, zplane, zcylinder",
                        style);
-  if (!cm__fix_harmless(style))
+  if (cm__fix_constraint(style))
+    cm__deck_warn(r,
+                  "fix %s: the particles of group %s are analysed as free "
+                  "bodies; what it imposes on them only lowers their "
+                  "frequencies, so the step is safe for them but may be "
+                  "smaller than the run's",
+                  style, argv[2]);
+  else if (!cm__fix_harmless(style))
     cm__deck_warn(r,
                   "fix %s is not read: cmodes assumes it does not change "
                   "the contact forces",
