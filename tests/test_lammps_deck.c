@@ -1072,6 +1072,41 @@ CM_TEST(lammps_deck_bad_decks) {
     CMT_EQ_INT(d ? d->nplanes : -1, 0); /* fix w replaced: no wall */
     cm_lammps_deck_destroy(&d);
   }
+  /* an if that sets what is read: refused; a variable it sets: an error
+   * where used, unless --var gives it; next: a warning */
+  snprintf(text, sizeof text,
+           "%svariable mode index 1\nif \"${mode} == 1\" then "
+           "\"timestep 1e-5\"\n",
+           head);
+  expect_bad(dir, text, "in.bad:5: if: its commands set what cmodes reads",
+             "remove the if");
+  snprintf(text, sizeof text,
+           "%sif \"1 > 0\" then \"variable kn equal 5000\"\n"
+           "pair_style gran/hooke ${kn} NULL 1 NULL 0.5 1\n",
+           head);
+  expect_bad(dir, text, "in.bad:5: variable 'kn' is set inside an if (line 4)",
+             "--var kn=VALUE");
+  cmt_write_text(in_dir(dir, "in.ifvar"), text);
+  const char *const given[] = {"kn=3000", NULL};
+  cm_context_t vctx;
+  cm_context_init(&vctx);
+  cm_lammps_deck_t *vd = NULL;
+  CMT_EQ_INT(
+      cm_lammps_deck_read_vars(&vctx, in_dir(dir, "in.ifvar"), given, &vd),
+      CM_OK);
+  cm_lammps_deck_destroy(&vd);
+  snprintf(text, sizeof text,
+           "%spair_style gran/hooke 1 NULL 1 NULL 0.5 1\npair_coeff * *\n"
+           "variable a loop 3\nlabel l\nif \"${a} > 2\" then \"print "
+           "done\" else \"run 10\"\nnext a\njump SELF l\n",
+           head);
+  cmt_write_text(in_dir(dir, "in.loop"), text);
+  cm_context_t lctx;
+  cm_context_init(&lctx);
+  cm_lammps_deck_t *ld = NULL;
+  CMT_EQ_INT(cm_lammps_deck_read(&lctx, in_dir(dir, "in.loop"), &ld), CM_OK);
+  CMT_CONTAINS(ld ? ld->warnings : NULL, "in.loop:9: next a: the deck loops");
+  cm_lammps_deck_destroy(&ld);
   /* constraints: read, with a warning that the step is safe for them */
   snprintf(text, sizeof text,
            "%spair_style gran/hooke 1 NULL 1 NULL 0.5 1\npair_coeff * *\n"

@@ -1102,6 +1102,12 @@ static int cm__simple(cm__drd_t *r, int argc, char **argv) {
   } else if (!strcmp(c, "unfix")) {
     if (argc > 1)
       cm__drop_walls(ST(r), argv[1]), cm__drop_unsafe(ST(r), argv[1]);
+  } else if (!strcmp(c, "if")) { /* read only when it sets what is read */
+    return CM__DECKERR(r, CM_PARSE,
+                       "if: its commands set what cmodes reads (the pair "
+                       "style, fixes, the timestep, ...), and cmodes does "
+                       "not evaluate conditions: keep the branch of the run "
+                       "that wrote the dump and remove the if");
   } else if (cm__bonded(c) && argc > 1 && strcmp(argv[1], "none") &&
              strcmp(argv[1], "zero")) {
     return CM__DECKERR(r, CM_PARSE,
@@ -1237,8 +1243,64 @@ static int cm__dispatch(cm__drd_t *r, int argc, char **argv) {
   return cm__simple(r, argc, argv);
 }
 
+/* 1 for a command the reader reads (whose variables it substitutes), 0
+ * for one it skips silently, -1 for one it skips with a warning:
+ * argv[0..n) of the command. */
+static int cm__reads(cm__drd_t *r, int n, char **argv) {
+  if (n <= 0 || cm__skipped(argv[0]))
+    return 0;
+  if (!strcmp(argv[0], "fix") && n >= 4 && !strchr(argv[3], '$')) {
+    char style[64];
+    snprintf(style, sizeof style, "%s", argv[3]);
+    cm__unsuffix(style);
+    /* a harmless fix is read when it replaces a wall or a damping fix */
+    return !cm__fix_harmless(style) || !strcmp(style, "wall/reflect") ||
+           cm__fix_tracked(ST(r), argv[1]);
+  }
+  static const char *const read[] = {
+      "variable", "units",      "dimension", "boundary",   "atom_style",
+      "region",   "create_box", "timestep",  "pair_style", "pair_coeff",
+      "unfix",    "include",    "fix"};
+  for (size_t k = 0; k < sizeof read / sizeof read[0]; k++)
+    if (!strcmp(argv[0], read[k]))
+      return 1;
+  return cm__bonded(argv[0]) || strchr(argv[0], '$') ? 1 : -1;
+}
+
+/* For `if BOOL then C1 C2 ... [elif BOOL C ...] [else C ...]` (argv[0..n),
+ * quotes removed): 1 if one of its commands is one the reader reads and
+ * that sets what the contact model takes (the pair style, fixes, the
+ * timestep, units, ...; the box commands create_box, region and
+ * atom_style are structural and pass), to be refused (cm__simple); a
+ * variable it sets is marked conditional (cm__deck_conditional): an error
+ * only where it is used. */
+static int cm__if_reads(cm__drd_t *r, int n, char **argv) {
+  int reads = 0;
+  for (int i = 2; i < n; i++) {
+    if (!strcmp(argv[i], "then") || !strcmp(argv[i], "else"))
+      continue;
+    if (!strcmp(argv[i], "elif")) {
+      i++; /* its condition */
+      continue;
+    }
+    char *copy = cm__strdup(argv[i]), *sub[CM__DECK_MAX_ARGS];
+    int m = copy ? cm__deck_split(copy, sub, CM__DECK_MAX_ARGS) : -1;
+    if (m > 1 && !strcmp(sub[0], "variable"))
+      cm__deck_conditional(r, sub[1], m > 2 ? sub[2] : NULL);
+    else if (m < 0)
+      reads = 1;
+    else if (m > 0 && strcmp(sub[0], "create_box") &&
+             strcmp(sub[0], "region") && strcmp(sub[0], "atom_style"))
+      reads |= cm__reads(r, m, sub) == 1;
+    free(copy);
+  }
+  return reads;
+}
+
 /* 1 if the command is read (then its variables are substituted): others
- * may use thermo keywords that only a run can evaluate. */
+ * may use thermo keywords that only a run can evaluate. An `if` whose
+ * commands the reader would read is read, to be refused (cm__simple);
+ * `next` is skipped with a warning. */
 static int cm__wanted(cm__drd_t *r, char *raw) {
   char *copy = cm__strdup(raw), *argv[CM__DECK_MAX_ARGS];
   if (!copy)
@@ -1248,28 +1310,19 @@ static int cm__wanted(cm__drd_t *r, char *raw) {
     free(copy);
     return 1; /* too long: the command reports it */
   }
-  int want = 1;
-  if (n <= 0) {
-    want = 0;
-  } else if (cm__skipped(argv[0])) {
-    want = 0;
-  } else if (!strcmp(argv[0], "fix") && n >= 4 && !strchr(argv[3], '$')) {
-    char style[64];
-    snprintf(style, sizeof style, "%s", argv[3]);
-    cm__unsuffix(style);
-    /* a harmless fix is read when it replaces a wall or a damping fix */
-    want = !cm__fix_harmless(style) || !strcmp(style, "wall/reflect") ||
-           cm__fix_tracked(ST(r), argv[1]);
-  } else if (strcmp(argv[0], "variable") && strcmp(argv[0], "units") &&
-             strcmp(argv[0], "dimension") && strcmp(argv[0], "boundary") &&
-             strcmp(argv[0], "atom_style") && strcmp(argv[0], "region") &&
-             strcmp(argv[0], "create_box") && strcmp(argv[0], "timestep") &&
-             strcmp(argv[0], "pair_style") && strcmp(argv[0], "pair_coeff") &&
-             strcmp(argv[0], "unfix") && strcmp(argv[0], "include") &&
-             !cm__bonded(argv[0]) && !strchr(argv[0], '$')) {
+  int want = n > 0 && !strcmp(argv[0], "if") ? cm__if_reads(r, n, argv)
+                                             : cm__reads(r, n, argv);
+  if (want < 0) {
     cm__deck_warn(r, "command '%s' is not read", argv[0]);
     want = 0;
   }
+  if (n > 1 && !strcmp(argv[0], "next"))
+    cm__deck_warn(r,
+                  "next %s: the deck loops; cmodes reads each line once, "
+                  "with each variable's first value: if the dump was "
+                  "written in a later pass, give that pass's values with "
+                  "--var NAME=VALUE",
+                  argv[1]);
   free(copy);
   return want;
 }

@@ -12,13 +12,16 @@
 
 /* What a variable holds (cm__dvar_t.equal). */
 enum {
-  CM__VAR_TEXT = 0,      /* index, string, loop, world, ...: its text */
-  CM__VAR_EQUAL = 1,     /* equal: an expression evaluated when used */
-  CM__VAR_INTERNAL = 2,  /* internal: a number, read at full precision */
-  CM__VAR_UNUSABLE = -1, /* a style the reader does not evaluate (atom,
-                            getenv, file, ...): value is the style's name,
-                            and a use of it is an error naming it */
-  CM__VAR_DELETED = -2   /* variable NAME delete: as if never defined */
+  CM__VAR_TEXT = 0,        /* index, string, loop, world, ...: its text */
+  CM__VAR_EQUAL = 1,       /* equal: an expression evaluated when used */
+  CM__VAR_INTERNAL = 2,    /* internal: a number, read at full precision */
+  CM__VAR_UNUSABLE = -1,   /* a style the reader does not evaluate (atom,
+                              getenv, file, ...): value is the style's name,
+                              and a use of it is an error naming it */
+  CM__VAR_DELETED = -2,    /* variable NAME delete: as if never defined */
+  CM__VAR_CONDITIONAL = -3 /* set inside an `if` (value: "if"), whose
+                              condition the reader does not evaluate: a
+                              use is an error */
 };
 
 /* One variable: index/string/loop/world (text) or equal (an expression
@@ -64,6 +67,12 @@ int cm__deck_substitute(cm__drd_t *r, const char *line, char **out);
 /* Splits line into words in place (quotes removed); returns the count or
  * -1 if more than max. */
 int cm__deck_split(char *line, char **argv, int max);
+
+/* Marks variable name as set inside an `if` at the current line by
+ * `variable name style ...` (style may be NULL), unless --var gave it
+ * (LAMMPS' -var wins) or LAMMPS ignores that definition (an index-like
+ * style for a variable that exists). */
+void cm__deck_conditional(cm__drd_t *r, const char *name, const char *style);
 
 /* The variable command: variable NAME STYLE ARGS. */
 int cm__deck_variable(cm__drd_t *r, int argc, char **argv);

@@ -150,6 +150,12 @@ static cm__dvar_t *cm__find_var(cm__drd_t *r, const char *name, size_t len) {
 
 /* The error of a use of an unusable variable v. */
 static int cm__var_unusable(cm__drd_t *r, const cm__dvar_t *v) {
+  if (v->equal == CM__VAR_CONDITIONAL)
+    return CM__DECKERR(r, CM_PARSE,
+                       "variable '%s' is set inside an if (line %ld), whose "
+                       "condition cmodes does not evaluate; give the value "
+                       "of the run that wrote the dump with --var %s=VALUE",
+                       v->name, v->line, v->name);
   return CM__DECKERR(r, CM_PARSE,
                      "variable '%s' (line %ld) is of style %s, which the "
                      "importer does not evaluate (it reads index, string, "
@@ -216,6 +222,16 @@ static const char *cm__loop_first(int argc, char **argv, char *buf,
   long first = two ? strtol(argv[3], NULL, 10) : 1;
   snprintf(buf, size, "%0*ld", pad ? (int)strlen(last) : 1, first);
   return buf;
+}
+
+void cm__deck_conditional(cm__drd_t *r, const char *name, const char *style) {
+  cm__dvar_t *v = cm__find_var(r, name, strlen(name));
+  if (v && v->line == 0 && v->equal == CM__VAR_TEXT)
+    return; /* --var NAME=VALUE, set before the deck's first line */
+  if (v && style && strcmp(style, "string") && strcmp(style, "equal") &&
+      strcmp(style, "internal") && strcmp(style, "delete"))
+    return; /* index, loop, ...: LAMMPS ignores it for an existing one */
+  cm__set_var(r, name, CM__VAR_CONDITIONAL, "if");
 }
 
 int cm__deck_variable(cm__drd_t *r, int argc, char **argv) {
@@ -356,7 +372,7 @@ static double cm__ex_var(cm__ex_t *e, const char *name, size_t len) {
                        len + 2);
   }
   double x;
-  if (v->equal == CM__VAR_UNUSABLE) {
+  if (v->equal == CM__VAR_UNUSABLE || v->equal == CM__VAR_CONDITIONAL) {
     if (!e->err)
       e->err = cm__var_unusable(e->r, v);
     return NAN;
@@ -612,7 +628,7 @@ static int cm__var_text(cm__drd_t *r, const char *name, size_t n, char *buf,
                        "(define it with 'variable', or give it with "
                        "'-var' in the deck's own run)",
                        (int)n, name);
-  if (v->equal == CM__VAR_UNUSABLE)
+  if (v->equal == CM__VAR_UNUSABLE || v->equal == CM__VAR_CONDITIONAL)
     return cm__var_unusable(r, v);
   if (v->equal == CM__VAR_TEXT) {
     *text = v->value;
