@@ -39,13 +39,15 @@ static int cm__check_walls(cm_context_t *ctx, const cm_dump_t *d,
     double nn = dim == 3 ? n[0] * n[0] + n[1] * n[1] + n[2] * n[2]
                          : n[0] * n[0] + n[1] * n[1];
     if (!(nn > 0) || !isfinite(nn))
-      return CM__ERR(
-          ctx, CM_USAGE, "walls", "wall plane %d: the inward normal is zero%s",
-          w, dim == 2 ? " in the plane of motion (2D uses nx, ny)" : "");
+      return CM__ERR(ctx, CM_USAGE, "walls",
+                     "wall plane %d: the inward normal is zero%s", w,
+                     dim == 2 ? " in the plane of motion (2D uses nx, ny)"
+                              : "");
   }
   if (o->cylinder && !(o->cyl_radius > 0))
     return CM__ERR(ctx, CM_USAGE, "walls",
-                   "z-cylinder wall: radius %g is not positive", o->cyl_radius);
+                   "z-cylinder wall: radius %g is not positive",
+                   o->cyl_radius);
   for (int a = 0; a < dim; a++)
     if (strchr(d->boundary[a], 'p') &&
         cm__periodic_mode(o) == CM_DUMP_PERIODIC_ERROR)
@@ -55,26 +57,25 @@ static int cm__check_walls(cm_context_t *ctx, const cm_dump_t *d,
                      "on the minimum image, or --periodic drop to drop them "
                      "(the pile is then cut open there)",
                      d->source ? d->source : "dump", "xyz"[a],
-                     d -> boundary[a]);
+                     d->boundary[a]);
   return CM_OK;
 }
 
-/* ---- cell list --------------------------------------------------------------
- */
+/* ---- cell list -------------------------------------------------------------- */
 
 typedef struct {
-  int dim;       /* 2 or 3 */
-  double lo[3];  /* lower corner of the grid */
-  double h;      /* cell edge (non-periodic axes) */
-  long nc[3];    /* cells per axis (nc[2] = 1 in 2D) */
-  int per[3];    /* 1: periodic axis searched on the minimum image */
-  double len[3]; /* periodic axes: box length; the cells tile the box,
-                    edge hp[a] = len[a] / nc[a] >= h */
-  double hp[3];  /* cell edge of a periodic axis */
-  int *start;    /* first slot of each cell, size ncells+1 */
-  int *atoms;    /* atoms by cell, ascending within a cell, size n */
-  double *xr;    /* x, y, z, r of atoms[s] at 4 s (cache locality) */
-  long *cell;    /* cell of each atom, size n */
+  int dim;          /* 2 or 3 */
+  double lo[3];     /* lower corner of the grid */
+  double h;         /* cell edge (non-periodic axes) */
+  long nc[3];       /* cells per axis (nc[2] = 1 in 2D) */
+  int per[3];       /* 1: periodic axis searched on the minimum image */
+  double len[3];    /* periodic axes: box length; the cells tile the box,
+                       edge hp[a] = len[a] / nc[a] >= h */
+  double hp[3];     /* cell edge of a periodic axis */
+  int *start;       /* first slot of each cell, size ncells+1 */
+  int *atoms;       /* atoms by cell, ascending within a cell, size n */
+  double *xr;       /* x, y, z, r of atoms[s] at 4 s (cache locality) */
+  long *cell;       /* cell of each atom, size n */
 } cm__grid_t;
 
 static void cm__grid_free(cm__grid_t *g) {
@@ -131,8 +132,8 @@ static int cm__check_extent(cm_context_t *ctx, const cm_dump_t *d, int dim,
                      "4e12 contact ranges, away); dump wrapped positions "
                      "(x, not xu) or fix the atom",
                      d->source ? d->source : "dump", d->line[far], d->id[far],
-                     "xyz"[a], d -> x[3 * far + a], dmax / g -> len[a],
-                     g -> lo[a], hi[a]);
+                     "xyz"[a], d->x[3 * far + a], dmax / g->len[a], g->lo[a],
+                     hi[a]);
     }
     double ext = hi[a] - g->lo[a];
     if (isfinite(ext) && isfinite(g->h) && ext <= 4e12 * g->h)
@@ -145,7 +146,7 @@ static int cm__check_extent(cm_context_t *ctx, const cm_dump_t *d, int dim,
                    "contact ranges cannot resolve contacts: fix or remove "
                    "the far-away atom (or check the units)",
                    d->source ? d->source : "dump", d->line[i], d->id[i],
-                   "xyz"[a], d -> x[3 * i + a], ext, "xyz"[a], g -> h);
+                   "xyz"[a], d->x[3 * i + a], ext, "xyz"[a], g->h);
   }
   return CM_OK;
 }
@@ -181,8 +182,8 @@ static int cm__grid_build(cm_context_t *ctx, const cm_dump_t *d, int dim,
                        "than twice the contact range %g (2 r_max + "
                        "touch_tol): a pair could touch through two images; "
                        "the minimum-image search needs a longer box",
-                       d->source ? d->source : "dump", "xyz"[a], g -> len[a],
-                       g -> h);
+                       d->source ? d->source : "dump", "xyz"[a], g->len[a],
+                       g->h);
       hi[a] = d->box[a][1];
     }
   if ((st = cm__check_extent(ctx, d, dim, g, hi)))
@@ -250,8 +251,8 @@ static int cm__grid_build(cm_context_t *ctx, const cm_dump_t *d, int dim,
 /* Overlap of atoms at xi, xj (x, y, z, r each): delta = r_i + r_j -
  * |x_i - x_j|; also returns the distance. */
 static double cm__pair_overlap(const double *xi, const double *xj,
-                               const cm__grid_t *g, double *dist, double dx[3],
-                               int image[3]) {
+                               const cm__grid_t *g, double *dist,
+                               double dx[3], int image[3]) {
   double s = 0;
   for (int a = 0; a < g->dim; a++) {
     double t = xi[a] - xj[a];
@@ -312,8 +313,8 @@ static int cm__pairs_of(const cm_dump_t *d, const cm__grid_t *g, double tol,
             continue;
           double dist, dx[3] = {0, 0, 0};
           int img[3] = {0, 0, 0};
-          double delta =
-              cm__pair_overlap(xi, g->xr + 4 * (size_t)s, g, &dist, dx, img);
+          double delta = cm__pair_overlap(xi, g->xr + 4 * (size_t)s, g,
+                                          &dist, dx, img);
           if (!(delta > -tol))
             continue;
           if (!(dist > 0))
@@ -356,8 +357,8 @@ long cm_dump_default_max_contacts(void) {
 
 /* The contact cap in force (opts->max_contacts or the default). */
 static long cm__max_contacts(const cm_dump_options_t *o) {
-  long cap =
-      o->max_contacts > 0 ? o->max_contacts : cm_dump_default_max_contacts();
+  long cap = o->max_contacts > 0 ? o->max_contacts
+                                 : cm_dump_default_max_contacts();
   return cap > 2147483647L ? 2147483647L : cap;
 }
 
@@ -421,9 +422,8 @@ static int cm__find_pairs(cm_context_t *ctx, const cm_dump_t *d,
   int bad = n; /* smallest atom that coincides with another */
   long cap = cm__max_contacts(o), seen = 0;
   int over = 0; /* the count passed cap: stop early */
-#pragma omp parallel for schedule(dynamic, 256) num_threads(threads)           \
-    reduction(min                                                              \
-              : bad)
+#pragma omp parallel for schedule(dynamic, 256) num_threads(threads) \
+    reduction(min : bad)
   for (int i = 0; i < n; i++) {
     int stop;
 #pragma omp atomic read
@@ -533,9 +533,8 @@ int cm_dump_find_contacts(cm_context_t *ctx, const cm_dump_t *d,
                           int *count) {
   /* ---- check inputs ---- */
   if (!d || !o || !out || !count)
-    return CM__ERR(ctx, CM_USAGE, NULL,
-                   "cm_dump_find_contacts: NULL "
-                   "argument");
+    return CM__ERR(ctx, CM_USAGE, NULL, "cm_dump_find_contacts: NULL "
+                                        "argument");
   *out = NULL;
   *count = 0;
   if (o->dim != 2 && o->dim != 3)
@@ -597,8 +596,7 @@ int cm_dump_find_contacts(cm_context_t *ctx, const cm_dump_t *d,
   return CM_OK;
 }
 
-/* ---- stiffness
- * ---------------------------------------------------------------- */
+/* ---- stiffness ---------------------------------------------------------------- */
 
 double cm_dump_stiffness(const cm_dump_options_t *o, const cm_dump_t *d,
                          const cm_dump_contact_t *c) {
@@ -608,14 +606,14 @@ double cm_dump_stiffness(const cm_dump_options_t *o, const cm_dump_t *d,
     return 0;
   double estar = o->young / (2 * (1 - o->poisson * o->poisson));
   double ri = d->radius[c->i];
-  double rstar = c->j >= 0 ? ri * d->radius[c->j] / (ri + d->radius[c->j]) : ri;
+  double rstar = c->j >= 0 ? ri * d->radius[c->j] / (ri + d->radius[c->j])
+                           : ri;
   double delta = fmax(c->overlap, o->touch_tol);
   return 2 * estar * sqrt(rstar * delta); /* dF/d delta, F = 4/3 E* sqrt(R*)
                                              delta^1.5 */
 }
 
-/* ---- scene ------------------------------------------------------------------
- */
+/* ---- scene ------------------------------------------------------------------ */
 
 static int cm__check_mass(cm_context_t *ctx, const cm_dump_t *d,
                           const cm_dump_options_t *o) {
@@ -659,8 +657,7 @@ static int cm__check_model(cm_context_t *ctx, const cm_dump_t *d,
   return cm__check_mass(ctx, d, o);
 }
 
-/* ---- warnings
- * ---------------------------------------------------------------- */
+/* ---- warnings ---------------------------------------------------------------- */
 
 /* A growing text of lines; oom set on a failed allocation. */
 typedef struct {
@@ -795,9 +792,9 @@ char *cm_dump_warnings(cm_context_t *ctx, const cm_dump_t *d,
 /* What the meta records besides the options: warnings (newline-separated
  * text or NULL) and the contacts across periodic boundaries. */
 typedef struct {
-  const char *warnings;       /* cm__warnings text, or NULL */
-  const cm_dump_contact_t *c; /* the contacts, in scene order */
-  int nc;                     /* their count */
+  const char *warnings;          /* cm__warnings text, or NULL */
+  const cm_dump_contact_t *c;    /* the contacts, in scene order */
+  int nc;                        /* their count */
 } cm__extra_t;
 
 /* "warnings": [...] and "periodic_images": [[contact, ix, iy, iz], ...]
@@ -832,9 +829,9 @@ static void cm__meta_extra(json_t *m, const cm__extra_t *x) {
 static char *cm__meta(const cm_dump_t *d, const cm_dump_options_t *o, int np,
                       int nw, const cm__extra_t *x) {
   json_t *m = json_object(), *st = json_object(), *walls = json_array();
-  json_object_set_new(
-      m, "importer",
-      json_string(o->model ? "cmodes import lammps" : "cmodes import dump"));
+  json_object_set_new(m, "importer", json_string(o->model
+                                                     ? "cmodes import lammps"
+                                                     : "cmodes import dump"));
   json_object_set_new(m, "source", json_string(d->source ? d->source : ""));
   json_object_set_new(m, "timestep", json_integer(d->timestep));
   json_object_set_new(m, "atoms", json_integer(d->natoms));
@@ -862,17 +859,17 @@ static char *cm__meta(const cm_dump_t *d, const cm_dump_options_t *o, int np,
   json_object_set_new(st, "touch_tol", json_real(o->touch_tol));
   json_object_set_new(m, "stiffness", st);
   for (int w = 0; w < o->nplanes; w++) {
-    json_t *p =
-        json_pack("{s:s,s:[f,f,f],s:[f,f,f]}", "type", "plane", "point",
-                  o->planes[w][0], o->planes[w][1], o->planes[w][2], "normal",
-                  o->planes[w][3], o->planes[w][4], o->planes[w][5]);
+    json_t *p = json_pack("{s:s,s:[f,f,f],s:[f,f,f]}", "type", "plane",
+                          "point", o->planes[w][0], o->planes[w][1],
+                          o->planes[w][2], "normal", o->planes[w][3],
+                          o->planes[w][4], o->planes[w][5]);
     json_array_append_new(walls, p);
   }
   if (o->cylinder)
-    json_array_append_new(walls,
-                          json_pack("{s:s,s:f,s:[f,f]}", "type", "zcylinder",
-                                    "radius", o->cyl_radius, "center",
-                                    o->cyl_center[0], o->cyl_center[1]));
+    json_array_append_new(
+        walls, json_pack("{s:s,s:f,s:[f,f]}", "type", "zcylinder", "radius",
+                         o->cyl_radius, "center", o->cyl_center[0],
+                         o->cyl_center[1]));
   json_object_set_new(m, "walls", walls);
   cm__meta_extra(m, x);
   char *text = json_dumps(m, JSON_COMPACT | JSON_REAL_PRECISION(17));
@@ -962,7 +959,8 @@ static void cm__contact_arms(const cm_dump_t *d, const cm_dump_options_t *o,
  * when o->model is set: k_n, k_t, c_n, c_t). Counts pairs in *np. */
 static int cm__add_contact(cm_context_t *ctx, const cm_dump_t *d,
                            const cm_dump_options_t *o, const double *mass,
-                           const cm_dump_contact_t *c, cm_scene_t *s, int *np) {
+                           const cm_dump_contact_t *c, cm_scene_t *s,
+                           int *np) {
   cm_contact_t k;
   cm_contact_init(&k);
   k.a = c->i;
