@@ -536,19 +536,14 @@ static int cm__pair_coeff(cm__drd_t *r, int argc, char **argv) {
 /* ---- walls
  * ----------------------------------------------------------------------- */
 
-/* Removes the walls of fix id (unfix, or a fix defined again). */
-static void cm__drop_walls(cm__dst_t *s, const char *id) {
+/* Forgets what fix id holds, its walls and its place among the unsafe
+ * fixes in effect (unfix, or a fix defined again). */
+static void cm__drop_fix(cm__dst_t *s, const char *id) {
   int m = 0;
   for (int w = 0; w < s->nwalls; w++)
     if (strcmp(s->walls[w].fix, id))
       s->walls[m++] = s->walls[w];
-  s->nwalls = m;
-}
-
-/* Removes fix id from the unsafe fixes in effect (unfix, or a fix defined
- * again). */
-static void cm__drop_unsafe(cm__dst_t *s, const char *id) {
-  int m = 0;
+  s->nwalls = m, m = 0;
   for (int k = 0; k < s->nunsafe; k++)
     if (strcmp(s->unsafe[k].id, id))
       s->unsafe[m++] = s->unsafe[k];
@@ -725,8 +720,7 @@ static int cm__fix_wall_gran(cm__drd_t *r, int argc, char **argv) {
   cm__wall_t w;
   memset(&w, 0, sizeof w);
   snprintf(w.fix, sizeof w.fix, "%s", argv[1]);
-  w.line = r->line;
-  cm__drop_walls(ST(r), argv[1]);
+  w.line = r->line; /* cm__fix dropped the old fix of this ID */
   if (argc < 5)
     return CM__DECKERR(r, CM_PARSE, "fix wall/gran: no model");
   const char *f = argv[4];
@@ -937,9 +931,8 @@ static int cm__fix(cm__drd_t *r, int argc, char **argv) {
   char style[64];
   snprintf(style, sizeof style, "%s", argv[3]);
   cm__unsuffix(style);
-  cm__drop_walls(ST(r), argv[1]); /* a fix defined again replaces the old */
-  cm__drop_unsafe(ST(r), argv[1]);
-  if (cm__fix_unsafe(style)) { /* refused at the end unless unfixed */
+  cm__drop_fix(ST(r), argv[1]); /* a fix defined again replaces the old */
+  if (cm__fix_unsafe(style)) {  /* refused at the end unless unfixed */
     cm__dst_t *s = ST(r);
     if (s->nunsafe == CM__MAX_UNSAFE)
       return CM__DECKERR(r, CM_PARSE,
@@ -1101,7 +1094,7 @@ static int cm__simple(cm__drd_t *r, int argc, char **argv) {
                          s);
   } else if (!strcmp(c, "unfix")) {
     if (argc > 1)
-      cm__drop_walls(ST(r), argv[1]), cm__drop_unsafe(ST(r), argv[1]);
+      cm__drop_fix(ST(r), argv[1]);
   } else if (!strcmp(c, "if")) { /* read only when it sets what is read */
     return CM__DECKERR(r, CM_PARSE,
                        "if: its commands set what cmodes reads (the pair "
