@@ -903,6 +903,10 @@ CM_TEST(lammps_deck_substitution_vs_lmp) {
   CMT_EQ_INT(cm__deck_substitute(&r, "$(v_a:%d)", &bad), CM_PARSE);
   CMT_CONTAINS(ctx.message, "format '%d' is not one LAMMPS accepts");
   CMT_EQ_INT(cm__deck_substitute(&r, "$(v_a:%g)", &bad), CM_PARSE);
+  /* a format that would not fit the copy: refused, not cut short */
+  CMT_EQ_INT(cm__deck_substitute(&r, "$(v_a:%00000000000010.3f)", &bad),
+             CM_PARSE);
+  CMT_CONTAINS(ctx.message, "longer than 15 characters");
   CMT_EQ_INT(cm__deck_substitute(&r, "$(1e300:%.99f)", &bad), CM_PARSE);
   CMT_CONTAINS(ctx.message, "formats to more than");
   /* a style the reader does not evaluate, and a deleted variable: errors

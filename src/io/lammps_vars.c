@@ -680,11 +680,12 @@ static int cm__immediate(cm__drd_t *r, const char *p, const char **end,
   char fmt[16] = "%.20g", *colon = strrchr(expr, ':');
   int st = CM_OK;
   if (colon && colon[1] == '%') {
-    if (!cm__number_format(colon + 1))
+    if (!cm__number_format(colon + 1) || strlen(colon + 1) >= sizeof fmt)
       st = CM__DECKERR(r, CM_PARSE,
                        "'$(%s)': format '%s' is not one LAMMPS accepts "
                        "('%%', digits or spaces, '.', a precision, then e, "
-                       "f or g: %%.3f, %%10.4e)",
+                       "f or g: %%.3f, %%10.4e), or longer than 15 "
+                       "characters",
                        expr, colon + 1);
     else
       snprintf(fmt, sizeof fmt, "%s", colon + 1), *colon = 0;
