@@ -118,7 +118,7 @@ DECKS = os.path.join(TOP, "data", "lammps", "decks")
 # the committed small decks: (name, deck, settled dump)
 ALL = [(n, os.path.join(DECKS, "in." + n), os.path.join(DECKS, n + ".dump"))
        for n in ("hooke-frictionless", "hooke-friction", "hooke-damped",
-                 "hertz-mindlin")]
+                 "hertz-mindlin", "hooke-triclinic")]
 
 
 def find_lmp(explicit=None):

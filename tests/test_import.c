@@ -448,9 +448,10 @@ CM_TEST(import_dump_formats) {
  * floor -k- m -k- m: omega^2 = (k/m) (3 -+ sqrt 5) / 2. */
 /* A triclinic periodic box whose tilt shifts the images across y: the
  * pair (0.05, 0.05) - (1.05, 1.95) touches through the image b = (xy, Ly)
- * = (1, 2), which the orthogonal minimum image does not see, so minimum-
- * image contacts are refused there (before, 0 contacts, silently); with
- * --periodic drop, or with the tilt 0, the search runs. */
+ * = (1, 2) of atom 2, at (0.05, -0.05): overlap 0.2 - 0.1, normal +y, the
+ * point midway. The orthogonal minimum image did not see it (the search
+ * refused such boxes since 762372b; before, 0 contacts, silently). With
+ * --periodic drop, or with the tilt 0, there is no pair. */
 CM_TEST(import_dump_triclinic_periodic) {
   char dir[64], path[128];
   if (!cmt_tmpdir(dir, sizeof dir)) {
@@ -473,20 +474,219 @@ CM_TEST(import_dump_triclinic_periodic) {
     cm_dump_options_init(&o);
     o.k = 1e5, o.density = 1000;
     o.periodic = k == 1 ? CM_DUMP_PERIODIC_DROP : CM_DUMP_PERIODIC_IMAGE;
-    cm_scene_t *s = NULL;
-    int st = cm_import_dump(&ctx, path, &o, &s);
+    cm_dump_t *d = NULL;
+    CMT_EQ_INT(cm_dump_read(&ctx, path, &o, &d), CM_OK);
+    cm_dump_contact_t *c = NULL;
+    int nc = -1;
+    if (d)
+      CMT_EQ_INT(cm_dump_find_contacts(&ctx, d, &o, &c, &nc), CM_OK);
     if (k == 0) {
-      CMT_EQ_INT(st, CM_USAGE);
-      CMT_CONTAINS(ctx.message, "tri.dump: the box is triclinic (tilt xy = "
-                                "1) and periodic along y");
-      CMT_CONTAINS(ctx.message, "--periodic drop");
+      CMT_EQ_INT(nc, 1);
+      if (nc == 1) {
+        CMT_EQ_INT(c[0].i, 0);
+        CMT_EQ_INT(c[0].j, 1);
+        CMT_EQ_INT(c[0].image[0], 0);
+        CMT_EQ_INT(c[0].image[1], -1);
+        CMT_EQ_INT(c[0].image[2], 0);
+        CMT_REL(c[0].overlap, 0.1, 1e-12);
+        CMT_REL(c[0].normal[1], 1, 1e-12);
+        CMT_LE(fabs(c[0].normal[0]) + fabs(c[0].normal[2]), 1e-12);
+        CMT_REL(c[0].point[0], 0.05, 1e-12);
+        CMT_REL(c[0].point[1], 0.0, 0); /* -0.05 + (0.1 - 0.05) */
+      }
     } else { /* dropped: no pair; orthogonal: (0.05, 0.05) and (1.05,
               * -0.05) 1 apart in x, no pair either */
-      CMT_EQ_INT(st, CM_OK);
-      CMT_EQ_INT(s ? s->ncontacts : -1, 0);
+      CMT_EQ_INT(nc, 0);
     }
-    cm_scene_destroy(&s);
+    free(c);
+    cm_dump_destroy(&d);
   }
+  unlink(path);
+  rmdir(dir);
+}
+
+/* Each atom's contact count in a dump against its c_c column (LAMMPS'
+ * compute contact/atom: the atoms it overlaps, on LAMMPS' own periodic
+ * images); returns the number of atoms that differ, or -1 when the dump
+ * does not import. *pairs: the contacts found. */
+static int tri_vs_cc(const char *path, int dim, int *pairs) {
+  cm_context_t ctx;
+  cm_context_init(&ctx);
+  cm_dump_options_t o;
+  cm_dump_options_init(&o);
+  o.dim = dim, o.k = 1e5;
+  o.periodic = CM_DUMP_PERIODIC_IMAGE;
+  cm_scene_t *s = NULL;
+  char *text = cmt_read_file(path);
+  if (!text || cm_import_dump(&ctx, path, &o, &s)) {
+    fprintf(stderr, "%s: %s\n", path, text ? ctx.message : "unreadable");
+    free(text);
+    return -1;
+  }
+  int *cnt = calloc((size_t)s->nbodies + 1, sizeof *cnt), bad = 0, n = 0;
+  for (int q = 0; q < s->ncontacts; q++)
+    cnt[s->contacts[q].a]++, cnt[s->contacts[q].b]++;
+  /* the atoms, sorted by id in the dump as in the scene */
+  char *at = strstr(text, "ITEM: ATOMS"), *line = at ? strchr(at, '\n') : NULL;
+  while (line && *++line && n < s->nbodies) {
+    char *col[16];
+    int nw = 0;
+    char *save = NULL, *eol = strchr(line, '\n');
+    if (eol)
+      *eol = 0;
+    for (char *t = strtok_r(line, " ", &save); t && nw < 16;
+         t = strtok_r(NULL, " ", &save))
+      col[nw++] = t;
+    if (nw && atoi(col[nw - 1]) != cnt[n]) {
+      if (bad++ < 5)
+        fprintf(stderr, "%s: atom %s: LAMMPS %s contacts, cmodes %d\n", path,
+                col[0], col[nw - 1], cnt[n]);
+    }
+    n++;
+    line = eol;
+  }
+  if (n != s->nbodies)
+    bad = -1;
+  *pairs = s->ncontacts;
+  free(cnt), free(text);
+  cm_scene_destroy(&s);
+  return bad;
+}
+
+/* The contact search in tilted periodic boxes against LAMMPS itself:
+ * every atom's contact count equals compute contact/atom's, in the dumps
+ * data/lammps/triclinic holds (written by lmp: three tilts, a fixed y
+ * under an xy tilt, where the box's bounds are not its period, scaled
+ * positions, 2D); where lmp is installed, also in a dump it writes now
+ * with another seed. */
+CM_TEST(import_dump_triclinic_vs_lmp) {
+  const struct {
+    const char *file;
+    int dim, pairs;
+  } cases[] = {{"ppp.dump", 3, 557},
+               {"pfp.dump", 3, 529},
+               {"ppf.dump", 3, 933},
+               {"2d.dump", 2, 675}};
+  for (int k = 0; k < 4; k++) {
+    char path[512];
+    snprintf(path, sizeof path, "%s/data/lammps/triclinic/%s", CM_SOURCE_DIR,
+             cases[k].file);
+    int pairs = -1;
+    CMT_EQ_INT(tri_vs_cc(path, cases[k].dim, &pairs), 0);
+    CMT_EQ_INT(pairs, cases[k].pairs);
+  }
+  int code = 0;
+  free(cmt_run("command -v lmp >/dev/null 2>&1", &code));
+  if (code) {
+    fprintf(stderr, "import_dump_triclinic_vs_lmp: no 'lmp' (Debian package "
+                    "lammps) on PATH: the committed dumps only\n");
+    return;
+  }
+  char dir[64], cmd[1024], path[128];
+  if (!cmt_tmpdir(dir, sizeof dir)) {
+    CMT_FAIL("mkdtemp");
+    return;
+  }
+  snprintf(cmd, sizeof cmd,
+           "cd %s && lmp -in %s/data/lammps/triclinic/in.triclinic -log none "
+           "-screen none -var b1 p -var b2 p -var b3 p -var xy -0.5 -var xz "
+           "0.6 -var yz -0.45 -var dim 3 -var zlo 0 -var zhi 1.3 -var n 350 "
+           "-var seed 4242 -var scaled 0 -var out now.dump 2>&1",
+           dir, CM_SOURCE_DIR);
+  char *out = cmt_run(cmd, &code);
+  CMT_EQ_INT(code, 0);
+  if (code)
+    fprintf(stderr, "%s\n", out ? out : "");
+  free(out);
+  snprintf(path, sizeof path, "%s/now.dump", dir);
+  int pairs = -1;
+  if (!code)
+    CMT_EQ_INT(tri_vs_cc(path, 3, &pairs), 0);
+  CMT_TRUE(code || pairs > 300); /* a packed box: many pairs to check */
+  unlink(path);
+  rmdir(dir);
+}
+
+/* A periodic box tilted by whole box vectors (xy = lx, yz = ly)
+ * is the same lattice as the orthogonal one: the same atoms give the
+ * same contacts (pairs, overlaps, normals) and the same frequencies. */
+CM_TEST(import_dump_triclinic_lattice) {
+  char dir[64], path[128];
+  if (!cmt_tmpdir(dir, sizeof dir)) {
+    CMT_FAIL("mkdtemp");
+    return;
+  }
+  snprintf(path, sizeof path, "%s/lat.dump", dir);
+  enum { N = 120 };
+  double x[N][3];
+  unsigned long long r = 88172645463325252ULL;
+  for (int i = 0; i < N; i++)
+    for (int a = 0; a < 3; a++) {
+      r ^= r << 13, r ^= r >> 7, r ^= r << 17; /* xorshift */
+      x[i][a] = (double)(r >> 11) / 9007199254740992.0 * (1.5 - 0.1 * a);
+    }
+  cm_scene_t *s[2] = {NULL, NULL};
+  double omega[2] = {0, 0};
+  for (int k = 0; k < 2; k++) {
+    size_t cap = 128 * N + 512, len = 0;
+    char *text = malloc(cap);
+    len +=
+        (size_t)snprintf(text + len, cap - len,
+                         "ITEM: TIMESTEP\n0\nITEM: NUMBER OF ATOMS\n%d\n", N);
+    if (k == 0)
+      len += (size_t)snprintf(text + len, cap - len,
+                              "ITEM: BOX BOUNDS pp pp pp\n0 1.5\n0 1.4\n"
+                              "0 1.3\n");
+    else /* bounds: x 0 + min(0, xy, xz, xy + xz) .. 1.5 + max(...) */
+      len += (size_t)snprintf(text + len, cap - len,
+                              "ITEM: BOX BOUNDS xy xz yz pp pp pp\n"
+                              "0 3.0 1.5\n0 2.8 0\n0 1.3 1.4\n");
+    len += (size_t)snprintf(text + len, cap - len,
+                            "ITEM: ATOMS id type x y z radius\n");
+    for (int i = 0; i < N; i++)
+      len += (size_t)snprintf(text + len, cap - len,
+                              "%d 1 %.17g %.17g %.17g "
+                              "0.15\n",
+                              i + 1, x[i][0], x[i][1], x[i][2]);
+    cmt_write_text(path, text);
+    free(text);
+    cm_context_t ctx;
+    cm_context_init(&ctx);
+    cm_dump_options_t o;
+    cm_dump_options_init(&o);
+    o.k = 1e5, o.density = 1000;
+    o.periodic = CM_DUMP_PERIODIC_IMAGE;
+    CMT_EQ_INT(cm_import_dump(&ctx, path, &o, &s[k]), CM_OK);
+    cm_options_t opts;
+    cm_options_init(&opts);
+    opts.modes = 1;
+    cm_report_t *rep = NULL;
+    if (s[k])
+      CMT_EQ_INT(cm_analyze(&ctx, s[k], &opts, &rep), CM_OK);
+    omega[k] = rep ? rep->omega_max : -1;
+    cm_report_destroy(&rep);
+  }
+  if (s[0] && s[1]) {
+    CMT_EQ_INT(s[1]->ncontacts, s[0]->ncontacts);
+    CMT_TRUE(s[0]->ncontacts > 2 * N); /* packed: many across the faces */
+    int across = 0;
+    for (int q = 0; q < s[0]->ncontacts; q++)
+      across += s[1]->contacts[q].has_arms;
+    CMT_TRUE(across > N / 4); /* 55 of 261 */
+    for (int q = 0; q < s[0]->ncontacts && q < s[1]->ncontacts; q++) {
+      const cm_contact_t *p0 = &s[0]->contacts[q], *p1 = &s[1]->contacts[q];
+      CMT_EQ_INT(p1->a, p0->a);
+      CMT_EQ_INT(p1->b, p0->b);
+      for (int a = 0; a < 3; a++) {
+        CMT_LE(fabs(p1->normal[a] - p0->normal[a]), 1e-12);
+        CMT_LE(fabs(p1->arm_a[a] - p0->arm_a[a]), 1e-12);
+        CMT_LE(fabs(p1->arm_b[a] - p0->arm_b[a]), 1e-12);
+      }
+    }
+    CMT_REL(omega[1], omega[0], 1e-10);
+  }
+  cm_scene_destroy(&s[0]);
+  cm_scene_destroy(&s[1]);
   unlink(path);
   rmdir(dir);
 }

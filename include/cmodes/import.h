@@ -118,8 +118,10 @@ typedef struct cm_dump_contact {
   double normal[3];  /* unit normal from j (or the wall) to i */
   double point[3];   /* midpoint of the overlap along the normal */
   int image[3];      /* periodic image of j that touches i: j is at
-                        x_j + image . box lengths (0 0 0 when not across a
-                        periodic boundary) */
+                        x_j + image . box lengths, in a triclinic box
+                        x_j + image[0] a + image[1] b + image[2] c with
+                        a = (lx, 0, 0), b = (xy, ly, 0), c = (xz, yz, lz)
+                        (0 0 0 when not across a periodic boundary) */
 } cm_dump_contact_t;
 
 /* The default contact cap: physical memory / 1 KiB (what the import and a

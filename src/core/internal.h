@@ -257,6 +257,10 @@ int cm__system_assemble_weighted(cm_context_t *ctx, const cm_scene_t *s,
  * returns), without checking it again (20 ms on the 1e6 pile) */
 int cm__system_assemble_checked(cm_context_t *ctx, const cm_scene_t *s,
                                 cm_system_t **out);
+/* A dump's box origin and edge lengths lx, ly, lz (the tilts are
+ * d->tilt): its box vectors are (lx, 0, 0), (xy, ly, 0), (xz, yz, lz). */
+void cm__dump_box_frame(const cm_dump_t *d, double lo[3], double len[3]);
+
 /* The timesteps of every snapshot of a text dump, in file order (malloc'd
  * in *steps, caller frees). Errors name the file and line. */
 int cm__dump_timesteps(cm_context_t *ctx, const char *path, long **steps,

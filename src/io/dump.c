@@ -315,8 +315,10 @@ static int cm__atom_value(cm__rd_t *r, const char *t, const char *col,
   return CM_OK;
 }
 
-/* The box edges and tilts used to unscale positions. */
-static void cm__box_frame(const cm_dump_t *d, double lo[3], double len[3]) {
+/* The box's origin (xlo, ylo, zlo) and edge lengths (lx, ly, lz) from its
+ * bounds, which for a triclinic box are the bounding box of the tilted
+ * one (LAMMPS' xlo_bound ...): x = lo + lx xs + xy ys + xz zs, ... */
+void cm__dump_box_frame(const cm_dump_t *d, double lo[3], double len[3]) {
   double xy = d->tilt[0], xz = d->tilt[1], yz = d->tilt[2];
   double xmin = 0, xmax = 0, ymin = 0, ymax = 0;
   if (d->triclinic) {
@@ -407,7 +409,7 @@ static int cm__atoms(cm__rd_t *r, cm_dump_t *d, const cm__cols_t *c,
        t = strtok_r(NULL, " \t", &save))
     cname[nn++] = t;
   double lo[3], len[3], zr[3] = {0, 0, 0};
-  cm__box_frame(d, lo, len);
+  cm__dump_box_frame(d, lo, len);
   int dim = r->opts->dim;
   for (int i = 0; i < d->natoms && !st; i++) {
     if ((st = cm__room(r, d, i, &cap, c->mass >= 0)))

@@ -69,9 +69,20 @@ typedef struct {
   double h;         /* cell edge (non-periodic axes) */
   long nc[3];       /* cells per axis (nc[2] = 1 in 2D) */
   int per[3];       /* 1: periodic axis searched on the minimum image */
-  double len[3];    /* periodic axes: box length; the cells tile the box,
+  double len[3];    /* periodic axes: box length (a tilted box: its width
+                       across the axis, between the faces of constant
+                       fractional coordinate); the cells tile the box,
                        edge hp[a] = len[a] / nc[a] >= h */
   double hp[3];     /* cell edge of a periodic axis */
+  int tri;          /* a tilted triclinic box: cells and images on the
+                       fractional coordinates lambda = hinv (x - org),
+                       binned as len[a] lambda_a, so that a pair within h
+                       is at most one cell apart on every axis */
+  double org[3];    /* tri: the box's origin */
+  double vec[3][3]; /* tri: box vectors a, b, c (vec[k][axis]): (lx, 0, 0),
+                       (xy, ly, 0), (xz, yz, lz); an image shifts j by
+                       sum_k image[k] vec[k] */
+  double hinv[3][3]; /* tri: the inverse of the matrix of columns vec[k] */
   int *start;       /* first slot of each cell, size ncells+1 */
   int *atoms;       /* atoms by cell, ascending within a cell, size n */
   double *xr;       /* x, y, z, r of atoms[s] at 4 s (cache locality) */
@@ -85,21 +96,95 @@ static void cm__grid_free(cm__grid_t *g) {
   free(g->cell);
 }
 
-/* The atom farthest from the origin along axis a (for messages). */
-static int cm__far_atom(const cm_dump_t *d, int a) {
+/* A tilted box (some tilt factor not 0; 2D: xy only): its origin, box
+ * vectors, their inverse and widths across each axis (1 / |row a of
+ * hinv|) in g; returns 1, or 0 for an orthogonal box (g untouched). */
+static int cm__grid_frame(const cm_dump_t *d, int dim, cm__grid_t *g) {
+  double xy = d->tilt[0], xz = dim == 3 ? d->tilt[1] : 0.0,
+         yz = dim == 3 ? d->tilt[2] : 0.0, lo[3], l[3];
+  if (!d->triclinic || (xy == 0 && xz == 0 && yz == 0))
+    return 0;
+  cm__dump_box_frame(d, lo, l);
+  if (dim == 2)
+    l[2] = 1;
+  double v[3][3] = {{l[0], 0, 0}, {xy, l[1], 0}, {xz, yz, l[2]}};
+  double hi[3][3] = {{1 / l[0], -xy / (l[0] * l[1]),
+                      (xy * yz - l[1] * xz) / (l[0] * l[1] * l[2])},
+                     {0, 1 / l[1], -yz / (l[1] * l[2])},
+                     {0, 0, 1 / l[2]}};
+  memcpy(g->org, lo, sizeof g->org);
+  memcpy(g->vec, v, sizeof g->vec);
+  memcpy(g->hinv, hi, sizeof g->hinv);
+  return 1;
+}
+
+/* The width of a tilted box across axis a (the distance between its faces
+ * of constant lambda_a). */
+static double cm__tri_width(const cm__grid_t *g, int a) {
+  double s = 0;
+  for (int b = 0; b < g->dim; b++)
+    s += g->hinv[a][b] * g->hinv[a][b];
+  return 1 / sqrt(s);
+}
+
+/* The cell-list coordinates of every atom (3 per atom): its position, or
+ * in a tilted box width_a lambda_a, which no pair within h differs in by
+ * more than h. *q is d->x (not to free) or a new array (*own = 1). */
+static int cm__grid_coords(const cm_dump_t *d, const cm__grid_t *g,
+                           const double **q, double **own) {
+  *q = d->x, *own = NULL;
+  if (!g->tri)
+    return CM_OK;
+  int n = d->natoms;
+  double *t = malloc(3 * (size_t)(n ? n : 1) * sizeof *t), w[3] = {1, 1, 1};
+  if (!t)
+    return CM_NOMEM;
+  for (int a = 0; a < g->dim; a++)
+    w[a] = cm__tri_width(g, a);
+  for (int i = 0; i < n; i++) {
+    double u[3] = {0, 0, 0};
+    for (int b = 0; b < g->dim; b++)
+      u[b] = d->x[3 * i + b] - g->org[b];
+    for (int a = 0; a < 3; a++) {
+      double lam = 0;
+      for (int b = a; b < g->dim; b++)
+        lam += g->hinv[a][b] * u[b];
+      t[3 * i + a] = a < g->dim ? w[a] * lam : 0.0;
+    }
+  }
+  *q = *own = t;
+  return CM_OK;
+}
+
+/* The atom farthest from the origin along axis a of q (for messages). */
+static int cm__far_atom(const cm_dump_t *d, const double *q, int a) {
   int far = 0;
   for (int i = 1; i < d->natoms; i++)
-    if (fabs(d->x[3 * i + a]) > fabs(d->x[3 * far + a]))
+    if (fabs(q[3 * i + a]) > fabs(q[3 * far + a]))
       far = i;
   return far;
 }
 
-/* Refuses an extent of the atoms (hi - lo per axis, hi[a] - g->lo[a]) that
- * makes the cell list meaningless: not a finite number (atoms at +-1e308),
- * or so wide that the spacing of doubles there exceeds 1e-3 of the contact
- * range h (extent > 4e12 h), or a contact range that is not finite. */
+/* Where atom i is, for a message about axis a: "z = 1.5", or in a tilted
+ * box "(x, y, z) = (...)". */
+static void cm__atom_at(const cm_dump_t *d, const cm__grid_t *g, int i, int a,
+                        char *buf, size_t size) {
+  const double *x = d->x + 3 * (size_t)i;
+  if (g->tri)
+    snprintf(buf, size, "(x, y, z) = (%g, %g, %g)", x[0], x[1], x[2]);
+  else
+    snprintf(buf, size, "%c = %g", "xyz"[a], x[a]);
+}
+
+/* Refuses an extent of the atoms (hi - lo per axis, hi[a] - g->lo[a], in
+ * the cell list's coordinates q) that makes the cell list meaningless: not
+ * a finite number (atoms at +-1e308), or so wide that the spacing of
+ * doubles there exceeds 1e-3 of the contact range h (extent > 4e12 h), or
+ * a contact range that is not finite. */
 static int cm__check_extent(cm_context_t *ctx, const cm_dump_t *d, int dim,
-                            const cm__grid_t *g, const double hi[3]) {
+                            const cm__grid_t *g, const double *q,
+                            const double hi[3]) {
+  char at[128];
   /* squared distances of radii past ~1e154 overflow: every overlap was
    * missed (0 contacts, exit 0); scenes refuse arms past 1e150 m anyway */
   if (d->natoms > 0 && isfinite(g->h) && g->h > 1e150) {
@@ -119,34 +204,37 @@ static int cm__check_extent(cm_context_t *ctx, const cm_dump_t *d, int dim,
       int far = 0;
       double dmax = -1;
       for (int i = 0; i < d->natoms; i++) {
-        double x = d->x[3 * i + a], u = fmax(g->lo[a] - x, x - hi[a]);
+        double x = q[3 * i + a], u = fmax(g->lo[a] - x, x - hi[a]);
         if (!(u <= dmax)) /* NaN first */
           dmax = isnan(u) ? INFINITY : u, far = i;
       }
       if (dmax <= 1e9 * g->len[a] && dmax <= 4e12 * g->h)
         continue;
+      cm__atom_at(d, g, far, a, at, sizeof at);
       return CM__ERR(ctx, CM_INVALID_SCENE, "atoms",
-                     "%s:%ld: atom %ld at %c = %g lies %g box lengths "
-                     "outside the periodic box [%g, %g]: its periodic image "
+                     "%s:%ld: atom %ld at %s lies %g box lengths "
+                     "outside the periodic box %s%g, %g]: its periodic image "
                      "cannot be resolved (more than 1e9 box lengths, or "
                      "4e12 contact ranges, away); dump wrapped positions "
                      "(x, not xu) or fix the atom",
                      d->source ? d->source : "dump", d->line[far], d->id[far],
-                     "xyz"[a], d->x[3 * far + a], dmax / g->len[a], g->lo[a],
-                     hi[a]);
+                     at, dmax / g->len[a],
+                     g->tri ? "(its widths across the axis) [" : "[",
+                     g->lo[a], hi[a]);
     }
     double ext = hi[a] - g->lo[a];
     if (isfinite(ext) && isfinite(g->h) && ext <= 4e12 * g->h)
       continue;
-    int i = cm__far_atom(d, a);
+    int i = cm__far_atom(d, q, a);
+    cm__atom_at(d, g, i, a, at, sizeof at);
     return CM__ERR(ctx, CM_INVALID_SCENE, "atoms",
-                   "%s:%ld: atom %ld at %c = %g: the atoms span %g m along "
+                   "%s:%ld: atom %ld at %s: the atoms span %g m %s "
                    "%c against a contact range of %g m (2 r_max + "
                    "touch_tol); positions spread over more than 4e12 "
                    "contact ranges cannot resolve contacts: fix or remove "
                    "the far-away atom (or check the units)",
-                   d->source ? d->source : "dump", d->line[i], d->id[i],
-                   "xyz"[a], d->x[3 * i + a], ext, "xyz"[a], g->h);
+                   d->source ? d->source : "dump", d->line[i], d->id[i], at,
+                   ext, g->tri ? "across" : "along", "xyz"[a], g->h);
   }
   return CM_OK;
 }
@@ -159,14 +247,18 @@ static int cm__grid_build(cm_context_t *ctx, const cm_dump_t *d, int dim,
   memset(g, 0, sizeof *g);
   g->dim = dim;
   memcpy(g->per, per, sizeof g->per);
-  double rmax = 0, hi[3];
+  g->tri = cm__grid_frame(d, dim, g);
+  const double *q; /* the atoms' cell-list coordinates */
+  double *qown, rmax = 0, hi[3];
+  if (cm__grid_coords(d, g, &q, &qown))
+    return CM__ERR(ctx, CM_NOMEM, NULL, "out of memory for the cell list");
   for (int a = 0; a < 3; a++)
-    g->lo[a] = hi[a] = n ? d->x[a] : 0;
+    g->lo[a] = hi[a] = n ? q[a] : 0;
   for (int i = 0; i < n; i++) {
     rmax = fmax(rmax, d->radius[i]);
     for (int a = 0; a < dim; a++) {
-      g->lo[a] = fmin(g->lo[a], d->x[3 * i + a]);
-      hi[a] = fmax(hi[a], d->x[3 * i + a]);
+      g->lo[a] = fmin(g->lo[a], q[3 * i + a]);
+      hi[a] = fmax(hi[a], q[3 * i + a]);
     }
   }
   g->h = 2 * rmax + (tol > 0 ? tol : 0);
@@ -174,20 +266,26 @@ static int cm__grid_build(cm_context_t *ctx, const cm_dump_t *d, int dim,
     g->h = 1;
   for (int a = 0; a < dim; a++)
     if (per[a]) { /* the box, not the atoms, bounds a periodic axis */
-      g->lo[a] = d->box[a][0];
-      g->len[a] = d->box[a][1] - d->box[a][0];
-      if (!(g->len[a] > 2 * g->h))
+      g->lo[a] = g->tri ? 0.0 : d->box[a][0];
+      g->len[a] = g->tri ? cm__tri_width(g, a) : d->box[a][1] - d->box[a][0];
+      hi[a] = g->tri ? g->len[a] : d->box[a][1];
+      if (!(g->len[a] > 2 * g->h)) {
+        free(qown);
         return CM__ERR(ctx, CM_USAGE, "boundary",
-                       "%s: the periodic box along %c is %g long, not more "
+                       "%s: the periodic box %s %c is %g %s, not more "
                        "than twice the contact range %g (2 r_max + "
                        "touch_tol): a pair could touch through two images; "
                        "the minimum-image search needs a longer box",
-                       d->source ? d->source : "dump", "xyz"[a], g->len[a],
+                       d->source ? d->source : "dump",
+                       g->tri ? "across" : "along", "xyz"[a], g->len[a],
+                       g->tri ? "wide (between its tilted faces)" : "long",
                        g->h);
-      hi[a] = d->box[a][1];
+      }
     }
-  if ((st = cm__check_extent(ctx, d, dim, g, hi)))
+  if ((st = cm__check_extent(ctx, d, dim, g, q, hi))) {
+    free(qown);
     return st;
+  }
   for (;;) { /* count in double first: a far-away atom must not overflow */
     double cells = 1, pc[3] = {1, 1, 1};
     for (int a = 0; a < dim; a++)
@@ -209,6 +307,7 @@ static int cm__grid_build(cm_context_t *ctx, const cm_dump_t *d, int dim,
   g->cell = malloc((size_t)(n ? n : 1) * sizeof *g->cell);
   g->xr = malloc(4 * (size_t)(n ? n : 1) * sizeof *g->xr);
   if (!g->start || !g->atoms || !g->cell || !g->xr) {
+    free(qown);
     cm__grid_free(g);
     return CM__ERR(ctx, CM_NOMEM, NULL, "out of memory for the cell list");
   }
@@ -216,11 +315,11 @@ static int cm__grid_build(cm_context_t *ctx, const cm_dump_t *d, int dim,
     long c[3] = {0, 0, 0};
     for (int a = 0; a < dim; a++) {
       if (per[a]) { /* wrap into the box, then bin */
-        double u = d->x[3 * i + a] - g->lo[a];
+        double u = q[3 * i + a] - g->lo[a];
         u -= g->len[a] * floor(u / g->len[a]);
         c[a] = (long)floor(u / g->hp[a]);
       } else {
-        c[a] = (long)floor((d->x[3 * i + a] - g->lo[a]) / g->h);
+        c[a] = (long)floor((q[3 * i + a] - g->lo[a]) / g->h);
       }
       if (c[a] >= g->nc[a])
         c[a] = g->nc[a] - 1;
@@ -230,6 +329,7 @@ static int cm__grid_build(cm_context_t *ctx, const cm_dump_t *d, int dim,
     g->cell[i] = (c[2] * g->nc[1] + c[1]) * g->nc[0] + c[0];
     g->start[g->cell[i] + 1]++;
   }
+  free(qown);
   for (long c = 0; c < ncells; c++)
     g->start[c + 1] += g->start[c];
   int *fill = malloc((size_t)ncells * sizeof *fill);
@@ -254,6 +354,28 @@ static double cm__pair_overlap(const double *xi, const double *xj,
                                const cm__grid_t *g, double *dist,
                                double dx[3], int image[3]) {
   double s = 0;
+  if (g->tri) { /* minimum image on the lattice: lambda_a rounded, the top
+                 * axis first (vec[k] has no component above k; a pair
+                 * within h has |lambda_a| < 1/2 as len[a] > 2 h) */
+    for (int a = 0; a < g->dim; a++)
+      dx[a] = xi[a] - xj[a];
+    for (int a = g->dim - 1; a >= 0; a--) {
+      image[a] = 0;
+      if (!g->per[a])
+        continue;
+      double lam = 0;
+      for (int b = a; b < g->dim; b++)
+        lam += g->hinv[a][b] * dx[b];
+      double k = nearbyint(lam);
+      image[a] = (int)k;
+      for (int b = 0; b <= a; b++)
+        dx[b] -= k * g->vec[a][b];
+    }
+    for (int a = 0; a < g->dim; a++)
+      s += dx[a] * dx[a];
+    *dist = sqrt(s);
+    return xi[3] + xj[3] - *dist;
+  }
   for (int a = 0; a < g->dim; a++) {
     double t = xi[a] - xj[a];
     image[a] = 0;
@@ -325,8 +447,12 @@ static int cm__pairs_of(const cm_dump_t *d, const cm__grid_t *g, double tol,
             k->i = i, k->j = j, k->wall = -1, k->overlap = delta;
             for (int a = 0; a < dim; a++) {
               /* x_j on its minimum image (the same bits when img = 0) */
-              double xj = img[a] ? d->x[3 * j + a] + img[a] * g->len[a]
-                                 : d->x[3 * j + a];
+              double xj = img[a] && !g->tri
+                              ? d->x[3 * j + a] + img[a] * g->len[a]
+                              : d->x[3 * j + a];
+              for (int b = a; g->tri && b < dim; b++) /* vec[b][a] */
+                if (img[b])
+                  xj += img[b] * g->vec[b][a];
               k->image[a] = img[a];
               k->normal[a] = dx[a] / dist;
               k->point[a] = xj + (d->radius[j] - 0.5 * delta) * k->normal[a];
@@ -377,28 +503,6 @@ static int cm__too_many(cm_context_t *ctx, const cm_dump_t *d,
                                        "1 KiB)");
 }
 
-/* Refuses a periodic axis whose images a tilt shifts (a triclinic box:
- * crossing y moves x by xy, crossing z moves x by xz and y by yz): the
- * search's images are the orthogonal ones, and would miss the pairs
- * across that boundary. */
-static int cm__check_tilt(cm_context_t *ctx, const cm_dump_t *d,
-                          const int per[3]) {
-  const char *name[3] = {"xy", "xz", "yz"};
-  int axis[3] = {1, 2, 2}; /* the periodic axis each tilt shifts */
-  for (int t = 0; d->triclinic && t < 3; t++)
-    if (per[axis[t]] && d->tilt[t] != 0)
-      return CM__ERR(ctx, CM_USAGE, "boundary",
-                     "%s: the box is triclinic (tilt %s = %g) and periodic "
-                     "along %c, where the tilt shifts the images: minimum-"
-                     "image contacts across a tilted boundary are not "
-                     "supported; give --periodic drop to drop the pairs "
-                     "across it (the bed is then cut open there), or dump "
-                     "an orthogonal box",
-                     d->source ? d->source : "dump", name[t], d->tilt[t],
-                     "xyz"[axis[t]]);
-  return CM_OK;
-}
-
 /* All pairs, ordered by (i, j): count per atom in parallel, prefix sum,
  * fill in parallel into the precomputed offsets. */
 static int cm__find_pairs(cm_context_t *ctx, const cm_dump_t *d,
@@ -410,8 +514,6 @@ static int cm__find_pairs(cm_context_t *ctx, const cm_dump_t *d,
   int per[3] = {0, 0, 0};
   for (int a = 0; a < dim; a++)
     per[a] = cm__image_axis(d, o, a);
-  if ((st = cm__check_tilt(ctx, d, per)))
-    return st;
   if ((st = cm__grid_build(ctx, d, dim, tol, per, &g)))
     return st;
   long *off = calloc((size_t)n + 1, sizeof *off);
@@ -798,7 +900,8 @@ typedef struct {
 } cm__extra_t;
 
 /* "warnings": [...] and "periodic_images": [[contact, ix, iy, iz], ...]
- * (body b of that contact sits at x_b + image . box lengths), only when
+ * (body b of that contact sits at x_b + image . box lengths, or box
+ * vectors in a triclinic box: cm_dump_contact_t.image), only when
  * there are any: meta stays as it was for other imports. */
 static void cm__meta_extra(json_t *m, const cm__extra_t *x) {
   if (x->warnings && x->warnings[0]) {
