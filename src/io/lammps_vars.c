@@ -35,7 +35,10 @@ void cm__deck_warn(cm__drd_t *r, const char *fmt, ...) {
   va_start(ap, fmt);
   vsnprintf(msg, sizeof msg, fmt, ap);
   va_end(ap);
-  snprintf(line, sizeof line, "%s:%ld: %s\n", r->file, r->line, msg);
+  if (r->line > 0)
+    snprintf(line, sizeof line, "%s:%ld: %s\n", r->file, r->line, msg);
+  else /* about the deck as a whole (r->line 0): no line to name */
+    snprintf(line, sizeof line, "%s: %s\n", r->file, msg);
   cm_lammps_deck_t *d = r->deck;
   size_t old = d->warnings ? strlen(d->warnings) : 0, n = strlen(line);
   char *p = realloc(d->warnings, old + n + 1);
