@@ -1125,6 +1125,19 @@ CM_TEST(lammps_deck_bad_decks) {
                "in.held:7: fix setforce: the particles of group top are "
                "analysed as free bodies");
   cm_lammps_deck_destroy(&hd);
+  /* a deforming box: read as the dump gives it, no timestep: the
+   * deck-wide warning names no line */
+  snprintf(text, sizeof text,
+           "%spair_style gran/hooke 1 NULL 1 NULL 0.5 1\npair_coeff * *\n"
+           "fix sh all deform 1 xy erate 0.1 remap v\n",
+           head);
+  cmt_write_text(in_dir(dir, "in.shear"), text);
+  CMT_EQ_INT(cm_lammps_deck_read(&hctx, in_dir(dir, "in.shear"), &hd), CM_OK);
+  CMT_CONTAINS(hd ? hd->warnings : NULL,
+               "in.shear:6: fix deform: the box is analysed as the dump "
+               "gives it at the snapshot");
+  CMT_CONTAINS(hd ? hd->warnings : NULL, "in.shear: no timestep command");
+  cm_lammps_deck_destroy(&hd);
   /* a contradictory gran/hooke: kt is a warning (LAMMPS ignores it) */
   snprintf(text, sizeof text,
            "%spair_style gran/hooke 2000 500 10 NULL 0.5 1\npair_coeff * *\n"

@@ -976,6 +976,10 @@ static int cm__fix(cm__drd_t *r, int argc, char **argv) {
                   "frequencies, so the step is safe for them but may be "
                   "smaller than the run's",
                   style, argv[2]);
+  else if (!strcmp(style, "deform"))
+    cm__deck_warn(r, "fix deform: the box is analysed as the dump gives it "
+                     "at the snapshot (a tilted box on its lattice); the "
+                     "deformation's rate is not part of the frozen scene");
   else if (!cm__fix_harmless(style))
     cm__deck_warn(r,
                   "fix %s is not read: cmodes assumes it does not change "
