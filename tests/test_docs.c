@@ -883,25 +883,34 @@ CM_TEST(docs_lammps_deck_example) {
 }
 
 /* The time series of docs/examples.md: every line `cmodes track` prints
- * (the CSV rows, products included, and the summary), verbatim. */
+ * (the CSV rows, products included, and the summary), verbatim, for the
+ * settling run and the sheared bed. */
 CM_TEST(docs_track_example) {
   char *md = docs_read("docs/examples.md");
   if (!md)
     return;
-  CMT_CONTAINS(md, "$ cmodes track data/lammps/series/series.dump --deck "
-                   "data/lammps/series/in.series --svg step.svg");
-  char cmd[2048];
-  snprintf(cmd, sizeof cmd,
-           "cd %s && %s track data/lammps/series/series.dump --deck "
-           "data/lammps/series/in.series 2>&1",
-           CM_SOURCE_DIR, CM_BINARY);
-  int code = -1, lines = 0;
-  char *text = cmt_run(cmd, &code);
-  CMT_EQ_INT(code, 0);
-  for (char *line = text ? strtok(text, "\n") : NULL; line;
-       line = strtok(NULL, "\n"), lines++)
-    CMT_CONTAINS(md, line);
-  CMT_EQ_INT(lines, 15); /* the header, 13 snapshots, the summary */
-  free(text);
+  const struct {
+    const char *dump, *deck;
+    int lines; /* the header, the snapshots, the summary */
+  } runs[] = {
+      {"data/lammps/series/series.dump", "data/lammps/series/in.series", 15},
+      {"data/lammps/sheared/sheared.dump", "data/lammps/sheared/in.sheared",
+       14}};
+  for (int k = 0; k < 2; k++) {
+    char cmd[2048], shown[512];
+    snprintf(shown, sizeof shown, "$ cmodes track %s --deck %s --svg step.svg",
+             runs[k].dump, runs[k].deck);
+    CMT_CONTAINS(md, shown);
+    snprintf(cmd, sizeof cmd, "cd %s && %s track %s --deck %s 2>&1",
+             CM_SOURCE_DIR, CM_BINARY, runs[k].dump, runs[k].deck);
+    int code = -1, lines = 0;
+    char *text = cmt_run(cmd, &code);
+    CMT_EQ_INT(code, 0);
+    for (char *line = text ? strtok(text, "\n") : NULL; line;
+         line = strtok(NULL, "\n"), lines++)
+      CMT_CONTAINS(md, line);
+    CMT_EQ_INT(lines, runs[k].lines);
+    free(text);
+  }
   free(md);
 }

@@ -505,19 +505,20 @@ CM_TEST(import_dump_triclinic_periodic) {
   rmdir(dir);
 }
 
-/* Each atom's contact count in a dump against its c_c column (LAMMPS'
- * compute contact/atom: the atoms it overlaps, on LAMMPS' own periodic
- * images); returns the number of atoms that differ, or -1 when the dump
- * does not import. *pairs: the contacts found. */
-static int tri_vs_cc(const char *path, int dim, int *pairs) {
+/* Each atom's contact count in a dump's snapshot at timestep step (-1: the
+ * last) against its c_c column (LAMMPS' compute contact/atom: the atoms it
+ * overlaps, on LAMMPS' own periodic images); returns the number of atoms
+ * that differ, or -1 when the dump does not import. *pairs: the contacts
+ * found. */
+static int tri_vs_cc(const char *path, int dim, long step, int *pairs) {
   cm_context_t ctx;
   cm_context_init(&ctx);
   cm_dump_options_t o;
   cm_dump_options_init(&o);
-  o.dim = dim, o.k = 1e5;
+  o.dim = dim, o.k = 1e5, o.timestep = step;
   o.periodic = CM_DUMP_PERIODIC_IMAGE;
   cm_scene_t *s = NULL;
-  char *text = cmt_read_file(path);
+  char *text = cmt_read_file(path), head[64];
   if (!text || cm_import_dump(&ctx, path, &o, &s)) {
     fprintf(stderr, "%s: %s\n", path, text ? ctx.message : "unreadable");
     free(text);
@@ -526,8 +527,13 @@ static int tri_vs_cc(const char *path, int dim, int *pairs) {
   int *cnt = calloc((size_t)s->nbodies + 1, sizeof *cnt), bad = 0, n = 0;
   for (int q = 0; q < s->ncontacts; q++)
     cnt[s->contacts[q].a]++, cnt[s->contacts[q].b]++;
-  /* the atoms, sorted by id in the dump as in the scene */
-  char *at = strstr(text, "ITEM: ATOMS"), *line = at ? strchr(at, '\n') : NULL;
+  /* the snapshot's atoms, sorted by id in the dump as in the scene */
+  snprintf(head, sizeof head, "ITEM: TIMESTEP\n%ld\n", step);
+  char *at = step >= 0 ? strstr(text, head) : text;
+  at = at ? strstr(at, "ITEM: ATOMS") : NULL; /* this snapshot's, or */
+  for (char *a = at; step < 0 && a && (a = strstr(a + 1, "ITEM: ATOMS"));)
+    at = a; /* the last one */
+  char *line = at ? strchr(at, '\n') : NULL;
   while (line && *++line && n < s->nbodies) {
     char *col[16];
     int nw = 0;
@@ -572,7 +578,7 @@ CM_TEST(import_dump_triclinic_vs_lmp) {
     snprintf(path, sizeof path, "%s/data/lammps/triclinic/%s", CM_SOURCE_DIR,
              cases[k].file);
     int pairs = -1;
-    CMT_EQ_INT(tri_vs_cc(path, cases[k].dim, &pairs), 0);
+    CMT_EQ_INT(tri_vs_cc(path, cases[k].dim, -1, &pairs), 0);
     CMT_EQ_INT(pairs, cases[k].pairs);
   }
   int code = 0;
@@ -601,10 +607,26 @@ CM_TEST(import_dump_triclinic_vs_lmp) {
   snprintf(path, sizeof path, "%s/now.dump", dir);
   int pairs = -1;
   if (!code)
-    CMT_EQ_INT(tri_vs_cc(path, 3, &pairs), 0);
+    CMT_EQ_INT(tri_vs_cc(path, 3, -1, &pairs), 0);
   CMT_TRUE(code || pairs > 300); /* a packed box: many pairs to check */
   unlink(path);
   rmdir(dir);
+}
+
+/* A bed sheared by LAMMPS' fix deform (xy erate, remap x, flip yes), 12
+ * snapshots of data/lammps/sheared as the tilt grows from 0 to 0.024 m and
+ * flips to -0.023 (lx 0.05): every atom's contact count in every snapshot
+ * equals LAMMPS' compute contact/atom's. */
+CM_TEST(import_dump_sheared_vs_lmp) {
+  const int pairs_at[12] = {758, 668, 666, 647, 627, 666, /* sum c_c / 2 */
+                            667, 672, 668, 663, 666, 662};
+  for (int k = 0; k < 12; k++) {
+    int pairs = -1;
+    CMT_EQ_INT(tri_vs_cc(CM_SOURCE_DIR "/data/lammps/sheared/sheared.dump", 3,
+                         300L * k, &pairs),
+               0);
+    CMT_EQ_INT(pairs, pairs_at[k]);
+  }
 }
 
 /* A periodic box tilted by whole box vectors (xy = lx, yz = ly)
