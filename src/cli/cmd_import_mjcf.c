@@ -12,8 +12,11 @@
  * timestep as MuJoCo enforces, zeta = solref[1], dmax = solimp[1]) turned
  * from constraint-space acceleration into a force stiffness by the
  * contact's effective mass 1 / A_cc, A = J M^-1 J^T: each contact alone
- * then has MuJoCo's frequency sqrt(k_mj), and the coupled modes say what
- * the contacts do together. Rows and columns carry MuJoCo's names (geom
+ * then has the frequency sqrt(k_mj) of MuJoCo's reference acceleration,
+ * and the coupled modes are those of these penalty springs. MuJoCo's own
+ * solver is not a penalty model (its frequencies are those of
+ * (A + R)^-1 diag(K imp) A, nearly uncoupled): docs/importers.md says how
+ * far apart the two are, measured. Rows and columns carry MuJoCo's names (geom
  * pairs; joints and their dofs) in rows.txt, cols.txt and the manifest's
  * meta. Built only when MuJoCo (libmujoco-dev) is found; otherwise the
  * command says so. Not for other formats (cmd_import.c). */
