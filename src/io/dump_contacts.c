@@ -96,13 +96,15 @@ static void cm__grid_free(cm__grid_t *g) {
   free(g->cell);
 }
 
-/* A tilted box (some tilt factor not 0; 2D: xy only): its origin, box
- * vectors, their inverse and widths across each axis (1 / |row a of
- * hinv|) in g; returns 1, or 0 for an orthogonal box (g untouched). */
+/* A tilted box (some tilt factor not 0; 2D: xy only) with an axis
+ * searched on the minimum image (g->per): its origin, box vectors and
+ * their inverse in g; returns 1, or 0 for an orthogonal box or one that
+ * nothing wraps around (g untouched: searched on the positions). */
 static int cm__grid_frame(const cm_dump_t *d, int dim, cm__grid_t *g) {
   double xy = d->tilt[0], xz = dim == 3 ? d->tilt[1] : 0.0,
          yz = dim == 3 ? d->tilt[2] : 0.0, lo[3], l[3];
-  if (!d->triclinic || (xy == 0 && xz == 0 && yz == 0))
+  if (!d->triclinic || (xy == 0 && xz == 0 && yz == 0) ||
+      !(g->per[0] || g->per[1] || g->per[2]))
     return 0;
   cm__dump_box_frame(d, lo, l);
   if (dim == 2)
