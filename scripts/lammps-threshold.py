@@ -118,7 +118,7 @@ DECKS = os.path.join(TOP, "data", "lammps", "decks")
 # the committed small decks: (name, deck, settled dump)
 ALL = [(n, os.path.join(DECKS, "in." + n), os.path.join(DECKS, n + ".dump"))
        for n in ("hooke-frictionless", "hooke-friction", "hooke-damped",
-                 "hertz-mindlin", "hooke-triclinic")]
+                 "hertz-mindlin", "hooke-triclinic", "hooke-damped-triclinic")]
 
 
 def find_lmp(explicit=None):
@@ -420,7 +420,7 @@ def threshold(lmp, name, deck, dump, a, workdir):
                 stable_ke_max_ratio=stable_ratio,
                 stable_rise=stable_rise, runs=r.runs,
                 settle_seconds=round(settle_s, 2),
-                lmp_seconds=round(r.seconds + settle_s, 2))
+                lmp_seconds=round(r.seconds + settle_s, 2), runner=r)
 
 
 def make_parser():
@@ -520,7 +520,9 @@ def main():
                            rise=a.rise, floor=a.floor,
                            perturb=a.perturb,
                            seed=a.seed,
-                           decks=results, failed=failed), f, indent=1)
+                           decks=[{k: v for k, v in t.items()
+                                   if k != "runner"} for t in results],
+                           failed=failed), f, indent=1)
     return 1 if failed else 0
 
 
