@@ -983,6 +983,18 @@ static void expect_bad(const char *dir, const char *text, const char *n1,
   cm_lammps_deck_destroy(&d);
 }
 
+/* The deck TEXT written as DIR/NAME and read, which must succeed (NULL
+ * after a failure, reported). */
+static cm_lammps_deck_t *deck_of_text(const char *dir, const char *name,
+                                      const char *text) {
+  cmt_write_text(in_dir(dir, name), text);
+  cm_context_t ctx;
+  cm_context_init(&ctx);
+  cm_lammps_deck_t *d = NULL;
+  CMT_EQ_INT(cm_lammps_deck_read(&ctx, in_dir(dir, name), &d), CM_OK);
+  return d;
+}
+
 CM_TEST(lammps_deck_bad_decks) {
   char dir[64];
   if (!cmt_tmpdir(dir, sizeof dir)) {
@@ -1104,11 +1116,7 @@ CM_TEST(lammps_deck_bad_decks) {
            "variable a loop 3\nlabel l\nif \"${a} > 2\" then \"print "
            "done\" else \"run 10\"\nnext a\njump SELF l\n",
            head);
-  cmt_write_text(in_dir(dir, "in.loop"), text);
-  cm_context_t lctx;
-  cm_context_init(&lctx);
-  cm_lammps_deck_t *ld = NULL;
-  CMT_EQ_INT(cm_lammps_deck_read(&lctx, in_dir(dir, "in.loop"), &ld), CM_OK);
+  cm_lammps_deck_t *ld = deck_of_text(dir, "in.loop", text);
   CMT_CONTAINS(ld ? ld->warnings : NULL, "in.loop:9: next a: the deck loops");
   cm_lammps_deck_destroy(&ld);
   /* constraints: read, with a warning that the step is safe for them */
@@ -1116,11 +1124,7 @@ CM_TEST(lammps_deck_bad_decks) {
            "%spair_style gran/hooke 1 NULL 1 NULL 0.5 1\npair_coeff * *\n"
            "group top id 5\nfix s top setforce 0 0 NULL\n",
            head);
-  cmt_write_text(in_dir(dir, "in.held"), text);
-  cm_context_t hctx;
-  cm_context_init(&hctx);
-  cm_lammps_deck_t *hd = NULL;
-  CMT_EQ_INT(cm_lammps_deck_read(&hctx, in_dir(dir, "in.held"), &hd), CM_OK);
+  cm_lammps_deck_t *hd = deck_of_text(dir, "in.held", text);
   CMT_CONTAINS(hd ? hd->warnings : NULL,
                "in.held:7: fix setforce: the particles of group top are "
                "analysed as free bodies");
@@ -1131,8 +1135,7 @@ CM_TEST(lammps_deck_bad_decks) {
            "%spair_style gran/hooke 1 NULL 1 NULL 0.5 1\npair_coeff * *\n"
            "fix sh all deform 1 xy erate 0.1 remap v\n",
            head);
-  cmt_write_text(in_dir(dir, "in.shear"), text);
-  CMT_EQ_INT(cm_lammps_deck_read(&hctx, in_dir(dir, "in.shear"), &hd), CM_OK);
+  hd = deck_of_text(dir, "in.shear", text);
   CMT_CONTAINS(hd ? hd->warnings : NULL,
                "in.shear:6: fix deform: the box is analysed as the dump "
                "gives it at the snapshot");
@@ -1143,11 +1146,7 @@ CM_TEST(lammps_deck_bad_decks) {
            "%spair_style gran/hooke 2000 500 10 NULL 0.5 1\npair_coeff * *\n"
            "timestep 1e-4\n",
            head);
-  cmt_write_text(in_dir(dir, "in.kt"), text);
-  cm_context_t ctx;
-  cm_context_init(&ctx);
-  cm_lammps_deck_t *d = NULL;
-  CMT_EQ_INT(cm_lammps_deck_read(&ctx, in_dir(dir, "in.kt"), &d), CM_OK);
+  cm_lammps_deck_t *d = deck_of_text(dir, "in.kt", text);
   if (d) {
     CMT_CONTAINS(d->warnings, "in.kt:4: pair_style: Kt 500 is ignored: "
                               "gran/hooke keeps no shear history");
@@ -1161,8 +1160,7 @@ CM_TEST(lammps_deck_bad_decks) {
            "%spair_style gran/hooke/history 2000 NULL 10 NULL 0 1\n"
            "pair_coeff * *\ntimestep 1e-4\n",
            head);
-  cmt_write_text(in_dir(dir, "in.mu0"), text);
-  CMT_EQ_INT(cm_lammps_deck_read(&ctx, in_dir(dir, "in.mu0"), &d), CM_OK);
+  d = deck_of_text(dir, "in.mu0", text);
   if (d) {
     CMT_CONTAINS(d->warnings, "friction xmu 0");
     double v[4];
