@@ -327,6 +327,24 @@ def test_import_dump():
     assert s2.nbodies > 0
 
 
+def test_import_dump_triclinic():
+    """A tilted periodic box (boundary p f p, xy = 0.4) from Python: every
+    atom's contact count equals LAMMPS' compute contact/atom (the dump's
+    c_c column, data/lammps/triclinic/README.md)."""
+    dump = os.path.join(DATA, "lammps", "triclinic", "pfp.dump")
+    with open(dump) as f:
+        lines = f.read().split("\n")
+    head = [i for i, l in enumerate(lines) if l.startswith("ITEM: ATOMS")][0]
+    rows = [l.split() for l in lines[head + 1:] if l.strip()]
+    cc = np.array([int(float(r[-1])) for r in rows])
+    s = cmodes.import_dump(dump, k=1e5)
+    c = s.contacts
+    count = np.bincount(np.concatenate([c["a"], c["b"]]),
+                           minlength=len(rows))
+    assert s.ncontacts == 529 == cc.sum() // 2
+    assert (count == cc).all()
+
+
 def test_cdef_is_current():
     gen = os.path.join(HERE, "..", "gen_cdef.py")
     subprocess.run([sys.executable, gen, "--check"], check=True)
