@@ -1064,8 +1064,9 @@ CM_TEST(lammps_deck_bad_decks) {
              "bonds carry springs");
   const char *unsafe[][2] = {{"viscous 0.5", "force -gamma v"},
                              {"langevin 1 1 1 4829", "m / damp"},
-                             {"spring/self 10", "each particle to where"}};
-  for (int k = 0; k < 3; k++) {
+                             {"spring/self 10", "each particle to where"},
+                             {"spring tether 10 0 0 0 0", "centre of mass"}};
+  for (int k = 0; k < 4; k++) {
     snprintf(text, sizeof text,
              "%spair_style gran/hooke 1 NULL 1 NULL 0.5 1\npair_coeff * *\n"
              "fix d all %s\nrun 10\n",

@@ -853,9 +853,10 @@ static int cm__fix_refused(const char *style) {
 }
 
 /* Fixes whose forces the contact model lacks and that shorten the stable
- * step: damping on every particle's velocity (viscous, langevin) and
- * springs to fixed points (spring/self). The step cmodes reports would
- * exceed the run's while one is in effect; what it says of each. */
+ * step: damping on every particle's velocity (viscous, langevin), springs
+ * to fixed points (spring/self) and a group's centre of mass tethered or
+ * coupled (spring). The step cmodes reports would exceed the run's while
+ * one is in effect; what it says of each. */
 static const char *cm__fix_unsafe(const char *style) {
   static const char *const why[][2] = {
       {"viscous", "its damping (force -gamma v on every particle) is not in "
@@ -867,7 +868,10 @@ static const char *cm__fix_unsafe(const char *style) {
                    "contact model, and damping shortens the stable step"},
       {"spring/self", "its springs (each particle to where it started) are "
                       "not in the contact model, and stiffness shortens the "
-                      "stable step"}};
+                      "stable step"},
+      {"spring", "its spring (the group's centre of mass tethered to a "
+                 "point or coupled to another group's) is not in the "
+                 "contact model, and stiffness shortens the stable step"}};
   for (size_t k = 0; k < sizeof why / sizeof why[0]; k++)
     if (!strcmp(style, why[k][0]))
       return why[k][1];
