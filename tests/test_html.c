@@ -201,3 +201,42 @@ CM_TEST(html_headline_dashpots_deck) {
   cm_report_destroy(&r);
   cm_scene_destroy(&s);
 }
+
+/* A contact across a tilted periodic boundary is drawn to the image of b
+ * it touches: two spheres of radius 0.1 whose centres are 0.1 apart
+ * through the image b = (xy, ly) of a triclinic box 2 long. In the side
+ * view (y-z) the line runs along y from a's centre to the image's, 0.1 m:
+ * twice the drawn disc radius (r - delta / 2 = 0.05 m); drawn to b's own
+ * centre it would span the box (1.9 m, 38 disc radii). */
+CM_TEST(html_periodic_contact_to_image) {
+  char dir[64], cmd[2048];
+  if (!cmt_tmpdir(dir, sizeof dir)) {
+    CMT_FAIL("mkdtemp");
+    return;
+  }
+  snprintf(cmd, sizeof cmd,
+           "cd %s && printf 'ITEM: TIMESTEP\\n1\\nITEM: NUMBER OF ATOMS\\n2\\n"
+           "ITEM: BOX BOUNDS xy xz yz pp pp ff\\n0 3 1.0\\n0 2 0\\n0 2 0\\n"
+           "ITEM: ATOMS id type x y z radius\\n1 1 0.05 0.05 0.5 0.1\\n"
+           "2 1 1.05 1.95 0.5 0.1\\n' > t.dump && %s import dump t.dump "
+           "--k 1e5 --density 1000 -q -o t.json && %s report t.json "
+           "--no-soften -o t.html && cat t.html",
+           dir, CM_BINARY, CM_BINARY);
+  int code = -1;
+  char *out = cmt_run(cmd, &code);
+  CMT_EQ_INT(code, 0);
+  const char *side = out ? strstr(out, "aria-label=\"side") : NULL;
+  const char *circ = side ? strstr(side, "<circle ") : NULL;
+  const char *line = side ? strstr(side, "<line ") : NULL;
+  double r = -1, x1 = 0, y1 = 0, x2 = 0, y2 = 0;
+  CMT_TRUE(circ && sscanf(strstr(circ, " r=\""), " r=\"%lf", &r) == 1);
+  CMT_TRUE(line && sscanf(line,
+                          "<line x1=\"%lf\" y1=\"%lf\" x2=\"%lf\" "
+                          "y2=\"%lf\"",
+                          &x1, &y1, &x2, &y2) == 4);
+  CMT_TRUE(r > 5);
+  CMT_LE(fabs(hypot(x2 - x1, y2 - y1) - 2 * r), 0.2); /* px, 0.1 rounding */
+  free(out);
+  snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+  free(cmt_run(cmd, &code));
+}

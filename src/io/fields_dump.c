@@ -6,6 +6,18 @@
 #include <math.h>
 #include <stdlib.h>
 
+int cm__contact_imaged(const cm_scene_t *s, const cm_contact_t *k) {
+  if (!k->has_arms || k->a < 0 || k->b < 0 || s->bodies[k->b].fixed)
+    return 0;
+  double d2 = 0, la = 0, lb = 0;
+  for (int i = 0; i < 3; i++) {
+    double t = k->point[i] - s->bodies[k->b].position[i];
+    d2 += t * t;
+    la += k->arm_a[i] * k->arm_a[i], lb += k->arm_b[i] * k->arm_b[i];
+  }
+  return sqrt(d2) > sqrt(la) + sqrt(lb);
+}
+
 void cm__fields_radii(const cm_scene_t *s, double *rad) {
   int dim = s->dim;
   for (int b = 0; b < s->nbodies; b++)
@@ -19,8 +31,10 @@ void cm__fields_radii(const cm_scene_t *s, double *rad) {
         continue;
       double d2 = 0;
       for (int i = 0; i < dim; i++)
-        d2 += (k->point[i] - s->bodies[b].position[i]) *
-              (k->point[i] - s->bodies[b].position[i]);
+        d2 += q && cm__contact_imaged(s, k) /* b's image: its arm */
+                  ? k->arm_b[i] * k->arm_b[i]
+                  : (k->point[i] - s->bodies[b].position[i]) *
+                        (k->point[i] - s->bodies[b].position[i]);
       rad[b] = fmin(rad[b], sqrt(d2));
     }
   }

@@ -32,4 +32,10 @@ int cm__fields_write_vtk(cm_context_t *ctx, FILE *out, const cm_scene_t *s,
 /* Drawn radius of every body (size s->nbodies), as in the dump. */
 void cm__fields_radii(const cm_scene_t *s, double *rad);
 
+/* 1 if contact k touches an image of body b across a periodic boundary:
+ * b is a moving body and the contact point is farther from b's centre
+ * than the lever arms reach (|arm_a| + |arm_b|); b's image then sits at
+ * x_a + arm_a - arm_b. */
+int cm__contact_imaged(const cm_scene_t *s, const cm_contact_t *k);
+
 #endif

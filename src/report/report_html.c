@@ -474,20 +474,27 @@ static int cm__ord_cmp(const void *pa, const void *pb) {
   return a->key != b->key ? (a->key < b->key ? -1 : 1) : a->i - b->i;
 }
 
-/* The point of contact c on side q (0: body a's centre, 1: body b's centre,
- * or the contact point when b is fixed or the world). */
-static const double *cm__end(const cm_scene_t *s, int c, int q) {
+/* The point of contact c on side q in out (0: body a's centre, 1: body
+ * b's centre, or the contact point when b is fixed or the world). A
+ * contact across a periodic boundary touches an image of b, drawn at the
+ * image's centre (x_a + arm_a - arm_b): a short line beside a, not one
+ * across the box. */
+static void cm__end(const cm_scene_t *s, int c, int q, double out[3]) {
   const cm_contact_t *k = &s->contacts[c];
   int b = q ? k->b : k->a;
-  if (b < 0 || s->bodies[b].fixed)
-    return k->point;
-  return s->bodies[b].position;
+  const double *x =
+      b < 0 || s->bodies[b].fixed ? k->point : s->bodies[b].position;
+  int img = q && cm__contact_imaged(s, k);
+  for (int i = 0; i < 3; i++)
+    out[i] =
+        img ? s->bodies[k->a].position[i] + k->arm_a[i] - k->arm_b[i] : x[i];
 }
 
 static void cm__contact_line(FILE *o, const cm_scene_t *s, const cm__draw_t *d,
                              const cm__view_t *v, double sc, int ox, int oy,
                              int H, int c, int titled) {
-  const double *p = cm__end(s, c, 0), *q = cm__end(s, c, 1);
+  double p[3], q[3];
+  cm__end(s, c, 0, p), cm__end(s, c, 1, q);
   double t = d->emax > 0 ? sqrt(d->e[c] / d->emax) : 0;
   char col[8];
   cm__heat(t, col);
@@ -523,7 +530,8 @@ static void cm__view_grid(FILE *o, const cm_scene_t *s, const cm__draw_t *d,
     for (int i = 0; i < G * GY; i++)
       cell[i] = -1;
     for (int c = 0; c < nc; c++) {
-      const double *p = cm__end(s, c, 0), *q = cm__end(s, c, 1);
+      double p[3], q[3];
+      cm__end(s, c, 0, p), cm__end(s, c, 1, q);
       double mx = 0.5 * (p[v->ax] + q[v->ax]) - d->lo[v->ax];
       double my = 0.5 * (p[v->ay] + q[v->ay]) - d->lo[v->ay];
       int ix = (int)(mx * sc / ((W - 2.0 * pad) / G));
@@ -645,7 +653,8 @@ static void cm__view(FILE *o, const cm_scene_t *s, const cm__draw_t *d,
   /* the plan's contacts: a ring at each midpoint, visible on any colour */
   for (int q = 0; d->sp && q < d->sp->n && q < CM__HTML_PLAN_ROWS; q++) {
     int c = d->sp->contact[q];
-    const double *p = cm__end(s, c, 0), *e = cm__end(s, c, 1);
+    double p[3], e[3];
+    cm__end(s, c, 0, p), cm__end(s, c, 1, e);
     fprintf(o,
             "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"5\" fill=\"none\" "
             "stroke=\"#0b8a8a\" stroke-width=\"2\"><title>",
@@ -707,11 +716,16 @@ static void cm__scene_fig(FILE *o, const cm__html_item_t *it) {
       d.lo[i] = fmin(d.lo[i], s->bodies[b].position[i] - d.rad[b]);
       d.hi[i] = fmax(d.hi[i], s->bodies[b].position[i] + d.rad[b]);
     }
-  for (int c = 0; c < s->ncontacts; c++)
+  for (int c = 0; c < s->ncontacts; c++) {
+    double e[3]; /* b's end: its image across a periodic boundary too */
+    cm__end(s, c, 1, e);
+    double r =
+        cm__contact_imaged(s, &s->contacts[c]) ? d.rad[s->contacts[c].b] : 0;
     for (int i = 0; i < s->dim; i++) {
-      d.lo[i] = fmin(d.lo[i], s->contacts[c].point[i]);
-      d.hi[i] = fmax(d.hi[i], s->contacts[c].point[i]);
+      d.lo[i] = fmin(d.lo[i], fmin(s->contacts[c].point[i], e[i] - r));
+      d.hi[i] = fmax(d.hi[i], fmax(s->contacts[c].point[i], e[i] + r));
     }
+  }
   for (int c = 0; c < s->ncontacts; c++)
     d.emax = fmax(d.emax, d.e[c]);
   for (int b = 0; d.kin && b < s->nbodies; b++)
@@ -734,7 +748,8 @@ static void cm__scene_fig(FILE *o, const cm__html_item_t *it) {
   if (detail)
     fprintf(o,
             "Every contact is a line between the bodies' centres (or to "
-            "the contact point on a wall or fixed body), coloured and "
+            "the contact point on a wall or fixed body; across a periodic "
+            "boundary, to the centre of the image it touches), coloured and "
             "thickened by its strain-energy share e<sub>c</sub> in the top "
             "mode (colour scale on sqrt(e<sub>c</sub>/max)); bodies are "
             "discs of their nearest-contact radius shaded by kinetic "
