@@ -203,11 +203,11 @@ CM_TEST(html_headline_dashpots_deck) {
 }
 
 /* A contact across a tilted periodic boundary is drawn to the image of b
- * it touches: two spheres of radius 0.1 whose centres are 0.1 apart
- * through the image b = (xy, ly) of a triclinic box 2 long. In the side
- * view (y-z) the line runs along y from a's centre to the image's, 0.1 m:
- * twice the drawn disc radius (r - delta / 2 = 0.05 m); drawn to b's own
- * centre it would span the box (1.9 m, 38 disc radii). */
+ * it touches (the VTK export: to the contact point): two spheres of radius 0.1
+ * whose centres are 0.1 apart through the image b = (xy, ly) of a triclinic box
+ * 2 long. In the side view (y-z) the line runs along y from a's centre to the
+ * image's, 0.1 m: twice the drawn disc radius (r - delta / 2 = 0.05 m); drawn
+ * to b's own centre it would span the box (1.9 m, 38 disc radii). */
 CM_TEST(html_periodic_contact_to_image) {
   char dir[64], cmd[2048];
   if (!cmt_tmpdir(dir, sizeof dir)) {
@@ -220,7 +220,7 @@ CM_TEST(html_periodic_contact_to_image) {
            "ITEM: ATOMS id type x y z radius\\n1 1 0.05 0.05 0.5 0.1\\n"
            "2 1 1.05 1.95 0.5 0.1\\n' > t.dump && %s import dump t.dump "
            "--k 1e5 --density 1000 -q -o t.json && %s report t.json "
-           "--no-soften -o t.html && cat t.html",
+           "--no-soften -o t.html --vtk t.vtk && cat t.html t.vtk",
            dir, CM_BINARY, CM_BINARY);
   int code = -1;
   char *out = cmt_run(cmd, &code);
@@ -236,6 +236,9 @@ CM_TEST(html_periodic_contact_to_image) {
                           &x1, &y1, &x2, &y2) == 4);
   CMT_TRUE(r > 5);
   CMT_LE(fabs(hypot(x2 - x1, y2 - y1) - 2 * r), 0.2); /* px, 0.1 rounding */
+  /* the VTK line ends at the contact point (point 2: after the 2 bodies),
+   * not at b's centre (point 1) a box away */
+  CMT_CONTAINS(out, "LINES 1 3\n2 0 2\n");
   free(out);
   snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
   free(cmt_run(cmd, &code));

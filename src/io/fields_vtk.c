@@ -7,10 +7,15 @@
 #include <stdlib.h>
 
 /* Point index of side q of contact c: body a's or b's centre, or the
- * contact point (after the bodies) when that side is fixed or the world. */
+ * contact point (after the bodies) when that side is fixed or the world,
+ * or when the contact touches b's image across a periodic boundary (b's
+ * centre is then a box away). */
 static int cm__vtk_end(const cm_scene_t *s, int c, int q) {
   int b = q ? s->contacts[c].b : s->contacts[c].a;
-  return b < 0 || s->bodies[b].fixed ? s->nbodies + c : b;
+  return b < 0 || s->bodies[b].fixed ||
+                 (q && cm__contact_imaged(s, &s->contacts[c]))
+             ? s->nbodies + c
+             : b;
 }
 
 static void cm__vtk_scalars(FILE *out, const char *name, int n,
