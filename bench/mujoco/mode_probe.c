@@ -15,7 +15,10 @@ int main(int argc, char **argv) {
   mjModel *m = argc > 1 ? mj_loadXML(argv[1], NULL, err, sizeof err) : NULL;
   if (!m || argc != 2 + m->nv) {
     fprintf(stderr, "usage: mode_probe MODEL.xml V_1 ... V_nv%s%s\n",
-            m ? "" : ": ", m ? "" : argc > 1 ? err : "");
+            m ? "" : ": ",
+            m          ? ""
+            : argc > 1 ? err
+                       : "");
     return 2;
   }
   mjData *d = mj_makeData(m);
@@ -26,7 +29,7 @@ int main(int argc, char **argv) {
   for (int j = 0; j < nv; j++)
     q0[j] = d->qpos[j], v[j] = atof(argv[2 + j]);
   for (int i = 0; i < d->nefc; i++)
-    printf("row %d: K %.6g B %.6g imp %.6g R %.6g diagApprox %.6g\n", i,
+    printf("row %d: K %.10g B %.10g imp %.10g R %.10g diagApprox %.10g\n", i,
            d->efc_KBIP[4 * i], d->efc_KBIP[4 * i + 1], d->efc_KBIP[4 * i + 2],
            d->efc_R[i], d->efc_diagApprox[i]);
   for (int j = 0; j < nv; j++)
