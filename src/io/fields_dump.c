@@ -29,10 +29,10 @@ void cm__fields_radii(const cm_scene_t *s, double *rad) {
       int b = ab[q];
       if (b < 0 || s->bodies[b].fixed)
         continue;
+      int img = q && cm__contact_imaged(s, k); /* b's image: its arm */
       double d2 = 0;
       for (int i = 0; i < dim; i++)
-        d2 += q && cm__contact_imaged(s, k) /* b's image: its arm */
-                  ? k->arm_b[i] * k->arm_b[i]
+        d2 += img ? k->arm_b[i] * k->arm_b[i]
                   : (k->point[i] - s->bodies[b].position[i]) *
                         (k->point[i] - s->bodies[b].position[i]);
       rad[b] = fmin(rad[b], sqrt(d2));

@@ -717,13 +717,17 @@ static void cm__scene_fig(FILE *o, const cm__html_item_t *it) {
       d.hi[i] = fmax(d.hi[i], s->bodies[b].position[i] + d.rad[b]);
     }
   for (int c = 0; c < s->ncontacts; c++) {
-    double e[3]; /* b's end: its image across a periodic boundary too */
-    cm__end(s, c, 1, e);
-    double r =
-        cm__contact_imaged(s, &s->contacts[c]) ? d.rad[s->contacts[c].b] : 0;
     for (int i = 0; i < s->dim; i++) {
-      d.lo[i] = fmin(d.lo[i], fmin(s->contacts[c].point[i], e[i] - r));
-      d.hi[i] = fmax(d.hi[i], fmax(s->contacts[c].point[i], e[i] + r));
+      d.lo[i] = fmin(d.lo[i], s->contacts[c].point[i]);
+      d.hi[i] = fmax(d.hi[i], s->contacts[c].point[i]);
+    }
+    if (!cm__contact_imaged(s, &s->contacts[c]))
+      continue;
+    double e[3], r = d.rad[s->contacts[c].b]; /* b's image, drawn too */
+    cm__end(s, c, 1, e);
+    for (int i = 0; i < s->dim; i++) {
+      d.lo[i] = fmin(d.lo[i], e[i] - r);
+      d.hi[i] = fmax(d.hi[i], e[i] + r);
     }
   }
   for (int c = 0; c < s->ncontacts; c++)
