@@ -869,8 +869,14 @@ static int cm__group_of(const cm_operator_t *op, int j) {
 /* How far ahead of the kernels the value streams are prefetched: the
  * hardware prefetchers alone left the S product at 60% of the triad
  * bandwidth (bench/, 1e6 pile: 8.0 -> 4.7 ms with 4 KiB; 1.5-12 KiB
- * measured alike). A hint only: past the end is harmless. */
+ * measured alike). On a Zen 2 EPYC (AVX2, 16 MiB L3) 1, 4 and 16 KiB
+ * measured alike too, and 0 (the hardware's prefetchers alone) cost 6%
+ * on the float product and 24% on the double one (docs/performance.md,
+ * session 35): one distance serves the CPUs met. A hint only: past the
+ * end is harmless. -DCM__PF_BYTES=N builds another distance to measure. */
+#ifndef CM__PF_BYTES
 #define CM__PF_BYTES 4096
+#endif
 /* The gathered vector is not prefetched: the x of a slot (the y of an
  * entry) is at a column (row) the hardware cannot guess, but the columns
  * are in breadth-first order (cm__body_order), so a row's columns lie
