@@ -34,6 +34,7 @@
  *
  * FILE: any scene file; `bench_step --size 1e6 --reps 0 --save F.cmsb`
  * writes bench_step's 1e6 pile. */
+#include "bench_machine.h"
 #include "bench_slots.h"
 #include "bench_time.h"
 #include "spectrum/spectrum_internal.h"
@@ -410,6 +411,7 @@ int main(int argc, char **argv) {
   }
   double bytes = cm__op_matvec_bytes(op), lib_ms = NAN;
   double gbs = cm_bench_triad_gbs((size_t)1 << 25, threads, 10);
+  cm_bench_machine(stdout);
   printf("%d contacts; S is %d x %d (B %d x %d, groups of %d); %d threads; "
          "tol %g, %d modes, at most %d vectors; the library's product reads "
          "%.1f MB; triad %.1f GB/s\n\n",

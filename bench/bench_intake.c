@@ -24,6 +24,7 @@
  *                            [--readers stream,tree,jansson,binary,yajl,
  *                             yajl-scene,simdjson,simdjson-scene]
  */
+#include "bench_machine.h"
 #include "bench_time.h"
 #include "cmodes.h"
 #include "cmodes/generate.h"
@@ -114,15 +115,7 @@ static double triad_gbs(void) {
 }
 
 static void machine(void) {
-  FILE *p = popen("lscpu", "r");
-  char line[256];
-  printf("machine (lscpu):\n");
-  while (p && fgets(line, sizeof line, p))
-    if (!strncmp(line, "Model name", 10) || strstr(line, " cache") ||
-        !strncmp(line, "CPU(s):", 7))
-      printf("  %s", line);
-  if (p)
-    pclose(p);
+  cm_bench_machine(stdout);
   printf("  triad (a = b + 3c, 3 x 128 MiB, best of 5): %.1f GB/s\n",
          triad_gbs());
   printf("  measured while other jobs shared the machine: read ratios and "

@@ -28,6 +28,7 @@
  * (CMODES_KERNELS; kernels_report). --basis32 runs both analyses with the
  * Lanczos basis in double and in float, alternately (basis32_report).
  * Not a test: it asserts nothing. */
+#include "bench_machine.h"
 #include "bench_proc.h"
 #include "bench_slots.h"
 #include "bench_time.h"
@@ -813,6 +814,7 @@ int main(int argc, char **argv) {
     return 1;
   }
 run:;
+  cm_bench_machine(stdout); /* every table below was measured on it */
   if (f32 || kernels || onepass || bfs || basis32) {
     size_t kc = (size_t)(keep_mb * 1048576.0);
     int st = basis32   ? basis32_report(&ctx, s, tol, reps, threads, kc)

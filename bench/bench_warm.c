@@ -11,6 +11,7 @@
  *
  * Not a test: it asserts nothing (tests/test_track.c and test_server.c do,
  * on their scenes). */
+#include "bench_machine.h"
 #include "cmodes.h"
 
 #include <stdio.h>
@@ -84,6 +85,7 @@ int main(int argc, char **argv) {
   cm_context_t ctx;
   cm_context_init(&ctx);
   ctx.threads = threads;
+  cm_bench_machine(stdout);
   printf("| scene | contacts | tol | modes | cold: products (eigen) | warm: "
          "products, of which the bound's run (eigen) | omega_max cold | "
          "omega_max warm |\n|---|---|---|---|---|---|---|---|\n");

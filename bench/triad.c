@@ -8,6 +8,7 @@
  * last-level cache), T threads (2), median of R runs (10), in GB/s
  * counting 3 x 8 bytes per element (write-allocate not counted, as in
  * STREAM). */
+#include "bench_machine.h"
 #include "bench_time.h"
 #include <omp.h>
 #include <stdio.h>
@@ -55,6 +56,7 @@ int main(int argc, char **argv) {
     t[r] = omp_get_wtime() - t0;
   }
   double med = cm_bench_median(t, reps); /* sorts t: t[0] is the best */
+  cm_bench_machine(stdout);
   printf("triad: %.1f GB/s (median of %d, best %.1f; %d threads, 3 x %ld "
          "MiB; check %g)\n",
          3.0 * 8.0 * (double)n / med / 1e9, reps,
