@@ -14,7 +14,9 @@ what is asserted is what must hold on any machine:
   - bench_block's block Lanczos gives every block product's columns bit
     for bit and the sixth eigenvalue of `cmodes analyze` to 1e-6 (another
     method on the same operator);
-  - bench_warm's cold and warm solves give `cmodes analyze`'s omega_max.
+  - bench_warm's cold and warm solves give `cmodes analyze`'s omega_max;
+  - bench_modes (bench/run.sh's program) agrees with a dense LAPACK solve
+    of the same operator to 1e-9, within its own bounds.
 
     bench_smoke.py --bench DIR --cmodes CMODES --data DIR
 """
@@ -136,6 +138,18 @@ def main():
             rel(float(cells[k]), w3) < 1e-8 for k in (5, 6))
         check(ok, f"bench_warm's cold and warm omega_max are cmodes "
               f"analyze's {w3:.6f}")
+        # bench_modes (bench/run.sh's program): its JSON line, with a dense
+        # LAPACK solve of the same operator beside the Lanczos one
+        out = run([b("bench_modes"), "--scene", "pile", "--size", "1e3",
+                   "--reps", "1", "--dense-max", "2000", "--no-mem"])
+        r = json.loads(out.strip().splitlines()[-1])
+        check(r.get("dense_agree", 1) < 1e-9, f"bench_modes: Lanczos "
+              f"against dense dsyevr {r.get('dense_agree')}")
+        check(r["omega_lower"] <= r["omega_max"] <= r["omega_upper"],
+              "bench_modes: omega_max within its bounds")
+        check(r["omega"][0] == r["omega_max"] and
+              r["omega"] == sorted(r["omega"], reverse=True),
+              "bench_modes: modes descending from omega_max")
     print(f"{len(fails)} failed" if fails else "all passed")
     return 1 if fails else 0
 
