@@ -28,6 +28,9 @@ if [ -z "$lmp_bin" ]; then
   [ -n "$lmp_bin" ] || { echo "lammps-pile: lmp still missing" >&2; exit 1; }
 fi
 
+# Debian's lmp is an MPI program run here as a singleton: Open MPI need
+# not start its daemon (LAMMPS never spawns), one moving part fewer.
+export OMPI_MCA_ess_singleton_isolated=${OMPI_MCA_ess_singleton_isolated:-1}
 echo "lammps-pile: using $lmp_bin ($("$lmp_bin" -h | sed -n "s/^Large-scale[^-]*- //p" | head -1))"
 start=$(date +%s)
 "$lmp_bin" -in in.pile -log log.lammps -screen none "$@"

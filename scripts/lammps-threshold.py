@@ -183,15 +183,27 @@ def lmp_run(lmp, deck, workdir, log, variables):
     for k, v in variables:
         cmd += ["-var", k, v]
     cmd += ["-log", log, "-screen", "none", "-nocite"]
+    # Debian's lmp is an MPI program run as a singleton: Open MPI is told
+    # not to start its daemon (LAMMPS never spawns). A run that fails with
+    # no line starting ERROR (LAMMPS' own) failed to start rather than
+    # judged the deck: it is reported and run again, up to three runs.
+    env = dict(os.environ, OMP_NUM_THREADS="1")
+    env.setdefault("OMPI_MCA_ess_singleton_isolated", "1")
     t0 = time.time()
-    p = subprocess.run(cmd, cwd=workdir, stdout=subprocess.PIPE,
-                       stderr=subprocess.STDOUT, text=True,
-                       env=dict(os.environ, OMP_NUM_THREADS="1"))
+    for attempt in (1, 2, 3):
+        p = subprocess.run(cmd, cwd=workdir, stdout=subprocess.PIPE,
+                           stderr=subprocess.STDOUT, text=True, env=env)
+        text = ""
+        if os.path.exists(os.path.join(workdir, log)):
+            with open(os.path.join(workdir, log)) as f:
+                text = f.read()
+        if p.returncode == 0 or re.search(r"^ERROR", text + "\n" + p.stdout,
+                                          re.M):
+            break
+        print(f"lmp run {attempt} of 3 failed (status {p.returncode}) "
+              f"in {workdir}: ...{p.stdout.strip()[-600:]}", file=sys.stderr,
+              flush=True)
     wall = time.time() - t0
-    text = ""
-    if os.path.exists(os.path.join(workdir, log)):
-        with open(os.path.join(workdir, log)) as f:
-            text = f.read()
     return cmd, p, text, wall
 
 

@@ -69,6 +69,14 @@ extern int cmt_failures;
 /* Runs a shell command, captures stdout (and stderr if merge) into a
  * malloc'd string; returns the exit status in *code. */
 char *cmt_run(const char *cmd, int *code);
+/* Runs `lmp ARGS` (Debian's MPI build of LAMMPS, as a singleton) in DIR,
+ * its standard error with its output, and returns that output (or NULL)
+ * with lmp's exit status in *code. Open MPI is told not to start its
+ * daemon (OMPI_MCA_ess_singleton_isolated=1; LAMMPS never spawns), and a
+ * run that fails with no line starting "ERROR" (LAMMPS' own), a start-up
+ * failure rather than a verdict on the deck, is logged and retried, up to
+ * three runs. */
+char *cmt_run_lmp(const char *dir, const char *args, int *code);
 /* `cmodes import lammps` of data/lammps/in.pile (and pile.dump) into a new
  * temporary file, its path into path (at least 64 bytes): 0, or -1 after
  * a test failure. The caller unlinks it. */

@@ -119,6 +119,35 @@ char *cmt_run(const char *cmd, int *code) {
   return buf;
 }
 
+char *cmt_run_lmp(const char *dir, const char *args, int *code) {
+  size_t n = strlen(dir) + strlen(args) + 128;
+  char *cmd = malloc(n);
+  if (!cmd) {
+    *code = -1;
+    return NULL;
+  }
+  snprintf(cmd, n,
+           "cd '%s' && OMPI_MCA_ess_singleton_isolated=1 OMP_NUM_THREADS=1 "
+           "lmp %s 2>&1",
+           dir, args);
+  char *out = NULL;
+  for (int attempt = 1; attempt <= 3; attempt++) {
+    free(out);
+    out = cmt_run(cmd, code);
+    /* LAMMPS starts its error lines with ERROR (Open MPI's own
+     * ORTE_ERROR_LOG lines are start-up failures) */
+    if (*code == 0 ||
+        (out && (!strncmp(out, "ERROR", 5) || strstr(out, "\nERROR"))))
+      break;
+    size_t len = out ? strlen(out) : 0;
+    fprintf(stderr, "lmp run %d of 3 failed (status %d) in %s: %s\n", attempt,
+            *code, dir,
+            out ? out + (len > 600 ? len - 600 : 0) : "(no output)");
+  }
+  free(cmd);
+  return out;
+}
+
 int cmt_lammps_deck(char *path) {
   strcpy(path, "/tmp/cmodes-test-deck-XXXXXX");
   int fd = mkstemp(path);

@@ -594,12 +594,12 @@ CM_TEST(import_dump_triclinic_vs_lmp) {
     return;
   }
   snprintf(cmd, sizeof cmd,
-           "cd %s && lmp -in %s/data/lammps/triclinic/in.triclinic -log none "
+           "-in %s/data/lammps/triclinic/in.triclinic -log none "
            "-screen none -var b1 p -var b2 p -var b3 p -var xy -0.5 -var xz "
            "0.6 -var yz -0.45 -var dim 3 -var zlo 0 -var zhi 1.3 -var n 350 "
-           "-var seed 4242 -var scaled 0 -var out now.dump 2>&1",
-           dir, CM_SOURCE_DIR);
-  char *out = cmt_run(cmd, &code);
+           "-var seed 4242 -var scaled 0 -var out now.dump",
+           CM_SOURCE_DIR);
+  char *out = cmt_run_lmp(dir, cmd, &code);
   CMT_EQ_INT(code, 0);
   if (code)
     fprintf(stderr, "%s\n", out ? out : "");

@@ -849,9 +849,7 @@ CM_TEST(lammps_deck_expressions) {
             deck_exprs[i].expr, i, i);
   if (f)
     fclose(f);
-  char cmd[512];
-  snprintf(cmd, sizeof cmd, "cd %s && lmp -in in.expr -log none 2>&1", dir);
-  char *out = cmt_run(cmd, &code);
+  char *out = cmt_run_lmp(dir, "-in in.expr -log none", &code);
   CMT_EQ_INT(code, 0);
   for (int i = 0; out && i < n; i++) {
     char key[32];
@@ -948,9 +946,7 @@ CM_TEST(lammps_deck_substitution_vs_lmp) {
     fprintf(f, "variable %s %s %s\n", defs[i][0], defs[i][1], defs[i][2]);
   if (f)
     fprintf(f, "print \"LINE %s\"\n", line), fclose(f);
-  char cmd[512];
-  snprintf(cmd, sizeof cmd, "cd %s && lmp -in in.subst -log none 2>&1", dir);
-  char *out = cmt_run(cmd, &code);
+  char *out = cmt_run_lmp(dir, "-in in.subst -log none", &code);
   CMT_EQ_INT(code, 0);
   const char *at = out ? strstr(out, "\nLINE ") : NULL;
   if (!at)
@@ -1231,12 +1227,13 @@ static double lmp_force(const char *dir, const lmp_case_t *c, double z2,
     }
   }
   cmt_write_text(in_dir(dir, "in.run"), deck);
-  char cmd[600];
-  snprintf(cmd, sizeof cmd,
-           "cd %s && lmp -in in.run -log none -screen none "
-           ">/dev/null 2>&1",
-           dir);
-  if (system(cmd))
+  int code;
+  char *said = cmt_run_lmp(dir, "-in in.run -log none -screen none", &code);
+  if (code)
+    CMT_FAIL("%s: lmp exit status %d: %s", c->name, code,
+             said ? said : "(no output)");
+  free(said);
+  if (code)
     return NAN;
   char *text = cmt_read_file(in_dir(dir, "f.dump"));
   char *last = NULL;
