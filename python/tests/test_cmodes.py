@@ -442,11 +442,14 @@ def test_bad_names_same_message_as_cli(tmp_path):
 
 # ---- the LAMMPS example of docs/python.md ----------------------------------
 
-def test_lammps_example(capsys):
+def test_lammps_example(capsys, monkeypatch):
     """python/examples/lammps_critical_step.py, first 2000 steps: a line
     per snapshot whose dt/h is the deck's 1e-4 s over the printed step, a
     step below the undamped 2/omega_max (the deck has dashpots)."""
     pytest.importorskip("lammps")
+    # liblammps starts MPI as a singleton here: no Open MPI daemon forked
+    # (LAMMPS never spawns), as the C tests' lmp runs (cmt_run_lmp)
+    monkeypatch.setenv("OMPI_MCA_ess_singleton_isolated", "1")
     sys.path.insert(0, os.path.join(HERE, "..", "examples"))
     import lammps_critical_step as ex
     try:
