@@ -131,10 +131,15 @@ static void one(cm_context_t *ctx, const cm_scene_t *s, cm_options_t *o,
   fprintf(stderr,
           "  %-5s run %d: total %.3f s (cpu %.3f s)  eigen %.3f s  fresh "
           "pages %.0f MiB  %d products (%.3f s)  (bound: %d steps)  %d modes  "
-          "omega_max %.10g  certified_prob / critical %.4f%s\n",
+          "omega_max %.10g  certified_prob / critical %.4f%s\n"
+          "          the rest: assemble %.3f s, factor %.3f s, operator "
+          "%.3f s, report %.3f s, outside the phases %.3f s\n",
           R->name, r, R->tot[r], R->cpu[r], R->eig[r], R->flt[r] / 256,
           R->matvecs, rep->t_matvec, R->prob_steps, R->nmodes, R->omega,
-          R->ratio, rep->status ? "  NOT CONVERGED" : "");
+          R->ratio, rep->status ? "  NOT CONVERGED" : "", rep->t_assemble,
+          rep->t_factor, rep->t_operator, rep->t_report,
+          R->tot[r] - rep->t_assemble - rep->t_factor - rep->t_operator -
+              rep->t_eigen - rep->t_report);
   cm_report_destroy(&rep);
 }
 
