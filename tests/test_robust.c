@@ -192,6 +192,52 @@ CM_TEST(robust_write_errors) {
   }
 }
 
+/* A folder given where a file is expected (fopen opens it; its reads fail,
+ * and its end seeks to 2^63, which the readers took for an endless stream
+ * or an empty file): every reader says it is a folder, exit code CM_IO. */
+CM_TEST(robust_directory_input) {
+  static const struct {
+    const char *args; /* %s: a folder (the source's data/) */
+    const char *want;
+  } cases[] = {
+      {"analyze %s", ": cannot open: Is a directory"},
+      {"convert %s x.json", ": cannot open: Is a directory"},
+      {"compare %s", ": cannot open: Is a directory"},
+      {"verify %s", ": cannot open: Is a directory"},
+      {"report %s -o /dev/null", ": cannot open: Is a directory"},
+      {"report --track %s -o /dev/null", "cannot read %s: Is a directory"},
+      {"import dump %s --k 1 --density 1", ": cannot open: Is a directory"},
+      {"import lammps --deck %s --dump %s", ": cannot open: Is a directory"},
+      {"track %s --k 1 --density 1", ": cannot open: Is a directory"},
+      {"analyze --matrices %s %s %s", ": cannot open"},
+      {"serve --token-file %s", "--token-file %s: Is a directory"},
+  };
+  char dir[512];
+  snprintf(dir, sizeof dir, "%s/data", CM_SOURCE_DIR);
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    char args[2048], want[1024], cmd[4096];
+    snprintf(args, sizeof args, cases[i].args, dir, dir, dir);
+    snprintf(want, sizeof want, cases[i].want, dir);
+    snprintf(cmd, sizeof cmd, "timeout 60 %s %s 2>&1 >/dev/null", CM_BINARY,
+             args);
+    int code;
+    char *out = cmt_run(cmd, &code);
+    if (code != cm_status_exit(CM_IO))
+      CMT_FAIL("cmodes %s: exit %d, expected %d:\n%s", args, code,
+               cm_status_exit(CM_IO), out ? out : "");
+    CMT_CONTAINS(out, want);
+    CMT_CONTAINS(out, dir);
+    free(out);
+  }
+  /* the library's reader, as C and Python callers reach it */
+  cm_context_t ctx;
+  cm_context_init(&ctx);
+  cm_scene_t *s = NULL;
+  CMT_EQ_INT(cm_scene_read_file(&ctx, dir, &s), CM_IO);
+  CMT_CONTAINS(ctx.message, "cannot open: Is a directory");
+  CMT_TRUE(s == NULL);
+}
+
 /* An endless input (/dev/zero, a FIFO that never ends) stops at the input
  * limit (CMODES_MAX_INPUT, here 2 MB) or at the 1 MiB line limit of the
  * line readers, with a message naming the limit and how to raise it. */

@@ -211,6 +211,15 @@ def test_wrong_shapes():
         cmodes.analyze(M[0], J, k)
 
 
+def test_read_a_folder(tmp_path):
+    """A folder where a scene file is expected: an IoError naming it (it
+    was taken for an endless stream past the input limit)."""
+    with pytest.raises(cmodes.IoError, match="cannot open: Is a directory") \
+            as e:
+        cmodes.Scene.read(str(tmp_path))
+    assert e.value.path == str(tmp_path)
+
+
 def test_not_spd_and_nan():
     M, J, k = random_system(0, n=5, nc=3)
     bad = M.copy()

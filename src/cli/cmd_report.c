@@ -9,6 +9,7 @@
 #include "io/fields_io.h"
 #include "report/report_html.h"
 
+#include <errno.h>
 #include <getopt.h>
 #include <math.h>
 #include <stdio.h>
@@ -136,7 +137,7 @@ static int cm__report_track(cm_context_t *ctx, const char *path,
     fprintf(stderr, "cmodes report: --track needs -o FILE.html\n");
     return cm_status_exit(CM_USAGE);
   }
-  FILE *in = strcmp(path, "-") ? fopen(path, "rb") : stdin;
+  FILE *in = strcmp(path, "-") ? cm__fopen_input(path, "rb") : stdin;
   char *text = NULL;
   size_t len = 0, cap = 0, got;
   char buf[65536];
@@ -168,7 +169,8 @@ static int cm__report_track(cm_context_t *ctx, const char *path,
     len += got;
   }
   if (!in) {
-    fprintf(stderr, "cmodes report: cannot read %s\n", path);
+    fprintf(stderr, "cmodes report: cannot read %s: %s\n", path,
+            strerror(errno));
     return cm_status_exit(CM_IO);
   }
   if (in != stdin)

@@ -6,7 +6,9 @@
 #include "args.h"
 #include "cli.h"
 #include "cmodes.h"
+#include "internal.h"
 
+#include <errno.h>
 #include <getopt.h>
 #include <math.h>
 #include <stdio.h>
@@ -118,9 +120,10 @@ static int cm__flags(const char *opt, const char *s, const char *const *names,
 
 /* Reads whitespace- or comma-separated numbers; NULL on failure. */
 static double *cm__read_numbers(const char *path, int *n) {
-  FILE *f = fopen(path, "r");
+  FILE *f = cm__fopen_input(path, "r");
   if (!f) {
-    fprintf(stderr, "cmodes verify: --preload-file: cannot open '%s'\n", path);
+    fprintf(stderr, "cmodes verify: --preload-file: cannot open '%s': %s\n",
+            path, strerror(errno));
     return NULL;
   }
   int cap = 1024, len = 0, line = 1, ch;

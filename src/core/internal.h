@@ -131,6 +131,10 @@ int cm__threads(const cm_context_t *ctx);
  * allowed) or physical memory / 4 (1 GiB when unknown). Readers stop there
  * so an endless stream (/dev/zero, a FIFO) cannot exhaust memory. */
 size_t cm__input_limit(void);
+/* fopen(path, mode) for reading an input, NULL with errno EISDIR for a
+ * directory (which fopen opens, and whose reads then fail or whose end
+ * seeks to 2^63: a reader would call it empty, or an endless stream). */
+FILE *cm__fopen_input(const char *path, const char *mode);
 /* The longest line a line reader (dump, Matrix Market) takes: 1 MiB. */
 #define CM__MAX_LINE ((size_t)1 << 20)
 /* getline with limits: reads one line (newline kept) into *buf (grown,

@@ -3,6 +3,7 @@
 #include "internal.h"
 #include "jcheck.h"
 
+#include <errno.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -10,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 #ifdef _OPENMP
@@ -42,6 +44,17 @@ size_t cm__input_limit(void) {
     quarter = q;
   }
   return q;
+}
+
+FILE *cm__fopen_input(const char *path, const char *mode) {
+  FILE *f = fopen(path, mode);
+  struct stat sb;
+  if (f && !fstat(fileno(f), &sb) && S_ISDIR(sb.st_mode)) {
+    fclose(f);
+    errno = EISDIR;
+    return NULL;
+  }
+  return f;
 }
 
 long cm__getline_limited(char **buf, size_t *cap, FILE *f, size_t *total) {

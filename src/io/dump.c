@@ -709,7 +709,7 @@ int cm_dump_read(cm_context_t *ctx, const char *path,
     return CM__ERR(ctx, CM_USAGE, "dim", "dim %d: expected 2 or 3",
                    opts->dim);
   cm__rd_t r = {ctx, opts, path, NULL, NULL, 0, 0, 0, 0, 0};
-  r.f = strcmp(path, "-") ? fopen(path, "r") : stdin;
+  r.f = strcmp(path, "-") ? cm__fopen_input(path, "r") : stdin;
   if (!r.f)
     return CM__ERR(ctx, CM_IO, path, "%s: cannot open: %s", path,
                    strerror(errno));

@@ -11,7 +11,7 @@
 int cm__dump_timesteps(cm_context_t *ctx, const char *path, long **steps,
                        int *n) {
   *steps = NULL, *n = 0;
-  FILE *f = fopen(path, "r");
+  FILE *f = cm__fopen_input(path, "r");
   if (!f)
     return CM__ERR(ctx, CM_IO, path, "%s: cannot open: %s", path,
                    strerror(errno));

@@ -1362,7 +1362,7 @@ static int cm__command(cm__drd_t *r, char *raw) {
 }
 
 static int cm__read_file(cm__drd_t *r, const char *path) {
-  FILE *f = fopen(path, "r");
+  FILE *f = cm__fopen_input(path, "r");
   if (!f)
     return CM__ERR(r->ctx, CM_IO, path, "%s%s%s: cannot open: %s",
                    r->depth ? r->file : "", r->depth ? ": include " : "", path,

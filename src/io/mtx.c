@@ -295,7 +295,7 @@ static int cm__mm_scan(cm_context_t *ctx, const char *path, const char *name,
   memset(mm, 0, sizeof *mm);
   mm->path = path;
   mm->name = name;
-  cm__lines_t l = {fopen(path, "r"), NULL, 0, 0, 0, 0};
+  cm__lines_t l = {cm__fopen_input(path, "r"), NULL, 0, 0, 0, 0};
   if (!l.f)
     return CM__ERR(ctx, CM_IO, path, "%s: cannot open %s: %s", path, name,
                    strerror(errno));
@@ -328,7 +328,7 @@ static int cm__mm_scan(cm_context_t *ctx, const char *path, const char *name,
 /* Line of entry (i, j) (0-based) in a coordinate file, or of (j, i) for a
  * symmetric one; 0 if absent. Only used on error paths. */
 static long cm__mm_find_line(const char *path, long i, long j, int sym) {
-  cm__lines_t l = {fopen(path, "r"), NULL, 0, 0, 0, 0};
+  cm__lines_t l = {cm__fopen_input(path, "r"), NULL, 0, 0, 0, 0};
   long found = 0;
   if (!l.f)
     return 0;
@@ -385,7 +385,7 @@ static cholmod_sparse *cm__array_to_sparse(const cholmod_dense *X, int sym,
 
 static cholmod_sparse *cm__read_sparse(cm_context_t *ctx, const cm__mm_t *mm,
                                        cholmod_common *c) {
-  FILE *f = fopen(mm->path, "r");
+  FILE *f = cm__fopen_input(mm->path, "r");
   if (!f) {
     CM__ERR(ctx, CM_IO, mm->path, "%s: cannot open: %s", mm->path,
             strerror(errno));
@@ -581,7 +581,7 @@ static int cm__read_k(cm_context_t *ctx, const cm__mm_t *mm, long nc,
                    "one stiffness per row of J (%ld x 1)",
                    mm->path, mm->size_line, mm->nrow, mm->ncol, j_path, nc,
                    nc);
-  FILE *f = fopen(mm->path, "r");
+  FILE *f = cm__fopen_input(mm->path, "r");
   if (!f)
     return CM__ERR(ctx, CM_IO, mm->path, "%s: cannot open: %s", mm->path,
                    strerror(errno));
@@ -736,7 +736,7 @@ int cm_system_read_manifest(cm_context_t *ctx, const char *path,
     return CM__ERR(ctx, CM_USAGE, NULL, "cm_system_read_manifest: NULL "
                                         "argument");
   *out = NULL;
-  FILE *f = fopen(path, "r");
+  FILE *f = cm__fopen_input(path, "r");
   if (!f)
     return CM__ERR(ctx, CM_IO, path, "%s: cannot open the manifest: %s", path,
                    strerror(errno));

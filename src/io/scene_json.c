@@ -756,7 +756,7 @@ static char *cm__slurp(FILE *f, size_t *len, int *over, int *nomem) {
 int cm_scene_read_file(cm_context_t *ctx, const char *path, cm_scene_t **out) {
   *out = NULL;
   int use_stdin = !strcmp(path, "-");
-  FILE *f = use_stdin ? stdin : fopen(path, "rb");
+  FILE *f = use_stdin ? stdin : cm__fopen_input(path, "rb");
   if (!f)
     return CM__ERR(ctx, CM_IO, path, "%s: cannot open: %s", path,
                    strerror(errno));

@@ -265,6 +265,9 @@ int cm__part_open(cm_context_t *ctx, const char *path, cm__part_file_t *f) {
   struct stat sb;
   int st = fstat(f->fd, &sb)
                ? CM__ERR(ctx, CM_IO, path, "%s: %s", path, strerror(errno))
+           : S_ISDIR(sb.st_mode)
+               ? CM__ERR(ctx, CM_IO, path, "%s: cannot open: %s", path,
+                         strerror(EISDIR))
                : CM_OK;
   char magic[8] = {0};
   if (!st && (size_t)sb.st_size >= 8)

@@ -2,6 +2,7 @@
  * transport (http.c) or JSON lines on stdin/stdout (stdio.c). The routes
  * themselves are in router.c; docs/server.md describes them. */
 #include "cli.h"
+#include "internal.h"
 #include "server.h"
 
 #include <ctype.h>
@@ -110,7 +111,7 @@ static int cm__count(const char *opt, const char *s, double lo, double hi,
 
 /* The token is the file's first line without surrounding white space. */
 static int cm__read_token(const char *file, char *tok, size_t size) {
-  FILE *f = fopen(file, "r");
+  FILE *f = cm__fopen_input(file, "r");
   if (!f) {
     fprintf(stderr, "cmodes serve: --token-file %s: %s\n", file,
             strerror(errno));
