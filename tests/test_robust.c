@@ -238,6 +238,47 @@ CM_TEST(robust_directory_input) {
   CMT_TRUE(s == NULL);
 }
 
+/* A folder given for an output file: said once, with the reason, exit
+ * code CM_IO (report's and track's said no reason; track's SVG twice). */
+CM_TEST(robust_directory_output) {
+  static const char *const cases[] = {
+      "report %s/data/bar2d.json -o %s",
+      "report %s/data/bar2d.json -o /dev/null --vtk %s",
+      "track %s/data/lammps/series/series.dump --deck "
+      "%s/data/lammps/series/in.series -q -o %s",
+      "track %s/data/lammps/series/series.dump --deck "
+      "%s/data/lammps/series/in.series -q --svg %s",
+      "import dump %s/data/lammps/pile.dump --k 2000 --density 2500 -q -o %s",
+  };
+  char dir[64];
+  if (!cmt_tmpdir(dir, sizeof dir)) {
+    CMT_FAIL("mkdtemp");
+    return;
+  }
+  char want[128];
+  snprintf(want, sizeof want, "cannot write %s: Is a directory", dir);
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    char args[2048], cmd[4096];
+    if (i < 2 || i == 4)
+      snprintf(args, sizeof args, cases[i], CM_SOURCE_DIR, dir);
+    else
+      snprintf(args, sizeof args, cases[i], CM_SOURCE_DIR, CM_SOURCE_DIR, dir);
+    snprintf(cmd, sizeof cmd, "timeout 120 %s %s 2>&1 >/dev/null", CM_BINARY,
+             args);
+    int code;
+    char *out = cmt_run(cmd, &code);
+    if (code != cm_status_exit(CM_IO))
+      CMT_FAIL("cmodes %s: exit %d, expected %d:\n%s", args, code,
+               cm_status_exit(CM_IO), out ? out : "");
+    CMT_CONTAINS(out, want);
+    const char *at = out ? strstr(out, want) : NULL;
+    if (at && strstr(at + 1, want))
+      CMT_FAIL("cmodes %s: said twice:\n%s", args, out);
+    free(out);
+  }
+  rmdir(dir);
+}
+
 /* An endless input (/dev/zero, a FIFO that never ends) stops at the input
  * limit (CMODES_MAX_INPUT, here 2 MB) or at the 1 MiB line limit of the
  * line readers, with a message naming the limit and how to raise it. */

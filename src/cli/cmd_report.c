@@ -111,7 +111,8 @@ static int cm__write_exports(cm_context_t *ctx, const cm__rep_item_t *it,
     }
     FILE *f = fopen(paths[k], "w");
     if (!f) {
-      fprintf(stderr, "cmodes report: cannot write %s\n", paths[k]);
+      fprintf(stderr, "cmodes report: cannot write %s: %s\n", paths[k],
+              strerror(errno));
       return CM_IO;
     }
     int st =
@@ -339,7 +340,8 @@ static int cm__report_write(cm_context_t *ctx, const cm__rargs_t *a, int n,
   if (a->out) {
     FILE *f = fopen(a->out, "w");
     if (!f) {
-      fprintf(stderr, "cmodes report: cannot write %s\n", a->out);
+      fprintf(stderr, "cmodes report: cannot write %s: %s\n", a->out,
+              strerror(errno));
       st = CM_IO;
     } else {
       const char *t = a->title ? a->title

@@ -653,7 +653,8 @@ int cm__cmd_track(int argc, char **argv) {
   FILE *f = o.out ? fopen(o.out, "w") : stdout;
   cm__line_t *lines = calloc((size_t)n + 1, sizeof *lines);
   if (!f || !lines) {
-    fprintf(stderr, "cmodes track: cannot write %s\n", o.out ? o.out : "-");
+    fprintf(stderr, "cmodes track: cannot write %s: %s\n", o.out ? o.out : "-",
+            strerror(f ? ENOMEM : errno));
     if (f && f != stdout)
       fclose(f);
     free(snaps), free(lines);
@@ -684,12 +685,13 @@ int cm__cmd_track(int argc, char **argv) {
             "cmodes track: %d snapshots, %ld matrix-vector products "
             "(%s)\n",
             done, matvecs, o.cold ? "cold starts" : "warm starts");
+  errno = 0; /* what a failing write below leaves says why */
   if (!st && o.svg &&
       !cm__svg(o.svg, lines, done,
                deck && deck->model ? deck->model->timestep_s : 0)) {
-    fprintf(stderr, "cmodes track: cannot write %s\n", o.svg);
-    st = CM_IO;
-    snprintf(ctx.message, sizeof ctx.message, "cannot write %s", o.svg);
+    st = CM_IO; /* said once, by cm__track_fail */
+    snprintf(ctx.message, sizeof ctx.message, "cannot write %s: %s", o.svg,
+             errno ? strerror(errno) : "a write failed (disk full?)");
   }
   cm_workspace_keep(0);
   free(kv), free(lines), free(snaps);
