@@ -20,6 +20,7 @@ static void cm__import_usage(FILE *f) {
 "       cmodes import lammps --deck IN --dump FILE [options] [-o SCENE]\n"
 "       cmodes import liggghts --deck IN --dump FILE [options] [-o SCENE]\n"
 "       cmodes import matrices MANIFEST | M.mtx J.mtx k.mtx\n"
+"       cmodes import mjcf MODEL.xml [options] -o DIR   (MuJoCo; --help)\n"
 "\n"
 "'lammps' (and its alias 'liggghts': the deck's syntax is detected) reads\n"
 "the input deck IN for units (si), dimension, boundary, the box, the\n"

@@ -23,6 +23,7 @@
 #include "cli.h"
 
 #include "cmodes.h"
+#include "internal.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -429,6 +430,15 @@ int cm__cmd_import_mjcf(int argc, char **argv) {
   int rc = cm__mjcf_parse(argc, argv, &a);
   if (rc >= 0)
     return rc;
+  FILE *probe = cm__fopen_input(a.path, "r"); /* MuJoCo's own words for a
+                                                missing file or a folder
+                                                are its XML error codes */
+  if (!probe) {
+    fprintf(stderr, "cmodes import mjcf: %s: cannot open: %s\n", a.path,
+            strerror(errno));
+    return cm_status_exit(CM_IO);
+  }
+  fclose(probe);
   char err[1024] = "";
   mjModel *m = mj_loadXML(a.path, NULL, err, sizeof err);
   if (!m) {
