@@ -229,6 +229,17 @@ CM_TEST(robust_directory_input) {
     CMT_CONTAINS(out, dir);
     free(out);
   }
+  /* MuJoCo's loader, where cmodes was built with it */
+  char cmd[1200];
+  snprintf(cmd, sizeof cmd, "%s import mjcf %s -o /nonexistent/x 2>&1",
+           CM_BINARY, dir);
+  int code;
+  char *out = cmt_run(cmd, &code);
+  if (out && !strstr(out, "built without MuJoCo")) {
+    CMT_EQ_INT(code, cm_status_exit(CM_IO));
+    CMT_CONTAINS(out, ": cannot open: Is a directory");
+  }
+  free(out);
   /* the library's reader, as C and Python callers reach it */
   cm_context_t ctx;
   cm_context_init(&ctx);
