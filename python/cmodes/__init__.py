@@ -146,12 +146,24 @@ _CONTACT = _struct_dtype("cm_contact_t", [
     ("damping_t", "f8")])
 
 
+def _real(value, what):
+    """value as a float64 array, refusing complex values (numpy would drop
+    the imaginary part with only a warning) and what is not numbers."""
+    if np.iscomplexobj(value):
+        raise _error(-3, "%s is complex: cmodes takes real numbers (pass its "
+                     ".real if the imaginary part is round-off)" % what, what)
+    try:
+        return np.asarray(value, dtype=np.float64)
+    except (TypeError, ValueError) as e:
+        raise _error(-3, "%s: not numbers (%s)" % (what, e), what) from None
+
+
 def _column(value, n, width, what, default=None):
     """value as an (n, width) float array (width 0: (n,)), broadcasting a
     single row; what names it in errors."""
     if value is None:
         value = default
-    a = np.asarray(value, dtype=np.float64)
+    a = _real(value, what)
     shape = (n,) if width == 0 else (n, width)
     try:
         return np.broadcast_to(a, shape)
@@ -194,7 +206,7 @@ class Scene:
     def _add_bodies(self, ctx, dim, b):
         if "mass" not in b and not b:
             return
-        mass = np.atleast_1d(np.asarray(b.get("mass"), dtype=np.float64))
+        mass = np.atleast_1d(_real(b.get("mass"), "bodies.mass"))
         n = mass.shape[0]
         rec = np.zeros(n, dtype=_BODY)
         rec["mass"] = mass
@@ -203,13 +215,13 @@ class Scene:
         if "fixed" in b:
             rec["fixed"] = np.broadcast_to(np.asarray(b["fixed"]), (n,))
         if "position" in b:
-            p = np.asarray(b["position"], dtype=np.float64)
+            p = _real(b["position"], "bodies.position")
             rec["position"][:, :p.shape[-1]] = p
         if "orientation" in b:
             rec["orientation"] = _column(b["orientation"], n, 4,
                                          "bodies.orientation")
         if "inertia" in b:
-            i = np.asarray(b["inertia"], dtype=np.float64)
+            i = _real(b["inertia"], "bodies.inertia")
             if dim == 2 or i.ndim == 0 or (i.ndim == 1 and i.shape[0] == n
                                            and dim == 2):
                 rec["inertia"][:, 0] = np.broadcast_to(i.reshape(-1), (n,))
@@ -256,7 +268,7 @@ class Scene:
         rec["a"] = index(a)
         rec["b"] = index(c.get("b", -1))
         for key in ("point", "normal"):
-            v = np.asarray(c[key], dtype=np.float64)
+            v = _real(c[key], "contacts." + key)
             rec[key][:, :v.shape[-1]] = v
         rec["stiffness"] = _column(c["stiffness"], n, 0, "contacts.stiffness")
         for key in ("stiffness_t", "damping_n", "damping_t"):
@@ -386,7 +398,7 @@ class System:
         unnamed."""
         Mp, Mi, Mx, n = _csc(M)
         Jp, Jj, Jx, nc = _csr(J, n)
-        kk = np.asarray(k, dtype=np.float64)
+        kk = _real(k, "k")
         if kk.ndim == 0:
             kk = np.full(nc, float(kk))
         kk = np.ascontiguousarray(kk.reshape(-1) if kk.ndim == 2 and
@@ -501,7 +513,9 @@ def _sparse():
 def _csc(M):
     sp = _sparse()
     if not sp.issparse(M):
-        M = np.asarray(M, dtype=np.float64)
+        M = _real(M, "M")
+    elif np.iscomplexobj(M):
+        _real(M.data, "M")
     nr, nc = _shape2(M, "M")
     if nr != nc:
         raise _error(-3, "M is %d x %d: a mass matrix is square" % (nr, nc),
@@ -539,7 +553,9 @@ def _check_symmetric(A):
 def _csr(J, n):
     sp = _sparse()
     if not sp.issparse(J):
-        J = np.asarray(J, dtype=np.float64)
+        J = _real(J, "J")
+    elif np.iscomplexobj(J):
+        _real(J.data, "J")
         if J.ndim == 1:
             J = J.reshape(1, -1)
     nr, nc = _shape2(J, "J")
@@ -565,8 +581,8 @@ def contact_rows(jacobians, normals, tangents=False):
     rows along an orthonormal basis of its tangent plane (any basis: with
     one k_t for both, the spectrum does not depend on it), the order of a
     scene's rows (give k as [k_n, k_t, k_t] per contact)."""
-    Jc = np.asarray(jacobians, dtype=np.float64)
-    n = np.asarray(normals, dtype=np.float64).reshape(-1, 3)
+    Jc = _real(jacobians, "jacobians")
+    n = _real(normals, "normals").reshape(-1, 3)
     if Jc.ndim != 3 or Jc.shape[1] != 3 or Jc.shape[0] != n.shape[0]:
         raise _error(-3, "contact_rows: jacobians has shape %s: expected "
                      "(%d, 3, nv), one 3 x nv Jacobian per contact" %

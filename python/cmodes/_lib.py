@@ -3,6 +3,7 @@ headers at install time) and turns C statuses into cmodes.Error subclasses.
 The declarations are cmodes/_cdef.h, generated from include/ by
 python/gen_cdef.py. Not for the Python-level API (cmodes/__init__.py)."""
 import glob
+import numbers
 import os
 
 import cffi
@@ -88,7 +89,28 @@ for _st in range(-1, -64, -1):
                         .decode()})
 
 
+def _processors():
+    """The processors this process may run on (what OpenMP counts)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
 def context(threads=0):
+    """A library context for threads (0: the OpenMP default), checked as
+    the command line's --threads: an integer from 0 to 4 x the
+    processors."""
+    if isinstance(threads, bool) or not isinstance(threads, numbers.Integral) \
+            or threads < 0:
+        raise ERRORS[-1]("threads: %r is not a non-negative integer"
+                         % (threads,), "threads", -1)
+    most = 4 * _processors()
+    if threads > most:
+        raise ERRORS[-1]("threads: %d: more than 4 x the %d processors (at "
+                         "most %d); give threads=%d or fewer (0 = the OpenMP "
+                         "default)" % (threads, most // 4, most, most),
+                         "threads", -1)
     ctx = ffi.new("cm_context_t *")
     lib.cm_context_init(ctx)
     ctx.threads = int(threads)

@@ -211,6 +211,39 @@ def test_wrong_shapes():
         cmodes.analyze(M[0], J, k)
 
 
+def test_threads_checked_as_the_cli():
+    """threads= takes what --threads takes: 0 to 4 x the processors; a
+    negative, fractional or larger value is a UsageError (it was taken,
+    or an OverflowError), as `cmodes analyze --threads` refuses it."""
+    s = cmodes.generate_bar()
+    most = 4 * len(os.sched_getaffinity(0))
+    assert cmodes.analyze(s, threads=most).omega_max > 0
+    for bad in (-1, 1.5, most + 1, 10 ** 12, True):
+        with pytest.raises(cmodes.UsageError, match="threads") as e:
+            cmodes.analyze(s, threads=bad)
+        assert e.value.path == "threads"
+    p = cli("analyze", "--threads", str(most + 1), os.path.join(
+        HERE, "..", "..", "data", "bar2d.json"))
+    assert p.returncode == 2 and "at most %d" % most in p.stderr
+    with pytest.raises(cmodes.UsageError, match="at most %d" % most):
+        cmodes.analyze(s, threads=most + 1)
+
+
+def test_complex_and_text_refused():
+    """Complex M, J or k (numpy would drop the imaginary part with only a
+    warning, a silently different system) and text are refused."""
+    import scipy.sparse as sp
+    M, J, k = random_system(0, n=5, nc=3)
+    for args, what in (((M * (1 + 1e-3j), J, k), "M"),
+                       ((M, sp.csr_matrix(J * (1 + 0j)), k), "J"),
+                       ((M, J, k * (1 + 0j)), "k")):
+        with pytest.raises(cmodes.InvalidSceneError, match="complex") as e:
+            cmodes.analyze(*args)
+        assert e.value.path == what
+    with pytest.raises(cmodes.InvalidSceneError, match="not numbers"):
+        cmodes.analyze(M, J, ["1", "x", "2"])
+
+
 def test_read_a_folder(tmp_path):
     """A folder where a scene file is expected: an IoError naming it (it
     was taken for an endless stream past the input limit)."""
