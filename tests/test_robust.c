@@ -192,6 +192,20 @@ CM_TEST(robust_write_errors) {
   }
 }
 
+/* `cmodes ARGS`, its standard error (standard output dropped), which
+ * must end with exit code CM_IO (a test failure otherwise). */
+static char *run_io_failure(const char *args) {
+  char cmd[4096];
+  snprintf(cmd, sizeof cmd, "timeout 120 %s %s 2>&1 >/dev/null", CM_BINARY,
+           args);
+  int code;
+  char *out = cmt_run(cmd, &code);
+  if (code != cm_status_exit(CM_IO))
+    CMT_FAIL("cmodes %s: exit %d, expected %d:\n%s", args, code,
+             cm_status_exit(CM_IO), out ? out : "");
+  return out;
+}
+
 /* A folder given where a file is expected (fopen opens it; its reads fail,
  * and its end seeks to 2^63, which the readers took for an endless stream
  * or an empty file): every reader says it is a folder, exit code CM_IO. */
@@ -215,16 +229,10 @@ CM_TEST(robust_directory_input) {
   char dir[512];
   snprintf(dir, sizeof dir, "%s/data", CM_SOURCE_DIR);
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-    char args[2048], want[1024], cmd[4096];
+    char args[2048], want[1024];
     snprintf(args, sizeof args, cases[i].args, dir, dir, dir);
     snprintf(want, sizeof want, cases[i].want, dir);
-    snprintf(cmd, sizeof cmd, "timeout 60 %s %s 2>&1 >/dev/null", CM_BINARY,
-             args);
-    int code;
-    char *out = cmt_run(cmd, &code);
-    if (code != cm_status_exit(CM_IO))
-      CMT_FAIL("cmodes %s: exit %d, expected %d:\n%s", args, code,
-               cm_status_exit(CM_IO), out ? out : "");
+    char *out = run_io_failure(args);
     CMT_CONTAINS(out, want);
     CMT_CONTAINS(out, dir);
     free(out);
@@ -269,18 +277,12 @@ CM_TEST(robust_directory_output) {
   char want[128];
   snprintf(want, sizeof want, "cannot write %s: Is a directory", dir);
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-    char args[2048], cmd[4096];
+    char args[2048];
     if (i < 2 || i == 4)
       snprintf(args, sizeof args, cases[i], CM_SOURCE_DIR, dir);
     else
       snprintf(args, sizeof args, cases[i], CM_SOURCE_DIR, CM_SOURCE_DIR, dir);
-    snprintf(cmd, sizeof cmd, "timeout 120 %s %s 2>&1 >/dev/null", CM_BINARY,
-             args);
-    int code;
-    char *out = cmt_run(cmd, &code);
-    if (code != cm_status_exit(CM_IO))
-      CMT_FAIL("cmodes %s: exit %d, expected %d:\n%s", args, code,
-               cm_status_exit(CM_IO), out ? out : "");
+    char *out = run_io_failure(args);
     CMT_CONTAINS(out, want);
     const char *at = out ? strstr(out, want) : NULL;
     if (at && strstr(at + 1, want))

@@ -889,6 +889,16 @@ CM_TEST(server_errors) {
   r = http_req(s.port, "POST", "/v1/analyze?colour=red", auth, bar, blen);
   CHECK_ERROR(r, 400, "usage", "?colour");
   resp_free(&r);
+  /* a parameter twice (which one counted was the transport's order) */
+  r = http_req(s.port, "POST", "/v1/analyze?modes=1&tol=1e-8&modes=2", auth,
+               bar, blen);
+  CHECK_ERROR(r, 400, "usage", "?modes");
+  CMT_CONTAINS(r.body, "given twice");
+  resp_free(&r);
+  r = http_req(s.port, "POST", "/v1/analyze?timings=0&timings=1", auth, bar,
+               blen);
+  CHECK_ERROR(r, 400, "usage", "?timings");
+  resp_free(&r);
 
   char wrap[1200];
   snprintf(wrap, sizeof wrap, "{\"scene\": %s, \"extra\": 1}", bar);

@@ -439,20 +439,8 @@ static int cm__mx_options(cm_context_t *ctx, const cm__server_config_t *cfg,
   cm_options_init(o);
   *flags = 0;
   int st = body_opts ? cm__options_from_json(ctx, body_opts, o) : CM_OK;
-  for (int i = 0; !st && i < req->nquery; i++) {
-    const char *k = req->qkey[i], *v = req->qval[i];
-    if (!strcmp(k, "timings")) {
-      if (v && (!strcmp(v, "0") || !strcmp(v, "false")))
-        *flags |= CM_JSON_NO_TIMINGS;
-      else if (v && strcmp(v, "1") && strcmp(v, "true"))
-        st = CM__ERR(ctx, CM_USAGE, "?timings",
-                     "?timings: expected true or false");
-    } else if (!strcmp(k, "pretty")) {
-      *flags |= CM_JSON_INDENT;
-    } else {
-      st = cm__options_from_query(ctx, k, v, o);
-    }
-  }
+  if (!st)
+    st = cm__query_options(ctx, req, o, flags);
   if (cfg->max_solve_s > 0 &&
       (o->max_seconds <= 0 || o->max_seconds > cfg->max_solve_s))
     o->max_seconds = cfg->max_solve_s; /* the server's solve budget */

@@ -361,6 +361,36 @@ typedef struct {
   int json_flags;    /* cm_report_to_json flags */
 } cm__ropts_t;
 
+int cm__query_options(cm_context_t *ctx, const cm__request_t *req,
+                      cm_options_t *o, int *json_flags) {
+  int st = CM_OK;
+  for (int i = 0; !st && i < req->nquery; i++) {
+    const char *k = req->qkey[i], *v = req->qval[i];
+    for (int j = 0; j < i && !st; j++)
+      if (!strcmp(req->qkey[j], k)) {
+        char where[96];
+        snprintf(where, sizeof where, "?%s", k);
+        st = CM__ERR(ctx, CM_USAGE, where,
+                     "%s: given twice in the query; give each parameter once",
+                     where);
+      }
+    if (st)
+      break;
+    if (!strcmp(k, "timings")) {
+      if (v && (!strcmp(v, "0") || !strcmp(v, "false")))
+        *json_flags |= CM_JSON_NO_TIMINGS;
+      else if (v && strcmp(v, "1") && strcmp(v, "true"))
+        st = CM__ERR(ctx, CM_USAGE, "?timings",
+                     "?timings: expected true or false");
+    } else if (!strcmp(k, "pretty")) {
+      *json_flags |= CM_JSON_INDENT;
+    } else {
+      st = cm__options_from_query(ctx, k, v, o);
+    }
+  }
+  return st;
+}
+
 /* Layers defaults < stored session options < body options < query. */
 static int cm__collect_options(cm__server_t *srv, const cm__request_t *req,
                                const json_t *stored, const json_t *body_opts,
@@ -372,21 +402,8 @@ static int cm__collect_options(cm__server_t *srv, const cm__request_t *req,
     st = cm__options_from_json(ctx, stored, &ro->opts);
   if (!st && body_opts)
     st = cm__options_from_json(ctx, body_opts, &ro->opts);
-  for (int i = 0; !st && i < req->nquery; i++) {
-    const char *k = req->qkey[i], *v = req->qval[i];
-    if (!strcmp(k, "timings")) {
-      if (v && (!strcmp(v, "0") || !strcmp(v, "false")))
-        ro->json_flags |= CM_JSON_NO_TIMINGS;
-      else if (v && strcmp(v, "1") && strcmp(v, "true"))
-        st = CM__ERR(ctx, CM_USAGE, "?timings",
-                     "?timings: expected true or "
-                     "false");
-    } else if (!strcmp(k, "pretty")) {
-      ro->json_flags |= CM_JSON_INDENT;
-    } else {
-      st = cm__options_from_query(ctx, k, v, &ro->opts);
-    }
-  }
+  if (!st)
+    st = cm__query_options(ctx, req, &ro->opts, &ro->json_flags);
   double cap = srv->cfg.max_solve_s;
   if (cap > 0 && (ro->opts.max_seconds <= 0 || ro->opts.max_seconds > cap))
     ro->opts.max_seconds = cap; /* the server's solve budget */

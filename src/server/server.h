@@ -191,6 +191,12 @@ typedef struct cm__request {
   int query_dropped;  /* more than CM__MAX_QUERY query parameters */
 } cm__request_t;
 
+/* The query's analysis options over *o and its output flags (?timings,
+ * ?pretty) into *json_flags; a parameter given twice is a usage error
+ * (ctx says which), as a body's duplicate key is. router.c. */
+int cm__query_options(cm_context_t *ctx, const cm__request_t *req,
+                      cm_options_t *o, int *json_flags);
+
 typedef struct cm__response {
   int status; /* HTTP status */
   char *body; /* JSON text, malloc'd (owned) */
