@@ -1221,6 +1221,9 @@ CM_TEST(server_stdio) {
       CMT_TRUE(json_is_null(id));
       CMT_EQ_INT(st, 400);
       CMT_CONTAINS(jstr(body, "error"), "parse");
+      /* the third line of the input; jansson counts columns to the end of
+       * the token it stopped at ("this") */
+      CMT_CONTAINS(jstr(body, "message"), "request line 3, column 4: ");
     } else if (n == 3) {
       CMT_EQ_INT(st, 201);
       CMT_EQ_INT(strlen(jstr(body, "id")), 32);

@@ -87,8 +87,10 @@ static int cm__parse_oom(const json_error_t *err, const char *text,
 
 /* ---- one line ---------------------------------------------------- */
 
+/* Answers one request line, the lineno-th line of the input (1-based: the
+ * parse errors name it). */
 static void cm__line(cm__server_t *srv, const char *line, size_t len,
-                     FILE *out) {
+                     long lineno, FILE *out) {
   json_error_t err;
   /* the line is parsed whole (body included): its values and nesting are
    * counted on the raw bytes first, so no tree past the limits is built;
@@ -123,11 +125,14 @@ static void cm__line(cm__server_t *srv, const char *line, size_t len,
   if (!root || !json_is_object(root)) {
     char msg[300];
     int oom = !root && cm__parse_oom(&err, line, len);
-    snprintf(msg, sizeof msg, "request line:%d: %s", err.column,
-             root  ? "expected an object {\"id\", \"method\", \"path\", "
-                     "\"body\"}"
-             : oom ? "out of memory reading the line"
-                   : err.text);
+    if (root || oom)
+      snprintf(msg, sizeof msg, "request line %ld: %s", lineno,
+               root ? "expected an object {\"id\", \"method\", \"path\", "
+                      "\"body\"}"
+                    : "out of memory reading the line");
+    else
+      snprintf(msg, sizeof msg, "request line %ld, column %d: %s", lineno,
+               err.column, err.text);
     cm__emit_bad(out, NULL, oom ? CM_NOMEM : CM_PARSE, msg, "(line)");
     json_decref(root);
     return;
@@ -241,6 +246,7 @@ int cm__serve_stdio(cm__server_t *srv, FILE *in, FILE *out) {
   char *line = NULL;
   size_t cap = 0, n;
   int oom;
+  long lineno = 0;
   /* a line holds a body plus its envelope; a longer one is not stored */
   size_t limit = srv->cfg.max_body_bytes + 65536;
   struct sigaction sa;
@@ -251,6 +257,7 @@ int cm__serve_stdio(cm__server_t *srv, FILE *in, FILE *out) {
   sigaction(SIGINT, &sa, NULL);
   signal(SIGPIPE, SIG_IGN);
   while (!cm__stdio_stop && !cm__read_line(in, &line, &cap, limit, &n, &oom)) {
+    lineno++;
     if (oom) {
       cm__emit_bad(out, NULL, CM_NOMEM, "out of memory reading the line",
                    "(line)");
@@ -269,7 +276,7 @@ int cm__serve_stdio(cm__server_t *srv, FILE *in, FILE *out) {
       n--;
     if (n == 0)
       continue;
-    cm__line(srv, line, n, out);
+    cm__line(srv, line, n, lineno, out);
     cm__store_expire(&srv->store, cm__now());
   }
   int lost = !cm__stdio_stop && ferror(in) && errno != EINTR;
