@@ -85,3 +85,83 @@ CM_TEST(mjcf_vs_mujoco_dynamics) {
   CMT_TRUE(wc >= sqrt(l2)); /* 1375.3 >= 988.0: on the safe side */
 #endif
 }
+
+#ifdef CM_MJ_PROBE
+/* Runs `cmodes import mjcf MODEL.xml ARGS -o DIR/out` in DIR on the model
+ * text xml; its output, exit code in *code. */
+static char *mj_import(const char *dir, const char *xml, const char *args,
+                       int *code) {
+  char path[128], cmd[1024];
+  snprintf(path, sizeof path, "%s/model.xml", dir);
+  cmt_write_text(path, xml);
+  snprintf(cmd, sizeof cmd,
+           "cd %s && rm -rf out && %s import mjcf model.xml %s -o out 2>&1",
+           dir, CM_BINARY, args);
+  return cmt_run(cmd, code);
+}
+#endif
+
+/* What MuJoCo's warnings say of the pose is not ignored: a full contact
+ * buffer dropped contacts (the system would lack rows: a step too large),
+ * an unstable settle was reset by MuJoCo (not the settled pose); neither
+ * leaves MuJoCo's MUJOCO_LOG.TXT behind. A --settle of more than 1e8
+ * steps is refused before it starts. */
+CM_TEST(mjcf_mujoco_warnings) {
+#ifndef CM_MJ_PROBE
+  fprintf(stderr, "mjcf_mujoco_warnings: built without MuJoCo "
+                  "(libmujoco-dev): nothing to check\n");
+#else
+  char dir[64];
+  if (!cmt_tmpdir(dir, sizeof dir)) {
+    CMT_FAIL("mkdtemp");
+    return;
+  }
+  /* four spheres resting on the floor: four contacts */
+  const char *four =
+      "<mujoco>%s<worldbody><geom type=\"plane\" size=\"5 5 0.1\"/>"
+      "<body pos=\"0 0 0.1\"><freejoint/><geom type=\"sphere\" size=\"0.1\" "
+      "mass=\"1\"/></body><body pos=\"0.3 0 0.1\"><freejoint/><geom "
+      "type=\"sphere\" size=\"0.1\" mass=\"1\"/></body><body pos=\"0.6 0 "
+      "0.1\"><freejoint/><geom type=\"sphere\" size=\"0.1\" mass=\"1\"/>"
+      "</body><body pos=\"0.9 0 0.1\"><freejoint/><geom type=\"sphere\" "
+      "size=\"0.1\" mass=\"1\"/></body></worldbody></mujoco>";
+  char xml[1024];
+  int code;
+  snprintf(xml, sizeof xml, four, "");
+  char *out = mj_import(dir, xml, "--settle 0.5", &code);
+  CMT_EQ_INT(code, 0);
+  CMT_CONTAINS(out, "4 active contacts of 4");
+  free(out);
+  snprintf(xml, sizeof xml, four, "<size nconmax=\"2\"/>");
+  out = mj_import(dir, xml, "--settle 0.5", &code);
+  CMT_EQ_INT(code, cm_status_exit(CM_LIMIT));
+  CMT_CONTAINS(out, "contact buffer filled up and it dropped contacts");
+  CMT_CONTAINS(out, "nconmax");
+  free(out);
+  /* a slide spring of 1e9 N/m on 1 kg at 10 ms, explicit Euler */
+  out = mj_import(dir,
+                  "<mujoco><option timestep=\"0.01\" integrator=\"Euler\"/>"
+                  "<worldbody><geom type=\"plane\" size=\"5 5 0.1\"/><body "
+                  "pos=\"0 0 0.1\"><joint type=\"slide\" axis=\"1 0 0\" "
+                  "stiffness=\"1e9\" ref=\"-0.1\"/><geom type=\"sphere\" "
+                  "size=\"0.1\" mass=\"1\"/></body></worldbody></mujoco>",
+                  "--settle 2", &code);
+  CMT_EQ_INT(code, cm_status_exit(CM_NUMERIC));
+  CMT_CONTAINS(out, "went unstable");
+  free(out);
+  snprintf(xml, sizeof xml, four, "");
+  out = mj_import(dir, xml, "--settle 1e7", &code); /* 5e9 steps of 2 ms */
+  CMT_EQ_INT(code, cm_status_exit(CM_USAGE));
+  CMT_CONTAINS(out, "more than 1e+08");
+  free(out);
+  char log[128];
+  snprintf(log, sizeof log, "%s/MUJOCO_LOG.TXT", dir);
+  char *text = cmt_read_file(log);
+  if (text)
+    CMT_FAIL("MuJoCo wrote %s: %s", log, text);
+  free(text);
+  char cmd[128];
+  snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+  free(cmt_run(cmd, &code));
+#endif
+}

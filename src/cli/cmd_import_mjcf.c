@@ -46,6 +46,7 @@ int cm__cmd_import_mjcf(int argc, char **argv) {
 #include <mujoco/mujoco.h>
 #include <stdlib.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 static void cm__mjcf_usage(FILE *f) {
   fprintf(f, "usage: cmodes import mjcf MODEL.xml [--keyframe K | --settle S] "
@@ -192,6 +193,62 @@ static int cm__mjcf_parse(int argc, char **argv, cm__mjcf_args_t *a) {
   return -1;
 }
 
+/* --settle: at most this many of the model's steps */
+#define CM__SETTLE_MAX_STEPS 1e8
+
+/* MuJoCo's warnings (mju_user_warning): the first one's text, kept for
+ * the message, instead of MuJoCo's own print to standard output and its
+ * MUJOCO_LOG.TXT in the working folder. */
+static char cm__mj_warning[512];
+
+static void cm__mj_on_warning(const char *msg) {
+  if (!cm__mj_warning[0])
+    snprintf(cm__mj_warning, sizeof cm__mj_warning, "%s", msg);
+}
+
+/* What MuJoCo's warnings (d->warning) say of the pose: 0, or the exit
+ * code after the message. A full contact or constraint buffer dropped
+ * contacts (the system would lack their rows: a higher, unsafe step); a
+ * bad number in qpos, qvel or qacc made MuJoCo reset the simulation (the
+ * pose is not the settled one). */
+static int cm__mjcf_warnings(const mjModel *m, const mjData *d,
+                             const cm__mjcf_args_t *a) {
+  static const struct {
+    int w, status;
+    const char *why;
+  } bad[] = {
+      {mjWARN_CONTACTFULL, CM_LIMIT,
+       "MuJoCo's contact buffer filled up and it dropped contacts, which "
+       "the system would lack (its step would be too large); raise nconmax "
+       "(<size nconmax=\"...\"/>) or the model's memory"},
+      {mjWARN_CNSTRFULL, CM_LIMIT,
+       "MuJoCo's constraint buffer filled up and it dropped constraints; "
+       "raise njmax (<size njmax=\"...\"/>) or the model's memory"},
+      {mjWARN_BADQPOS, CM_NUMERIC,
+       "the simulation went unstable (a bad number in qpos) and MuJoCo "
+       "reset it, so the pose is not a settled one; settle for less time "
+       "or give a keyframe"},
+      {mjWARN_BADQVEL, CM_NUMERIC,
+       "the simulation went unstable (a bad number in qvel) and MuJoCo "
+       "reset it, so the pose is not a settled one; settle for less time "
+       "or give a keyframe"},
+      {mjWARN_BADQACC, CM_NUMERIC,
+       "the simulation went unstable (a bad number in qacc) and MuJoCo "
+       "reset it, so the pose is not a settled one; settle for less time "
+       "or give a keyframe"}};
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+    if (d->warning[bad[i].w].number > 0) {
+      fprintf(stderr, "cmodes import mjcf: %s: %s (MuJoCo: %s)\n", a->path,
+              bad[i].why, cm__mj_warning[0] ? cm__mj_warning : "");
+      return cm_status_exit(bad[i].status);
+    }
+  if (d->warning[mjWARN_INERTIA].number > 0)
+    fprintf(stderr, "cmodes import mjcf: %s: warning: MuJoCo: %s\n", a->path,
+            cm__mj_warning);
+  (void)m;
+  return 0;
+}
+
 /* Brings d to the contact configuration: keyframe or settled, then
  * mj_forward; returns 0 or the exit code. */
 static int cm__mjcf_pose(const mjModel *m, mjData *d,
@@ -210,9 +267,30 @@ static int cm__mjcf_pose(const mjModel *m, mjData *d,
     }
     mj_resetDataKeyframe(m, d, (int)key);
   }
-  long steps = (long)ceil(a->settle_s / m->opt.timestep);
-  for (long s = 0; s < steps; s++)
+  double steps = ceil(a->settle_s / m->opt.timestep);
+  if (steps > CM__SETTLE_MAX_STEPS) {
+    fprintf(stderr,
+            "cmodes import mjcf: --settle %g: %.3g steps of the model's "
+            "timestep %g s, more than %.0e; settle for a few seconds (contacts "
+            "come to rest in far less) or give a keyframe\n",
+            a->settle_s, steps, m->opt.timestep, CM__SETTLE_MAX_STEPS);
+    return cm_status_exit(CM_USAGE);
+  }
+  /* progress on a terminal, about once a second */
+  int tty = isatty(2);
+  double t0 = cm__now(), shown = t0;
+  for (long s = 0; s < (long)steps; s++) {
     mj_step(m, d);
+    if (tty && (s & 1023) == 1023 && cm__now() - shown > 1) {
+      shown = cm__now();
+      fprintf(stderr,
+              "\r\033[Kcmodes import mjcf: settling, t = %.3g of %g s "
+              "(%.0f s)",
+              d->time, a->settle_s, shown - t0);
+    }
+  }
+  if (tty && shown > t0)
+    fprintf(stderr, "\r\033[K");
   mj_forward(m, d);
   return 0;
 }
@@ -440,13 +518,22 @@ int cm__cmd_import_mjcf(int argc, char **argv) {
   }
   fclose(probe);
   char err[1024] = "";
+  cm__mj_warning[0] = 0;
+  mju_user_warning = cm__mj_on_warning;
   mjModel *m = mj_loadXML(a.path, NULL, err, sizeof err);
   if (!m) {
     fprintf(stderr, "cmodes import mjcf: %s: %s\n", a.path, err);
     return cm_status_exit(CM_PARSE);
   }
   mjData *d = mj_makeData(m);
+  if (!d) {
+    fprintf(stderr, "cmodes import mjcf: out of memory\n");
+    mj_deleteModel(m);
+    return cm_status_exit(CM_NOMEM);
+  }
   rc = cm__mjcf_pose(m, d, &a);
+  if (!rc)
+    rc = cm__mjcf_warnings(m, d, &a);
   if (!rc) {
     cm__mj_system_t s;
     if (cm__mj_system_alloc(&s, m->nv, d->ncon)) {
