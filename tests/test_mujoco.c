@@ -154,6 +154,11 @@ CM_TEST(mjcf_mujoco_warnings) {
   CMT_EQ_INT(code, cm_status_exit(CM_USAGE));
   CMT_CONTAINS(out, "more than 1e+08");
   free(out);
+  out = mj_import(dir, xml, "--keyframe rest", &code); /* no <key> */
+  CMT_EQ_INT(code, cm_status_exit(CM_USAGE));
+  CMT_CONTAINS(out, "--keyframe rest: no keyframe of that name; the model "
+                    "has 0 keyframes");
+  free(out);
   char log[128];
   snprintf(log, sizeof log, "%s/MUJOCO_LOG.TXT", dir);
   char *text = cmt_read_file(log);

@@ -260,9 +260,10 @@ static int cm__mjcf_pose(const mjModel *m, mjData *d,
       key = mj_name2id(m, mjOBJ_KEY, a->keyframe);
     if (key < 0 || key >= m->nkey) {
       fprintf(stderr,
-              "cmodes import mjcf: --keyframe %s: the model has "
-              "%d keyframes\n",
-              a->keyframe, m->nkey);
+              "cmodes import mjcf: --keyframe %s: %s; the model has %d "
+              "keyframe%s (give an index from 0 or a <key name=...>)\n",
+              a->keyframe, *end ? "no keyframe of that name" : "no such index",
+              m->nkey, m->nkey == 1 ? "" : "s");
       return cm_status_exit(CM_USAGE);
     }
     mj_resetDataKeyframe(m, d, (int)key);
