@@ -281,12 +281,9 @@ static void cm__write_line(FILE *f, int jsonl, const cm__line_t *l) {
 /* ---- the chart ----------------------------------------------------------- */
 
 /* Step against time (or timestep): critical, certified, per-contact, and
- * the deck's step; log-scaled h. */
-static int cm__svg(const char *path, const cm__line_t *v, int n,
-                   double deck_dt) {
-  FILE *f = fopen(path, "w");
-  if (!f)
-    return 0;
+ * the deck's step; log-scaled h. Writes to f (opened before the work, so
+ * that an unwritable path fails at once) and closes it; 1 on success. */
+static int cm__svg(FILE *f, const cm__line_t *v, int n, double deck_dt) {
   const double W = 720, H = 400, L = 80, R = 190, T = 30, B = 50;
   int use_t = n > 0 && isfinite(v[0].time_s);
   double x0 = INFINITY, x1 = -INFINITY, y0 = INFINITY, y1 = -INFINITY;
@@ -651,12 +648,23 @@ int cm__cmd_track(int argc, char **argv) {
             "first file's snapshot is used\n",
             dups);
   FILE *f = o.out ? fopen(o.out, "w") : stdout;
+  int why = f ? 0 : errno;
+  /* the chart's file too, before the work: a path that cannot be written
+   * fails now, not after every snapshot */
+  FILE *svg = f && o.svg ? fopen(o.svg, "w") : NULL;
+  if (f && o.svg && !svg)
+    why = errno;
   cm__line_t *lines = calloc((size_t)n + 1, sizeof *lines);
-  if (!f || !lines) {
-    fprintf(stderr, "cmodes track: cannot write %s: %s\n", o.out ? o.out : "-",
-            strerror(f ? ENOMEM : errno));
+  if (!f || (o.svg && !svg) || !lines) {
+    fprintf(stderr, "cmodes track: cannot write %s: %s\n",
+            !f              ? (o.out ? o.out : "-")
+            : o.svg && !svg ? o.svg
+                            : "-",
+            strerror(why ? why : ENOMEM));
     if (f && f != stdout)
       fclose(f);
+    if (svg)
+      fclose(svg), remove(o.svg);
     free(snaps), free(lines);
     cm_lammps_deck_destroy(&deck);
     return cm_status_exit(CM_IO);
@@ -685,10 +693,11 @@ int cm__cmd_track(int argc, char **argv) {
             "cmodes track: %d snapshots, %ld matrix-vector products "
             "(%s)\n",
             done, matvecs, o.cold ? "cold starts" : "warm starts");
-  errno = 0; /* what a failing write below leaves says why */
-  if (!st && o.svg &&
-      !cm__svg(o.svg, lines, done,
-               deck && deck->model ? deck->model->timestep_s : 0)) {
+  errno = 0;     /* what a failing write below leaves says why */
+  if (svg && st) /* no chart of a failed run: its empty file goes */
+    fclose(svg), remove(o.svg);
+  else if (svg && !cm__svg(svg, lines, done,
+                           deck && deck->model ? deck->model->timestep_s : 0)) {
     st = CM_IO; /* said once, by cm__track_fail */
     snprintf(ctx.message, sizeof ctx.message, "cannot write %s: %s", o.svg,
              errno ? strerror(errno) : "a write failed (disk full?)");
