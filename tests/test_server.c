@@ -2094,6 +2094,40 @@ CM_TEST(server_stdio_long_line) {
 }
 
 /* Every option of `cmodes serve --help` is in docs/server.md's table. */
+/* An address the server cannot listen on (one not of this machine, then
+ * one in use): exit CM_IO, one line that names the address as given (no
+ * libmicrohttpd line naming "port 0"). */
+CM_TEST(server_listen_failure) {
+  srv_t s;
+  if (srv_start(&s, "--quiet")) {
+    CMT_FAIL("server did not start");
+    return;
+  }
+  char taken[64];
+  snprintf(taken, sizeof taken, "127.0.0.1:%d", s.port);
+  const char *addrs[] = {"192.0.2.1:8080", taken}; /* TEST-NET-1, in use */
+  for (int i = 0; i < 2; i++) {
+    char cmd[256];
+    snprintf(cmd, sizeof cmd, "timeout 20 %s serve --listen %s 2>&1", CM_BINARY,
+             addrs[i]);
+    int code;
+    char *out = cmt_run(cmd, &code);
+    CMT_EQ_INT(code, cm_status_exit(CM_IO));
+    char want[128];
+    snprintf(want, sizeof want,
+             "cmodes serve: cannot listen on %s: ", addrs[i]);
+    CMT_CONTAINS(out, want);
+    if (out && strstr(out, "port 0"))
+      CMT_FAIL("%s", out);
+    int lines = 0;
+    for (const char *p = out; p && *p; p++)
+      lines += *p == '\n';
+    CMT_EQ_INT(lines, 1);
+    free(out);
+  }
+  srv_stop(&s);
+}
+
 CM_TEST(server_help_documented) {
   int code;
   char *help = cmt_run(CM_BINARY " serve --help", &code);

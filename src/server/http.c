@@ -10,6 +10,8 @@
 #include <microhttpd.h>
 #include <netdb.h>
 #include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
@@ -42,7 +44,24 @@ typedef struct {
   int nsocks;            /* their number */
   size_t inflight_bytes; /* body bytes reserved by requests in flight */
   unsigned long refused_conns, cut_slow;
+  int started; /* MHD_start_daemon returned: its log lines are printed */
 } cm__http_t;
+
+/* libmicrohttpd's error log, on stderr with the command's prefix. While
+ * the daemon starts its lines are dropped: a failed start is said once,
+ * by cmodes, with the address asked for (MHD's own line names the port
+ * argument, 0 when the address carries it). */
+static void cm__mhd_log(void *cls, const char *fmt, va_list ap) {
+  const cm__http_t *h = cls;
+  if (!__atomic_load_n(&h->started, __ATOMIC_ACQUIRE))
+    return;
+  char line[512];
+  vsnprintf(line, sizeof line, fmt, ap);
+  size_t n = strlen(line);
+  while (n > 0 && line[n - 1] == '\n')
+    line[--n] = 0;
+  fprintf(stderr, "cmodes serve: libmicrohttpd: %s\n", line);
+}
 
 /* Per-request state, from the first callback to the completion notice. */
 typedef struct {
@@ -550,7 +569,12 @@ int cm__serve_http(cm__server_t *srv) {
       MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)(cfg->idle_timeout_s + 0.999),
       MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)65536,
       MHD_OPTION_LISTEN_BACKLOG_SIZE, (unsigned)1024,
-      MHD_OPTION_LISTENING_ADDRESS_REUSE, (unsigned)1, MHD_OPTION_END);
+      /* no MHD_OPTION_LISTENING_ADDRESS_REUSE: its SO_REUSEPORT let a
+       * second server bind a port in use and take half its connections
+       * (a session made on one unknown to the other); MHD's default
+       * SO_REUSEADDR still lets a restart bind at once */
+      MHD_OPTION_EXTERNAL_LOGGER, cm__mhd_log, &h, MHD_OPTION_END);
+  __atomic_store_n(&h.started, 1, __ATOMIC_RELEASE); /* MHD's threads */
   if (!d) {
     fprintf(stderr,
             "cmodes serve: cannot listen on %s: %s (address in use, "
