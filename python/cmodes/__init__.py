@@ -146,12 +146,18 @@ _CONTACT = _struct_dtype("cm_contact_t", [
     ("damping_t", "f8")])
 
 
-def _real(value, what):
-    """value as a float64 array, refusing complex values (numpy would drop
-    the imaginary part with only a warning) and what is not numbers."""
+def _no_complex(value, what):
+    """Refuses complex values (dense or scipy.sparse): numpy would drop the
+    imaginary part with only a warning."""
     if np.iscomplexobj(value):
         raise _error(-3, "%s is complex: cmodes takes real numbers (pass its "
                      ".real if the imaginary part is round-off)" % what, what)
+
+
+def _real(value, what):
+    """value as a float64 array, refusing complex values and what is not
+    numbers."""
+    _no_complex(value, what)
     try:
         return np.asarray(value, dtype=np.float64)
     except (TypeError, ValueError) as e:
@@ -512,10 +518,9 @@ def _sparse():
 
 def _csc(M):
     sp = _sparse()
+    _no_complex(M, "M")
     if not sp.issparse(M):
         M = _real(M, "M")
-    elif np.iscomplexobj(M):
-        _real(M.data, "M")
     nr, nc = _shape2(M, "M")
     if nr != nc:
         raise _error(-3, "M is %d x %d: a mass matrix is square" % (nr, nc),
@@ -552,10 +557,9 @@ def _check_symmetric(A):
 
 def _csr(J, n):
     sp = _sparse()
+    _no_complex(J, "J")
     if not sp.issparse(J):
         J = _real(J, "J")
-    elif np.iscomplexobj(J):
-        _real(J.data, "J")
         if J.ndim == 1:
             J = J.reshape(1, -1)
     nr, nc = _shape2(J, "J")

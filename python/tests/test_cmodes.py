@@ -244,6 +244,13 @@ def test_complex_and_text_refused():
         cmodes.analyze(M, J, ["1", "x", "2"])
 
 
+def test_one_row_j_as_a_vector():
+    """J given as a 1-D array is one contact row (a mass m = 2 on a spring
+    k = 8: omega^2 = k / m = 4)."""
+    r = cmodes.analyze(np.array([[2.0]]), np.array([1.0]), [8.0])
+    assert r.omega_max == pytest.approx(2.0, rel=1e-14)
+
+
 def test_read_a_folder(tmp_path):
     """A folder where a scene file is expected: an IoError naming it (it
     was taken for an endless stream past the input limit)."""
