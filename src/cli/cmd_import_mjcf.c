@@ -211,8 +211,7 @@ static void cm__mj_on_warning(const char *msg) {
  * contacts (the system would lack their rows: a higher, unsafe step); a
  * bad number in qpos, qvel or qacc made MuJoCo reset the simulation (the
  * pose is not the settled one). */
-static int cm__mjcf_warnings(const mjModel *m, const mjData *d,
-                             const cm__mjcf_args_t *a) {
+static int cm__mjcf_warnings(const mjData *d, const cm__mjcf_args_t *a) {
   static const struct {
     int w, status;
     const char *why;
@@ -224,28 +223,27 @@ static int cm__mjcf_warnings(const mjModel *m, const mjData *d,
       {mjWARN_CNSTRFULL, CM_LIMIT,
        "MuJoCo's constraint buffer filled up and it dropped constraints; "
        "raise njmax (<size njmax=\"...\"/>) or the model's memory"},
-      {mjWARN_BADQPOS, CM_NUMERIC,
-       "the simulation went unstable (a bad number in qpos) and MuJoCo "
-       "reset it, so the pose is not a settled one; settle for less time "
-       "or give a keyframe"},
-      {mjWARN_BADQVEL, CM_NUMERIC,
-       "the simulation went unstable (a bad number in qvel) and MuJoCo "
-       "reset it, so the pose is not a settled one; settle for less time "
-       "or give a keyframe"},
-      {mjWARN_BADQACC, CM_NUMERIC,
-       "the simulation went unstable (a bad number in qacc) and MuJoCo "
-       "reset it, so the pose is not a settled one; settle for less time "
-       "or give a keyframe"}};
-  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
-    if (d->warning[bad[i].w].number > 0) {
-      fprintf(stderr, "cmodes import mjcf: %s: %s (MuJoCo: %s)\n", a->path,
-              bad[i].why, cm__mj_warning[0] ? cm__mj_warning : "");
-      return cm_status_exit(bad[i].status);
-    }
+      {mjWARN_BADQPOS, CM_NUMERIC, "qpos"},
+      {mjWARN_BADQVEL, CM_NUMERIC, "qvel"},
+      {mjWARN_BADQACC, CM_NUMERIC, "qacc"}};
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    if (d->warning[bad[i].w].number <= 0)
+      continue;
+    fprintf(stderr, "cmodes import mjcf: %s: ", a->path);
+    if (bad[i].status == CM_NUMERIC)
+      fprintf(stderr,
+              "the simulation went unstable (a bad number in %s) and "
+              "MuJoCo reset it, so the pose is not a settled one; settle "
+              "for less time or give a keyframe",
+              bad[i].why);
+    else
+      fputs(bad[i].why, stderr);
+    fprintf(stderr, " (MuJoCo: %s)\n", cm__mj_warning);
+    return cm_status_exit(bad[i].status);
+  }
   if (d->warning[mjWARN_INERTIA].number > 0)
     fprintf(stderr, "cmodes import mjcf: %s: warning: MuJoCo: %s\n", a->path,
             cm__mj_warning);
-  (void)m;
   return 0;
 }
 
@@ -509,20 +507,20 @@ int cm__cmd_import_mjcf(int argc, char **argv) {
   int rc = cm__mjcf_parse(argc, argv, &a);
   if (rc >= 0)
     return rc;
-  FILE *probe = cm__fopen_input(a.path, "r"); /* MuJoCo's own words for a
-                                                missing file or a folder
-                                                are its XML error codes */
-  if (!probe) {
-    fprintf(stderr, "cmodes import mjcf: %s: cannot open: %s\n", a.path,
-            strerror(errno));
-    return cm_status_exit(CM_IO);
-  }
-  fclose(probe);
   char err[1024] = "";
   cm__mj_warning[0] = 0;
   mju_user_warning = cm__mj_on_warning;
   mjModel *m = mj_loadXML(a.path, NULL, err, sizeof err);
   if (!m) {
+    /* MuJoCo's words for a missing file or a folder are its XML error
+     * codes: say what opening it says instead */
+    FILE *probe = cm__fopen_input(a.path, "r");
+    if (!probe) {
+      fprintf(stderr, "cmodes import mjcf: %s: cannot open: %s\n", a.path,
+              strerror(errno));
+      return cm_status_exit(CM_IO);
+    }
+    fclose(probe);
     fprintf(stderr, "cmodes import mjcf: %s: %s\n", a.path, err);
     return cm_status_exit(CM_PARSE);
   }
@@ -534,7 +532,7 @@ int cm__cmd_import_mjcf(int argc, char **argv) {
   }
   rc = cm__mjcf_pose(m, d, &a);
   if (!rc)
-    rc = cm__mjcf_warnings(m, d, &a);
+    rc = cm__mjcf_warnings(d, &a);
   if (!rc) {
     cm__mj_system_t s;
     if (cm__mj_system_alloc(&s, m->nv, d->ncon)) {
