@@ -648,19 +648,17 @@ int cm__cmd_track(int argc, char **argv) {
             "first file's snapshot is used\n",
             dups);
   FILE *f = o.out ? fopen(o.out, "w") : stdout;
-  int why = f ? 0 : errno;
+  const char *unwritable = f ? NULL : o.out;
   /* the chart's file too, before the work: a path that cannot be written
    * fails now, not after every snapshot */
-  FILE *svg = f && o.svg ? fopen(o.svg, "w") : NULL;
-  if (f && o.svg && !svg)
-    why = errno;
-  cm__line_t *lines = calloc((size_t)n + 1, sizeof *lines);
-  if (!f || (o.svg && !svg) || !lines) {
+  FILE *svg = !unwritable && o.svg ? fopen(o.svg, "w") : NULL;
+  if (!unwritable && o.svg && !svg)
+    unwritable = o.svg;
+  int why = errno; /* the failed fopen's, when a path is unwritable */
+  cm__line_t *lines = unwritable ? NULL : calloc((size_t)n + 1, sizeof *lines);
+  if (unwritable || !lines) {
     fprintf(stderr, "cmodes track: cannot write %s: %s\n",
-            !f              ? (o.out ? o.out : "-")
-            : o.svg && !svg ? o.svg
-                            : "-",
-            strerror(why ? why : ENOMEM));
+            unwritable ? unwritable : "-", strerror(unwritable ? why : ENOMEM));
     if (f && f != stdout)
       fclose(f);
     if (svg)
