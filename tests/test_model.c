@@ -227,6 +227,112 @@ CM_TEST(model_damped_limit_dense_truth) {
   }
 }
 
+/* A drag on every ball (LAMMPS' fix viscous: force -gamma_i v_i), as a
+ * dashpot alone at its centre (stiffness 0, damping_n = damping_t =
+ * gamma_i), beside the contacts of model_row. The truth: the amplification
+ * matrix with C + diag(gamma_i) on the translations of ball i, the drags
+ * added here to the dense C, not through the contacts. */
+CM_TEST(model_viscous_dense_truth) {
+  for (int trial = 0; trial < 4; trial++) {
+    int dim = 2 + trial % 2, nb = 2 + trial / 2;
+    cm_scene_t *s = model_row(dim, nb, 4321u + (unsigned)trial);
+    cm_report_t *r0 = model_analyze(s); /* without the drags */
+    int nc0 = s->ncontacts;
+    double gam[8];
+    for (int i = 0; i < nb; i++) {
+      const double *x = s->bodies[i].position;
+      double n[3] = {0.6, 0.0, 0.8}; /* any unit normal */
+      if (dim == 2)
+        n[0] = 0.6, n[1] = 0.8, n[2] = 0;
+      gam[i] = 5.0 + 30.0 * i;
+      model_contact(s, i, CM_WORLD, x, n, 0, 0, gam[i], gam[i]);
+    }
+    CMT_EQ_INT(s->ncontacts, nc0 + nb);
+    cm_context_t ctx;
+    cm_context_init(&ctx);
+    cm_system_t *sys = NULL;
+    CMT_EQ_INT(cm_system_assemble(&ctx, s, &sys), 0);
+    cm_report_t *r = model_analyze(s);
+    if (sys && r && r0) {
+      /* the undamped system leaves the drags out: the same rows, modes */
+      CMT_EQ_INT(sys->nc, r0->nrows);
+      CMT_TRUE(r->omega_max == r0->omega_max);
+      CMT_TRUE(r->cd_undamped.h_s == r0->cd_undamped.h_s);
+      /* the truth: the dense C plus the drags on the translations */
+      int n = sys->n;
+      double *g = calloc((size_t)sys->nc + 1, sizeof(double));
+      memcpy(g, sys->g, sizeof(double) * (size_t)sys->nc);
+      size_t nn = (size_t)n * (size_t)n;
+      double *M = malloc(sizeof(double) * nn), *K = malloc(sizeof(double) * nn);
+      double *C = malloc(sizeof(double) * nn);
+      model_dense_M(sys, M);
+      model_dense_JtWJ(sys, sys->k, K);
+      model_dense_JtWJ(sys, g, C);
+      int seen = 0;
+      for (int j = 0; j < n; j++)
+        if (sys->col_dof[j] < dim) /* a translation */
+          C[j * n + j] += gam[sys->col_body[j]], seen++;
+      CMT_EQ_INT(seen, dim * nb); /* every translation is active */
+      lapack_int *piv = malloc(sizeof(lapack_int) * (size_t)n);
+      double *Mc = malloc(sizeof(double) * nn);
+      memcpy(Mc, M, sizeof(double) * nn);
+      LAPACKE_dgesv(LAPACK_ROW_MAJOR, n, n, Mc, n, piv, K, n);
+      memcpy(Mc, M, sizeof(double) * nn);
+      LAPACKE_dgesv(LAPACK_ROW_MAJOR, n, n, Mc, n, piv, C, n);
+      double lo = 0, hi = r->central_difference.h_s;
+      while (model_rho(n, K, C, hi) <= 1 + 1e-7)
+        hi *= 2;
+      for (int it = 0; it < 60 && hi - lo > 1e-9 * hi; it++) {
+        double h = 0.5 * (lo + hi);
+        if (model_rho(n, K, C, h) <= 1 + 1e-7)
+          lo = h;
+        else
+          hi = h;
+      }
+      CMT_REL(r->central_difference.h_s, lo, 1e-6);
+      CMT_LE(r->central_difference.certified_s, lo);
+      CMT_TRUE(r->central_difference.certified_s >= 0.999 * lo);
+      /* the drags lower the step below the contacts' dashpots alone */
+      CMT_LE(r->central_difference.h_s,
+             r0->central_difference.h_s * (1 - 1e-3));
+      free(g), free(M), free(K), free(C), free(piv), free(Mc);
+    }
+    cm_report_destroy(&r0), cm_report_destroy(&r);
+    cm_system_destroy(&sys);
+    cm_scene_destroy(&s);
+  }
+}
+
+/* Dashpots alone and no spring: velocity Verlet's drag v' = (1 - h
+ * gamma / m) v is stable for h <= 2 m / gamma; the step is the smallest
+ * over the balls (no contact between them). */
+CM_TEST(model_dashpots_alone) {
+  for (int dim = 2; dim <= 3; dim++) {
+    cm_scene_t *s = cm_scene_create(dim);
+    double m[3] = {0.5, 2.0, 1.3}, gam[3] = {3.0, 25.0, 9.0}, want = INFINITY;
+    for (int i = 0; i < 3; i++) {
+      model_ball(s, m[i], 0.1, 3.0 * i, 1.0, dim == 3 ? 1.0 : 0);
+      double n[3] = {0, 0, 0};
+      n[dim - 1] = 1;
+      model_contact(s, i, CM_WORLD, s->bodies[i].position, n, 0, 0, gam[i],
+                    i == 1 ? 0 : gam[i]); /* ball 1: the normal only */
+      want = fmin(want, 2.0 * m[i] / gam[i]);
+    }
+    cm_report_t *r = model_analyze(s);
+    if (r) {
+      CMT_EQ_INT(r->nrows, 0); /* no spring: no undamped row */
+      CMT_TRUE(r->dashpots);
+      CMT_REL(r->central_difference.h_s, want, 1e-9);
+      CMT_LE(r->central_difference.certified_s, want * (1 + 1e-15));
+      CMT_TRUE(r->central_difference.certified_s >= 0.999 * want);
+      CMT_TRUE(isnan(r->damped_zeta));
+      CMT_TRUE(isnan(r->rk3.h_s) && isnan(r->cd_undamped.h_s));
+    }
+    cm_report_destroy(&r);
+    cm_scene_destroy(&s);
+  }
+}
+
 /* Proportional damping C = alpha K: every mode has zeta = alpha omega / 2
  * and the limit is the top mode's 2 (sqrt(1 + zeta^2) - zeta) / omega. */
 CM_TEST(model_damped_proportional) {
@@ -308,6 +414,16 @@ CM_TEST(model_v2_errors) {
       {"{\"format\": \"cmodes-scene\", \"version\": 2, \"timestep\": -1, "
        "\"dim\": 2, \"bodies\": []}",
        "timestep: must be >= 0"},
+      {"{\"format\": \"cmodes-scene\", \"version\": 2, \"dim\": 2, \"bodies\": "
+       "[{\"mass\": 1, \"inertia\": 1, \"position\": [0, 0]}], \"contacts\": "
+       "[{\"a\": 0, \"b\": null, \"point\": [0, 0], \"normal\": [0, 1], "
+       "\"stiffness\": 0, \"damping_n\": 1, \"stiffness_t\": 2}]}",
+       "contacts[0].stiffness: 0 with a tangential spring (stiffness_t)"},
+      {"{\"format\": \"cmodes-scene\", \"version\": 2, \"dim\": 2, \"bodies\": "
+       "[{\"mass\": 1, \"inertia\": 1, \"position\": [0, 0]}], \"contacts\": "
+       "[{\"a\": 0, \"b\": null, \"point\": [0, 0], \"normal\": [0, 1], "
+       "\"stiffness\": 0, \"damping_t\": 1}]}",
+       "contacts[0].stiffness: 0 with no normal dashpot (damping_n)"},
       {"{\"format\": \"cmodes-scene\", \"version\": 3, \"dim\": 2, "
        "\"bodies\": []}",
        "version: expected 1 or 2"},

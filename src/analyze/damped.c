@@ -286,15 +286,35 @@ int cm__damped_step(cm_context_t *ctx, const cm_scene_t *scene,
              cm_step_central_difference(r->modes[i].omega, r->modes[i].zeta));
   r->damped_modal_h_s = isfinite(h) ? h : NAN;
   int no_mode = !(r->omega_max > 0) || !isfinite(h);
-  if (no_mode && !(r->omega_upper > 0 && isfinite(r->omega_upper)))
-    return CM_OK; /* no stiff row: the notes already say why */
+  /* no spring at all (every row a dashpot alone, stiffness 0: the
+   * undamped system is empty and its Gershgorin bound 0): the dashpots
+   * alone limit the step, h* = 2 / lambda_max(C~) */
+  int springless = r->omega_upper == 0;
+  if (no_mode && !springless &&
+      !(r->omega_upper > 0 && isfinite(r->omega_upper)))
+    return CM_OK; /* the solve gave no mode: the notes already say why */
   /* ---- certified, first: h^2 U_K + 2 h U_C = 4 ---- */
   double uc = 0;
   int st = cm__weighted_bound(ctx, scene, 0.0, 1.0, NULL, 0, &b, &uc);
   if (st)
     return st;
   double hc = cm__damped_root(r->omega_upper * r->omega_upper, uc);
+  if (springless && !(uc > 0))
+    return CM_OK; /* no dashpot row either (all on fixed bodies) */
+  cm__top_t top = {0};
+  if (springless && !cm__spent(&b)) {
+    /* a start above h*: the root of the top vector at any h (the
+     * operator is 2 h C~, its top vector the same at every h) */
+    st = cm__top_at(ctx, scene, opts, hc, &b, &top);
+    if (!st && top.comp >= 0)
+      h = cm__damped_root(top.a, top.b), no_mode = 0;
+    if (st) {
+      free(top.z);
+      return st;
+    }
+  }
   if (no_mode) {
+    free(top.z);
     /* no listed mode (a budget that stopped the solve before its first
      * pair): no iteration, but the undamped certified step is not safe
      * with dashpots; the damped one from the bounds is */
@@ -310,11 +330,12 @@ int cm__damped_step(cm_context_t *ctx, const cm_scene_t *scene,
                          "result");
   }
   /* ---- the coupled limit: monotone iteration from above ---- */
-  cm__top_t top = {0};
-  top.z = malloc(sizeof(double) * ((size_t)r->nstart + 1));
-  if (top.z && r->start_vector) { /* the undamped modes: a first guess */
-    memcpy(top.z, r->start_vector, sizeof(double) * (size_t)r->nstart);
-    top.nz = r->nstart;
+  if (!top.z) { /* (springless: the vectors of its first evaluation) */
+    top.z = malloc(sizeof(double) * ((size_t)r->nstart + 1));
+    if (top.z && r->start_vector) { /* the undamped modes: a first guess */
+      memcpy(top.z, r->start_vector, sizeof(double) * (size_t)r->nstart);
+      top.nz = r->nstart;
+    }
   }
   /* Any vector's quotients give a root >= h*, so the early solves may be
    * loose (tol 1e-6); the last ones run at the asked tolerance. */
@@ -353,8 +374,17 @@ int cm__damped_step(cm_context_t *ctx, const cm_scene_t *scene,
   r->matvecs += top.matvecs;
   r->search_matvecs += top.search_matvecs;
   r->damped_component = top.comp;
-  r->damped_zeta = top.a > 0 ? top.b / (2.0 * sqrt(top.a)) : 0;
+  /* a dashpot alone: no oscillation, no ratio (null) */
+  r->damped_zeta = top.a > 0    ? top.b / (2.0 * sqrt(top.a))
+                   : springless ? NAN
+                                : 0;
   r->central_difference.h_s = hn;
   r->central_difference.certified_s = fmin(hc, hn);
+  if (springless) { /* the dashpots' limit, found; RK's not sought */
+    r->central_difference.note = NULL;
+    r->rk3.note = r->rk4.note = "no spring: only the damped central "
+                                "difference step is computed for dashpots "
+                                "alone";
+  }
   return st;
 }

@@ -105,11 +105,31 @@ static int cm__write_contacts(FILE *out, const cm_scene_t *s, int nc,
   return ok;
 }
 
+/* A dashpot alone (stiffness 0) is refused: the cut components' rows
+ * (rank.c, vectors.c) count every contact as springs. */
+static int cm__part_no_drag(cm_context_t *ctx, const cm_scene_t *s) {
+  for (int i = 0; i < s->ncontacts; i++)
+    if (!(s->contacts[i].stiffness > 0)) {
+      char where[48];
+      snprintf(where, sizeof where, "contacts[%d].stiffness", i);
+      return CM__ERR(ctx, CM_INVALID_SCENE, where,
+                     "%s: 0, a dashpot alone (a drag such as LAMMPS' fix "
+                     "viscous): cmodes-mpi does not take these yet; analyse "
+                     "the scene with cmodes analyze",
+                     where);
+    }
+  return CM_OK;
+}
+
 int cm__part_write(cm_context_t *ctx, const cm_scene_t *s, const char *path) {
   cm_system_t *sys = NULL;
   int st = cm_system_assemble(ctx, s, &sys); /* validates, components */
   if (st)
     return st;
+  if ((st = cm__part_no_drag(ctx, s))) {
+    cm_system_destroy(&sys);
+    return st;
+  }
   int nb = s->nbodies, nc = s->ncontacts, ncomp = sys->ncomp;
   cm__border_t *bo = malloc(sizeof *bo * ((size_t)nb + 1));
   cm__corder_t *co = malloc(sizeof *co * ((size_t)nc + 1));

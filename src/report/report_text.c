@@ -77,7 +77,13 @@ int cm_report_write_text(const cm_report_t *r, FILE *f) {
   cm__h(f, "central difference", &r->central_difference);
   fprintf(f, "  %-22s (also leapfrog, velocity Verlet, symplectic Euler%s)\n",
           "", r->damping_ratio > 0 || r->dashpots ? "; damped" : "");
-  if (r->dashpots && r->damped_component >= 0)
+  if (r->dashpots && r->damped_component >= 0 && isnan(r->damped_zeta))
+    fprintf(f, /* no spring: dashpots alone (cm__damped_step) */
+            "  %-22s (set by the dashpots alone of component %d, no spring; "
+            "%d solves)\n  %-22s none      (no spring)\n",
+            "", r->damped_component, r->damped_iterations,
+            "CD without dashpots");
+  else if (r->dashpots && r->damped_component >= 0)
     fprintf(f,
             "  %-22s (set by a mode of component %d, effective damping "
             "ratio %.3g; each listed mode alone: %.6g s; %d solves)\n"

@@ -492,9 +492,10 @@ static int cm__validate_contact(cm_context_t *ctx, const cm_scene_t *s, int i) {
   if (!isfinite(c->stiffness))
     return CM__ERR(ctx, CM_INVALID_SCENE, CM__P("stiffness"),
                    "%s: not a finite number (NaN or infinity)", path);
-  if (!(c->stiffness > 0))
+  if (!(c->stiffness >= 0))
     return CM__ERR(ctx, CM_INVALID_SCENE, CM__P("stiffness"),
-                   "%s: %g is not positive; a penalty stiffness must be > 0",
+                   "%s: %g is negative; a penalty stiffness must be > 0 (or "
+                   "0 for a dashpot alone)",
                    path, c->stiffness);
   /* version 2: tangential spring and dashpots, 0 = absent */
   static const char *const v2[] = {"stiffness_t", "damping_n", "damping_t"};
@@ -504,6 +505,16 @@ static int cm__validate_contact(cm_context_t *ctx, const cm_scene_t *s, int i) {
       return CM__ERR(ctx, CM_INVALID_SCENE, CM__P(v2[j]),
                      "%s: %g must be finite and >= 0 (0: none)", path,
                      v2x[j]);
+  /* stiffness 0: a dashpot alone (a drag such as LAMMPS' fix viscous),
+   * which only the damped step sees */
+  if (c->stiffness == 0 && !(c->damping_n > 0 && c->stiffness_t == 0))
+    return CM__ERR(ctx, CM_INVALID_SCENE, CM__P("stiffness"),
+                   "%s: 0 with %s: a contact needs a penalty stiffness > 0, "
+                   "or stiffness 0 with damping_n > 0 and stiffness_t 0 for "
+                   "a dashpot alone",
+                   path,
+                   c->stiffness_t != 0 ? "a tangential spring (stiffness_t)"
+                                       : "no normal dashpot (damping_n)");
   if (c->has_arms && (!cm__finite_n(c->arm_a, d) || !cm__finite_n(c->arm_b, d)))
     return CM__ERR(ctx, CM_INVALID_SCENE, CM__P("arm_a"),
                    "%s: the lever arms must be finite numbers", path);

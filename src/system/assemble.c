@@ -330,6 +330,8 @@ static void cm__prefetch_sides(const cm__work_t *w, const cm_contact_t *ct) {
 }
 
 int cm__contact_nrows(int dim, const cm_contact_t *ct, int with_dashpots) {
+  if (!(ct->stiffness > 0) && !with_dashpots)
+    return 0; /* a dashpot alone: only the damped step's systems hold it */
   int tan = ct->stiffness_t > 0 || (with_dashpots && ct->damping_t > 0);
   return tan ? dim : 1;
 }
@@ -443,12 +445,14 @@ static int cm__components(cm_context_t *ctx, const cm_scene_t *s,
         p[b] = b;
       for (int c = c0; c < c1; c++) {
         const cm_contact_t *ct = &s->contacts[c];
-        int ma = cm__moving(w, ct->a), mv = cm__moving(w, ct->b);
-        mb[c] = ma ? ct->a : ct->b;
+        cm__contact_flags(s, w, c, &sum);
+        int none = !cm__contact_rows(w, c); /* not in this system */
+        int ma = !none && cm__moving(w, ct->a);
+        int mv = !none && cm__moving(w, ct->b);
+        mb[c] = none ? -1 : ma ? ct->a : ct->b;
         int edge = ma && mv && ct->a != ct->b;
         w->ends[2 * (size_t)c] = edge ? ct->a : -1;
         w->ends[2 * (size_t)c + 1] = edge ? ct->b : -1;
-        cm__contact_flags(s, w, c, &sum);
         if (ma && mv) {
           int ra = cm__uf_find(p, ct->a), rb = cm__uf_find(p, ct->b);
           if (ra != rb)
@@ -495,6 +499,8 @@ static int cm__components(cm_context_t *ctx, const cm_scene_t *s,
     root_comp[b] = -1;
   int ncomp = 0;
   for (int c = 0; c < nc; c++) {
+    if (mb[c] < 0) /* no rows here */
+      continue;
     int r = parent[mb[c]];
     if (root_comp[r] < 0)
       root_comp[r] = ncomp++;
@@ -513,7 +519,8 @@ static int cm__components(cm_context_t *ctx, const cm_scene_t *s,
     return CM_NOMEM;
   }
   for (int c = 0; c < nc; c++)
-    sys->comp_row[mb[c] + 1] += cm__contact_rows(w, c);
+    if (mb[c] >= 0)
+      sys->comp_row[mb[c] + 1] += cm__contact_rows(w, c);
   for (int i = 0; i < ncomp; i++)
     sys->comp_row[i + 1] += sys->comp_row[i];
   cm__ws_free(mb);
@@ -707,10 +714,12 @@ static int cm__rows(cm_context_t *ctx, const cm_scene_t *s, cm_system_t *sys,
     } else
       for (int c = c0; c < c1; c++) {
         const cm_contact_t *ct = &s->contacts[c];
-        int k = m;
-        if (cm__moving(w, ct->a) && w->rank[ct->a] < k)
+        int k = m; /* a contact of no rows here: after the others */
+        if (cm__contact_rows(w, c) && cm__moving(w, ct->a) &&
+            w->rank[ct->a] < k)
           k = w->rank[ct->a];
-        if (cm__moving(w, ct->b) && w->rank[ct->b] < k)
+        if (cm__contact_rows(w, c) && cm__moving(w, ct->b) &&
+            w->rank[ct->b] < k)
           k = w->rank[ct->b];
         key[c] = k;
         cnt[k] += cm__contact_rows(w, c);
@@ -723,7 +732,7 @@ static int cm__rows(cm_context_t *ctx, const cm_scene_t *s, cm_system_t *sys,
 #pragma omp single
       { /* first slot of each (key, thread), in key order then thread order */
         int o = 0;
-        for (int k = 0; k < m; k++)
+        for (int k = 0; k <= m; k++)
           for (int u = 0; u < nt; u++) {
             int n = next[u][k];
             next[u][k] = o;
