@@ -118,7 +118,8 @@ DECKS = os.path.join(TOP, "data", "lammps", "decks")
 # the committed small decks: (name, deck, settled dump)
 ALL = [(n, os.path.join(DECKS, "in." + n), os.path.join(DECKS, n + ".dump"))
        for n in ("hooke-frictionless", "hooke-friction", "hooke-damped",
-                 "hertz-mindlin", "hooke-triclinic", "hooke-damped-triclinic")]
+                 "hertz-mindlin", "hooke-triclinic", "hooke-damped-triclinic",
+                 "hooke-viscous", "hooke-langevin")]
 
 
 def find_lmp(explicit=None):

@@ -1058,11 +1058,10 @@ CM_TEST(lammps_deck_bad_decks) {
            head);
   expect_bad(dir, text, "in.bad:6: bond_style harmonic: not supported",
              "bonds carry springs");
-  const char *unsafe[][2] = {{"viscous 0.5", "force -gamma v"},
-                             {"langevin 1 1 1 4829", "m / damp"},
+  const char *unsafe[][2] = {{"viscous/sphere 0.5", "damping of the rotations"},
                              {"spring/self 10", "each particle to where"},
                              {"spring tether 10 0 0 0 0", "centre of mass"}};
-  for (int k = 0; k < 4; k++) {
+  for (int k = 0; k < 3; k++) {
     snprintf(text, sizeof text,
              "%spair_style gran/hooke 1 NULL 1 NULL 0.5 1\npair_coeff * *\n"
              "fix d all %s\nrun 10\n",
@@ -1082,9 +1081,75 @@ CM_TEST(lammps_deck_bad_decks) {
     cm_context_init(&ctx);
     cm_lammps_deck_t *d = NULL;
     CMT_EQ_INT(cm_lammps_deck_read(&ctx, in_dir(dir, "in.gone"), &d), CM_OK);
-    CMT_EQ_INT(d ? d->nplanes : -1, 0); /* fix w replaced: no wall */
+    CMT_EQ_INT(d ? d->nplanes : -1, 0);    /* fix w replaced: no wall */
+    CMT_TRUE(d && d->model->drag[1] == 0); /* fix d gone: no drag */
     cm_lammps_deck_destroy(&d);
   }
+  /* fix viscous in effect: read as a drag per type (scale: gamma ratio),
+   * two fixes add; a group other than all, or another keyword: refused */
+  snprintf(text, sizeof text,
+           "units si\nregion b block -1 1 -1 1 0 1\ncreate_box 3 b\n"
+           "pair_style gran/hooke 1 NULL 1 NULL 0.5 1\npair_coeff * *\n"
+           "fix d all viscous 0.5 scale 2 3.0 scale 3 0\n"
+           "fix e all viscous 0.25\nrun 10\n");
+  cm_lammps_deck_t *vd0 = deck_of_text(dir, "in.visc", text);
+  if (vd0) {
+    CMT_REL(vd0->model->drag[1], 0.75, 1e-15);
+    CMT_REL(vd0->model->drag[2], 1.75, 1e-15);
+    CMT_REL(vd0->model->drag[3], 0.25, 1e-15);
+    CMT_CONTAINS(vd0->model->summary,
+                 "fix viscous: drag 0.25 to 1.75 N s/m by type");
+  }
+  cm_lammps_deck_destroy(&vd0);
+  /* fix langevin: a drag m / (damp ratio_t); its rotational drags and the
+   * GJF integrator are refused */
+  snprintf(text, sizeof text,
+           "units si\nregion b block -1 1 -1 1 0 1\ncreate_box 2 b\n"
+           "pair_style gran/hooke 1 NULL 1 NULL 0.5 1\npair_coeff * *\n"
+           "fix t all langevin 0.0 v_temp 0.002 4829 zero yes scale 2 4.0 "
+           "tally no omega no\nrun 10\n");
+  cm_lammps_deck_t *lgv = deck_of_text(dir, "in.lgv", text);
+  if (lgv) {
+    CMT_REL(lgv->model->drag_rate[1], 500.0, 1e-15);
+    CMT_REL(lgv->model->drag_rate[2], 125.0, 1e-15);
+    CMT_TRUE(lgv->model->drag[1] == 0);
+    CMT_CONTAINS(lgv->model->summary,
+                 "fix langevin: drag per unit mass 125 to 500 1/s");
+  }
+  cm_lammps_deck_destroy(&lgv);
+  const char *lbad[][2] = {
+      {"langevin 1 1 0 4829", "damp 0 must be > 0"},
+      {"langevin 1 1 0.1 4829 omega yes", "omega yes: not supported"},
+      {"langevin 1 1 0.1 4829 gjf vhalf", "the GJF integrator"},
+      {"langevin 1 1 0.1 4829 angmom 3.0", "a drag on the rotations"},
+      {"langevin 1 1 0.1 4829 scale 1 0", "ratio > 0"},
+      {"langevin 1 1 0.1 4829 bias yes", "unknown keyword 'bias'"},
+      {"langevin 1 1 0.1", "expected 'fix ID group langevin"}};
+  for (int k = 0; k < 7; k++) {
+    snprintf(text, sizeof text,
+             "%spair_style gran/hooke 1 NULL 1 NULL 0.5 1\npair_coeff * *\n"
+             "fix d all %s\n",
+             head, lbad[k][0]);
+    expect_bad(dir, text, "in.bad:6: fix", lbad[k][1]);
+  }
+  snprintf(text, sizeof text,
+           "%spair_style gran/hooke 1 NULL 1 NULL 0.5 1\npair_coeff * *\n"
+           "fix d top viscous 0.5\n",
+           head);
+  expect_bad(dir, text, "in.bad:6: fix d top viscous: only group all",
+             "unfix it before the run");
+  snprintf(text, sizeof text,
+           "%spair_style gran/hooke 1 NULL 1 NULL 0.5 1\npair_coeff * *\n"
+           "fix d all viscous 0.5 scale 2 1\n",
+           head);
+  expect_bad(dir, text, "in.bad:6: type range '2' is not within 1..1",
+             "create_box");
+  snprintf(text, sizeof text,
+           "%spair_style gran/hooke 1 NULL 1 NULL 0.5 1\npair_coeff * *\n"
+           "fix d all viscous -1\n",
+           head);
+  expect_bad(dir, text, "in.bad:6: fix viscous: gamma -1 must be >= 0",
+             "N s/m");
   /* an if that sets what is read: refused; a variable it sets: an error
    * where used, unless --var gives it; next: a warning */
   snprintf(text, sizeof text,

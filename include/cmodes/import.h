@@ -238,6 +238,14 @@ struct cm_contact_model {
                        inside); 0 = R* = r as for a flat wall */
   double timestep_s;/* the deck's timestep, s (0 = none) */
   char summary[768];/* one line: the model found, for messages */
+  double drag[CM_LAW_MAX_TYPES + 1];
+                    /* fix viscous: the drag gamma of each type, N s/m
+                       (force -gamma v; 0 = none): a dashpot alone on every
+                       particle of the type (docs/scene-format.md) */
+  double drag_rate[CM_LAW_MAX_TYPES + 1];
+                    /* fix langevin: the drag per unit mass of each type,
+                       1/s (1 / (damp ratio): gamma_i = m_i drag_rate;
+                       0 = none), added to drag */
 };
 
 /* The stiffness and dashpots {k_n, k_t, c_n, c_t} of contact c of the

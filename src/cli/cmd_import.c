@@ -160,15 +160,20 @@ static int cm__finish(cm_context_t *ctx, const cm_dump_t *d,
   if (st)
     return st;
   if (!quiet) {
-    int walls = 0;
-    for (int i = 0; i < s->ncontacts; i++)
-      walls += s->contacts[i].b == CM_WORLD ||
-               s->contacts[i].b >= d->natoms;
+    int walls = 0, drags = 0;
+    for (int i = 0; i < s->ncontacts; i++) {
+      const cm_contact_t *c = &s->contacts[i];
+      drags += c->stiffness == 0; /* a dashpot alone: fix viscous */
+      walls += c->stiffness > 0 && (c->b == CM_WORLD || c->b >= d->natoms);
+    }
+    char dr[64] = "";
+    if (drags)
+      snprintf(dr, sizeof dr, ", %d drags of fix viscous or langevin", drags);
     fprintf(stderr,
             "cmodes import: %s: timestep %ld (snapshot %d), %d particles, "
-            "%d contacts (%d pairs, %d with walls)\n",
+            "%d contacts (%d pairs, %d with walls%s)\n",
             path, d->timestep, d->snapshots, d->natoms, s->ncontacts,
-            s->ncontacts - walls, walls);
+            s->ncontacts - walls - drags, walls, dr);
   }
   char *w = cm_dump_warnings(ctx, d, o);
   cm__print_warnings(w);

@@ -899,6 +899,7 @@ typedef struct {
   const char *warnings;          /* cm__warnings text, or NULL */
   const cm_dump_contact_t *c;    /* the contacts, in scene order */
   int nc;                        /* their count */
+  int ndrag;                     /* drags (fix viscous) after them */
 } cm__extra_t;
 
 /* "warnings": [...] and "periodic_images": [[contact, ix, iy, iz], ...]
@@ -928,6 +929,8 @@ static void cm__meta_extra(json_t *m, const cm__extra_t *x) {
   }
   if (img)
     json_object_set_new(m, "periodic_images", img);
+  if (x->ndrag) /* contacts nc .. nc + ndrag - 1 */
+    json_object_set_new(m, "drags", json_integer(x->ndrag));
 }
 
 /* The scene's meta object: where it came from and how it was built. */
@@ -1087,6 +1090,31 @@ static int cm__add_contact(cm_context_t *ctx, const cm_dump_t *d,
   return cm_scene_add_contact(ctx, s, &k, NULL);
 }
 
+/* Appends atom i's drag, if the deck's fix viscous or langevin gives its
+ * type one (force -gamma v): a dashpot alone between the atom and the world at its
+ * centre (no lever arm, no rotation), damping_n = damping_t = gamma, whose
+ * normal and tangent rows span the translations. Counts it in *nd. */
+static int cm__add_drag(cm_context_t *ctx, const cm_dump_t *d,
+                        const cm_dump_options_t *o, int i, cm_scene_t *s,
+                        int *nd) {
+  int t = d->type[i];
+  const cm_contact_model_t *m = o->model;
+  double g = t >= 1 && t <= CM_LAW_MAX_TYPES
+                 ? m->drag[t] + s->bodies[i].mass * m->drag_rate[t]
+                 : 0; /* fix viscous's gamma, fix langevin's m / damp */
+  if (!(g > 0))
+    return CM_OK;
+  cm_contact_t k;
+  cm_contact_init(&k);
+  k.a = i, k.b = CM_WORLD;
+  memcpy(k.point, d->x + 3 * (size_t)i, sizeof k.point);
+  memset(k.normal, 0, sizeof k.normal);
+  k.normal[o->dim - 1] = 1;
+  k.stiffness = 0, k.damping_n = k.damping_t = g;
+  (*nd)++;
+  return cm_scene_add_contact(ctx, s, &k, NULL);
+}
+
 /* A scene error at bodies[i] or contacts[q] (ctx->path) of the scene built
  * from a dump: prefixes the message with the dump's file, line and atom id
  * (both atoms of a pair), so it points at the input, not at a scene the
@@ -1142,9 +1170,12 @@ int cm_dump_to_scene(cm_context_t *ctx, const cm_dump_t *d,
   int np = 0;
   for (int q = 0; q < nc && st >= 0; q++)
     st = cm__add_contact(ctx, d, o, mass, &c[q], s, &np);
+  int nd = 0;
+  for (int i = 0; o->model && i < d->natoms && st >= 0; i++)
+    st = cm__add_drag(ctx, d, o, i, s, &nd);
   char *warn = st >= 0 ? cm__warnings(d, o, c, nc) : NULL;
   if (st >= 0) {
-    cm__extra_t x = {warn, c, nc};
+    cm__extra_t x = {warn, c, nc, nd};
     if (o->model)
       s->timestep_s = o->model->timestep_s;
     s->meta_json = cm__meta(d, o, np, nc - np, &x);

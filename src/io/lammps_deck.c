@@ -67,6 +67,14 @@ typedef struct {
     long line;
   } unsafe[CM__MAX_UNSAFE];
   int nunsafe;
+  /* fix viscous in effect: each fix's gamma per type (N s/m), modelled as
+   * a dashpot alone on every particle (cm_contact_model_t.drag) */
+  struct {
+    char id[32];
+    double gamma[CM__T + 1]; /* viscous: N s/m */
+    double rate[CM__T + 1];  /* langevin: gamma / m = 1 / (damp ratio) */
+  } drag[CM__MAX_UNSAFE];
+  int ndrag;
 } cm__dst_t;
 
 #define ST(r) ((cm__dst_t *)(r)->priv)
@@ -547,7 +555,11 @@ static void cm__drop_fix(cm__dst_t *s, const char *id) {
   for (int k = 0; k < s->nunsafe; k++)
     if (strcmp(s->unsafe[k].id, id))
       s->unsafe[m++] = s->unsafe[k];
-  s->nunsafe = m;
+  s->nunsafe = m, m = 0;
+  for (int k = 0; k < s->ndrag; k++)
+    if (strcmp(s->drag[k].id, id))
+      s->drag[m++] = s->drag[k];
+  s->ndrag = m;
 }
 
 /* 1 if fix id holds walls or is an unsafe fix in effect: a fix defined
@@ -558,6 +570,9 @@ static int cm__fix_tracked(const cm__dst_t *s, const char *id) {
       return 1;
   for (int k = 0; k < s->nunsafe; k++)
     if (!strcmp(s->unsafe[k].id, id))
+      return 1;
+  for (int k = 0; k < s->ndrag; k++)
+    if (!strcmp(s->drag[k].id, id))
       return 1;
   return 0;
 }
@@ -859,13 +874,9 @@ static int cm__fix_refused(const char *style) {
  * one is in effect; what it says of each. */
 static const char *cm__fix_unsafe(const char *style) {
   static const char *const why[][2] = {
-      {"viscous", "its damping (force -gamma v on every particle) is not in "
-                  "the contact model, and damping shortens the stable step"},
       {"viscous/sphere", "its damping of the rotations is not in the "
                          "contact model, and damping shortens the stable "
                          "step"},
-      {"langevin", "its damping (m / damp on every particle) is not in the "
-                   "contact model, and damping shortens the stable step"},
       {"spring/self", "its springs (each particle to where it started) are "
                       "not in the contact model, and stiffness shortens the "
                       "stable step"},
@@ -929,6 +940,104 @@ static int cm__fix_harmless(const char *style) {
   return 0;
 }
 
+/* A keyword of fix langevin other than scale at argv[i], with its value:
+ * tally and zero change no drag; angmom, omega and gjf are read only as
+ * no (their rotational drags and the GJF integrator are not modelled). */
+static int cm__langevin_key(cm__drd_t *r, int argc, char **argv, int i) {
+  const char *k = argv[i];
+  if (i + 1 >= argc)
+    return CM__DECKERR(r, CM_PARSE, "fix langevin: %s needs a value", k);
+  if (!strcmp(k, "tally") || !strcmp(k, "zero"))
+    return CM_OK;
+  if (!strcmp(k, "angmom") || !strcmp(k, "omega") || !strcmp(k, "gjf")) {
+    if (!strcmp(argv[i + 1], "no"))
+      return CM_OK;
+    return CM__DECKERR(r, CM_PARSE,
+                       "fix langevin: %s %s: not supported (%s); cmodes "
+                       "models the drag on the velocities only",
+                       k, argv[i + 1],
+                       strcmp(k, "gjf") ? "a drag on the rotations"
+                                        : "the GJF integrator");
+  }
+  return CM__DECKERR(r, CM_PARSE,
+                     "fix langevin: unknown keyword '%s' (read: scale, "
+                     "tally, zero; angmom, omega, gjf as no)",
+                     k);
+}
+
+/* fix ID all viscous gamma [scale type ratio ...] (fix_viscous.cpp: the
+ * force -gamma_t v on every particle of type t, gamma_t = gamma ratio_t)
+ * and fix ID all langevin Tstart Tstop damp seed [keyword value ...]
+ * (fix_langevin.cpp on finite-size particles: the drag -m v / (damp
+ * ratio_t), and a random force, which changes no stability): kept under
+ * its ID until unfixed, then a dashpot alone on every particle
+ * (dump_contacts.c). Only group all: cmodes does not read groups. */
+static int cm__fix_drag(cm__drd_t *r, int argc, char **argv, int langevin) {
+  cm__dst_t *s = ST(r);
+  const char *name = langevin ? "langevin" : "viscous";
+  int first = langevin ? 8 : 5; /* the first keyword */
+  if (argc < first)
+    return CM__DECKERR(r, CM_PARSE, "fix %s: expected 'fix ID group %s'", name,
+                       langevin ? "langevin Tstart Tstop damp seed ..."
+                                : "viscous gamma [scale type ratio ...]");
+  if (strcmp(argv[2], "all"))
+    return CM__DECKERR(r, CM_PARSE,
+                       "fix %s %s %s: only group all is read (cmodes "
+                       "does not track groups), and a drag on some particles "
+                       "only shortens their step; apply it to all, or unfix "
+                       "it before the run that wrote the dump",
+                       argv[1], argv[2], name);
+  if (s->ndrag == CM__MAX_UNSAFE)
+    return CM__DECKERR(r, CM_PARSE,
+                       "fix %s: more than %d drags in effect at once", name,
+                       CM__MAX_UNSAFE);
+  double g = 0; /* viscous: gamma, N s/m; langevin: damp, s */
+  int st = cm__num(r, langevin ? "fix langevin" : "fix viscous",
+                   langevin ? "damp" : "gamma", argv[langevin ? 6 : 4], &g);
+  if (st)
+    return st;
+  if (!(langevin ? g > 0 : g >= 0) || !isfinite(g))
+    return CM__DECKERR(r, CM_PARSE, "fix %s: %s %s must be %s", name,
+                       langevin ? "damp" : "gamma", argv[langevin ? 6 : 4],
+                       langevin ? "> 0 (s)" : ">= 0 (N s/m)");
+  double per[CM__T + 1]; /* the factor of each type (scale) */
+  for (int t = 0; t <= CM__T; t++)
+    per[t] = 1;
+  for (int i = first, used = 3; i < argc; i += used) {
+    used = 3;
+    if (langevin && strcmp(argv[i], "scale")) {
+      if ((st = cm__langevin_key(r, argc, argv, i)))
+        return st;
+      used = 2;
+      continue;
+    }
+    if (strcmp(argv[i], "scale"))
+      return CM__DECKERR(r, CM_PARSE,
+                         "fix viscous: unknown keyword '%s' (LAMMPS' fix "
+                         "viscous takes scale type ratio)",
+                         argv[i]);
+    double ratio = 0;
+    int lo = 0, hi = 0;
+    if (i + 2 >= argc)
+      return CM__DECKERR(r, CM_PARSE, "fix %s: scale needs a type and a ratio",
+                         name);
+    if ((st = cm__range(r, argv[i + 1], s->ntypes, &lo, &hi)) ||
+        (st = cm__num(r, "scale", "ratio", argv[i + 2], &ratio)))
+      return st;
+    if (lo != hi || !(langevin ? ratio > 0 : ratio >= 0) || !isfinite(ratio))
+      return CM__DECKERR(r, CM_PARSE,
+                         "fix %s: scale %s %s: one type and a ratio %s", name,
+                         argv[i + 1], argv[i + 2], langevin ? "> 0" : ">= 0");
+    per[lo] = ratio;
+  }
+  for (int t = 0; t <= CM__T; t++) { /* langevin: gamma = m / (damp ratio) */
+    s->drag[s->ndrag].gamma[t] = langevin ? 0 : g * per[t];
+    s->drag[s->ndrag].rate[t] = langevin ? 1.0 / (g * per[t]) : 0;
+  }
+  snprintf(s->drag[s->ndrag++].id, sizeof s->drag[0].id, "%s", argv[1]);
+  return CM_OK;
+}
+
 static int cm__fix(cm__drd_t *r, int argc, char **argv) {
   if (argc < 4)
     return CM__DECKERR(r, CM_PARSE, "fix: expected 'fix ID GROUP STYLE ...'");
@@ -936,7 +1045,9 @@ static int cm__fix(cm__drd_t *r, int argc, char **argv) {
   snprintf(style, sizeof style, "%s", argv[3]);
   cm__unsuffix(style);
   cm__drop_fix(ST(r), argv[1]); /* a fix defined again replaces the old */
-  if (cm__fix_unsafe(style)) {  /* refused at the end unless unfixed */
+  if (!strcmp(style, "viscous") || !strcmp(style, "langevin"))
+    return cm__fix_drag(r, argc, argv, !strcmp(style, "langevin"));
+  if (cm__fix_unsafe(style)) { /* refused at the end unless unfixed */
     cm__dst_t *s = ST(r);
     if (s->nunsafe == CM__MAX_UNSAFE)
       return CM__DECKERR(r, CM_PARSE,
@@ -1594,6 +1705,23 @@ static void cm__summary(cm_lammps_deck_t *d) {
            : same                        ? " (the same law)"
                                          : " (their own laws)",
            m->timestep_s);
+  /* the drags of fix viscous (N s/m) and fix langevin (1/s), by type */
+  static const char *const what[2] = {"fix viscous: drag",
+                                      "fix langevin: drag per unit mass"};
+  static const char *const unit[2] = {"N s/m", "1/s"};
+  for (int k = 0; k < 2; k++) {
+    const double *v = k ? m->drag_rate : m->drag;
+    double lo = INFINITY, hi = 0;
+    for (int t = 1; t <= m->ntypes && t <= CM__T; t++)
+      lo = fmin(lo, v[t]), hi = fmax(hi, v[t]);
+    size_t n = strlen(m->summary);
+    if (hi > 0 && lo == hi)
+      snprintf(m->summary + n, sizeof m->summary - n,
+               "; %s %g %s on every particle", what[k], hi, unit[k]);
+    else if (hi > 0)
+      snprintf(m->summary + n, sizeof m->summary - n,
+               "; %s %g to %g %s by type", what[k], lo, hi, unit[k]);
+  }
 }
 
 /* ---- public
@@ -1641,6 +1769,10 @@ static int cm__finish(cm__drd_t *r) {
     r->file = d->path;
     return st;
   }
+  for (int k = 0; k < s->ndrag; k++) /* the drags add, as their forces */
+    for (int t = 0; t <= CM__T; t++)
+      d->model->drag[t] += s->drag[k].gamma[t],
+          d->model->drag_rate[t] += s->drag[k].rate[t];
   int st = cm__pair_laws(r);
   if (!st)
     st = cm__final_walls(r);
