@@ -119,7 +119,7 @@ DECKS = os.path.join(TOP, "data", "lammps", "decks")
 ALL = [(n, os.path.join(DECKS, "in." + n), os.path.join(DECKS, n + ".dump"))
        for n in ("hooke-frictionless", "hooke-friction", "hooke-damped",
                  "hertz-mindlin", "hooke-triclinic", "hooke-damped-triclinic",
-                 "hooke-viscous", "hooke-langevin")]
+                 "hooke-viscous", "hooke-langevin", "hooke-tether")]
 
 
 def find_lmp(explicit=None):

@@ -1059,9 +1059,8 @@ CM_TEST(lammps_deck_bad_decks) {
   expect_bad(dir, text, "in.bad:6: bond_style harmonic: not supported",
              "bonds carry springs");
   const char *unsafe[][2] = {{"viscous/sphere 0.5", "damping of the rotations"},
-                             {"spring/self 10", "each particle to where"},
                              {"spring tether 10 0 0 0 0", "centre of mass"}};
-  for (int k = 0; k < 3; k++) {
+  for (int k = 0; k < 2; k++) {
     snprintf(text, sizeof text,
              "%spair_style gran/hooke 1 NULL 1 NULL 0.5 1\npair_coeff * *\n"
              "fix d all %s\nrun 10\n",
@@ -1101,6 +1100,36 @@ CM_TEST(lammps_deck_bad_decks) {
                  "fix viscous: drag 0.25 to 1.75 N s/m by type");
   }
   cm_lammps_deck_destroy(&vd0);
+  /* fix spring/self: a tether K on the flagged axes; two fixes add */
+  snprintf(text, sizeof text,
+           "%spair_style gran/hooke 1 NULL 1 NULL 0.5 1\npair_coeff * *\n"
+           "fix t all spring/self 50 xz\nfix u all spring/self 20.0\n"
+           "run 10\n",
+           head);
+  cm_lammps_deck_t *td = deck_of_text(dir, "in.tether", text);
+  if (td) {
+    CMT_REL(td->model->tether[0], 70.0, 1e-15);
+    CMT_REL(td->model->tether[1], 20.0, 1e-15);
+    CMT_REL(td->model->tether[2], 70.0, 1e-15);
+    CMT_CONTAINS(td->model->summary, "tethers of 70, 20, 70 N/m");
+  }
+  cm_lammps_deck_destroy(&td);
+  const char *tbad[][2] = {{"spring/self 50 w", "direction 'w'"},
+                           {"spring/self -1", "K -1 must be >= 0"},
+                           {"spring/self", "expected 'fix ID group spring"}};
+  for (int k = 0; k < 3; k++) {
+    snprintf(text, sizeof text,
+             "%spair_style gran/hooke 1 NULL 1 NULL 0.5 1\npair_coeff * *\n"
+             "fix d all %s\n",
+             head, tbad[k][0]);
+    expect_bad(dir, text, "in.bad:6: fix", tbad[k][1]);
+  }
+  snprintf(text, sizeof text,
+           "%spair_style gran/hooke 1 NULL 1 NULL 0.5 1\npair_coeff * *\n"
+           "fix d wall spring/self 50\n",
+           head);
+  expect_bad(dir, text, "in.bad:6: fix d wall spring/self: only group all",
+             "raise their frequencies");
   /* fix langevin: a drag m / (damp ratio_t); its rotational drags and the
    * GJF integrator are refused */
   snprintf(text, sizeof text,
@@ -1534,5 +1563,59 @@ CM_TEST(lammps_deck_types) {
              CM_USAGE);
   CMT_CONTAINS(ctx.message, "t.dump:10: atoms 1 (type 1) and 2 (type 2) "
                             "touch but the deck sets no contact law");
+  rm_dir(dir);
+}
+
+/* The fixes on every particle, imported and analysed against their
+ * analytic limits: two free spheres (no contact, no wall) of masses m_i,
+ * each tethered (fix spring/self K) and dragged (fix viscous gamma): a
+ * mode K / m_i on each translation, and velocity Verlet with the drag on
+ * the half-step velocity stable while h^2 K / m + 2 h gamma / m < 4. A
+ * tether on x and y alone gives one contact per axis. */
+CM_TEST(lammps_deck_particle_fixes) {
+  char dir[64];
+  if (!cmt_tmpdir(dir, sizeof dir)) {
+    CMT_FAIL("mkdtemp");
+    return;
+  }
+  const double m[2] = {0.002, 0.005}, K = 800.0, g = 0.3;
+  char text[1024];
+  snprintf(text, sizeof text,
+           "ITEM: TIMESTEP\n0\nITEM: NUMBER OF ATOMS\n2\nITEM: BOX BOUNDS "
+           "ff ff ff\n-1 1\n-1 1\n0 1\nITEM: ATOMS id type radius mass x y "
+           "z\n1 1 0.01 %.17g 0 0 0.5\n2 1 0.01 %.17g 0.5 0.5 0.5\n",
+           m[0], m[1]);
+  cmt_write_text(in_dir(dir, "two.dump"), text);
+  for (int axes = 0; axes < 2; axes++) {
+    snprintf(text, sizeof text,
+             "units si\nregion b block -1 1 -1 1 0 1\ncreate_box 1 b\n"
+             "pair_style gran/hooke 1000 NULL 0 NULL 0.5 1\npair_coeff * *\n"
+             "timestep 1e-4\nfix t all spring/self %g%s\n"
+             "fix d all viscous %g\nrun 10\n",
+             K, axes ? " xy" : "", g);
+    cmt_write_text(in_dir(dir, "in.fixes"), text);
+    cm_scene_t *s = import(in_dir(dir, "in.fixes"), in_dir(dir, "two.dump"));
+    if (!s)
+      continue;
+    CMT_EQ_INT(s->ncontacts, axes ? 6 : 4); /* drags, then tethers */
+    cm_context_t ctx;
+    cm_context_init(&ctx);
+    cm_report_t *r = NULL;
+    CMT_EQ_INT(cm_analyze(&ctx, s, NULL, &r), CM_OK);
+    if (r) {
+      CMT_REL(r->omega_max, sqrt(K / m[0]), 1e-12);
+      CMT_EQ_INT(r->nrows, axes ? 4 : 6); /* no row for a drag */
+      double want = INFINITY;
+      for (int i = 0; i < 2; i++) {
+        double a = K / m[i], b = g / m[i];
+        want = fmin(want, 4.0 / (b + sqrt(b * b + 4.0 * a)));
+      }
+      CMT_REL(r->central_difference.h_s, want, 1e-9);
+      CMT_LE(r->central_difference.certified_s, want * (1 + 1e-12));
+      CMT_REL(r->cd_undamped.h_s, 2.0 / sqrt(K / m[0]), 1e-12);
+    }
+    cm_report_destroy(&r);
+    cm_scene_destroy(&s);
+  }
   rm_dir(dir);
 }

@@ -152,6 +152,14 @@ static void cm__print_warnings(const char *text) {
   }
 }
 
+/* 1 if contact c acts at its body a's centre (an importer's drag or
+ * tether: a wall contact is at the particle's surface). */
+static int cm__at_centre(const cm_scene_t *s, const cm_contact_t *c) {
+  const double *x = s->bodies[c->a].position;
+  return !c->has_arms && c->point[0] == x[0] && c->point[1] == x[1] &&
+         c->point[2] == x[2];
+}
+
 /* Writes the scene, then the summary line and the warnings on stderr. */
 static int cm__finish(cm_context_t *ctx, const cm_dump_t *d,
                       const cm_dump_options_t *o, const cm_scene_t *s,
@@ -160,20 +168,25 @@ static int cm__finish(cm_context_t *ctx, const cm_dump_t *d,
   if (st)
     return st;
   if (!quiet) {
-    int walls = 0, drags = 0;
+    int walls = 0, drags = 0, tethers = 0;
     for (int i = 0; i < s->ncontacts; i++) {
       const cm_contact_t *c = &s->contacts[i];
+      int atom = c->b == CM_WORLD && cm__at_centre(s, c);
       drags += c->stiffness == 0; /* a dashpot alone: fix viscous */
-      walls += c->stiffness > 0 && (c->b == CM_WORLD || c->b >= d->natoms);
+      tethers += c->stiffness > 0 && atom; /* fix spring/self */
+      walls += c->stiffness > 0 && !atom &&
+               (c->b == CM_WORLD || c->b >= d->natoms);
     }
-    char dr[64] = "";
+    char dr[64] = "", te[64] = "";
     if (drags)
       snprintf(dr, sizeof dr, ", %d drags of fix viscous or langevin", drags);
+    if (tethers)
+      snprintf(te, sizeof te, ", %d tethers of fix spring/self", tethers);
     fprintf(stderr,
             "cmodes import: %s: timestep %ld (snapshot %d), %d particles, "
-            "%d contacts (%d pairs, %d with walls%s)\n",
+            "%d contacts (%d pairs, %d with walls%s%s)\n",
             path, d->timestep, d->snapshots, d->natoms, s->ncontacts,
-            s->ncontacts - walls - drags, walls, dr);
+            s->ncontacts - walls - drags - tethers, walls, dr, te);
   }
   char *w = cm_dump_warnings(ctx, d, o);
   cm__print_warnings(w);

@@ -900,6 +900,7 @@ typedef struct {
   const cm_dump_contact_t *c;    /* the contacts, in scene order */
   int nc;                        /* their count */
   int ndrag;                     /* drags (fix viscous) after them */
+  int ntether;                   /* tethers (fix spring/self), then */
 } cm__extra_t;
 
 /* "warnings": [...] and "periodic_images": [[contact, ix, iy, iz], ...]
@@ -931,6 +932,8 @@ static void cm__meta_extra(json_t *m, const cm__extra_t *x) {
     json_object_set_new(m, "periodic_images", img);
   if (x->ndrag) /* contacts nc .. nc + ndrag - 1 */
     json_object_set_new(m, "drags", json_integer(x->ndrag));
+  if (x->ntether) /* the next ntether contacts */
+    json_object_set_new(m, "tethers", json_integer(x->ntether));
 }
 
 /* The scene's meta object: where it came from and how it was built. */
@@ -1115,6 +1118,34 @@ static int cm__add_drag(cm_context_t *ctx, const cm_dump_t *d,
   return cm_scene_add_contact(ctx, s, &k, NULL);
 }
 
+/* Appends atom i's tethers, if the deck's fix spring/self gives them: a
+ * spring to the world at its centre (no lever arm), K on the flagged
+ * axes. Equal K on every axis of the dimension is one contact (its normal
+ * and tangent rows span the translations, stiffness = stiffness_t = K),
+ * else one contact per axis. Counts them in *nt. */
+static int cm__add_tether(cm_context_t *ctx, const cm_dump_t *d,
+                          const cm_dump_options_t *o, int i, cm_scene_t *s,
+                          int *nt) {
+  const double *K = o->model->tether;
+  int dim = o->dim, iso = 1, st = CM_OK;
+  for (int a = 1; a < dim; a++)
+    iso &= K[a] == K[0];
+  for (int a = 0; a < dim && st >= 0; a++) {
+    if (!(K[a] > 0) || (iso && a != dim - 1))
+      continue; /* isotropic: one contact, normal along the last axis */
+    cm_contact_t k;
+    cm_contact_init(&k);
+    k.a = i, k.b = CM_WORLD;
+    memcpy(k.point, d->x + 3 * (size_t)i, sizeof k.point);
+    memset(k.normal, 0, sizeof k.normal);
+    k.normal[a] = 1;
+    k.stiffness = K[a], k.stiffness_t = iso ? K[a] : 0;
+    (*nt)++;
+    st = cm_scene_add_contact(ctx, s, &k, NULL);
+  }
+  return st;
+}
+
 /* A scene error at bodies[i] or contacts[q] (ctx->path) of the scene built
  * from a dump: prefixes the message with the dump's file, line and atom id
  * (both atoms of a pair), so it points at the input, not at a scene the
@@ -1170,12 +1201,14 @@ int cm_dump_to_scene(cm_context_t *ctx, const cm_dump_t *d,
   int np = 0;
   for (int q = 0; q < nc && st >= 0; q++)
     st = cm__add_contact(ctx, d, o, mass, &c[q], s, &np);
-  int nd = 0;
+  int nd = 0, nt = 0;
   for (int i = 0; o->model && i < d->natoms && st >= 0; i++)
     st = cm__add_drag(ctx, d, o, i, s, &nd);
+  for (int i = 0; o->model && i < d->natoms && st >= 0; i++)
+    st = cm__add_tether(ctx, d, o, i, s, &nt);
   char *warn = st >= 0 ? cm__warnings(d, o, c, nc) : NULL;
   if (st >= 0) {
-    cm__extra_t x = {warn, c, nc, nd};
+    cm__extra_t x = {warn, c, nc, nd, nt};
     if (o->model)
       s->timestep_s = o->model->timestep_s;
     s->meta_json = cm__meta(d, o, np, nc - np, &x);

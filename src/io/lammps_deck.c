@@ -67,12 +67,15 @@ typedef struct {
     long line;
   } unsafe[CM__MAX_UNSAFE];
   int nunsafe;
-  /* fix viscous in effect: each fix's gamma per type (N s/m), modelled as
-   * a dashpot alone on every particle (cm_contact_model_t.drag) */
+  /* fixes on every particle in effect, modelled as contacts with the
+   * world: fix viscous and langevin (a dashpot alone,
+   * cm_contact_model_t.drag, drag_rate) and spring/self (a tether,
+   * cm_contact_model_t.tether) */
   struct {
     char id[32];
     double gamma[CM__T + 1]; /* viscous: N s/m */
     double rate[CM__T + 1];  /* langevin: gamma / m = 1 / (damp ratio) */
+    double tether[3];        /* spring/self: K on x, y, z, N/m */
   } drag[CM__MAX_UNSAFE];
   int ndrag;
 } cm__dst_t;
@@ -877,9 +880,6 @@ static const char *cm__fix_unsafe(const char *style) {
       {"viscous/sphere", "its damping of the rotations is not in the "
                          "contact model, and damping shortens the stable "
                          "step"},
-      {"spring/self", "its springs (each particle to where it started) are "
-                      "not in the contact model, and stiffness shortens the "
-                      "stable step"},
       {"spring", "its spring (the group's centre of mass tethered to a "
                  "point or coupled to another group's) is not in the "
                  "contact model, and stiffness shortens the stable step"}};
@@ -1030,10 +1030,59 @@ static int cm__fix_drag(cm__drd_t *r, int argc, char **argv, int langevin) {
                          argv[i + 1], argv[i + 2], langevin ? "> 0" : ">= 0");
     per[lo] = ratio;
   }
+  memset(&s->drag[s->ndrag], 0, sizeof s->drag[0]);
   for (int t = 0; t <= CM__T; t++) { /* langevin: gamma = m / (damp ratio) */
     s->drag[s->ndrag].gamma[t] = langevin ? 0 : g * per[t];
     s->drag[s->ndrag].rate[t] = langevin ? 1.0 / (g * per[t]) : 0;
   }
+  snprintf(s->drag[s->ndrag++].id, sizeof s->drag[0].id, "%s", argv[1]);
+  return CM_OK;
+}
+
+/* fix ID all spring/self K [xyz|xy|xz|yz|x|y|z] (fix_spring_self.cpp:
+ * the force -K (x - x0) on the flagged axes of every particle, x0 where
+ * the fix was defined): kept under its ID until unfixed, then a tether
+ * on every particle, a spring of stiffness K to the world at its centre
+ * (dump_contacts.c). The snapshot is taken as the frozen state, whatever
+ * its distance from x0: the spring is linear, its stiffness K. */
+static int cm__fix_tether(cm__drd_t *r, int argc, char **argv) {
+  cm__dst_t *s = ST(r);
+  if (argc < 5 || argc > 6)
+    return CM__DECKERR(r, CM_PARSE,
+                       "fix spring/self: expected 'fix ID group spring/self "
+                       "K [xyz|xy|xz|yz|x|y|z]'");
+  if (strcmp(argv[2], "all"))
+    return CM__DECKERR(r, CM_PARSE,
+                       "fix %s %s spring/self: only group all is read "
+                       "(cmodes does not track groups), and tethers on some "
+                       "particles only raise their frequencies; apply it to "
+                       "all, or unfix it before the run that wrote the dump",
+                       argv[1], argv[2]);
+  if (s->ndrag == CM__MAX_UNSAFE)
+    return CM__DECKERR(r, CM_PARSE,
+                       "fix spring/self: more than %d such fixes in effect "
+                       "at once",
+                       CM__MAX_UNSAFE);
+  double k = 0;
+  int st = cm__num(r, "fix spring/self", "K", argv[4], &k);
+  if (st)
+    return st;
+  if (!(k >= 0) || !isfinite(k))
+    return CM__DECKERR(r, CM_PARSE, "fix spring/self: K %s must be >= 0 (N/m)",
+                       argv[4]);
+  const char *dir = argc == 6 ? argv[5] : "xyz";
+  static const char *const dirs[] = {"xyz", "xy", "xz", "yz", "x", "y", "z"};
+  int ok = 0;
+  for (size_t i = 0; i < sizeof dirs / sizeof dirs[0]; i++)
+    ok |= !strcmp(dir, dirs[i]);
+  if (!ok)
+    return CM__DECKERR(r, CM_PARSE,
+                       "fix spring/self: direction '%s': expected xyz, xy, "
+                       "xz, yz, x, y or z",
+                       dir);
+  memset(&s->drag[s->ndrag], 0, sizeof s->drag[0]);
+  for (int a = 0; a < 3; a++)
+    s->drag[s->ndrag].tether[a] = strchr(dir, 'x' + a) ? k : 0;
   snprintf(s->drag[s->ndrag++].id, sizeof s->drag[0].id, "%s", argv[1]);
   return CM_OK;
 }
@@ -1047,6 +1096,8 @@ static int cm__fix(cm__drd_t *r, int argc, char **argv) {
   cm__drop_fix(ST(r), argv[1]); /* a fix defined again replaces the old */
   if (!strcmp(style, "viscous") || !strcmp(style, "langevin"))
     return cm__fix_drag(r, argc, argv, !strcmp(style, "langevin"));
+  if (!strcmp(style, "spring/self"))
+    return cm__fix_tether(r, argc, argv);
   if (cm__fix_unsafe(style)) { /* refused at the end unless unfixed */
     cm__dst_t *s = ST(r);
     if (s->nunsafe == CM__MAX_UNSAFE)
@@ -1705,6 +1756,13 @@ static void cm__summary(cm_lammps_deck_t *d) {
            : same                        ? " (the same law)"
                                          : " (their own laws)",
            m->timestep_s);
+  const double *kt = m->tether; /* fix spring/self */
+  if (kt[0] > 0 || kt[1] > 0 || kt[2] > 0) {
+    size_t n = strlen(m->summary);
+    snprintf(m->summary + n, sizeof m->summary - n,
+             "; fix spring/self: tethers of %g, %g, %g N/m on x, y, z", kt[0],
+             kt[1], kt[2]);
+  }
   /* the drags of fix viscous (N s/m) and fix langevin (1/s), by type */
   static const char *const what[2] = {"fix viscous: drag",
                                       "fix langevin: drag per unit mass"};
@@ -1773,6 +1831,9 @@ static int cm__finish(cm__drd_t *r) {
     for (int t = 0; t <= CM__T; t++)
       d->model->drag[t] += s->drag[k].gamma[t],
           d->model->drag_rate[t] += s->drag[k].rate[t];
+  for (int k = 0; k < s->ndrag; k++) /* tethers add too */
+    for (int a = 0; a < 3; a++)
+      d->model->tether[a] += s->drag[k].tether[a];
   int st = cm__pair_laws(r);
   if (!st)
     st = cm__final_walls(r);
