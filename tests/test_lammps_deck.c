@@ -1108,9 +1108,9 @@ CM_TEST(lammps_deck_bad_decks) {
            head);
   cm_lammps_deck_t *td = deck_of_text(dir, "in.tether", text);
   if (td) {
-    CMT_REL(td->model->tether[0], 70.0, 1e-15);
-    CMT_REL(td->model->tether[1], 20.0, 1e-15);
-    CMT_REL(td->model->tether[2], 70.0, 1e-15);
+    CMT_REL(td->model->tether[1][0], 70.0, 1e-15);
+    CMT_REL(td->model->tether[1][1], 20.0, 1e-15);
+    CMT_REL(td->model->tether[1][2], 70.0, 1e-15);
     CMT_CONTAINS(td->model->summary, "tethers of 70, 20, 70 N/m");
   }
   cm_lammps_deck_destroy(&td);
@@ -1128,8 +1128,43 @@ CM_TEST(lammps_deck_bad_decks) {
            "%spair_style gran/hooke 1 NULL 1 NULL 0.5 1\npair_coeff * *\n"
            "fix d wall spring/self 50\n",
            head);
-  expect_bad(dir, text, "in.bad:6: fix d wall spring/self: only group all",
-             "raise their frequencies");
+  expect_bad(dir, text,
+             "in.bad:6: fix d wall spring/self: group wall is not "
+             "defined",
+             "groups of atom types only");
+  /* groups of types: lists, ranges and comparisons; others refused */
+  snprintf(text, sizeof text,
+           "units si\nregion b block -1 1 -1 1 0 1\ncreate_box 6 b\n"
+           "pair_style gran/hooke 1 NULL 1 NULL 0.5 1\npair_coeff * *\n"
+           "group a type 1 3:6:2\ngroup b type <> 2 3\ngroup c type > 5\n"
+           "group c type == 1\ngroup r region b\n"
+           "fix d a viscous 1.0\nfix e b spring/self 10 z\n"
+           "fix f c langevin 0 0 0.5 1\nrun 10\n");
+  cm_lammps_deck_t *gd = deck_of_text(dir, "in.groups", text);
+  if (gd) {
+    const cm_contact_model_t *M = gd->model;
+    for (int t = 1; t <= 6; t++) {
+      CMT_TRUE(M->drag[t] == (t == 1 || t == 3 || t == 5 ? 1.0 : 0.0));
+      CMT_TRUE(M->tether[t][2] == (t == 2 || t == 3 ? 10.0 : 0.0));
+      CMT_TRUE(M->tether[t][0] == 0 && M->tether[t][1] == 0);
+      CMT_TRUE(M->drag_rate[t] == (t == 1 || t == 6 ? 2.0 : 0.0));
+    }
+  }
+  cm_lammps_deck_destroy(&gd);
+  snprintf(text, sizeof text,
+           "%spair_style gran/hooke 1 NULL 1 NULL 0.5 1\npair_coeff * *\n"
+           "group top region b\nfix d top viscous 0.5\n",
+           head);
+  expect_bad(dir, text,
+             "in.bad:7: fix d top viscous: group top is not built from atom "
+             "types",
+             "unfix the fix before the run");
+  snprintf(text, sizeof text,
+           "%spair_style gran/hooke 1 NULL 1 NULL 0.5 1\npair_coeff * *\n"
+           "group top type 1 1-2\n",
+           head);
+  expect_bad(dir, text, "in.bad:6: group top type: '1-2' is not a type",
+             "a:b:d");
   /* fix langevin: a drag m / (damp ratio_t); its rotational drags and the
    * GJF integrator are refused */
   snprintf(text, sizeof text,
@@ -1165,8 +1200,8 @@ CM_TEST(lammps_deck_bad_decks) {
            "%spair_style gran/hooke 1 NULL 1 NULL 0.5 1\npair_coeff * *\n"
            "fix d top viscous 0.5\n",
            head);
-  expect_bad(dir, text, "in.bad:6: fix d top viscous: only group all",
-             "unfix it before the run");
+  expect_bad(dir, text, "in.bad:6: fix d top viscous: group top is not defined",
+             "unfix the fix before the run");
   snprintf(text, sizeof text,
            "%spair_style gran/hooke 1 NULL 1 NULL 0.5 1\npair_coeff * *\n"
            "fix d all viscous 0.5 scale 2 1\n",
@@ -1617,5 +1652,34 @@ CM_TEST(lammps_deck_particle_fixes) {
     cm_report_destroy(&r);
     cm_scene_destroy(&s);
   }
+  /* a tether on a group of types: sphere 2 (type 2) alone is tethered,
+   * sphere 1's only limit is its drag, h = 2 m_1 / gamma */
+  snprintf(text, sizeof text,
+           "ITEM: TIMESTEP\n0\nITEM: NUMBER OF ATOMS\n2\nITEM: BOX BOUNDS "
+           "ff ff ff\n-1 1\n-1 1\n0 1\nITEM: ATOMS id type radius mass x y "
+           "z\n1 1 0.01 %.17g 0 0 0.5\n2 2 0.01 %.17g 0.5 0.5 0.5\n",
+           m[0], m[1]);
+  cmt_write_text(in_dir(dir, "types.dump"), text);
+  snprintf(text, sizeof text,
+           "units si\nregion b block -1 1 -1 1 0 1\ncreate_box 2 b\n"
+           "pair_style gran/hooke 1000 NULL 0 NULL 0.5 1\npair_coeff * *\n"
+           "timestep 1e-4\ngroup wall type 2\nfix t wall spring/self %g\n"
+           "fix d all viscous %g\nrun 10\n",
+           K, g);
+  cmt_write_text(in_dir(dir, "in.group"), text);
+  cm_scene_t *s = import(in_dir(dir, "in.group"), in_dir(dir, "types.dump"));
+  cm_context_t ctx;
+  cm_context_init(&ctx);
+  cm_report_t *r = NULL;
+  if (s && !cm_analyze(&ctx, s, NULL, &r) && r) {
+    CMT_EQ_INT(s->ncontacts, 3); /* two drags, one tether */
+    CMT_REL(r->omega_max, sqrt(K / m[1]), 1e-12);
+    double a = K / m[1], b = g / m[1];
+    double want = fmin(2.0 * m[0] / g, 4.0 / (b + sqrt(b * b + 4.0 * a)));
+    CMT_REL(r->central_difference.h_s, want, 1e-9);
+  } else
+    CMT_FAIL("import or analysis: %s", ctx.message);
+  cm_report_destroy(&r);
+  cm_scene_destroy(&s);
   rm_dir(dir);
 }

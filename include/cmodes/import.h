@@ -246,9 +246,11 @@ struct cm_contact_model {
                     /* fix langevin: the drag per unit mass of each type,
                        1/s (1 / (damp ratio): gamma_i = m_i drag_rate;
                        0 = none), added to drag */
-  double tether[3]; /* fix spring/self: the stiffness K of every particle's
-                       tether to where it started, on x, y, z, N/m (0 =
-                       none): a spring to the world at its centre */
+  double tether[CM_LAW_MAX_TYPES + 1][3];
+                    /* fix spring/self: the stiffness K of the tether of
+                       every particle of each type to where it started, on
+                       x, y, z, N/m (0 = none): a spring to the world at
+                       its centre */
 };
 
 /* The stiffness and dashpots {k_n, k_t, c_n, c_t} of contact c of the

@@ -1126,7 +1126,10 @@ static int cm__add_drag(cm_context_t *ctx, const cm_dump_t *d,
 static int cm__add_tether(cm_context_t *ctx, const cm_dump_t *d,
                           const cm_dump_options_t *o, int i, cm_scene_t *s,
                           int *nt) {
-  const double *K = o->model->tether;
+  int t = d->type[i];
+  if (t < 1 || t > CM_LAW_MAX_TYPES)
+    return CM_OK;
+  const double *K = o->model->tether[t];
   int dim = o->dim, iso = 1, st = CM_OK;
   for (int a = 1; a < dim; a++)
     iso &= K[a] == K[0];

@@ -73,11 +73,19 @@ typedef struct {
    * cm_contact_model_t.tether) */
   struct {
     char id[32];
-    double gamma[CM__T + 1]; /* viscous: N s/m */
-    double rate[CM__T + 1];  /* langevin: gamma / m = 1 / (damp ratio) */
-    double tether[3];        /* spring/self: K on x, y, z, N/m */
+    double gamma[CM__T + 1];     /* viscous: N s/m */
+    double rate[CM__T + 1];      /* langevin: gamma / m = 1 / (damp ratio) */
+    double tether[CM__T + 1][3]; /* spring/self: K on x, y, z, N/m */
   } drag[CM__MAX_UNSAFE];
   int ndrag;
+  /* groups (group ID type ...): the types of each; opaque: built some
+   * other way (region, id, ...), so its atoms are unknown */
+  struct {
+    char id[32];
+    unsigned char type[CM__T + 1];
+    int opaque;
+  } group[CM__MAX_REGIONS];
+  int ngroups;
 } cm__dst_t;
 
 #define ST(r) ((cm__dst_t *)(r)->priv)
@@ -940,6 +948,117 @@ static int cm__fix_harmless(const char *style) {
   return 0;
 }
 
+/* The group named id (NULL: none yet). */
+static int cm__group_find(const cm__dst_t *s, const char *id) {
+  for (int g = 0; g < s->ngroups; g++)
+    if (!strcmp(s->group[g].id, id))
+      return g;
+  return -1;
+}
+
+/* group ID type v ... | type OP b [b2] (group.cpp: values and ranges
+ * a:b[:d], or a comparison <, <=, >, >=, ==, !=, <> with its bounds),
+ * adding types to the group; group ID delete | clear | empty; any other
+ * style (region, id, molecule, variable, union, ...) makes the group
+ * opaque: a fix on it is refused (cm__group_types). */
+static int cm__group(cm__drd_t *r, int argc, char **argv) {
+  cm__dst_t *s = ST(r);
+  if (argc < 3)
+    return CM__DECKERR(r, CM_PARSE, "group: expected 'group ID style ...'");
+  int g = cm__group_find(s, argv[1]);
+  if (!strcmp(argv[2], "delete")) {
+    if (g >= 0)
+      s->group[g] = s->group[--s->ngroups];
+    return CM_OK;
+  }
+  if (!strcmp(argv[1], "all"))
+    return CM_OK; /* LAMMPS' own group: every atom */
+  if (g < 0) {
+    if (s->ngroups == CM__MAX_REGIONS)
+      return CM__DECKERR(r, CM_PARSE, "group: more than %d groups",
+                         CM__MAX_REGIONS);
+    g = s->ngroups++;
+    memset(&s->group[g], 0, sizeof s->group[g]);
+    snprintf(s->group[g].id, sizeof s->group[g].id, "%s", argv[1]);
+  }
+  unsigned char *in = s->group[g].type;
+  if (!strcmp(argv[2], "clear") || !strcmp(argv[2], "empty")) {
+    memset(in, 0, sizeof s->group[g].type);
+    s->group[g].opaque = 0;
+    return CM_OK;
+  }
+  if (strcmp(argv[2], "type")) {
+    s->group[g].opaque = 1;
+    return CM_OK;
+  }
+  static const char *const op[] = {"<", "<=", ">", ">=", "==", "!=", "<>"};
+  int k = 0, nt = s->ntypes;
+  while (k < 7 && (argc < 4 || strcmp(argv[3], op[k])))
+    k++;
+  if (k < 7) { /* a comparison */
+    double b1 = 0, b2 = 0;
+    int st = cm__num(r, "group type", "bound", argc > 4 ? argv[4] : NULL, &b1);
+    if (!st && k == 6)
+      st = cm__num(r, "group type", "bound", argc > 5 ? argv[5] : NULL, &b2);
+    if (st)
+      return st;
+    for (int t = 1; t <= nt; t++) {
+      int y[7] = {t<b1, t <= b1, t> b1, t >= b1, t == b1, t != b1,
+                  t >= b1 && t <= b2};
+      in[t] |= (unsigned char)y[k];
+    }
+    return CM_OK;
+  }
+  for (int i = 3; i < argc; i++) { /* values and ranges a:b[:d] */
+    long v[3] = {0, 0, 1};
+    int n = 0;
+    const char *p = argv[i];
+    char *end = NULL;
+    int bad = 0;
+    for (; n < 3; n++) {
+      v[n] = strtol(p, &end, 10);
+      if ((bad = end == p || (*end && *end != ':')))
+        break;
+      p = end + 1;
+      if (!*end) {
+        n++;
+        break;
+      }
+    }
+    if (bad || n == 0 || (end && *end) || v[2] < 1)
+      return CM__DECKERR(r, CM_PARSE,
+                         "group %s type: '%s' is not a type, a range a:b or "
+                         "a:b:d",
+                         argv[1], argv[i]);
+    if (n == 1)
+      v[1] = v[0];
+    for (long t = v[0]; t <= v[1]; t += v[2])
+      if (t >= 1 && t <= nt)
+        in[t] = 1;
+  }
+  return CM_OK;
+}
+
+/* The types of group id for a fix (in[t] = 1 for the atoms of type t):
+ * all, or a group of atom types; any other is refused. */
+static int cm__group_types(cm__drd_t *r, const char *fix, const char *style,
+                           const char *id, unsigned char *in) {
+  const cm__dst_t *s = ST(r);
+  int g = strcmp(id, "all") ? cm__group_find(s, id) : -2;
+  if (g == -2 || (g >= 0 && !s->group[g].opaque)) {
+    for (int t = 0; t <= CM__T; t++)
+      in[t] = g == -2 || s->group[g].type[t];
+    return CM_OK;
+  }
+  return CM__DECKERR(r, CM_PARSE,
+                     "fix %s %s %s: group %s is %s: cmodes reads groups of "
+                     "atom types only ('group ID type ...'), as the dump's "
+                     "type column tells them apart; define it by types, or "
+                     "unfix the fix before the run that wrote the dump",
+                     fix, id, style, id,
+                     g < 0 ? "not defined" : "not built from atom types");
+}
+
 /* A keyword of fix langevin other than scale at argv[i], with its value:
  * tally and zero change no drag; angmom, omega and gjf are read only as
  * no (their rotational drags and the GJF integrator are not modelled). */
@@ -980,20 +1099,17 @@ static int cm__fix_drag(cm__drd_t *r, int argc, char **argv, int langevin) {
     return CM__DECKERR(r, CM_PARSE, "fix %s: expected 'fix ID group %s'", name,
                        langevin ? "langevin Tstart Tstop damp seed ..."
                                 : "viscous gamma [scale type ratio ...]");
-  if (strcmp(argv[2], "all"))
-    return CM__DECKERR(r, CM_PARSE,
-                       "fix %s %s %s: only group all is read (cmodes "
-                       "does not track groups), and a drag on some particles "
-                       "only shortens their step; apply it to all, or unfix "
-                       "it before the run that wrote the dump",
-                       argv[1], argv[2], name);
+  unsigned char in[CM__T + 1];
+  int st = cm__group_types(r, argv[1], name, argv[2], in);
+  if (st)
+    return st;
   if (s->ndrag == CM__MAX_UNSAFE)
     return CM__DECKERR(r, CM_PARSE,
                        "fix %s: more than %d drags in effect at once", name,
                        CM__MAX_UNSAFE);
   double g = 0; /* viscous: gamma, N s/m; langevin: damp, s */
-  int st = cm__num(r, langevin ? "fix langevin" : "fix viscous",
-                   langevin ? "damp" : "gamma", argv[langevin ? 6 : 4], &g);
+  st = cm__num(r, langevin ? "fix langevin" : "fix viscous",
+               langevin ? "damp" : "gamma", argv[langevin ? 6 : 4], &g);
   if (st)
     return st;
   if (!(langevin ? g > 0 : g >= 0) || !isfinite(g))
@@ -1032,8 +1148,8 @@ static int cm__fix_drag(cm__drd_t *r, int argc, char **argv, int langevin) {
   }
   memset(&s->drag[s->ndrag], 0, sizeof s->drag[0]);
   for (int t = 0; t <= CM__T; t++) { /* langevin: gamma = m / (damp ratio) */
-    s->drag[s->ndrag].gamma[t] = langevin ? 0 : g * per[t];
-    s->drag[s->ndrag].rate[t] = langevin ? 1.0 / (g * per[t]) : 0;
+    s->drag[s->ndrag].gamma[t] = langevin || !in[t] ? 0 : g * per[t];
+    s->drag[s->ndrag].rate[t] = langevin && in[t] ? 1.0 / (g * per[t]) : 0;
   }
   snprintf(s->drag[s->ndrag++].id, sizeof s->drag[0].id, "%s", argv[1]);
   return CM_OK;
@@ -1051,20 +1167,17 @@ static int cm__fix_tether(cm__drd_t *r, int argc, char **argv) {
     return CM__DECKERR(r, CM_PARSE,
                        "fix spring/self: expected 'fix ID group spring/self "
                        "K [xyz|xy|xz|yz|x|y|z]'");
-  if (strcmp(argv[2], "all"))
-    return CM__DECKERR(r, CM_PARSE,
-                       "fix %s %s spring/self: only group all is read "
-                       "(cmodes does not track groups), and tethers on some "
-                       "particles only raise their frequencies; apply it to "
-                       "all, or unfix it before the run that wrote the dump",
-                       argv[1], argv[2]);
+  unsigned char in[CM__T + 1];
+  int st = cm__group_types(r, argv[1], "spring/self", argv[2], in);
+  if (st)
+    return st;
   if (s->ndrag == CM__MAX_UNSAFE)
     return CM__DECKERR(r, CM_PARSE,
                        "fix spring/self: more than %d such fixes in effect "
                        "at once",
                        CM__MAX_UNSAFE);
   double k = 0;
-  int st = cm__num(r, "fix spring/self", "K", argv[4], &k);
+  st = cm__num(r, "fix spring/self", "K", argv[4], &k);
   if (st)
     return st;
   if (!(k >= 0) || !isfinite(k))
@@ -1081,8 +1194,9 @@ static int cm__fix_tether(cm__drd_t *r, int argc, char **argv) {
                        "xz, yz, x, y or z",
                        dir);
   memset(&s->drag[s->ndrag], 0, sizeof s->drag[0]);
-  for (int a = 0; a < 3; a++)
-    s->drag[s->ndrag].tether[a] = strchr(dir, 'x' + a) ? k : 0;
+  for (int t = 0; t <= CM__T; t++)
+    for (int a = 0; a < 3; a++)
+      s->drag[s->ndrag].tether[t][a] = in[t] && strchr(dir, 'x' + a) ? k : 0;
   snprintf(s->drag[s->ndrag++].id, sizeof s->drag[0].id, "%s", argv[1]);
   return CM_OK;
 }
@@ -1348,7 +1462,6 @@ static int cm__skipped(const char *c) {
                                      "processors",
                                      "velocity",
                                      "set",
-                                     "group",
                                      "create_atoms",
                                      "lattice",
                                      "mass",
@@ -1401,6 +1514,8 @@ static int cm__dispatch(cm__drd_t *r, int argc, char **argv) {
     return cm__pair_coeff(r, argc, argv);
   if (!strcmp(c, "fix"))
     return cm__fix(r, argc, argv);
+  if (!strcmp(c, "group"))
+    return cm__group(r, argc, argv);
   if (!strcmp(c, "include"))
     return cm__include(r, argc, argv);
   return cm__simple(r, argc, argv);
@@ -1423,7 +1538,7 @@ static int cm__reads(cm__drd_t *r, int n, char **argv) {
   static const char *const read[] = {
       "variable", "units",      "dimension", "boundary",   "atom_style",
       "region",   "create_box", "timestep",  "pair_style", "pair_coeff",
-      "unfix",    "include",    "fix"};
+      "unfix",    "include",    "fix",       "group"};
   for (size_t k = 0; k < sizeof read / sizeof read[0]; k++)
     if (!strcmp(argv[0], read[k]))
       return 1;
@@ -1756,12 +1871,16 @@ static void cm__summary(cm_lammps_deck_t *d) {
            : same                        ? " (the same law)"
                                          : " (their own laws)",
            m->timestep_s);
-  const double *kt = m->tether; /* fix spring/self */
-  if (kt[0] > 0 || kt[1] > 0 || kt[2] > 0) {
+  for (int t = 1; t <= m->ntypes && t <= CM__T; t++) { /* spring/self */
+    const double *kt = m->tether[t];
     size_t n = strlen(m->summary);
-    snprintf(m->summary + n, sizeof m->summary - n,
-             "; fix spring/self: tethers of %g, %g, %g N/m on x, y, z", kt[0],
-             kt[1], kt[2]);
+    char of[32] = "";
+    if (m->ntypes > 1)
+      snprintf(of, sizeof of, " of type %d", t);
+    if (kt[0] > 0 || kt[1] > 0 || kt[2] > 0)
+      snprintf(m->summary + n, sizeof m->summary - n,
+               "; fix spring/self: tethers of %g, %g, %g N/m on x, y, z%s",
+               kt[0], kt[1], kt[2], of);
   }
   /* the drags of fix viscous (N s/m) and fix langevin (1/s), by type */
   static const char *const what[2] = {"fix viscous: drag",
@@ -1832,8 +1951,9 @@ static int cm__finish(cm__drd_t *r) {
       d->model->drag[t] += s->drag[k].gamma[t],
           d->model->drag_rate[t] += s->drag[k].rate[t];
   for (int k = 0; k < s->ndrag; k++) /* tethers add too */
-    for (int a = 0; a < 3; a++)
-      d->model->tether[a] += s->drag[k].tether[a];
+    for (int t = 0; t <= CM__T; t++)
+      for (int a = 0; a < 3; a++)
+        d->model->tether[t][a] += s->drag[k].tether[t][a];
   int st = cm__pair_laws(r);
   if (!st)
     st = cm__final_walls(r);
