@@ -1114,16 +1114,6 @@ CM_TEST(lammps_deck_bad_decks) {
     CMT_CONTAINS(td->model->summary, "tethers of 70, 20, 70 N/m");
   }
   cm_lammps_deck_destroy(&td);
-  const char *tbad[][2] = {{"spring/self 50 w", "direction 'w'"},
-                           {"spring/self -1", "K -1 must be >= 0"},
-                           {"spring/self", "expected 'fix ID group spring"}};
-  for (int k = 0; k < 3; k++) {
-    snprintf(text, sizeof text,
-             "%spair_style gran/hooke 1 NULL 1 NULL 0.5 1\npair_coeff * *\n"
-             "fix d all %s\n",
-             head, tbad[k][0]);
-    expect_bad(dir, text, "in.bad:6: fix", tbad[k][1]);
-  }
   snprintf(text, sizeof text,
            "%spair_style gran/hooke 1 NULL 1 NULL 0.5 1\npair_coeff * *\n"
            "fix d wall spring/self 50\n",
@@ -1166,7 +1156,7 @@ CM_TEST(lammps_deck_bad_decks) {
   expect_bad(dir, text, "in.bad:6: group top type: '1-2' is not a type",
              "a:b:d");
   /* fix langevin: a drag m / (damp ratio_t); its rotational drags and the
-   * GJF integrator are refused */
+   * GJF integrator are refused, as are bad spring/self lines (below) */
   snprintf(text, sizeof text,
            "units si\nregion b block -1 1 -1 1 0 1\ncreate_box 2 b\n"
            "pair_style gran/hooke 1 NULL 1 NULL 0.5 1\npair_coeff * *\n"
@@ -1188,8 +1178,11 @@ CM_TEST(lammps_deck_bad_decks) {
       {"langevin 1 1 0.1 4829 angmom 3.0", "a drag on the rotations"},
       {"langevin 1 1 0.1 4829 scale 1 0", "ratio > 0"},
       {"langevin 1 1 0.1 4829 bias yes", "unknown keyword 'bias'"},
-      {"langevin 1 1 0.1", "expected 'fix ID group langevin"}};
-  for (int k = 0; k < 7; k++) {
+      {"langevin 1 1 0.1", "expected 'fix ID group langevin"},
+      {"spring/self 50 w", "direction 'w'"},
+      {"spring/self -1", "K -1 must be >= 0"},
+      {"spring/self", "expected 'fix ID group spring"}};
+  for (int k = 0; k < 10; k++) {
     snprintf(text, sizeof text,
              "%spair_style gran/hooke 1 NULL 1 NULL 0.5 1\npair_coeff * *\n"
              "fix d all %s\n",
