@@ -882,6 +882,49 @@ CM_TEST(docs_lammps_deck_example) {
   free(md);
 }
 
+/* The fix viscous example of docs/examples.md ("A drag on every
+ * sphere"): the same commands give the page's step and counts lines. */
+CM_TEST(docs_viscous_deck_example) {
+  char *md = docs_read("docs/examples.md");
+  if (!md)
+    return;
+  CMT_CONTAINS(md, "$ cmodes import lammps --deck "
+                   "data/lammps/decks/in.hooke-viscous --dump "
+                   "data/lammps/decks/hooke-viscous.dump -q -o viscous.json");
+  char out[] = "/tmp/cmodes-test-viscous-XXXXXX";
+  int fd = mkstemp(out);
+  if (fd < 0) {
+    CMT_FAIL("mkstemp");
+    free(md);
+    return;
+  }
+  close(fd);
+  char cmd[2048];
+  snprintf(cmd, sizeof cmd,
+           "cd %s && %s import lammps --deck data/lammps/decks/in.hooke-viscous "
+           "--dump data/lammps/decks/hooke-viscous.dump -q -o %s 2>&1 && %s "
+           "analyze %s -k 3 2>&1",
+           CM_SOURCE_DIR, CM_BINARY, out, CM_BINARY, out);
+  int code = -1;
+  char *text = cmt_run(cmd, &code);
+  unlink(out);
+  CMT_EQ_INT(code, 0);
+  static const char *const starts[] = {
+      "omega_max ", "  model: ", "  central difference ", "  CD without ",
+      "  the deck's step ", "counts "};
+  int seen = 0;
+  for (char *line = text ? strtok(text, "\n") : NULL; line;
+       line = strtok(NULL, "\n"))
+    for (size_t k = 0; k < sizeof starts / sizeof starts[0]; k++)
+      if (!strncmp(line, starts[k], strlen(starts[k]))) {
+        CMT_CONTAINS(md, line);
+        seen++;
+      }
+  CMT_EQ_INT(seen, 6);
+  free(text);
+  free(md);
+}
+
 /* The time series of docs/examples.md: every line `cmodes track` prints
  * (the CSV rows, products included, and the summary), verbatim, for the
  * settling run and the sheared bed. */

@@ -22,8 +22,11 @@ static void cm__text_counts(const cm_report_t *r, FILE *f) {
   fprintf(f, "\ncounts  bodies %d (moving %d, fixed %d, free %d)  contacts %d",
           r->nbodies, r->moving_bodies, r->fixed_bodies, r->free_bodies,
           r->ncontacts);
-  if (r->nrows != r->ncontacts)
+  if (r->nrows > r->ncontacts)
     fprintf(f, " (rows %d with the tangents)", r->nrows);
+  else if (r->nrows < r->ncontacts) /* only a dashpot alone has no row */
+    fprintf(f, " (rows %d%s; a dashpot alone has none)", r->nrows,
+            r->tangential ? " with the tangents" : "");
   fputc('\n', f);
   fprintf(f, "        dofs %d, active %d, free motions removed %d", r->ndofs,
           r->active_dofs, r->dropped_dofs);
