@@ -240,6 +240,10 @@ int cm__scene_release_records(cm_scene_t *s, const cm_system_t *sys);
 /* 1 if the scene has a version 2 value (tangential stiffness, a dashpot,
  * lever arms or the deck's time step): the writers then write version 2. */
 int cm__scene_is_v2(const cm_scene_t *s);
+/* Why contact c's stiffness 0 is refused (NULL: a valid dashpot alone,
+ * damping_n > 0 and no stiffness_t, or a stiffness that is not 0); the
+ * JSON reader and cm_scene_validate say it alike. */
+const char *cm__dashpot_alone_fault(const cm_contact_t *c);
 /* Rows of J for contact ct: the normal, and the dim - 1 tangents when it has
  * a tangential spring (or, with_dashpots, a tangential dashpot). A
  * report's start vector lists each contact's rows in this count. */

@@ -1093,6 +1093,18 @@ static int cm__add_contact(cm_context_t *ctx, const cm_dump_t *d,
   return cm_scene_add_contact(ctx, s, &k, NULL);
 }
 
+/* A contact between atom i and the world at its centre (no lever arm, no
+ * rotation), its normal along axis a; no stiffness or dashpot yet. */
+static cm_contact_t cm__centre_contact(const cm_dump_t *d, int i, int a) {
+  cm_contact_t k;
+  cm_contact_init(&k);
+  k.a = i, k.b = CM_WORLD;
+  memcpy(k.point, d->x + 3 * (size_t)i, sizeof k.point);
+  memset(k.normal, 0, sizeof k.normal);
+  k.normal[a] = 1;
+  return k;
+}
+
 /* Appends atom i's drag, if the deck's fix viscous or langevin gives its
  * type one (force -gamma v): a dashpot alone between the atom and the world at its
  * centre (no lever arm, no rotation), damping_n = damping_t = gamma, whose
@@ -1107,12 +1119,7 @@ static int cm__add_drag(cm_context_t *ctx, const cm_dump_t *d,
                  : 0; /* fix viscous's gamma, fix langevin's m / damp */
   if (!(g > 0))
     return CM_OK;
-  cm_contact_t k;
-  cm_contact_init(&k);
-  k.a = i, k.b = CM_WORLD;
-  memcpy(k.point, d->x + 3 * (size_t)i, sizeof k.point);
-  memset(k.normal, 0, sizeof k.normal);
-  k.normal[o->dim - 1] = 1;
+  cm_contact_t k = cm__centre_contact(d, i, o->dim - 1);
   k.stiffness = 0, k.damping_n = k.damping_t = g;
   (*nd)++;
   return cm_scene_add_contact(ctx, s, &k, NULL);
@@ -1136,12 +1143,7 @@ static int cm__add_tether(cm_context_t *ctx, const cm_dump_t *d,
   for (int a = 0; a < dim && st >= 0; a++) {
     if (!(K[a] > 0) || (iso && a != dim - 1))
       continue; /* isotropic: one contact, normal along the last axis */
-    cm_contact_t k;
-    cm_contact_init(&k);
-    k.a = i, k.b = CM_WORLD;
-    memcpy(k.point, d->x + 3 * (size_t)i, sizeof k.point);
-    memset(k.normal, 0, sizeof k.normal);
-    k.normal[a] = 1;
+    cm_contact_t k = cm__centre_contact(d, i, a);
     k.stiffness = K[a], k.stiffness_t = iso ? K[a] : 0;
     (*nt)++;
     st = cm_scene_add_contact(ctx, s, &k, NULL);

@@ -36,6 +36,16 @@ typedef struct {
 
 #define CM__MAX_UNSAFE 16 /* fixes of cm__fix_unsafe in effect at once */
 
+/* A fix on every particle of a group of types, in effect until unfixed:
+ * fix viscous and langevin (a dashpot alone, cm_contact_model_t.drag and
+ * drag_rate) or spring/self (a tether, cm_contact_model_t.tether). */
+typedef struct {
+  char id[32];
+  double gamma[CM__T + 1];     /* viscous: N s/m */
+  double rate[CM__T + 1];      /* langevin: gamma / m = 1 / (damp ratio) */
+  double tether[CM__T + 1][3]; /* spring/self: K on x, y, z, N/m */
+} cm__pfix_t;
+
 /* Everything read so far that is resolved only at the end. */
 typedef struct {
   int units_si;                  /* units si seen */
@@ -68,15 +78,8 @@ typedef struct {
   } unsafe[CM__MAX_UNSAFE];
   int nunsafe;
   /* fixes on every particle in effect, modelled as contacts with the
-   * world: fix viscous and langevin (a dashpot alone,
-   * cm_contact_model_t.drag, drag_rate) and spring/self (a tether,
-   * cm_contact_model_t.tether) */
-  struct {
-    char id[32];
-    double gamma[CM__T + 1];     /* viscous: N s/m */
-    double rate[CM__T + 1];      /* langevin: gamma / m = 1 / (damp ratio) */
-    double tether[CM__T + 1][3]; /* spring/self: K on x, y, z, N/m */
-  } drag[CM__MAX_UNSAFE];
+   * world (cm__pfix_t) */
+  cm__pfix_t drag[CM__MAX_UNSAFE];
   int ndrag;
   /* groups (group ID type ...): the types of each; opaque: built some
    * other way (region, id, ...), so its atoms are unknown */
@@ -1059,6 +1062,27 @@ static int cm__group_types(cm__drd_t *r, const char *fix, const char *style,
                      g < 0 ? "not defined" : "not built from atom types");
 }
 
+/* The checks every fix on particles shares: its group's types (in[t]),
+ * and room for one more such fix. */
+static int cm__pfix_open(cm__drd_t *r, char **argv, const char *style,
+                         unsigned char *in) {
+  int st = cm__group_types(r, argv[1], style, argv[2], in);
+  if (!st && ST(r)->ndrag == CM__MAX_UNSAFE)
+    st = CM__DECKERR(r, CM_PARSE,
+                     "fix %s: more than %d fixes on every particle in effect "
+                     "at once",
+                     style, CM__MAX_UNSAFE);
+  return st;
+}
+
+/* A new fix on particles under fix ID id, zeroed (after cm__pfix_open). */
+static cm__pfix_t *cm__pfix_new(cm__dst_t *s, const char *id) {
+  cm__pfix_t *f = &s->drag[s->ndrag++];
+  memset(f, 0, sizeof *f);
+  snprintf(f->id, sizeof f->id, "%s", id);
+  return f;
+}
+
 /* A keyword of fix langevin other than scale at argv[i], with its value:
  * tally and zero change no drag; angmom, omega and gjf are read only as
  * no (their rotational drags and the GJF integrator are not modelled). */
@@ -1100,13 +1124,9 @@ static int cm__fix_drag(cm__drd_t *r, int argc, char **argv, int langevin) {
                        langevin ? "langevin Tstart Tstop damp seed ..."
                                 : "viscous gamma [scale type ratio ...]");
   unsigned char in[CM__T + 1];
-  int st = cm__group_types(r, argv[1], name, argv[2], in);
+  int st = cm__pfix_open(r, argv, name, in);
   if (st)
     return st;
-  if (s->ndrag == CM__MAX_UNSAFE)
-    return CM__DECKERR(r, CM_PARSE,
-                       "fix %s: more than %d drags in effect at once", name,
-                       CM__MAX_UNSAFE);
   double g = 0; /* viscous: gamma, N s/m; langevin: damp, s */
   st = cm__num(r, langevin ? "fix langevin" : "fix viscous",
                langevin ? "damp" : "gamma", argv[langevin ? 6 : 4], &g);
@@ -1146,12 +1166,11 @@ static int cm__fix_drag(cm__drd_t *r, int argc, char **argv, int langevin) {
                          argv[i + 1], argv[i + 2], langevin ? "> 0" : ">= 0");
     per[lo] = ratio;
   }
-  memset(&s->drag[s->ndrag], 0, sizeof s->drag[0]);
+  cm__pfix_t *f = cm__pfix_new(s, argv[1]);
   for (int t = 0; t <= CM__T; t++) { /* langevin: gamma = m / (damp ratio) */
-    s->drag[s->ndrag].gamma[t] = langevin || !in[t] ? 0 : g * per[t];
-    s->drag[s->ndrag].rate[t] = langevin && in[t] ? 1.0 / (g * per[t]) : 0;
+    f->gamma[t] = langevin || !in[t] ? 0 : g * per[t];
+    f->rate[t] = langevin && in[t] ? 1.0 / (g * per[t]) : 0;
   }
-  snprintf(s->drag[s->ndrag++].id, sizeof s->drag[0].id, "%s", argv[1]);
   return CM_OK;
 }
 
@@ -1168,14 +1187,9 @@ static int cm__fix_tether(cm__drd_t *r, int argc, char **argv) {
                        "fix spring/self: expected 'fix ID group spring/self "
                        "K [xyz|xy|xz|yz|x|y|z]'");
   unsigned char in[CM__T + 1];
-  int st = cm__group_types(r, argv[1], "spring/self", argv[2], in);
+  int st = cm__pfix_open(r, argv, "spring/self", in);
   if (st)
     return st;
-  if (s->ndrag == CM__MAX_UNSAFE)
-    return CM__DECKERR(r, CM_PARSE,
-                       "fix spring/self: more than %d such fixes in effect "
-                       "at once",
-                       CM__MAX_UNSAFE);
   double k = 0;
   st = cm__num(r, "fix spring/self", "K", argv[4], &k);
   if (st)
@@ -1193,11 +1207,10 @@ static int cm__fix_tether(cm__drd_t *r, int argc, char **argv) {
                        "fix spring/self: direction '%s': expected xyz, xy, "
                        "xz, yz, x, y or z",
                        dir);
-  memset(&s->drag[s->ndrag], 0, sizeof s->drag[0]);
+  cm__pfix_t *f = cm__pfix_new(s, argv[1]);
   for (int t = 0; t <= CM__T; t++)
     for (int a = 0; a < 3; a++)
-      s->drag[s->ndrag].tether[t][a] = in[t] && strchr(dir, 'x' + a) ? k : 0;
-  snprintf(s->drag[s->ndrag++].id, sizeof s->drag[0].id, "%s", argv[1]);
+      f->tether[t][a] = in[t] && strchr(dir, 'x' + a) ? k : 0;
   return CM_OK;
 }
 
@@ -1946,14 +1959,13 @@ static int cm__finish(cm__drd_t *r) {
     r->file = d->path;
     return st;
   }
-  for (int k = 0; k < s->ndrag; k++) /* the drags add, as their forces */
-    for (int t = 0; t <= CM__T; t++)
-      d->model->drag[t] += s->drag[k].gamma[t],
-          d->model->drag_rate[t] += s->drag[k].rate[t];
-  for (int k = 0; k < s->ndrag; k++) /* tethers add too */
-    for (int t = 0; t <= CM__T; t++)
+  for (int k = 0; k < s->ndrag; k++) /* they add, as their forces */
+    for (int t = 0; t <= CM__T; t++) {
+      d->model->drag[t] += s->drag[k].gamma[t];
+      d->model->drag_rate[t] += s->drag[k].rate[t];
       for (int a = 0; a < 3; a++)
         d->model->tether[t][a] += s->drag[k].tether[t][a];
+    }
   int st = cm__pair_laws(r);
   if (!st)
     st = cm__final_walls(r);

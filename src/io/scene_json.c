@@ -433,17 +433,9 @@ int cm__rec_contact(cm__rd_t *rd, const cm_scene_t *s, const cm__rec_t *rec,
   if ((st = cm__contact_v2(rd, rec, at, &c)))
     return st;
   p = cm__at_field(at, "stiffness");
-  if (c.stiffness == 0 && !(c.damping_n > 0 && c.stiffness_t == 0))
-    return cm__bad_at(rd, &p,
-                      c.stiffness_t != 0
-                          ? "0 with a tangential spring (stiffness_t): give "
-                            "a penalty stiffness > 0, or stiffness 0 with "
-                            "damping_n > 0 and stiffness_t 0 for a dashpot "
-                            "alone%s"
-                          : "0 with no normal dashpot (damping_n): give a "
-                            "penalty stiffness > 0, or stiffness 0 with "
-                            "damping_n > 0 for a dashpot alone%s",
-                      NULL);
+  const char *why = cm__dashpot_alone_fault(&c);
+  if (why)
+    return cm__bad_at(rd, &p, "%s", why);
   if ((st = cm__contact_arms(rd, rec, at, s->dim, &c)))
     return st;
   const char *name = NULL;

@@ -505,16 +505,10 @@ static int cm__validate_contact(cm_context_t *ctx, const cm_scene_t *s, int i) {
       return CM__ERR(ctx, CM_INVALID_SCENE, CM__P(v2[j]),
                      "%s: %g must be finite and >= 0 (0: none)", path,
                      v2x[j]);
-  /* stiffness 0: a dashpot alone (a drag such as LAMMPS' fix viscous),
-   * which only the damped step sees */
-  if (c->stiffness == 0 && !(c->damping_n > 0 && c->stiffness_t == 0))
-    return CM__ERR(ctx, CM_INVALID_SCENE, CM__P("stiffness"),
-                   "%s: 0 with %s: a contact needs a penalty stiffness > 0, "
-                   "or stiffness 0 with damping_n > 0 and stiffness_t 0 for "
-                   "a dashpot alone",
-                   path,
-                   c->stiffness_t != 0 ? "a tangential spring (stiffness_t)"
-                                       : "no normal dashpot (damping_n)");
+  const char *why = cm__dashpot_alone_fault(c);
+  if (why)
+    return CM__ERR(ctx, CM_INVALID_SCENE, CM__P("stiffness"), "%s: %s", path,
+                   why);
   if (c->has_arms && (!cm__finite_n(c->arm_a, d) || !cm__finite_n(c->arm_b, d)))
     return CM__ERR(ctx, CM_INVALID_SCENE, CM__P("arm_a"),
                    "%s: the lever arms must be finite numbers", path);
@@ -576,6 +570,18 @@ int cm_scene_validate(cm_context_t *ctx, const cm_scene_t *s) {
   if (i < s->ncontacts)
     return cm__validate_contact(ctx, s, i);
   return CM_OK;
+}
+
+const char *cm__dashpot_alone_fault(const cm_contact_t *c) {
+  if (c->stiffness != 0 || (c->damping_n > 0 && c->stiffness_t == 0))
+    return NULL;
+  return c->stiffness_t != 0
+             ? "0 with a tangential spring (stiffness_t): give a penalty "
+               "stiffness > 0, or stiffness 0 with damping_n > 0 and "
+               "stiffness_t 0 for a dashpot alone"
+             : "0 with no normal dashpot (damping_n): give a penalty "
+               "stiffness > 0, or stiffness 0 with damping_n > 0 for a "
+               "dashpot alone";
 }
 
 /* Version 2 is written only when a version 2 value is set, so version 1

@@ -714,15 +714,14 @@ static int cm__rows(cm_context_t *ctx, const cm_scene_t *s, cm_system_t *sys,
     } else
       for (int c = c0; c < c1; c++) {
         const cm_contact_t *ct = &s->contacts[c];
+        int nr = cm__contact_rows(w, c);
         int k = m; /* a contact of no rows here: after the others */
-        if (cm__contact_rows(w, c) && cm__moving(w, ct->a) &&
-            w->rank[ct->a] < k)
+        if (nr && cm__moving(w, ct->a) && w->rank[ct->a] < k)
           k = w->rank[ct->a];
-        if (cm__contact_rows(w, c) && cm__moving(w, ct->b) &&
-            w->rank[ct->b] < k)
+        if (nr && cm__moving(w, ct->b) && w->rank[ct->b] < k)
           k = w->rank[ct->b];
         key[c] = k;
-        cnt[k] += cm__contact_rows(w, c);
+        cnt[k] += nr;
       }
 #pragma omp barrier
     int failed;
