@@ -1674,5 +1674,20 @@ CM_TEST(lammps_deck_particle_fixes) {
     CMT_FAIL("import or analysis: %s", ctx.message);
   cm_report_destroy(&r);
   cm_scene_destroy(&s);
+  /* the same without the type column: every atom would be type 1, and
+   * sphere 2's tether would be lost (a step too large): refused */
+  snprintf(text, sizeof text,
+           "ITEM: TIMESTEP\n0\nITEM: NUMBER OF ATOMS\n2\nITEM: BOX BOUNDS "
+           "ff ff ff\n-1 1\n-1 1\n0 1\nITEM: ATOMS id radius mass x y z\n"
+           "1 0.01 %.17g 0 0 0.5\n2 0.01 %.17g 0.5 0.5 0.5\n",
+           m[0], m[1]);
+  cmt_write_text(in_dir(dir, "untyped.dump"), text);
+  cm_context_init(&ctx);
+  CMT_EQ_INT(cm_import_lammps(&ctx, in_dir(dir, "in.group"),
+                              in_dir(dir, "untyped.dump"), NULL, &s),
+             CM_USAGE);
+  CMT_CONTAINS(ctx.message, "untyped.dump: no type column");
+  CMT_CONTAINS(ctx.message, "acts on types 1 and 2 differently");
+  cm_scene_destroy(&s);
   rm_dir(dir);
 }

@@ -97,6 +97,7 @@ typedef struct cm_dump {
   char *source;        /* the file's name, for messages (owned) */
   double z_spread;     /* 2D (dim 2): max - min of the z column, m, when
                           the dump has one (else 0); 3D: 0 */
+  int typed;           /* 1 if the snapshot has a type column */
 } cm_dump_t;
 
 /* Reads the wanted snapshot (opts->timestep, or the last) of a text dump

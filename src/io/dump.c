@@ -394,6 +394,7 @@ static int cm__room(cm__rd_t *r, cm_dump_t *d, int i, long *cap, int mass) {
 static int cm__atoms(cm__rd_t *r, cm_dump_t *d, const cm__cols_t *c,
                      const char *names) {
   long cap = -1; /* atoms the arrays hold; -1: none yet */
+  d->typed = c->type >= 0;
   int st = cm__room(r, d, 0, &cap, c->mass >= 0);
   if (st)
     return st;

@@ -1093,6 +1093,23 @@ static int cm__add_contact(cm_context_t *ctx, const cm_dump_t *d,
   return cm_scene_add_contact(ctx, s, &k, NULL);
 }
 
+/* A dump without a type column takes every atom as type 1: refused when
+ * the deck's drags or tethers differ between its types (a group of types,
+ * or scale), as the atoms of the others would get type 1's. */
+static int cm__check_fix_types(cm_context_t *ctx, const cm_dump_t *d,
+                               const cm_contact_model_t *m) {
+  for (int t = 2; !d->typed && t <= m->ntypes && t <= CM_LAW_MAX_TYPES; t++)
+    if (m->drag[t] != m->drag[1] || m->drag_rate[t] != m->drag_rate[1] ||
+        memcmp(m->tether[t], m->tether[1], sizeof m->tether[1]))
+      return CM__ERR(ctx, CM_USAGE, "type",
+                     "%s: no type column, so every atom is taken as type 1, "
+                     "but the deck's fix viscous, langevin or spring/self "
+                     "acts on types 1 and %d differently (a group of types "
+                     "or scale); dump the type column",
+                     d->source ? d->source : "dump", t);
+  return CM_OK;
+}
+
 /* A contact between atom i and the world at its centre (no lever arm, no
  * rotation), its normal along axis a; no stiffness or dashpot yet. */
 static cm_contact_t cm__centre_contact(const cm_dump_t *d, int i, int a) {
@@ -1207,6 +1224,8 @@ int cm_dump_to_scene(cm_context_t *ctx, const cm_dump_t *d,
   for (int q = 0; q < nc && st >= 0; q++)
     st = cm__add_contact(ctx, d, o, mass, &c[q], s, &np);
   int nd = 0, nt = 0;
+  if (st >= 0 && o->model)
+    st = cm__check_fix_types(ctx, d, o->model);
   for (int i = 0; o->model && i < d->natoms && st >= 0; i++)
     st = cm__add_drag(ctx, d, o, i, s, &nd);
   for (int i = 0; o->model && i < d->natoms && st >= 0; i++)
